@@ -1,0 +1,749 @@
+package spec
+
+import (
+	"fmt"
+	"sort"
+)
+
+// ---------------------------------------------------------------------------
+// error-never-dropped
+
+// errorNeverDropped checks that every retryable error reaching the
+// coordinator while the checkpoint is stuck reaches the backoff (D.S4,
+// pingcap/ticdc#5709).
+//
+// Coordinator rule (model, simulation, real runtime): an accepted
+// StatusReceived carrying Err must be followed, before the next accepted
+// status of the same changefeed, by an event showing the error was handled:
+// BackoffErrorSeen, BackoffIgnored, BackoffGaveUp, BackoffStarted, a
+// StateChanged to warning/failed/stopped, BootstrapDoneChanged (by design the
+// coordinator ignores an error in the status that flips BootstrapDone), or a
+// CheckpointStored that advances the checkpoint (progress ignores errors).
+// A second accepted status arriving while the first error is unhandled means
+// the first one was dropped silently.
+//
+// Maintainer rule (production logs, which have no coordinator status line):
+// with Config.ErrorWindow > 0, DispatcherErrorReported events of one
+// changefeed spanning at least ErrorWindow ms, at least ErrorMinReports of
+// them, with no handling event in between, are a violation.
+//
+// Blind spots: errors the DM never sent (only its first error is kept), errors
+// dropped before the maintainer bootstrapped, and, with the maintainer rule,
+// drops shorter than the window.
+type errorNeverDropped struct {
+	cfg Config
+	cf  map[string]*errState
+}
+
+type errState struct {
+	pending    *Event  // accepted error status not yet shown handled
+	checkpoint uint64  // last stored checkpoint
+	reports    []Event // maintainer-side reports since the last handling event
+	reported   bool    // this episode was already reported by the maintainer rule
+}
+
+// NewErrorNeverDropped returns the error-never-dropped monitor.
+func NewErrorNeverDropped(cfg Config) Monitor {
+	if cfg.ErrorMinReports <= 0 {
+		cfg.ErrorMinReports = 2
+	}
+	return &errorNeverDropped{cfg: cfg, cf: map[string]*errState{}}
+}
+
+func (m *errorNeverDropped) Property() Property { return ErrorNeverDropped }
+
+func (m *errorNeverDropped) state(cf string) *errState {
+	s := m.cf[cf]
+	if s == nil {
+		s = &errState{}
+		m.cf[cf] = s
+	}
+	return s
+}
+
+func (m *errorNeverDropped) handled(s *errState) {
+	s.pending = nil
+	s.reports = s.reports[:0]
+	s.reported = false
+}
+
+func (m *errorNeverDropped) Observe(e Event) []Violation {
+	if e.Changefeed == "" {
+		return nil
+	}
+	s := m.state(e.Changefeed)
+	switch e.Kind {
+	case BackoffErrorSeen, BackoffIgnored, BackoffGaveUp, BackoffStarted, BootstrapDoneChanged:
+		m.handled(s)
+	case StateChanged:
+		if e.State == StateWarning || e.State == StateFailed || e.State == StateStopped || e.State == StateRemoved {
+			m.handled(s)
+		}
+	case ChangefeedRemoved, ChangefeedResumed, ChangefeedCreated:
+		m.handled(s)
+		s.checkpoint = e.Checkpoint
+	case CheckpointStored:
+		if e.Checkpoint > s.checkpoint {
+			m.handled(s)
+		}
+		s.checkpoint = e.Checkpoint
+	case StatusReceived:
+		if !e.Accepted {
+			return nil
+		}
+		var out []Violation
+		if s.pending != nil {
+			p := *s.pending
+			out = append(out, Violation{
+				Property: ErrorNeverDropped, Changefeed: e.Changefeed, Node: p.Node, Epoch: p.Epoch, Ts: p.Checkpoint,
+				Message: fmt.Sprintf("a retryable error must reach the backoff while the checkpoint is stuck, but the coordinator dropped it silently: %s; status checkpoint %d, stored checkpoint %d, error %q",
+					coords(e.Changefeed, p.Node, Span{}, p.Epoch, 0), p.Checkpoint, s.checkpoint, p.Err),
+				Evidence: []Event{p, e},
+			})
+			s.pending = nil
+		}
+		if e.Err != "" {
+			cp := e
+			s.pending = &cp
+		}
+		return out
+	case DispatcherErrorReported:
+		if m.cfg.ErrorWindow <= 0 || s.reported {
+			return nil
+		}
+		s.reports = append(s.reports, e)
+		first := s.reports[0]
+		if len(s.reports) >= m.cfg.ErrorMinReports && e.Time-first.Time >= m.cfg.ErrorWindow {
+			v := Violation{
+				Property: ErrorNeverDropped, Changefeed: e.Changefeed, Node: first.Origin,
+				Message: fmt.Sprintf("a retryable error must reach the backoff, but the maintainer reported it %d times over %s with no backoff line (no \"changefeed maintainer report an error\", no warning state): %s; error %q",
+					len(s.reports), fmtMillis(e.Time-first.Time), coords(e.Changefeed, first.Origin, Span{}, 0, 0), first.Err),
+				Evidence: []Event{first, e},
+			}
+			s.reported = true // once per episode, until a handling event
+			return []Violation{v}
+		}
+	}
+	return nil
+}
+
+func (m *errorNeverDropped) Finish() []Violation { return nil }
+
+func fmtMillis(ms int64) string {
+	if ms%1000 == 0 {
+		return fmt.Sprintf("%ds", ms/1000)
+	}
+	return fmt.Sprintf("%.3fs", float64(ms)/1000)
+}
+
+// ---------------------------------------------------------------------------
+// checkpoint-monotonic
+
+// checkpointMonotonic checks that the stored changefeed checkpoint never goes
+// down (D.S1). ChangefeedResumed and ChangefeedCreated set a new baseline:
+// resume may overwrite the checkpoint with a lower one on purpose.
+// Blind spot: production logs carry the stored checkpoint only at DEBUG.
+type checkpointMonotonic struct {
+	last map[string]Event
+}
+
+// NewCheckpointMonotonic returns the checkpoint-monotonic monitor.
+func NewCheckpointMonotonic() Monitor { return &checkpointMonotonic{last: map[string]Event{}} }
+
+func (m *checkpointMonotonic) Property() Property { return CheckpointMonotonic }
+
+func (m *checkpointMonotonic) Observe(e Event) []Violation {
+	switch e.Kind {
+	case ChangefeedCreated, ChangefeedResumed:
+		m.last[e.Changefeed] = e
+	case ChangefeedRemoved:
+		delete(m.last, e.Changefeed)
+	case CheckpointStored:
+		prev, ok := m.last[e.Changefeed]
+		m.last[e.Changefeed] = e
+		if ok && e.Checkpoint < prev.Checkpoint {
+			return []Violation{{
+				Property: CheckpointMonotonic, Changefeed: e.Changefeed, Ts: e.Checkpoint,
+				Message: fmt.Sprintf("the stored checkpoint must never go down, but it went from %d to %d: %s",
+					prev.Checkpoint, e.Checkpoint, coords(e.Changefeed, "", Span{}, 0, 0)),
+				Evidence: []Event{prev, e},
+			}}
+		}
+	}
+	return nil
+}
+
+func (m *checkpointMonotonic) Finish() []Violation { return nil }
+
+// ---------------------------------------------------------------------------
+// checkpoint-not-past-unflushed
+
+// checkpointNotPastUnflushed checks that the stored checkpoint never passes a
+// row change the sink has not acknowledged (D.S2; #5401, #2943, #3846,
+// #4703). Rows are DataWritten events (Span.Start is the row key); a
+// DataFlushed event acknowledges every row of its span with commitTs <= its
+// Checkpoint. Rows at or below the changefeed's start checkpoint are not
+// owed. Memory grows with the number of unflushed rows only.
+// Blind spot: needs DataWritten/DataFlushed, which only cdcspec's own
+// implementation and model emit; production logs cannot show this property.
+type checkpointNotPastUnflushed struct {
+	cf map[string]*unflushed
+}
+
+type unflushed struct {
+	start uint64
+	rows  map[int64][]Event // per table, unflushed rows in arrival order
+}
+
+// NewCheckpointNotPastUnflushed returns the checkpoint-not-past-unflushed monitor.
+func NewCheckpointNotPastUnflushed() Monitor {
+	return &checkpointNotPastUnflushed{cf: map[string]*unflushed{}}
+}
+
+func (m *checkpointNotPastUnflushed) Property() Property { return CheckpointNotPastUnflushed }
+
+func (m *checkpointNotPastUnflushed) get(cf string) *unflushed {
+	u := m.cf[cf]
+	if u == nil {
+		u = &unflushed{rows: map[int64][]Event{}}
+		m.cf[cf] = u
+	}
+	return u
+}
+
+func spanHasKey(s Span, key string) bool {
+	return key >= s.Start && (s.End == "" || key < s.End)
+}
+
+func (m *checkpointNotPastUnflushed) Observe(e Event) []Violation {
+	switch e.Kind {
+	case ChangefeedCreated, ChangefeedResumed:
+		u := m.get(e.Changefeed)
+		u.start = e.Checkpoint
+		// Resume with an overwritten checkpoint replays from there; rows
+		// below it are no longer owed.
+		for t, rows := range u.rows {
+			kept := rows[:0]
+			for _, r := range rows {
+				if r.Checkpoint > e.Checkpoint {
+					kept = append(kept, r)
+				}
+			}
+			u.rows[t] = kept
+		}
+	case ChangefeedRemoved:
+		delete(m.cf, e.Changefeed)
+	case DataWritten:
+		u := m.get(e.Changefeed)
+		if e.Checkpoint <= u.start {
+			return nil
+		}
+		u.rows[e.Span.Table] = append(u.rows[e.Span.Table], e)
+	case DataFlushed:
+		u := m.cf[e.Changefeed]
+		if u == nil {
+			return nil
+		}
+		rows := u.rows[e.Span.Table]
+		kept := rows[:0]
+		for _, r := range rows {
+			if r.Checkpoint <= e.Checkpoint && spanHasKey(e.Span, r.Span.Start) {
+				continue
+			}
+			kept = append(kept, r)
+		}
+		u.rows[e.Span.Table] = kept
+	case CheckpointStored:
+		u := m.cf[e.Changefeed]
+		if u == nil {
+			return nil
+		}
+		var worst *Event
+		for _, t := range sortedTables(u.rows) {
+			for i := range u.rows[t] {
+				r := &u.rows[t][i]
+				if r.Checkpoint <= e.Checkpoint && (worst == nil || r.Checkpoint < worst.Checkpoint) {
+					worst = r
+				}
+			}
+		}
+		if worst != nil {
+			w := *worst
+			return []Violation{{
+				Property: CheckpointNotPastUnflushed, Changefeed: e.Changefeed, Span: w.Span, Ts: e.Checkpoint,
+				Message: fmt.Sprintf("the checkpoint must never pass unflushed data, but checkpoint %d was stored while the row of table %d at commitTs %d (key %q) was not acknowledged by the sink: %s",
+					e.Checkpoint, w.Span.Table, w.Checkpoint, w.Span.Start, coords(e.Changefeed, "", Span{}, 0, 0)),
+				Evidence: []Event{w, e},
+			}}
+		}
+	}
+	return nil
+}
+
+func sortedTables[V any](m map[int64]V) []int64 {
+	ts := make([]int64, 0, len(m))
+	for t := range m {
+		ts = append(ts, t)
+	}
+	sort.Slice(ts, func(i, j int) bool { return ts[i] < ts[j] })
+	return ts
+}
+
+func (m *checkpointNotPastUnflushed) Finish() []Violation { return nil }
+
+// ---------------------------------------------------------------------------
+// dispatcher bookkeeping shared by at-most-one-dispatcher-per-span and
+// every-span-replicated
+
+type liveDispatcher struct {
+	created Event
+	working bool
+}
+
+// dispatchers tracks the live dispatchers of every changefeed, across nodes.
+// A dispatcher dies when it is removed, when its changefeed's dispatcher
+// manager on its node closes, or when its node leaves or kills itself.
+type dispatchers struct {
+	cf map[string]map[string]*liveDispatcher // changefeed -> dispatcher ID -> state
+}
+
+func newDispatchers() dispatchers { return dispatchers{cf: map[string]map[string]*liveDispatcher{}} }
+
+// observe updates the bookkeeping and returns the dispatcher the event
+// concerns (nil if none).
+func (d *dispatchers) observe(e Event) *liveDispatcher {
+	switch e.Kind {
+	case DispatcherCreated:
+		m := d.cf[e.Changefeed]
+		if m == nil {
+			m = map[string]*liveDispatcher{}
+			d.cf[e.Changefeed] = m
+		}
+		ld := &liveDispatcher{created: e}
+		m[e.Dispatcher] = ld
+		return ld
+	case DispatcherWorking:
+		if ld := d.cf[e.Changefeed][e.Dispatcher]; ld != nil {
+			ld.working = true
+			return ld
+		}
+	case DispatcherRemoved:
+		delete(d.cf[e.Changefeed], e.Dispatcher)
+	case DispatcherManagerClosed:
+		for id, ld := range d.cf[e.Changefeed] {
+			if ld.created.Node == e.Node {
+				delete(d.cf[e.Changefeed], id)
+			}
+		}
+	case NodeLeft, CaptureSuicide:
+		for _, m := range d.cf {
+			for id, ld := range m {
+				if ld.created.Node == e.Node {
+					delete(m, id)
+				}
+			}
+		}
+	case ChangefeedRemoved:
+		delete(d.cf, e.Changefeed)
+	}
+	return nil
+}
+
+// overlapping returns the live dispatchers of cf, other than self, whose span
+// overlaps span, sorted by dispatcher ID.
+func (d *dispatchers) overlapping(cf, self string, span Span) []*liveDispatcher {
+	var out []*liveDispatcher
+	for _, id := range sortedKeys(d.cf[cf]) {
+		ld := d.cf[cf][id]
+		if id != self && ld.created.Span.Overlaps(span) {
+			out = append(out, ld)
+		}
+	}
+	return out
+}
+
+// ---------------------------------------------------------------------------
+// at-most-one-dispatcher-per-span
+
+// atMostOneDispatcherPerSpan checks that at most one live dispatcher
+// replicates any key of a table span, across all nodes (D.S3; #6202, #5083,
+// #4077, #4874). A dispatcher is checked when it is created; a merge target
+// (Merge) is created before its sources close, so it is checked when it
+// becomes working. The table trigger (table 0) is not a table span.
+// Blind spot: a dispatcher on a partitioned node that is still writing is
+// counted dead only once the node is seen leaving.
+type atMostOneDispatcherPerSpan struct {
+	d dispatchers
+}
+
+// NewAtMostOneDispatcherPerSpan returns the at-most-one-dispatcher-per-span monitor.
+func NewAtMostOneDispatcherPerSpan() Monitor {
+	return &atMostOneDispatcherPerSpan{d: newDispatchers()}
+}
+
+func (m *atMostOneDispatcherPerSpan) Property() Property { return AtMostOneDispatcherPerSpan }
+
+func (m *atMostOneDispatcherPerSpan) Observe(e Event) []Violation {
+	ld := m.d.observe(e)
+	if ld == nil || ld.created.Span.Table == 0 {
+		return nil
+	}
+	check := (e.Kind == DispatcherCreated && !e.Merge) || (e.Kind == DispatcherWorking && ld.created.Merge)
+	if !check {
+		return nil
+	}
+	others := m.d.overlapping(e.Changefeed, e.Dispatcher, ld.created.Span)
+	if len(others) == 0 {
+		return nil
+	}
+	o := others[0].created
+	return []Violation{{
+		Property: AtMostOneDispatcherPerSpan, Changefeed: e.Changefeed, Node: ld.created.Node, Span: ld.created.Span,
+		Message: fmt.Sprintf("at most one dispatcher may replicate a span, but dispatcher %s on node %s (span %s) overlaps live dispatcher %s on node %s (span %s): %s",
+			e.Dispatcher, ld.created.Node, ld.created.Span, o.Dispatcher, o.Node, o.Span, coords(e.Changefeed, "", ld.created.Span, 0, 0)),
+		Evidence: []Event{o, e},
+	}}
+}
+
+func (m *atMostOneDispatcherPerSpan) Finish() []Violation { return nil }
+
+// ---------------------------------------------------------------------------
+// running-maintainer-bootstrapped
+
+type maintainerInfo struct {
+	created      Event
+	bootstrapped bool
+}
+
+// maintainers tracks the live maintainer of every (changefeed, node).
+type maintainers struct {
+	m map[string]map[string]*maintainerInfo // changefeed -> node -> maintainer
+}
+
+func newMaintainers() maintainers { return maintainers{m: map[string]map[string]*maintainerInfo{}} }
+
+func (t *maintainers) observe(e Event) {
+	switch e.Kind {
+	case MaintainerCreated:
+		byNode := t.m[e.Changefeed]
+		if byNode == nil {
+			byNode = map[string]*maintainerInfo{}
+			t.m[e.Changefeed] = byNode
+		}
+		byNode[e.Node] = &maintainerInfo{created: e}
+	case MaintainerBootstrapped:
+		if mi := t.m[e.Changefeed][e.Node]; mi != nil {
+			mi.bootstrapped = true
+		}
+	case MaintainerClosed:
+		delete(t.m[e.Changefeed], e.Node)
+	case NodeLeft, CaptureSuicide:
+		for _, byNode := range t.m {
+			delete(byNode, e.Node)
+		}
+	}
+}
+
+// runningMaintainerBootstrapped checks that a changefeed is marked
+// replicating on a node (an add or move maintainer operator finishes there)
+// only if a bootstrapped, non-removal-only maintainer of the operator's epoch
+// runs there (D.S5; #3952 fixed by #3976, #4115 fixed by #4114).
+// Blind spot: in production logs the operator line may not carry the node.
+type runningMaintainerBootstrapped struct {
+	t maintainers
+}
+
+// NewRunningMaintainerBootstrapped returns the running-maintainer-bootstrapped monitor.
+func NewRunningMaintainerBootstrapped() Monitor {
+	return &runningMaintainerBootstrapped{t: newMaintainers()}
+}
+
+func (m *runningMaintainerBootstrapped) Property() Property { return RunningMaintainerBootstrapped }
+
+func (m *runningMaintainerBootstrapped) Observe(e Event) []Violation {
+	m.t.observe(e)
+	if e.Kind != MaintainerOpFinished || (e.Op != OpAdd && e.Op != OpMove) || e.Node == "" {
+		return nil
+	}
+	mi := m.t.m[e.Changefeed][e.Node]
+	var why string
+	var ev []Event
+	switch {
+	case mi == nil:
+		why = "no maintainer runs there"
+	case mi.created.RemovalOnly:
+		why = "the maintainer there is a removal-only maintainer, which never bootstraps"
+		ev = append(ev, mi.created)
+	case !mi.bootstrapped:
+		why = "the maintainer there never bootstrapped"
+		ev = append(ev, mi.created)
+	case e.Epoch != 0 && mi.created.Epoch != 0 && e.Epoch != mi.created.Epoch:
+		why = fmt.Sprintf("the maintainer there has epoch %d, not the operator's", mi.created.Epoch)
+		ev = append(ev, mi.created)
+	default:
+		return nil
+	}
+	return []Violation{{
+		Property: RunningMaintainerBootstrapped, Changefeed: e.Changefeed, Node: e.Node, Epoch: e.Epoch,
+		Message: fmt.Sprintf("a running maintainer must be bootstrapped, but the %s maintainer operator finished and marked the changefeed replicating while %s: %s",
+			e.Op, why, coords(e.Changefeed, e.Node, Span{}, e.Epoch, 0)),
+		Evidence: append(ev, e),
+	}}
+}
+
+func (m *runningMaintainerBootstrapped) Finish() []Violation { return nil }
+
+// ---------------------------------------------------------------------------
+// single-maintainer-generation
+
+// singleMaintainerGeneration checks that at most one bootstrapped maintainer
+// of a changefeed runs on live nodes at a time (D.S6; #5083, #5179). It is
+// checked when a maintainer bootstraps. Removal-only maintainers never
+// bootstrap and do not count.
+// Blind spot: a maintainer on a node that stopped logging without a leave or
+// suicide line is still counted as running.
+type singleMaintainerGeneration struct {
+	t maintainers
+}
+
+// NewSingleMaintainerGeneration returns the single-maintainer-generation monitor.
+func NewSingleMaintainerGeneration() Monitor {
+	return &singleMaintainerGeneration{t: newMaintainers()}
+}
+
+func (m *singleMaintainerGeneration) Property() Property { return SingleMaintainerGeneration }
+
+func (m *singleMaintainerGeneration) Observe(e Event) []Violation {
+	m.t.observe(e)
+	if e.Kind != MaintainerBootstrapped {
+		return nil
+	}
+	byNode := m.t.m[e.Changefeed]
+	for _, node := range sortedKeys(byNode) {
+		mi := byNode[node]
+		if node == e.Node || !mi.bootstrapped || mi.created.RemovalOnly {
+			continue
+		}
+		return []Violation{{
+			Property: SingleMaintainerGeneration, Changefeed: e.Changefeed, Node: e.Node, Epoch: e.Epoch,
+			Message: fmt.Sprintf("one maintainer generation must own a changefeed at a time, but the maintainer on node %s (epoch %d) bootstrapped while the maintainer on node %s (epoch %d) still runs: %s",
+				e.Node, e.Epoch, node, mi.created.Epoch, coords(e.Changefeed, e.Node, Span{}, e.Epoch, 0)),
+			Evidence: []Event{mi.created, e},
+		}}
+	}
+	return nil
+}
+
+func (m *singleMaintainerGeneration) Finish() []Violation { return nil }
+
+// ---------------------------------------------------------------------------
+// liveness bookkeeping
+
+// feeds tracks which changefeeds run, their tables and stored checkpoints.
+type feeds struct {
+	state      map[string]string  // changefeed -> FeedState ("" before the first StateChanged means normal)
+	tables     map[string][]int64 // changefeed -> tables it replicates
+	checkpoint map[string]Event   // changefeed -> last CheckpointStored (or created/resumed)
+	ddlTables  []int64            // tables created by DDL for every changefeed (TableCreated without Changefeed)
+}
+
+func newFeeds() feeds {
+	return feeds{state: map[string]string{}, tables: map[string][]int64{}, checkpoint: map[string]Event{}}
+}
+
+func (f *feeds) observe(e Event) {
+	switch e.Kind {
+	case ChangefeedCreated:
+		f.state[e.Changefeed] = StateNormal
+		f.tables[e.Changefeed] = append([]int64(nil), e.Tables...)
+		f.checkpoint[e.Changefeed] = e
+	case ChangefeedResumed:
+		f.state[e.Changefeed] = StateNormal
+		f.checkpoint[e.Changefeed] = e
+	case ChangefeedRemoved:
+		delete(f.state, e.Changefeed)
+		delete(f.tables, e.Changefeed)
+		delete(f.checkpoint, e.Changefeed)
+	case StateChanged:
+		if _, ok := f.state[e.Changefeed]; ok || e.Changefeed != "" {
+			f.state[e.Changefeed] = e.State
+		}
+	case CheckpointStored:
+		if prev, ok := f.checkpoint[e.Changefeed]; !ok || e.Checkpoint >= prev.Checkpoint {
+			f.checkpoint[e.Changefeed] = e
+		}
+	case TableCreated:
+		if e.Changefeed == "" {
+			f.ddlTables = append(f.ddlTables, e.Span.Table)
+			for cf := range f.tables {
+				f.tables[cf] = appendUnique(f.tables[cf], e.Span.Table)
+			}
+		} else {
+			f.tables[e.Changefeed] = appendUnique(f.tables[e.Changefeed], e.Span.Table)
+		}
+	}
+}
+
+func appendUnique(ts []int64, t int64) []int64 {
+	for _, x := range ts {
+		if x == t {
+			return ts
+		}
+	}
+	return append(ts, t)
+}
+
+// running lists the changefeeds expected to make progress: known, in normal
+// or warning state. Stopped, failed, finished and removed changefeeds are
+// not expected to replicate.
+func (f *feeds) running() []string {
+	var out []string
+	for _, cf := range sortedKeys(f.state) {
+		if s := f.state[cf]; s == StateNormal || s == StateWarning || s == "" {
+			out = append(out, cf)
+		}
+	}
+	return out
+}
+
+// ---------------------------------------------------------------------------
+// every-span-replicated
+
+// everySpanReplicated checks that once faults stop, every table of a running
+// changefeed is covered by exactly one working dispatcher: the working
+// dispatchers' spans tile the table with no gap and no overlap (D.L1; #3411
+// fixed by #3691, #4763, #3126). Judged at Quiesced.
+// Blind spot: judged only where the stream has a Quiesced marker (model,
+// simulation, runtime); production logs never quiesce.
+type everySpanReplicated struct {
+	d  dispatchers
+	f  feeds
+	qs bool
+}
+
+// NewEverySpanReplicated returns the every-span-replicated monitor.
+func NewEverySpanReplicated() Monitor {
+	return &everySpanReplicated{d: newDispatchers(), f: newFeeds()}
+}
+
+func (m *everySpanReplicated) Property() Property { return EverySpanReplicated }
+
+func (m *everySpanReplicated) Observe(e Event) []Violation {
+	m.d.observe(e)
+	m.f.observe(e)
+	if e.Kind != Quiesced {
+		return nil
+	}
+	var out []Violation
+	for _, cf := range m.f.running() {
+		tables := append([]int64(nil), m.f.tables[cf]...)
+		sort.Slice(tables, func(i, j int) bool { return tables[i] < tables[j] })
+		for _, t := range tables {
+			if t == 0 {
+				continue
+			}
+			if problem, ev := m.coverage(cf, t); problem != "" {
+				out = append(out, Violation{
+					Property: EverySpanReplicated, Changefeed: cf, Span: WholeTable(t),
+					Message: fmt.Sprintf("every span must eventually be replicated, but after faults healed and the cluster quiesced table %d %s: %s",
+						t, problem, coords(cf, "", WholeTable(t), 0, 0)),
+					Evidence: append(ev, e),
+				})
+			}
+		}
+	}
+	return out
+}
+
+// coverage returns "" if the working dispatchers of table t tile it exactly.
+func (m *everySpanReplicated) coverage(cf string, t int64) (string, []Event) {
+	var spans []Event
+	for _, id := range sortedKeys(m.d.cf[cf]) {
+		ld := m.d.cf[cf][id]
+		if ld.created.Span.Table == t && ld.working {
+			spans = append(spans, ld.created)
+		}
+	}
+	if len(spans) == 0 {
+		return "has no working dispatcher", nil
+	}
+	sort.Slice(spans, func(i, j int) bool { return spans[i].Span.Start < spans[j].Span.Start })
+	pos, toEnd := "", false // keys below pos are covered; toEnd: covered to the table's end
+	for i, s := range spans {
+		switch {
+		case toEnd || s.Span.Start < pos:
+			return fmt.Sprintf("has overlapping working dispatchers %s and %s", spans[i-1].Dispatcher, s.Dispatcher), spans
+		case s.Span.Start > pos:
+			return fmt.Sprintf("has no working dispatcher for keys [%q,%q)", pos, s.Span.Start), spans
+		}
+		if s.Span.End == "" {
+			toEnd = true
+		} else {
+			pos = s.Span.End
+		}
+	}
+	if !toEnd {
+		return fmt.Sprintf("has no working dispatcher for keys from %q to the end", pos), spans
+	}
+	return "", nil
+}
+
+func (m *everySpanReplicated) Finish() []Violation { return nil }
+
+// ---------------------------------------------------------------------------
+// checkpoint-advances-after-heal
+
+// checkpointAdvancesAfterHeal checks that once faults stop, the stored
+// checkpoint of every running changefeed reaches the upstream resolved ts
+// recorded at heal time (FaultsHealed.Checkpoint) (D.L2; tiflow#9595, #5709,
+// #3952). Judged at Quiesced.
+// Blind spot: needs FaultsHealed and Quiesced markers; production logs have
+// neither (traces uses its checkpoint-stuck symptom instead).
+type checkpointAdvancesAfterHeal struct {
+	f      feeds
+	healed *Event
+}
+
+// NewCheckpointAdvancesAfterHeal returns the checkpoint-advances-after-heal monitor.
+func NewCheckpointAdvancesAfterHeal() Monitor {
+	return &checkpointAdvancesAfterHeal{f: newFeeds()}
+}
+
+func (m *checkpointAdvancesAfterHeal) Property() Property { return CheckpointAdvancesAfterHeal }
+
+func (m *checkpointAdvancesAfterHeal) Observe(e Event) []Violation {
+	m.f.observe(e)
+	switch e.Kind {
+	case FaultsHealed:
+		h := e
+		m.healed = &h
+	case Quiesced:
+		if m.healed == nil {
+			return nil
+		}
+		var out []Violation
+		target := m.healed.Checkpoint
+		for _, cf := range m.f.running() {
+			cp := m.f.checkpoint[cf]
+			if cp.Checkpoint < target {
+				out = append(out, Violation{
+					Property: CheckpointAdvancesAfterHeal, Changefeed: cf, Ts: cp.Checkpoint,
+					Message: fmt.Sprintf("the checkpoint must advance once faults heal, but after the cluster quiesced the stored checkpoint is %d, below the upstream resolved ts %d at heal time (state %s): %s",
+						cp.Checkpoint, target, stateOrNormal(m.f.state[cf]), coords(cf, "", Span{}, 0, 0)),
+					Evidence: []Event{*m.healed, cp, e},
+				})
+			}
+		}
+		return out
+	}
+	return nil
+}
+
+func stateOrNormal(s string) string {
+	if s == "" {
+		return StateNormal
+	}
+	return s
+}
+
+func (m *checkpointAdvancesAfterHeal) Finish() []Violation { return nil }

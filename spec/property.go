@@ -1,0 +1,200 @@
+package spec
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+)
+
+// Property is the stable name of a guarantee. Names are part of cdcspec's
+// interface: CLI output, JSON, test names and the bug catalogue use them.
+type Property string
+
+// Safety properties.
+const (
+	ErrorNeverDropped             Property = "error-never-dropped"
+	CheckpointMonotonic           Property = "checkpoint-monotonic"
+	CheckpointNotPastUnflushed    Property = "checkpoint-not-past-unflushed"
+	AtMostOneDispatcherPerSpan    Property = "at-most-one-dispatcher-per-span"
+	RunningMaintainerBootstrapped Property = "running-maintainer-bootstrapped"
+	SingleMaintainerGeneration    Property = "single-maintainer-generation"
+)
+
+// Liveness properties: judged when a driver emits Quiesced after FaultsHealed
+// (faults stopped, then fair scheduling ran the system to quiescence).
+const (
+	EverySpanReplicated         Property = "every-span-replicated"
+	CheckpointAdvancesAfterHeal Property = "checkpoint-advances-after-heal"
+)
+
+// Class separates safety (a finite prefix shows the violation) from liveness
+// (judged only at quiescence after faults heal).
+type Class string
+
+const (
+	Safety   Class = "safety"
+	Liveness Class = "liveness"
+)
+
+// Info describes a property for docs, CLI listings and reports.
+type Info struct {
+	Name      Property
+	Class     Class
+	Guarantee string // one sentence
+	Source    string // protocol reference section and TiCDC issues
+}
+
+// Properties lists every property in a stable order.
+func Properties() []Info {
+	return []Info{
+		{ErrorNeverDropped, Safety, "every retryable error that reaches the coordinator while the checkpoint is stuck reaches the backoff", "D.S4; pingcap/ticdc#5709 (fixed by #5779)"},
+		{CheckpointMonotonic, Safety, "the stored changefeed checkpoint never goes down, except when resume overwrites it", "D.S1"},
+		{CheckpointNotPastUnflushed, Safety, "the stored checkpoint never passes a row change the sink has not acknowledged", "D.S2; #5401, #2943, #3846, #4703"},
+		{AtMostOneDispatcherPerSpan, Safety, "at most one live dispatcher replicates any key of a table span, across all nodes", "D.S3; #6202, #5083, #4077, #4874"},
+		{RunningMaintainerBootstrapped, Safety, "a changefeed is marked replicating on a node only if a bootstrapped, non-removal-only maintainer of the current epoch runs there", "D.S5; #3952 (fixed by #3976), #4115"},
+		{SingleMaintainerGeneration, Safety, "at most one bootstrapped maintainer of a changefeed runs on live nodes at a time", "D.S6; #5083, #5179"},
+		{EverySpanReplicated, Liveness, "once faults stop, every table of a running changefeed is covered by exactly one working dispatcher", "D.L1; #3411 (fixed by #3691), #4763, #3126"},
+		{CheckpointAdvancesAfterHeal, Liveness, "once faults stop, the stored checkpoint of a running changefeed passes the upstream resolved ts seen at heal time", "D.L2; tiflow#9595, #5709, #3952"},
+	}
+}
+
+// PropertyInfo returns the Info of a property name.
+func PropertyInfo(p Property) (Info, bool) {
+	for _, in := range Properties() {
+		if in.Name == p {
+			return in, true
+		}
+	}
+	return Info{}, false
+}
+
+// Violation is a broken guarantee with its coordinates and evidence.
+type Violation struct {
+	Property   Property
+	Changefeed string
+	Node       string
+	Span       Span
+	Epoch      uint64
+	Ts         uint64
+	// Message is the guarantee plus the coordinates, in TiCDC's terms.
+	Message string
+	// Evidence are the events that show the violation, oldest first. Each
+	// carries its Source (file and line) when the stream came from a log.
+	Evidence []Event
+}
+
+func (v Violation) String() string {
+	return string(v.Property) + ": " + v.Message
+}
+
+// Monitor checks one property over an event stream. Observe is called for
+// every event in order; Finish once at the end of the stream. A Monitor is
+// not safe for concurrent use.
+type Monitor interface {
+	Property() Property
+	Observe(e Event) []Violation
+	Finish() []Violation
+}
+
+// Config tunes the monitors. The zero value is valid and is what the model
+// and the simulation use.
+type Config struct {
+	// ErrorWindow enables error-never-dropped's maintainer-side rule, for
+	// logs that have no coordinator status lines: errors reported by the
+	// maintainer ("dispatcher report an error") for at least ErrorWindow ms
+	// with at least ErrorMinReports reports and no backoff line in between
+	// are a violation. 0 disables the rule.
+	ErrorWindow     int64
+	ErrorMinReports int
+}
+
+// NewMonitors returns one fresh monitor per property, in Properties() order.
+func NewMonitors(cfg Config) []Monitor {
+	return []Monitor{
+		NewErrorNeverDropped(cfg),
+		NewCheckpointMonotonic(),
+		NewCheckpointNotPastUnflushed(),
+		NewAtMostOneDispatcherPerSpan(),
+		NewRunningMaintainerBootstrapped(),
+		NewSingleMaintainerGeneration(),
+		NewEverySpanReplicated(),
+		NewCheckpointAdvancesAfterHeal(),
+	}
+}
+
+// Checker runs a set of monitors over a stream.
+type Checker struct {
+	Monitors   []Monitor
+	Violations []Violation
+}
+
+// NewChecker returns a Checker over NewMonitors(cfg).
+func NewChecker(cfg Config) *Checker { return &Checker{Monitors: NewMonitors(cfg)} }
+
+// Observe feeds one event to every monitor and returns the new violations.
+func (c *Checker) Observe(e Event) []Violation {
+	var out []Violation
+	for _, m := range c.Monitors {
+		out = append(out, m.Observe(e)...)
+	}
+	c.Violations = append(c.Violations, out...)
+	return out
+}
+
+// Finish ends the stream and returns the violations found at the end.
+func (c *Checker) Finish() []Violation {
+	var out []Violation
+	for _, m := range c.Monitors {
+		out = append(out, m.Finish()...)
+	}
+	c.Violations = append(c.Violations, out...)
+	return out
+}
+
+// Check runs every property over a complete stream.
+func Check(cfg Config, events []Event) []Violation {
+	c := NewChecker(cfg)
+	for _, e := range events {
+		c.Observe(e)
+	}
+	c.Finish()
+	return c.Violations
+}
+
+// ByProperty groups violations by property name, in a stable order.
+func ByProperty(vs []Violation) map[Property][]Violation {
+	out := map[Property][]Violation{}
+	for _, v := range vs {
+		out[v.Property] = append(out[v.Property], v)
+	}
+	return out
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}
+
+func coords(cf, node string, span Span, epoch, ts uint64) string {
+	var parts []string
+	if cf != "" {
+		parts = append(parts, "changefeed "+cf)
+	}
+	if node != "" {
+		parts = append(parts, "node "+node)
+	}
+	if span != (Span{}) {
+		parts = append(parts, "span "+span.String())
+	}
+	if epoch != 0 {
+		parts = append(parts, fmt.Sprintf("epoch %d", epoch))
+	}
+	if ts != 0 {
+		parts = append(parts, fmt.Sprintf("ts %d", ts))
+	}
+	return strings.Join(parts, ", ")
+}
