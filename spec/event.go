@@ -69,7 +69,10 @@ const (
 	// MaintainerOpStarted / MaintainerOpFinished: a coordinator operator
 	// ("add operator to running queue" / "operator finished", role=coordinator).
 	// Fields: Op (add|move|stop), Node (destination; for move the target),
-	// Origin (move only), Epoch, Removed (stop only).
+	// Origin (move only), Epoch, Removed (stop only). A finished operator
+	// that did not succeed (canceled: its destination left; aborted: a move
+	// gave up) sets Reason to "canceled" or "aborted" and marks nothing
+	// replicating.
 	MaintainerOpStarted
 	MaintainerOpFinished
 	// EpochBumped: the changefeed's maintainer epoch was bumped and persisted.

@@ -462,7 +462,9 @@ func (m *runningMaintainerBootstrapped) Property() Property { return RunningMain
 
 func (m *runningMaintainerBootstrapped) Observe(e Event) []Violation {
 	m.t.observe(e)
-	if e.Kind != MaintainerOpFinished || (e.Op != OpAdd && e.Op != OpMove) || e.Node == "" {
+	// An operator that ended without success (Reason "canceled" or
+	// "aborted": the destination left) marks nothing replicating.
+	if e.Kind != MaintainerOpFinished || (e.Op != OpAdd && e.Op != OpMove) || e.Node == "" || e.Reason != "" {
 		return nil
 	}
 	mi := m.t.m[e.Changefeed][e.Node]

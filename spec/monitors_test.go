@@ -262,3 +262,8 @@ func TestCatalogueConsistent(t *testing.T) {
 		}
 	}
 }
+
+func TestRunningMaintainerBootstrappedIgnoresCanceledOperators(t *testing.T) {
+	canceled := Event{Kind: MaintainerOpFinished, Changefeed: cf, Op: OpAdd, Node: "n2", Reason: "canceled"}
+	expectNone(t, run(t, Config{}, RunningMaintainerBootstrapped, canceled))
+}
