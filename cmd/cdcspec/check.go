@@ -1,0 +1,333 @@
+package main
+
+import (
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"golang.org/x/term"
+
+	"cdcspec/model"
+	"cdcspec/spec"
+)
+
+func init() {
+	register("check", "explore the model of TiCDC's control plane exhaustively (or by random walks)", runCheck)
+}
+
+type stringList []string
+
+func (l *stringList) String() string     { return strings.Join(*l, ",") }
+func (l *stringList) Set(v string) error { *l = append(*l, v); return nil }
+
+// checkJSON is the --format json output.
+type checkJSON struct {
+	Result          string         `json:"result"`
+	Reason          string         `json:"reason,omitempty"`
+	Config          configJSON     `json:"config"`
+	Bugs            []string       `json:"bugs"`
+	DistinctStates  int64          `json:"distinct_states"`
+	Transitions     int64          `json:"transitions"`
+	Depth           int            `json:"depth"`
+	Seconds         float64        `json:"seconds"`
+	StatesPerSecond float64        `json:"states_per_second"`
+	Properties      []propJSON     `json:"properties"`
+	Violation       *violationJSON `json:"violation,omitempty"`
+	Artifacts       string         `json:"artifacts,omitempty"`
+}
+
+type configJSON struct {
+	model.Config
+	Features string `json:"features"`
+	Mode     string `json:"mode"`
+	Seed     uint64 `json:"seed,omitempty"`
+	Walks    int    `json:"walks,omitempty"`
+}
+
+type propJSON struct {
+	Name   string `json:"name"`
+	Status string `json:"status"`
+}
+
+type violationJSON struct {
+	Property string     `json:"property"`
+	Message  string     `json:"message"`
+	Steps    []stepJSON `json:"steps"`
+}
+
+type stepJSON struct {
+	Actor  string       `json:"actor"`
+	Action model.Action `json:"action"`
+	Text   string       `json:"text"`
+	Events []string     `json:"events"`
+	Fair   bool         `json:"after_heal,omitempty"`
+}
+
+func runCheck(args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("check", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	configName := fs.String("config", "default", "standard configuration: "+strings.Join(model.StandardNames(), ", "))
+	nodes := fs.Int("nodes", 0, "node slots (2..3)")
+	tables := fs.Int("tables", 0, "tables at changefeed creation")
+	ddl := fs.Int("ddl-tables", 0, "tables created by DDL while running")
+	tsMax := fs.Int("ts", 0, "upstream resolved ts range 1..N")
+	crashes := fs.Int("crashes", 0, "capture suicides")
+	faults := fs.Int("faults", 0, "shorthand: crashes = sink errors = N")
+	restarts := fs.Int("restarts", 0, "restarts of crashed nodes")
+	drops := fs.Int("drops", 0, "messages lost")
+	dups := fs.Int("dups", 0, "messages duplicated")
+	sinkErrs := fs.Int("sink-errors", 0, "retryable sink errors")
+	stalls := fs.Int("stalls", 0, "upstream stalls")
+	moves := fs.Bool("moves", false, "the maintainer may move spans (balance)")
+	puller := fs.Bool("puller", false, "model the upstream kv client (seed 004)")
+	liveness := fs.Bool("liveness", true, "check the liveness properties")
+	symmetry := fs.Bool("symmetry", false, "symmetry reduction over crashable node slots")
+	var bugs, without stringList
+	fs.Var(&bugs, "bug", "switch a catalogued bug back on (repeatable); see 'cdcspec bugs'")
+	fs.Var(&without, "without", "switch a protocol feature off (repeatable): "+strings.Join(model.FeatureNames(), ", "))
+	workers := fs.Int("workers", 0, "parallel workers (default GOMAXPROCS)")
+	maxStates := fs.Int("max-states", 0, "stop after this many distinct states (exit 3)")
+	maxDepth := fs.Int("max-depth", 0, "do not expand states deeper than this (exit 3 if it cut)")
+	format := fs.String("format", "text", "output format: text or json")
+	simulate := fs.Bool("simulate", false, "random walks instead of exhaustive search")
+	seed := fs.Uint64("seed", 1, "random-walk seed")
+	walks := fs.Int("walks", 1000, "random walks")
+	walkDepth := fs.Int("walk-depth", 60, "steps per random walk")
+	artifacts := fs.String("artifacts", "", "directory for the counterexample files (default: a new temporary directory)")
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return exitOK
+		}
+		return exitUsage
+	}
+	if fs.NArg() > 0 {
+		fmt.Fprintf(stderr, "cdcspec check: unexpected argument %q\n", fs.Arg(0))
+		return exitUsage
+	}
+	if *format != "text" && *format != "json" {
+		fmt.Fprintf(stderr, "cdcspec check: --format must be text or json, got %q\n", *format)
+		return exitUsage
+	}
+	cfg, ok := model.Standard(*configName)
+	if !ok {
+		fmt.Fprintf(stderr, "cdcspec check: unknown --config %q (have %s)\n", *configName, strings.Join(model.StandardNames(), ", "))
+		return exitUsage
+	}
+	set := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+	if set["faults"] {
+		cfg.Crashes, cfg.SinkErrors = *faults, *faults
+	}
+	ints := []struct {
+		name string
+		dst  *int
+		v    int
+	}{
+		{"nodes", &cfg.Nodes, *nodes}, {"tables", &cfg.Tables, *tables}, {"ddl-tables", &cfg.DDLTables, *ddl},
+		{"crashes", &cfg.Crashes, *crashes}, {"restarts", &cfg.Restarts, *restarts}, {"drops", &cfg.Drops, *drops},
+		{"dups", &cfg.Dups, *dups}, {"sink-errors", &cfg.SinkErrors, *sinkErrs}, {"stalls", &cfg.Stalls, *stalls},
+		{"max-states", &cfg.MaxStates, *maxStates}, {"max-depth", &cfg.MaxDepth, *maxDepth},
+	}
+	for _, f := range ints {
+		if set[f.name] {
+			*f.dst = f.v
+		}
+	}
+	if set["ts"] {
+		if *tsMax < 0 || *tsMax > 255 {
+			fmt.Fprintf(stderr, "cdcspec check: --ts out of range: %d\n", *tsMax)
+			return exitUsage
+		}
+		cfg.TsMax = uint8(*tsMax)
+	}
+	if set["moves"] {
+		cfg.SpanMoves = *moves
+	}
+	if set["puller"] {
+		cfg.Puller = *puller
+	}
+	if set["liveness"] {
+		cfg.Liveness = *liveness
+	}
+	if set["symmetry"] {
+		cfg.Symmetry = *symmetry
+	}
+	for _, b := range bugs {
+		bb, ok := model.ParseBug(b)
+		if !ok {
+			fmt.Fprintf(stderr, "cdcspec check: unknown --bug %q; 'cdcspec bugs' lists the catalogue\n", b)
+			return exitUsage
+		}
+		cfg.Bugs |= bb
+	}
+	for _, w := range without {
+		f, ok := model.ParseFeature(w)
+		if !ok {
+			fmt.Fprintf(stderr, "cdcspec check: unknown --without feature %q (have %s)\n", w, strings.Join(model.FeatureNames(), ", "))
+			return exitUsage
+		}
+		cfg.Features &^= f
+	}
+	if err := cfg.Validate(); err != nil {
+		fmt.Fprintf(stderr, "cdcspec check: %v\n", err)
+		return exitUsage
+	}
+	if *workers < 0 || *walks < 1 || *walkDepth < 1 {
+		fmt.Fprintln(stderr, "cdcspec check: --workers must be >= 0, --walks and --walk-depth >= 1")
+		return exitUsage
+	}
+
+	var res model.Result
+	mode := "exhaustive"
+	if *simulate {
+		mode = "simulate"
+		res = model.Simulate(cfg, *seed, *walks, *walkDepth)
+	} else {
+		opt := model.Options{Workers: *workers}
+		if f, ok := stderr.(*os.File); ok && term.IsTerminal(int(f.Fd())) {
+			opt.Progress = func(p model.Progress) {
+				if p.Elapsed >= 2*time.Second {
+					fmt.Fprintf(f, "\r%d states, queue %d, depth %d, %.0f states/s   ", p.Distinct, p.Queue, p.Depth, p.StatesPerSec)
+				}
+			}
+		}
+		res = model.Check(cfg, opt)
+		if opt.Progress != nil && res.Seconds >= 2 {
+			fmt.Fprint(stderr, "\r\033[K")
+		}
+	}
+
+	dir := ""
+	if res.Violation != nil {
+		var err error
+		dir, err = writeArtifacts(*artifacts, &cfg, &res, args)
+		if err != nil {
+			fmt.Fprintf(stderr, "cdcspec check: writing the counterexample: %v\n", err)
+		}
+	}
+	code := exitOK
+	switch res.Outcome {
+	case "violation":
+		code = exitViolation
+	case "incomplete":
+		code = exitIncomplete
+	}
+	if *format == "json" {
+		out := toJSON(&cfg, &res, mode, *seed, *walks)
+		out.Artifacts = dir
+		enc := json.NewEncoder(stdout)
+		enc.SetIndent("", "  ")
+		if err := enc.Encode(out); err != nil {
+			fmt.Fprintf(stderr, "cdcspec check: %v\n", err)
+		}
+		return code
+	}
+	fmt.Fprintf(stdout, "config %s\n", cfg.String())
+	fmt.Fprintf(stdout, "mode %s\n", mode)
+	fmt.Fprintf(stdout, "result %s", res.Outcome)
+	if res.Reason != "" {
+		fmt.Fprintf(stdout, " (%s)", res.Reason)
+	}
+	fmt.Fprintln(stdout)
+	fmt.Fprintf(stdout, "distinct states %d, transitions %d, depth %d, %.2f s, %.0f states/s\n",
+		res.Distinct, res.Transitions, res.Depth, res.Seconds, res.StatesPerSecond())
+	for _, p := range propStatuses(&cfg, &res) {
+		fmt.Fprintf(stdout, "  %-32s %s\n", p.Name, p.Status)
+	}
+	if res.Violation != nil {
+		fmt.Fprintln(stdout)
+		fmt.Fprint(stdout, res.Violation.Story())
+		if dir != "" {
+			fmt.Fprintf(stdout, "\ncounterexample written to %s\n", dir)
+		}
+	}
+	return code
+}
+
+func propStatuses(cfg *model.Config, res *model.Result) []propJSON {
+	var out []propJSON
+	for _, p := range spec.Properties() {
+		st := "holds"
+		switch {
+		case p.Class == spec.Liveness && !cfg.Liveness:
+			st = "not checked"
+		case res.Violation != nil && res.Violation.Property == p.Name:
+			st = "violated"
+		case res.Outcome == "violation":
+			st = "not violated before the search stopped"
+		case res.Outcome == "incomplete":
+			st = "holds within the explored bounds"
+		}
+		out = append(out, propJSON{Name: string(p.Name), Status: st})
+	}
+	return out
+}
+
+func toJSON(cfg *model.Config, res *model.Result, mode string, seed uint64, walks int) checkJSON {
+	out := checkJSON{
+		Result: res.Outcome, Reason: res.Reason,
+		Config:         configJSON{Config: *cfg, Features: cfg.Features.String(), Mode: mode},
+		Bugs:           cfg.Bugs.Names(),
+		DistinctStates: res.Distinct, Transitions: res.Transitions, Depth: res.Depth,
+		Seconds: res.Seconds, StatesPerSecond: res.StatesPerSecond(),
+		Properties: propStatuses(cfg, res),
+	}
+	if out.Bugs == nil {
+		out.Bugs = []string{}
+	}
+	if mode == "simulate" {
+		out.Config.Seed, out.Config.Walks = seed, walks
+	}
+	if v := res.Violation; v != nil {
+		vj := &violationJSON{Property: string(v.Property), Message: v.Message}
+		for _, st := range v.Steps {
+			sj := stepJSON{Actor: st.Actor, Action: st.Action, Text: st.Text, Fair: st.Fair, Events: []string{}}
+			for _, e := range st.Events {
+				sj.Events = append(sj.Events, e.String())
+			}
+			vj.Steps = append(vj.Steps, sj)
+		}
+		out.Violation = vj
+	}
+	return out
+}
+
+// writeArtifacts writes the counterexample as text and JSON, the actions for
+// model.Replay, and the command that reproduces it.
+func writeArtifacts(dir string, cfg *model.Config, res *model.Result, args []string) (string, error) {
+	var err error
+	if dir == "" {
+		dir, err = os.MkdirTemp("", "cdcspec-check-*")
+	} else {
+		err = os.MkdirAll(dir, 0o755)
+	}
+	if err != nil {
+		return "", err
+	}
+	files := map[string][]byte{
+		"counterexample.txt": []byte(res.Violation.Story()),
+		"command.txt":        []byte("go run ./cmd/cdcspec check " + strings.Join(args, " ") + "\n"),
+	}
+	j, err := json.MarshalIndent(toJSON(cfg, res, "exhaustive", 0, 0), "", "  ")
+	if err != nil {
+		return "", err
+	}
+	files["counterexample.json"] = j
+	acts, err := json.MarshalIndent(res.Violation.Actions(), "", "  ")
+	if err != nil {
+		return "", err
+	}
+	files["actions.json"] = acts
+	for name, data := range files {
+		if err := os.WriteFile(filepath.Join(dir, name), data, 0o644); err != nil {
+			return "", err
+		}
+	}
+	return dir, nil
+}

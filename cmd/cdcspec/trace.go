@@ -1,0 +1,84 @@
+package main
+
+import (
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"time"
+
+	"cdcspec/traces"
+)
+
+func init() {
+	register("trace", "check TiCDC logs against the spec's properties", runTrace)
+}
+
+// traceStdin is the stream "-" reads; tests replace it.
+var traceStdin io.Reader = os.Stdin
+
+func runTrace(args []string, stdout, stderr io.Writer) int {
+	fl := flag.NewFlagSet("trace", flag.ContinueOnError)
+	fl.SetOutput(stderr)
+	format := fl.String("format", "text", "output format: text, json or junit")
+	errWindow := fl.Duration("error-window", 60*time.Second, "an error re-reported this long with no backoff line is dropped (error-never-dropped)")
+	minReports := fl.Int("error-min-reports", 2, "maintainer re-reports needed, over the window, for an error-never-dropped violation")
+	stuckAfter := fl.Duration("stuck-after", 5*time.Minute, "an operator, checkpoint or failed bootstrap unchanged this long is suspect")
+	skew := fl.Duration("skew", 2*time.Second, "clock skew tolerated between captures' logs")
+	fl.Usage = func() {
+		fmt.Fprintln(stderr, "usage: cdcspec trace [--format text|json|junit] [--error-window D] [--stuck-after D] FILE...|-")
+		fmt.Fprintln(stderr, "\nChecks TiCDC logs (files, directories, globs, .gz, - for stdin; several files are merged by time).")
+		fmt.Fprintln(stderr, "Exit status: 0 no violation, 1 at least one violation, 2 usage error or unreadable input.")
+		fmt.Fprintln(stderr)
+		fl.PrintDefaults()
+	}
+	if err := fl.Parse(args); err != nil {
+		if err == flag.ErrHelp {
+			return exitOK
+		}
+		return exitUsage
+	}
+	switch *format {
+	case "text", "json", "junit":
+	default:
+		fmt.Fprintf(stderr, "cdcspec trace: unknown format %q (want text, json or junit)\n", *format)
+		return exitUsage
+	}
+	if fl.NArg() == 0 {
+		fmt.Fprintln(stderr, "cdcspec trace: no input (give files, directories, globs or - for stdin)")
+		fl.Usage()
+		return exitUsage
+	}
+	if *errWindow <= 0 || *stuckAfter <= 0 || *minReports <= 0 || *skew < 0 {
+		fmt.Fprintln(stderr, "cdcspec trace: --error-window, --stuck-after and --error-min-reports must be positive")
+		return exitUsage
+	}
+	inputs, err := traces.ExpandInputs(fl.Args(), traceStdin)
+	if err != nil {
+		fmt.Fprintf(stderr, "cdcspec trace: %v\n", err)
+		return exitUsage
+	}
+	rep, err := traces.Run(inputs, traces.Options{
+		ErrorWindow: *errWindow, ErrorMinReports: *minReports, StuckAfter: *stuckAfter, Skew: *skew,
+	})
+	if err != nil {
+		fmt.Fprintf(stderr, "cdcspec trace: %v\n", err)
+		return exitUsage
+	}
+	switch *format {
+	case "json":
+		err = rep.WriteJSON(stdout)
+	case "junit":
+		err = rep.WriteJUnit(stdout)
+	default:
+		rep.WriteText(stdout)
+	}
+	if err != nil {
+		fmt.Fprintf(stderr, "cdcspec trace: writing output: %v\n", err)
+		return exitUsage
+	}
+	if rep.Violations() > 0 {
+		return exitViolation
+	}
+	return exitOK
+}

@@ -1,0 +1,138 @@
+package coordinator
+
+import (
+	"time"
+
+	"go.uber.org/zap"
+
+	"cdcspec/impl/core"
+	"cdcspec/impl/logging"
+	"cdcspec/spec"
+)
+
+// Backoff schedule of coordinator/changefeed/backoff.go: exponential, 10 s
+// initial, x2, capped at 10 min, +-10 % jitter, and a budget of
+// changefeed-error-stuck-duration (30 min by default).
+const (
+	backoffInitialMs   = 10_000
+	backoffMaxMs       = 10 * 60_000
+	backoffMultiplier  = 2.0
+	backoffRandomRatio = 0.1
+)
+
+// exponentialBackoff mirrors cenkalti/backoff's ExponentialBackOff with an
+// injected clock (now) and randomness.
+type exponentialBackoff struct {
+	currentIntervalMs int64
+	startMs           int64
+	maxElapsedMs      int64
+	rnd               core.Rand
+}
+
+func (b *exponentialBackoff) Reset(now int64) {
+	b.currentIntervalMs = backoffInitialMs
+	b.startMs = now
+}
+
+// NextBackOff returns the next wait in ms, or -1 (Stop) when the budget is
+// spent.
+func (b *exponentialBackoff) NextBackOff(now int64) int64 {
+	if b.maxElapsedMs > 0 && now-b.startMs > b.maxElapsedMs {
+		return -1
+	}
+	delta := backoffRandomRatio * float64(b.currentIntervalMs)
+	lo := float64(b.currentIntervalMs) - delta
+	hi := float64(b.currentIntervalMs) + delta
+	next := int64(lo + b.rnd.Float64()*(hi-lo+1))
+	if float64(b.currentIntervalMs) >= backoffMaxMs/backoffMultiplier {
+		b.currentIntervalMs = backoffMaxMs
+	} else {
+		b.currentIntervalMs = int64(float64(b.currentIntervalMs) * backoffMultiplier)
+	}
+	return next
+}
+
+// Backoff is coordinator/changefeed/backoff.go's per-changefeed retry state.
+type Backoff struct {
+	id core.ChangefeedID
+	// failed: the changefeed gave up (budget spent or fast-fail). Sticky.
+	failed bool
+	// retrying: an error was handled and no checkpoint progress since.
+	retrying bool
+	// isRestarting: between an accepted error and StartFinished (the add
+	// operator that restarts the maintainer finished).
+	isRestarting bool
+	// nextRetryTime: the scheduler may not add the changefeed before it.
+	nextRetryTime int64
+	// checkpointTs: the baseline; progress past it means recovery.
+	checkpointTs uint64
+	timer        exponentialBackoff
+	lg           *logging.Logger
+}
+
+func newBackoff(id core.ChangefeedID, checkpoint uint64, maxElapsedMs int64, rnd core.Rand, lg *logging.Logger) *Backoff {
+	return &Backoff{id: id, checkpointTs: checkpoint, timer: exponentialBackoff{maxElapsedMs: maxElapsedMs, rnd: rnd}, lg: lg}
+}
+
+// ShouldRun: backoff not failed and now past nextRetryTime.
+func (b *Backoff) ShouldRun(now int64) bool { return !b.failed && now > b.nextRetryTime }
+
+// StartFinished is called when the add operator finished.
+func (b *Backoff) StartFinished() { b.isRestarting = false }
+
+// resetBackoff is used by resume (MoveToSchedulingQueue(resetBackoff=true)).
+func (b *Backoff) resetBackoff(now int64, checkpoint uint64) {
+	b.failed, b.retrying, b.isRestarting = false, false, false
+	b.nextRetryTime = 0
+	b.checkpointTs = checkpoint
+	b.timer.Reset(now)
+}
+
+// CheckStatus is step 6 of Changefeed.UpdateStatus: checkpoint progress
+// raises the baseline (and recovers a retrying changefeed); otherwise an
+// error goes to HandleError. Returns (changed, state, err).
+func (b *Backoff) CheckStatus(now int64, s *core.MaintainerStatus, out *core.Effects) (bool, string, *core.RunningError) {
+	if s.CheckpointTs > b.checkpointTs {
+		b.checkpointTs = s.CheckpointTs
+		if b.retrying {
+			b.retrying = false
+			b.isRestarting = false
+			b.timer.Reset(now)
+			b.lg.Event(out, spec.Event{Kind: spec.BackoffRecovered, Changefeed: string(b.id), Checkpoint: s.CheckpointTs})
+			return true, spec.StateNormal, nil
+		}
+		return false, "", nil
+	}
+	if len(s.Err) == 0 {
+		return false, "", nil
+	}
+	last := s.Err[len(s.Err)-1]
+	if b.isRestarting {
+		b.lg.Event(out, spec.Event{Kind: spec.BackoffIgnored, Changefeed: string(b.id), Err: last.Message})
+		return false, "", nil
+	}
+	b.lg.Event(out, spec.Event{Kind: spec.BackoffErrorSeen, Changefeed: string(b.id), Checkpoint: s.CheckpointTs,
+		Node: string(last.Node), State: spec.StateWarning, Err: last.Message})
+	b.isRestarting = true
+	return b.HandleError(now, s.CheckpointTs, last, out)
+}
+
+// HandleError: the first retry resets the timer; the next wait sets
+// nextRetryTime; a spent budget fails the changefeed.
+func (b *Backoff) HandleError(now int64, checkpoint uint64, err core.RunningError, out *core.Effects) (bool, string, *core.RunningError) {
+	if !b.retrying {
+		b.retrying = true
+		b.timer.Reset(now)
+	}
+	next := b.timer.NextBackOff(now)
+	if next < 0 {
+		b.failed = true
+		b.lg.Event(out, spec.Event{Kind: spec.BackoffGaveUp, Changefeed: string(b.id), Checkpoint: checkpoint},
+			zap.Duration("maxElapsedTime", time.Duration(b.timer.maxElapsedMs)*time.Millisecond))
+		return true, spec.StateFailed, &err
+	}
+	b.nextRetryTime = now + next
+	b.lg.Event(out, spec.Event{Kind: spec.BackoffStarted, Changefeed: string(b.id), Checkpoint: checkpoint,
+		NextRetry: b.nextRetryTime, Err: err.Message})
+	return true, spec.StateWarning, &err
+}

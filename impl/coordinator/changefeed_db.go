@@ -1,0 +1,106 @@
+package coordinator
+
+import (
+	"sort"
+
+	"go.uber.org/zap"
+
+	"cdcspec/impl/core"
+	"cdcspec/impl/logging"
+	"cdcspec/spec"
+)
+
+// ChangefeedDB is coordinator/changefeed/changefeed_db.go: running
+// changefeeds (absent/scheduling/replicating with a nodeID) and the stopped
+// ones (failed/stopped/finished).
+type ChangefeedDB struct {
+	changefeeds map[core.ChangefeedID]*Changefeed
+	// stopped holds changefeeds that are not scheduled; also in changefeeds.
+	stopped map[core.ChangefeedID]bool
+	lg      *logging.Logger
+}
+
+func newChangefeedDB(lg *logging.Logger) *ChangefeedDB {
+	return &ChangefeedDB{changefeeds: map[core.ChangefeedID]*Changefeed{}, stopped: map[core.ChangefeedID]bool{}, lg: lg}
+}
+
+// Get returns a changefeed (running or stopped).
+func (db *ChangefeedDB) Get(id core.ChangefeedID) *Changefeed { return db.changefeeds[id] }
+
+// IDs returns every changefeed ID, sorted.
+func (db *ChangefeedDB) IDs() []core.ChangefeedID {
+	out := make([]core.ChangefeedID, 0, len(db.changefeeds))
+	for id := range db.changefeeds {
+		out = append(out, id)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i] < out[j] })
+	return out
+}
+
+// IsStopped reports whether the changefeed is in the stopped map.
+func (db *ChangefeedDB) IsStopped(id core.ChangefeedID) bool { return db.stopped[id] }
+
+// MarkReplicaAbsent clears the node and marks the changefeed absent.
+func (db *ChangefeedDB) MarkReplicaAbsent(cf *Changefeed) {
+	db.lg.Info("changefeed_db.go", 309, "marking changefeed absent", zap.String("changefeed", string(cf.ID)), zap.String("node", string(cf.nodeID)))
+	cf.nodeID = ""
+	cf.state = Absent
+}
+
+// BindReplicaToNode sets the node and marks scheduling.
+func (db *ChangefeedDB) BindReplicaToNode(cf *Changefeed, n core.NodeID) {
+	db.lg.Info("changefeed_db.go", 216, "bind changefeed to node", zap.String("changefeed", string(cf.ID)),
+		zap.String("oldNode", string(cf.nodeID)), zap.String("node", string(n)))
+	cf.nodeID = n
+	cf.state = Scheduling
+}
+
+// MarkReplicaReplicating marks the changefeed replicating on its node.
+func (db *ChangefeedDB) MarkReplicaReplicating(cf *Changefeed) {
+	db.lg.Info("changefeed_db.go", 228, "marking changefeed replicating", zap.String("changefeed", string(cf.ID)), zap.String("node", string(cf.nodeID)))
+	cf.state = Replicating
+}
+
+// MoveToSchedulingQueue makes a changefeed absent (runnable again).
+// resetBackoff is used by resume; overwrite replaces the checkpoint.
+func (db *ChangefeedDB) MoveToSchedulingQueue(now int64, cf *Changefeed, resetBackoff bool, checkpoint uint64) {
+	delete(db.stopped, cf.ID)
+	if resetBackoff {
+		cf.backoff.resetBackoff(now, checkpoint)
+	}
+	db.lg.Info("changefeed_db.go", 291, "move a changefeed to scheduling queue, it will be scheduled later",
+		zap.String("changefeed", string(cf.ID)), zap.Uint64("checkpointTs", cf.status.CheckpointTs),
+		zap.Time("nextScheduleTime", unixMs(cf.backoff.nextRetryTime)))
+	cf.nodeID = ""
+	cf.state = Absent
+}
+
+// StopChangefeed moves a changefeed to the stopped map (removed=false) or
+// deletes it (removed=true), clearing its node; its statuses are ignored
+// from here on.
+func (db *ChangefeedDB) StopChangefeed(cf *Changefeed, removed bool) {
+	db.lg.Info("changefeed_db.go", 149, "stop changefeed", zap.String("changefeed", string(cf.ID)))
+	cf.nodeID = ""
+	cf.state = Absent
+	if removed {
+		delete(db.changefeeds, cf.ID)
+		delete(db.stopped, cf.ID)
+		return
+	}
+	db.stopped[cf.ID] = true
+}
+
+// countByNode counts scheduling+replicating changefeeds per node.
+func (db *ChangefeedDB) countByNode() map[core.NodeID]int {
+	out := map[core.NodeID]int{}
+	for id, cf := range db.changefeeds {
+		if !db.stopped[id] && cf.nodeID != "" {
+			out[cf.nodeID]++
+		}
+	}
+	return out
+}
+
+func (db *ChangefeedDB) emitRemoved(out *core.Effects, id core.ChangefeedID) {
+	db.lg.Event(out, spec.Event{Kind: spec.ChangefeedRemoved, Changefeed: string(id)})
+}

@@ -1,0 +1,747 @@
+// Package coordinator is TiCDC's coordinator (coordinator/): the
+// changefeed DB, Changefeed.UpdateStatus with its backoff, the add / move /
+// stop maintainer operators, the basic and balance schedulers, and epochs
+// persisted by compare-and-swap. It is an event handler: OnMessage, OnTick,
+// OnNodesChanged, OnMetaResult and the API calls append Effects; it owns no
+// goroutine and reads no clock.
+package coordinator
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sort"
+	"time"
+
+	"go.uber.org/zap"
+
+	"cdcspec/impl/core"
+	"cdcspec/impl/logging"
+	"cdcspec/spec"
+)
+
+const (
+	bootstrapResendMs  = 500
+	basicSchedulerMs   = 500
+	balanceSchedulerMs = 60_000
+)
+
+type nodeState struct {
+	answered bool
+	lastSent int64
+}
+
+// Coordinator is coordinator/controller.go's Controller plus the parts of
+// coordinator.go that persist changes.
+type Coordinator struct {
+	self    core.NodeID
+	version int64
+	opts    *core.Options
+	lg      *logging.Logger
+	rnd     core.Rand
+
+	db *ChangefeedDB
+	oc *operatorController
+	be backend
+
+	// nodes are the alive captures; answered = replied to our bootstrap
+	// request (their maintainer heartbeats count only after that).
+	nodes       map[core.NodeID]*nodeState
+	responses   map[core.NodeID][]core.MaintainerStatus
+	initialized bool
+	snapshot    []core.KV
+
+	lastBasic   int64
+	lastBalance int64
+	// exited: an etcd write failed; TiCDC's coordinator returns from run and
+	// the capture resigns ownership.
+	exited bool
+}
+
+// New returns the coordinator of owner revision version, running on self,
+// with the metadata snapshot read when it was elected.
+func New(self core.NodeID, version int64, snapshot []core.KV, opts *core.Options, rnd core.Rand, lg *logging.Logger) *Coordinator {
+	c := &Coordinator{self: self, version: version, opts: opts, lg: lg, rnd: rnd,
+		db: newChangefeedDB(lg), nodes: map[core.NodeID]*nodeState{}, responses: map[core.NodeID][]core.MaintainerStatus{},
+		snapshot: snapshot}
+	c.oc = &operatorController{c: c, ops: map[core.ChangefeedID]operator{}}
+	return c
+}
+
+// Exited reports whether the coordinator stopped itself after a failed write.
+func (c *Coordinator) Exited() bool { return c.exited }
+
+// Initialized reports whether the coordinator bootstrap finished.
+func (c *Coordinator) Initialized() bool { return c.initialized }
+
+// Version is the owner revision.
+func (c *Coordinator) Version() int64 { return c.version }
+
+func unixMs(ms int64) time.Time { return time.UnixMilli(ms).UTC() }
+
+// --- inputs ---
+
+// OnNodesChanged is NodeManager's capture-set callback.
+func (c *Coordinator) OnNodesChanged(now int64, alive []core.NodeID, out *core.Effects) {
+	set := map[core.NodeID]bool{}
+	var added, removed []string
+	for _, n := range alive {
+		set[n] = true
+		if _, ok := c.nodes[n]; !ok {
+			c.nodes[n] = &nodeState{}
+			added = append(added, string(n))
+		}
+	}
+	for n := range c.nodes {
+		if !set[n] {
+			removed = append(removed, string(n))
+		}
+	}
+	sort.Strings(removed)
+	if len(added)+len(removed) == 0 {
+		return
+	}
+	c.lg.Info("controller.go", 507, "controller detects node changed", zap.Int("addedCount", len(added)),
+		zap.Int("removedCount", len(removed)), zap.Strings("addedNodes", added), zap.Strings("removedNodes", removed))
+	for _, s := range removed {
+		n := core.NodeID(s)
+		delete(c.nodes, n)
+		delete(c.responses, n)
+		for _, id := range c.db.IDs() {
+			cf := c.db.Get(id)
+			if cf.nodeID == n && c.oc.ops[id] == nil {
+				c.db.MarkReplicaAbsent(cf)
+			}
+		}
+		c.oc.onNodeRemoved(n, out)
+	}
+	c.maybeInitialize(now, out)
+}
+
+// OnTick runs the bootstrap re-sends, operators and schedulers.
+func (c *Coordinator) OnTick(now int64, out *core.Effects) {
+	if c.exited {
+		return
+	}
+	c.sendBootstrapRequests(now, out)
+	if !c.initialized {
+		return
+	}
+	c.oc.poll(now, out)
+	if now-c.lastBasic >= basicSchedulerMs {
+		c.lastBasic = now
+		c.basicSchedule(now, out)
+	}
+	if now-c.lastBalance >= balanceSchedulerMs {
+		c.lastBalance = now
+		c.balanceSchedule(now, out)
+	}
+}
+
+func (c *Coordinator) sendBootstrapRequests(now int64, out *core.Effects) {
+	for _, n := range sortedNodes(c.nodes) {
+		st := c.nodes[n]
+		if st.answered || (st.lastSent != 0 && now-st.lastSent < bootstrapResendMs) {
+			continue
+		}
+		st.lastSent = now
+		c.lg.Debug("controller.go", 1194, "send coordinator bootstrap request", zap.String("nodeID", string(n)))
+		out.SendTo(c.self, n, &core.CoordinatorBootstrapRequest{Version: c.version})
+	}
+}
+
+func sortedNodes(m map[core.NodeID]*nodeState) []core.NodeID {
+	out := make([]core.NodeID, 0, len(m))
+	for n := range m {
+		out = append(out, n)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i] < out[j] })
+	return out
+}
+
+// OnMessage handles CoordinatorBootstrapResponse and MaintainerHeartbeat.
+func (c *Coordinator) OnMessage(now int64, from core.NodeID, msg core.Message, out *core.Effects) {
+	if c.exited {
+		return
+	}
+	switch m := msg.(type) {
+	case *core.CoordinatorBootstrapResponse:
+		st, ok := c.nodes[from]
+		if !ok || st.answered {
+			return
+		}
+		st.answered = true
+		c.lg.Info("controller.go", 533, "controller received maintainer bootstrap response", zap.String("node", string(from)),
+			zap.Int("maintainerCount", len(m.Statuses)))
+		if !c.initialized {
+			c.responses[from] = m.Statuses
+			c.maybeInitialize(now, out)
+		}
+	case *core.MaintainerHeartbeat:
+		if st, ok := c.nodes[from]; !ok || !st.answered || !c.initialized {
+			return
+		}
+		for i := range m.Statuses {
+			c.handleMaintainerStatus(now, from, m.Statuses[i], out)
+		}
+	}
+}
+
+// OnMetaResult is the outcome of a Persist txn; it arrives before the next
+// input. A failed write stops the coordinator (TiCDC's run returns the etcd
+// error and the whole coordinator exits).
+func (c *Coordinator) OnMetaResult(r core.MetaResult, out *core.Effects) {
+	pw, ok := c.be.pending[r.Token]
+	if !ok {
+		return
+	}
+	delete(c.be.pending, r.Token)
+	if !r.OK {
+		switch pw.what {
+		case "epoch":
+			c.lg.Warn("operator_controller.go", 145, "add operator failed, cannot bump changefeed epoch", logging.Role("coordinator"),
+				zap.String("changefeed", string(pw.cf)), zap.String("error", "compare-and-swap failed "+r.Err))
+		default:
+			c.lg.Error("coordinator.go", 364, "failed to update checkpointTs", zap.String("error", "etcd txn failed "+r.Err))
+		}
+		c.exited = true
+		return
+	}
+	if pw.info && len(r.Revs) > 0 {
+		if cf := c.db.Get(pw.cf); cf != nil {
+			cf.infoModRev = r.Revs[0]
+		}
+	}
+}
+
+// --- bootstrap ---
+
+func (c *Coordinator) maybeInitialize(now int64, out *core.Effects) {
+	if c.initialized || len(c.nodes) == 0 {
+		return
+	}
+	for _, st := range c.nodes {
+		if !st.answered {
+			return
+		}
+	}
+	c.initialized = true
+	infos := map[core.ChangefeedID]ChangeFeedInfo{}
+	infoRev := map[core.ChangefeedID]int64{}
+	statuses := map[core.ChangefeedID]ChangefeedStatus{}
+	for _, kv := range c.snapshot {
+		id, isInfo, ok := parseChangefeedKey(kv.Key)
+		if !ok {
+			continue
+		}
+		if isInfo {
+			var info ChangeFeedInfo
+			if json.Unmarshal(kv.Value, &info) == nil {
+				infos[id] = info
+				infoRev[id] = kv.ModRev
+			}
+		} else {
+			var st ChangefeedStatus
+			if json.Unmarshal(kv.Value, &st) == nil {
+				statuses[id] = st
+			}
+		}
+	}
+	c.snapshot = nil
+	// Running maintainers reported by the nodes, by changefeed.
+	type reported struct {
+		node core.NodeID
+		s    core.MaintainerStatus
+	}
+	running := map[core.ChangefeedID][]reported{}
+	for _, n := range sortedNodes(c.nodes) {
+		for _, s := range c.responses[n] {
+			if s.State == core.ComponentWorking {
+				running[s.Changefeed] = append(running[s.Changefeed], reported{n, s})
+			}
+		}
+	}
+	ids := make([]core.ChangefeedID, 0, len(infos))
+	for id := range infos {
+		ids = append(ids, id)
+	}
+	sort.Slice(ids, func(i, j int) bool { return ids[i] < ids[j] })
+	for _, id := range ids {
+		info, st := infos[id], statuses[id]
+		cf := c.newChangefeed(id, info, st.CheckpointTs)
+		cf.infoModRev = infoRev[id]
+		cf.isNew = false
+		cf.progress = st.Progress
+		switch {
+		case st.Progress == ProgressRemoving:
+			node, epoch := c.self, info.Epoch
+			if rs := running[id]; len(rs) > 0 {
+				// Stop the maintainer that runs, with its own epoch (it may
+				// predate a move's bump).
+				node, epoch = rs[0].node, rs[0].s.Epoch
+			}
+			c.lg.Info("controller.go", 780, "stop changefeed when bootstrapping", zap.String("changefeed", string(id)))
+			c.oc.replaceWithStop(&StopChangefeedOperator{c: c, id: id, node: node, removed: true, epoch: epoch}, out)
+			delete(running, id)
+			continue
+		case st.Progress == ProgressStopping || info.State == spec.StateStopped || info.State == spec.StateFailed || info.State == spec.StateFinished:
+			c.db.changefeeds[id] = cf
+			c.db.stopped[id] = true
+			if st.Progress == ProgressStopping {
+				node, epoch := c.self, info.Epoch
+				if rs := running[id]; len(rs) > 0 {
+					node, epoch = rs[0].node, rs[0].s.Epoch
+				}
+				c.lg.Info("controller.go", 780, "stop changefeed when bootstrapping", zap.String("changefeed", string(id)))
+				c.oc.replaceWithStop(&StopChangefeedOperator{c: c, id: id, node: node, removed: false, epoch: epoch}, out)
+			}
+			delete(running, id)
+			continue
+		}
+		c.db.changefeeds[id] = cf
+		adopted := false
+		for _, r := range running[id] {
+			if !adopted && (r.s.Epoch == 0 || r.s.Epoch == info.Epoch) {
+				adopted = true
+				c.lg.Info("controller.go", 759, "changefeed maintainer already running in other server",
+					zap.String("changefeed", string(id)), zap.String("node", string(r.node)))
+				cf.nodeID, cf.state = r.node, Replicating
+				if r.s.CheckpointTs > cf.status.CheckpointTs {
+					cf.status.CheckpointTs = r.s.CheckpointTs
+				}
+				cf.status.BootstrapDone = r.s.BootstrapDone
+				cf.status.Epoch = r.s.Epoch
+				continue
+			}
+			c.lg.Warn("controller.go", 868, "ignore running maintainer with stale epoch when bootstrapping",
+				zap.String("changefeed", string(id)), zap.String("node", string(r.node)), zap.Uint64("statusMaintainerEpoch", r.s.Epoch))
+			if !adopted && c.oc.ops[id] == nil {
+				// Deviation (found by the soak test): keep stop-before-add
+				// across a coordinator failover. A one-shot remove let the
+				// basic scheduler bootstrap a new generation while the stale
+				// one was still running (single-maintainer-generation).
+				c.oc.AddOperator(&StopChangefeedOperator{c: c, id: id, node: r.node, removed: false, epoch: r.s.Epoch}, out)
+				continue
+			}
+			out.SendTo(c.self, r.node, &core.RemoveMaintainerRequest{Changefeed: id, Cascade: true, Epoch: r.s.Epoch})
+		}
+		delete(running, id)
+	}
+	var orphans []core.ChangefeedID
+	for id := range running {
+		orphans = append(orphans, id)
+	}
+	sort.Slice(orphans, func(i, j int) bool { return orphans[i] < orphans[j] })
+	for _, id := range orphans {
+		for _, r := range running[id] {
+			c.lg.Warn("controller.go", 787, "maintainer not found in local, remove it", zap.String("changefeed", string(id)),
+				zap.String("node", string(r.node)))
+			out.SendTo(c.self, r.node, &core.RemoveMaintainerRequest{Changefeed: id, Cascade: true, Removed: true, Epoch: r.s.Epoch})
+		}
+	}
+	c.responses = map[core.NodeID][]core.MaintainerStatus{}
+	c.lg.Info("controller.go", 810, "coordinator bootstrapped", zap.String("nodeID", string(c.self)))
+}
+
+func (c *Coordinator) newChangefeed(id core.ChangefeedID, info ChangeFeedInfo, checkpoint uint64) *Changefeed {
+	cf := &Changefeed{ID: id, Info: info, opts: c.opts, lg: c.lg, progress: ProgressNone,
+		status:                core.MaintainerStatus{Changefeed: id, CheckpointTs: checkpoint, State: core.ComponentWorking},
+		lastSavedCheckpointTs: checkpoint}
+	cf.backoff = newBackoff(id, checkpoint, c.opts.ErrorStuckDurationMs, c.rnd, c.lg)
+	return cf
+}
+
+// --- status ingestion ---
+
+// handleMaintainerStatus is controller.go's per-status path: (1) the
+// operator, (2) unknown changefeed, (3) node check, (4) epoch check, (5)
+// UpdateStatus, then saveCheckpointTs and handleStateChange.
+func (c *Coordinator) handleMaintainerStatus(now int64, from core.NodeID, s core.MaintainerStatus, out *core.Effects) {
+	received := spec.Event{Kind: spec.StatusReceived, Changefeed: string(s.Changefeed), Node: string(from), Epoch: s.Epoch,
+		Checkpoint: s.CheckpointTs, BootstrapDone: s.BootstrapDone, State: stateName(s.State)}
+	if len(s.Err) > 0 {
+		received.Err = s.Err[len(s.Err)-1].Message
+	}
+	hadOp := c.oc.onStatus(from, &s, out)
+	cf := c.db.Get(s.Changefeed)
+	if cf == nil {
+		c.lg.Event(out, received)
+		if s.State == core.ComponentWorking && !hadOp && c.oc.ops[s.Changefeed] == nil {
+			c.lg.Warn("controller.go", 641, "no changefeed found and no operator for it, removing from maintainer",
+				zap.String("changefeed", string(s.Changefeed)), zap.String("sourceNode", string(from)))
+			out.SendTo(c.self, from, &core.RemoveMaintainerRequest{Changefeed: s.Changefeed, Cascade: true, Removed: true, Epoch: s.Epoch})
+		}
+		return
+	}
+	if from != cf.nodeID {
+		c.lg.Event(out, received)
+		c.lg.Warn("controller.go", 669, "remote changefeed maintainer nodeID mismatch with local record",
+			zap.String("changefeed", string(cf.ID)), zap.String("localNode", string(cf.nodeID)), zap.String("remoteNode", string(from)))
+		return
+	}
+	if s.Epoch != 0 && cf.Info.Epoch != 0 && s.Epoch != cf.Info.Epoch {
+		c.lg.Event(out, received)
+		c.lg.Event(out, spec.Event{Kind: spec.StatusIgnored, Changefeed: string(cf.ID), Node: string(from), Epoch: s.Epoch,
+			Reason: "stale epoch"}, zap.Uint64("currentMaintainerEpoch", cf.Info.Epoch))
+		return
+	}
+	received.Accepted = true
+	c.lg.Event(out, received)
+	changed, state, err := cf.UpdateStatus(now, s, out)
+	c.saveCheckpointTs(cf, out)
+	if changed {
+		c.handleStateChange(now, cf, state, err, out)
+	}
+}
+
+func stateName(s core.ComponentState) string {
+	if s == core.ComponentWorking {
+		return spec.MaintainerWorking
+	}
+	return spec.MaintainerStopped
+}
+
+// saveCheckpointTs writes the status key when the checkpoint grew. Like
+// TiCDC's UpdateChangefeedCheckpointTs it writes Progress=None
+// unconditionally and uses no CAS.
+func (c *Coordinator) saveCheckpointTs(cf *Changefeed, out *core.Effects) {
+	if cf.status.CheckpointTs <= cf.lastSavedCheckpointTs {
+		return
+	}
+	cf.lastSavedCheckpointTs = cf.status.CheckpointTs
+	c.be.add(out, cf.ID, "checkpoint", putOp(StatusKey(cf.ID), ChangefeedStatus{CheckpointTs: cf.lastSavedCheckpointTs, Progress: ProgressNone}, -1))
+	cf.progress = ProgressNone
+	c.lg.Event(out, spec.Event{Kind: spec.CheckpointStored, Changefeed: string(cf.ID), Checkpoint: cf.lastSavedCheckpointTs})
+}
+
+func sameErr(a, b *core.RunningError) bool {
+	if a == nil || b == nil {
+		return a == nil && b == nil
+	}
+	return a.Code == b.Code && a.Message == b.Message
+}
+
+// handleStateChange persists a state change (an unchanged state+error
+// signature is not persisted, #4997) and acts on it.
+func (c *Coordinator) handleStateChange(now int64, cf *Changefeed, state string, err *core.RunningError, out *core.Effects) {
+	// #4997: an unchanged state+error signature is not persisted. The
+	// warning path still acts (bump, stop the old generation, reschedule):
+	// skipping it too left a changefeed restored in warning by a new
+	// coordinator never restarted (found by the soak test).
+	unchanged := state == cf.Info.State && sameErr(err, cf.Info.Error)
+	if unchanged && state != spec.StateWarning {
+		return
+	}
+	errMsg := ""
+	if err != nil {
+		errMsg = err.Message
+	}
+	switch state {
+	case spec.StateWarning:
+		oldEpoch := cf.Info.Epoch
+		node := cf.nodeID
+		if node == "" {
+			node = c.self
+		}
+		cf.Info.State, cf.Info.Error = spec.StateWarning, err
+		c.bumpChangefeedEpoch(now, cf, out)
+		if !unchanged {
+			c.lg.Event(out, spec.Event{Kind: spec.StateChanged, Changefeed: string(cf.ID), State: state, Err: errMsg})
+		}
+		c.oc.replaceWithStop(&StopChangefeedOperator{c: c, id: cf.ID, node: node, removed: false, epoch: oldEpoch}, out)
+		c.db.MoveToSchedulingQueue(now, cf, false, 0)
+	case spec.StateFailed, spec.StateFinished:
+		node := cf.nodeID
+		if node == "" {
+			node = c.self
+		}
+		cf.Info.State, cf.Info.Error = state, err
+		cf.progress = ProgressStopping
+		c.be.add(out, cf.ID, "info", putOp(InfoKey(cf.ID), cf.Info, -1),
+			putOp(StatusKey(cf.ID), ChangefeedStatus{CheckpointTs: cf.status.CheckpointTs, Progress: ProgressStopping}, -1))
+		c.be.markInfo()
+		c.lg.Event(out, spec.Event{Kind: spec.StateChanged, Changefeed: string(cf.ID), State: state, Err: errMsg})
+		c.db.StopChangefeed(cf, false)
+		c.oc.replaceWithStop(&StopChangefeedOperator{c: c, id: cf.ID, node: node, removed: false, epoch: cf.Info.Epoch}, out)
+	case spec.StateNormal:
+		cf.Info.State, cf.Info.Error = spec.StateNormal, nil
+		c.be.add(out, cf.ID, "info", putOp(InfoKey(cf.ID), cf.Info, -1))
+		c.be.markInfo()
+		c.lg.Event(out, spec.Event{Kind: spec.StateChanged, Changefeed: string(cf.ID), State: state})
+	}
+}
+
+// bumpChangefeedEpoch sets epoch = max(candidate, stored+1) and persists the
+// info key by CAS on its mod revision. The txn is in out.Persist, which the
+// runtime applies before any message of the same batch is sent.
+func (c *Coordinator) bumpChangefeedEpoch(now int64, cf *Changefeed, out *core.Effects) uint64 {
+	e := uint64(now)
+	if e <= cf.Info.Epoch {
+		e = cf.Info.Epoch + 1
+	}
+	cf.Info.Epoch = e
+	c.be.add(out, cf.ID, "epoch", putOp(InfoKey(cf.ID), cf.Info, cf.infoModRev))
+	c.be.markInfo()
+	c.lg.Event(out, spec.Event{Kind: spec.EpochBumped, Changefeed: string(cf.ID), Epoch: e})
+	return e
+}
+
+// --- schedulers ---
+
+func (c *Coordinator) aliveAnswered() []core.NodeID {
+	var out []core.NodeID
+	for _, n := range sortedNodes(c.nodes) {
+		if c.nodes[n].answered {
+			out = append(out, n)
+		}
+	}
+	return out
+}
+
+// basicSchedule puts absent, runnable changefeeds on the node with the
+// fewest maintainers.
+func (c *Coordinator) basicSchedule(now int64, out *core.Effects) {
+	nodes := c.aliveAnswered()
+	if len(nodes) == 0 {
+		return
+	}
+	counts := c.db.countByNode()
+	for _, id := range c.db.IDs() {
+		cf := c.db.Get(id)
+		if c.db.IsStopped(id) || cf.state != Absent || c.oc.ops[id] != nil || !cf.backoff.ShouldRun(now) {
+			continue
+		}
+		dest := nodes[0]
+		for _, n := range nodes[1:] {
+			if counts[n] < counts[dest] {
+				dest = n
+			}
+		}
+		counts[dest]++
+		epoch := c.bumpChangefeedEpoch(now, cf, out)
+		c.oc.AddOperator(&AddMaintainerOperator{c: c, cf: cf, dest: dest, epoch: epoch}, out)
+	}
+}
+
+// balanceSchedule moves one changefeed from the busiest to the idlest node,
+// only with no operators and no absent changefeeds.
+func (c *Coordinator) balanceSchedule(now int64, out *core.Effects) {
+	if len(c.oc.ops) > 0 {
+		return
+	}
+	nodes := c.aliveAnswered()
+	if len(nodes) < 2 {
+		return
+	}
+	counts := c.db.countByNode()
+	for _, id := range c.db.IDs() {
+		if !c.db.IsStopped(id) && c.db.Get(id).state != Replicating {
+			return
+		}
+	}
+	maxN, minN := nodes[0], nodes[0]
+	for _, n := range nodes {
+		if counts[n] > counts[maxN] {
+			maxN = n
+		}
+		if counts[n] < counts[minN] {
+			minN = n
+		}
+	}
+	if counts[maxN]-counts[minN] < 2 {
+		return
+	}
+	for _, id := range c.db.IDs() {
+		cf := c.db.Get(id)
+		if c.db.IsStopped(id) || cf.nodeID != maxN {
+			continue
+		}
+		c.MoveChangefeed(now, id, minN, out)
+		return
+	}
+}
+
+// MoveChangefeed starts a MoveMaintainerOperator (balance, drain or API).
+func (c *Coordinator) MoveChangefeed(now int64, id core.ChangefeedID, dest core.NodeID, out *core.Effects) error {
+	cf := c.db.Get(id)
+	if cf == nil || c.db.IsStopped(id) || cf.state != Replicating {
+		return fmt.Errorf("changefeed %s is not replicating", id)
+	}
+	if c.oc.ops[id] != nil {
+		return fmt.Errorf("changefeed %s has an operator", id)
+	}
+	if st, ok := c.nodes[dest]; !ok || !st.answered || dest == cf.nodeID {
+		return fmt.Errorf("node %s is not a valid move target", dest)
+	}
+	originEpoch := cf.Info.Epoch
+	epoch := c.bumpChangefeedEpoch(now, cf, out)
+	c.oc.AddOperator(&MoveMaintainerOperator{c: c, cf: cf, origin: cf.nodeID, dest: dest, originEpoch: originEpoch, epoch: epoch}, out)
+	return nil
+}
+
+// --- API (coordinator/controller.go; serialized by apiLock in TiCDC) ---
+
+// ErrNotInitialized is returned by API calls before the coordinator bootstrap.
+var ErrNotInitialized = errors.New("coordinator is not initialized")
+
+// CreateChangefeed creates a changefeed at startTs over the given initial
+// tables (C.1).
+func (c *Coordinator) CreateChangefeed(now int64, id core.ChangefeedID, startTs uint64, tables []int64, out *core.Effects) error {
+	if !c.initialized {
+		return ErrNotInitialized
+	}
+	if c.db.Get(id) != nil {
+		return fmt.Errorf("changefeed %s already exists", id)
+	}
+	info := ChangeFeedInfo{State: spec.StateNormal, Epoch: uint64(now), StartTs: startTs, Tables: tables}
+	cf := c.newChangefeed(id, info, startTs)
+	cf.isNew = true
+	c.be.add(out, id, "create", putOp(InfoKey(id), info, 0),
+		putOp(StatusKey(id), ChangefeedStatus{CheckpointTs: startTs, Progress: ProgressNone}, 0))
+	c.be.markInfo()
+	c.db.changefeeds[id] = cf
+	c.lg.Event(out, spec.Event{Kind: spec.ChangefeedCreated, Changefeed: string(id), Checkpoint: startTs, State: spec.StateNormal, Tables: tables})
+	c.db.MoveToSchedulingQueue(now, cf, true, startTs)
+	return nil
+}
+
+// PauseChangefeed stops a running changefeed (C.2).
+func (c *Coordinator) PauseChangefeed(now int64, id core.ChangefeedID, out *core.Effects) error {
+	if !c.initialized {
+		return ErrNotInitialized
+	}
+	cf := c.db.Get(id)
+	if cf == nil {
+		return fmt.Errorf("changefeed %s not found", id)
+	}
+	if c.db.IsStopped(id) {
+		return fmt.Errorf("changefeed %s is not running (state %s)", id, cf.Info.State)
+	}
+	node := cf.nodeID
+	if node == "" {
+		node = c.self
+	}
+	cf.Info.State = spec.StateStopped
+	cf.progress = ProgressStopping
+	c.be.add(out, id, "info", putOp(InfoKey(id), cf.Info, -1),
+		putOp(StatusKey(id), ChangefeedStatus{CheckpointTs: cf.status.CheckpointTs, Progress: ProgressStopping}, -1))
+	c.be.markInfo()
+	c.lg.Event(out, spec.Event{Kind: spec.StateChanged, Changefeed: string(id), State: spec.StateStopped})
+	c.db.StopChangefeed(cf, false)
+	c.oc.replaceWithStop(&StopChangefeedOperator{c: c, id: id, node: node, removed: false, epoch: cf.Info.Epoch}, out)
+	return nil
+}
+
+// ResumeChangefeed resumes a stopped, failed or finished changefeed (C.3).
+// overwriteCheckpoint 0 keeps the in-memory checkpoint.
+func (c *Coordinator) ResumeChangefeed(now int64, id core.ChangefeedID, overwriteCheckpoint uint64, out *core.Effects) error {
+	if !c.initialized {
+		return ErrNotInitialized
+	}
+	cf := c.db.Get(id)
+	if cf == nil {
+		return fmt.Errorf("changefeed %s not found", id)
+	}
+	switch cf.Info.State {
+	case spec.StateStopped, spec.StateFailed, spec.StateFinished:
+	default:
+		return fmt.Errorf("changefeed %s cannot be resumed from state %s", id, cf.Info.State)
+	}
+	if !c.db.IsStopped(id) {
+		return fmt.Errorf("changefeed %s is still being stopped", id)
+	}
+	checkpoint := cf.status.CheckpointTs
+	if overwriteCheckpoint != 0 {
+		checkpoint = overwriteCheckpoint
+		cf.isNew = true
+	}
+	cf.Info.State, cf.Info.Error = spec.StateNormal, nil
+	// ResumeChangefeed = BumpChangefeedEpoch (CAS) with state, error and status.
+	e := uint64(now)
+	if e <= cf.Info.Epoch {
+		e = cf.Info.Epoch + 1
+	}
+	cf.Info.Epoch = e
+	c.be.add(out, id, "epoch", putOp(InfoKey(id), cf.Info, cf.infoModRev),
+		putOp(StatusKey(id), ChangefeedStatus{CheckpointTs: checkpoint, Progress: ProgressNone}, -1))
+	c.be.markInfo()
+	c.lg.Event(out, spec.Event{Kind: spec.EpochBumped, Changefeed: string(id), Epoch: e})
+	c.lg.Event(out, spec.Event{Kind: spec.ChangefeedResumed, Changefeed: string(id), Checkpoint: checkpoint})
+	c.lg.Event(out, spec.Event{Kind: spec.StateChanged, Changefeed: string(id), State: spec.StateNormal})
+	// GetStatusForResume: old errors cleared (#3954).
+	cf.status = core.MaintainerStatus{Changefeed: id, State: core.ComponentWorking, CheckpointTs: checkpoint, BootstrapDone: cf.status.BootstrapDone, Epoch: e}
+	cf.lastSavedCheckpointTs = checkpoint
+	cf.progress = ProgressNone
+	c.db.MoveToSchedulingQueue(now, cf, true, checkpoint)
+	return nil
+}
+
+// RemoveChangefeed deletes a changefeed (C.4).
+func (c *Coordinator) RemoveChangefeed(now int64, id core.ChangefeedID, out *core.Effects) error {
+	if !c.initialized {
+		return ErrNotInitialized
+	}
+	cf := c.db.Get(id)
+	if cf == nil {
+		return fmt.Errorf("changefeed %s not found", id)
+	}
+	node := cf.nodeID
+	if node == "" {
+		node = c.self
+	}
+	c.be.add(out, id, "progress", putOp(StatusKey(id), ChangefeedStatus{CheckpointTs: cf.status.CheckpointTs, Progress: ProgressRemoving}, -1))
+	c.lg.Event(out, spec.Event{Kind: spec.StateChanged, Changefeed: string(id), State: spec.StateRemoved})
+	c.db.StopChangefeed(cf, true)
+	c.oc.replaceWithStop(&StopChangefeedOperator{c: c, id: id, node: node, removed: true, epoch: cf.Info.Epoch}, out)
+	return nil
+}
+
+// --- observability ---
+
+// ChangefeedState is the abstract state the model also has.
+type ChangefeedState struct {
+	ID            core.ChangefeedID
+	State         string // FeedState
+	Sched         string // absent|scheduling|replicating ("" when stopped)
+	Node          core.NodeID
+	Epoch         uint64
+	Checkpoint    uint64 // coordinator's in-memory view
+	Stored        uint64 // last saved to etcd
+	BootstrapDone bool
+	Operator      string // "" or the operator's String()
+	NextRetry     int64
+	Retrying      bool
+}
+
+// Changefeeds returns every changefeed's abstract state, sorted by ID, plus
+// operators of changefeeds already deleted from the DB (pending removes).
+func (c *Coordinator) Changefeeds() []ChangefeedState {
+	var out []ChangefeedState
+	for _, id := range c.db.IDs() {
+		cf := c.db.Get(id)
+		st := ChangefeedState{ID: id, State: cf.Info.State, Node: cf.nodeID, Epoch: cf.Info.Epoch, Checkpoint: cf.status.CheckpointTs,
+			Stored: cf.lastSavedCheckpointTs, BootstrapDone: cf.status.BootstrapDone, NextRetry: cf.backoff.nextRetryTime, Retrying: cf.backoff.retrying}
+		if !c.db.IsStopped(id) {
+			st.Sched = cf.state.String()
+		}
+		if op := c.oc.ops[id]; op != nil {
+			st.Operator = op.String()
+		}
+		out = append(out, st)
+	}
+	for _, id := range c.oc.sortedIDs() {
+		if c.db.Get(id) == nil {
+			out = append(out, ChangefeedState{ID: id, State: spec.StateRemoved, Operator: c.oc.ops[id].String()})
+		}
+	}
+	return out
+}
+
+// Operators returns the String() of every operator, sorted by changefeed.
+func (c *Coordinator) Operators() []string {
+	var out []string
+	for _, id := range c.oc.sortedIDs() {
+		out = append(out, c.oc.ops[id].String())
+	}
+	return out
+}

@@ -1,0 +1,329 @@
+// Package core holds what every impl component shares: identifiers, the
+// control-plane messages (a compact heartbeatpb), the Effects a handler
+// returns, the interfaces to the outside world (transport, metadata store,
+// sink, clock, randomness), and the bug switches.
+//
+// Components (coordinator, maintainer, dispatcher) are event handlers: they
+// own no goroutine and read no clock. A runtime (impl/sim for deterministic
+// simulation, a later one on real IO) feeds them inputs and executes the
+// Effects they return, following the ordering rules on Effects.
+package core
+
+import "cdcspec/spec"
+
+// NodeID identifies one capture process. A restarted capture gets a fresh ID
+// (pkg/node/node.go).
+type NodeID string
+
+// ChangefeedID is "keyspace/name".
+type ChangefeedID string
+
+// Name returns the name part of "keyspace/name".
+func (c ChangefeedID) Name() string {
+	for i := len(c) - 1; i >= 0; i-- {
+		if c[i] == '/' {
+			return string(c[i+1:])
+		}
+	}
+	return string(c)
+}
+
+// DispatcherID identifies one dispatcher instance. It is new for every span
+// instance (AddNewTable, split products) and for every maintainer's table
+// trigger. TiCDC prints it as two decimal numbers (low then high); so do we.
+type DispatcherID string
+
+// Topic routes a message inside a node, as pkg/messaging topics do.
+type Topic uint8
+
+const (
+	TopicCoordinator        Topic = iota + 1 // coordinator
+	TopicMaintainerManager                   // maintainer-manager (manager and its maintainers)
+	TopicDispatcherManagers                  // dispatcher-manager-manager (orchestrator)
+	TopicHeartbeatCollector                  // heartbeat-collector (dispatcher managers)
+)
+
+func (t Topic) String() string {
+	switch t {
+	case TopicCoordinator:
+		return "coordinator"
+	case TopicMaintainerManager:
+		return "maintainer-manager"
+	case TopicDispatcherManagers:
+		return "dispatcher-manager-manager"
+	case TopicHeartbeatCollector:
+		return "heartbeat-collector"
+	}
+	return "unknown"
+}
+
+// Message is one control-plane message. Type names mirror heartbeatpb.
+type Message interface {
+	Topic() Topic
+	TypeName() string
+}
+
+// Envelope is a message in transit.
+type Envelope struct {
+	From, To NodeID
+	Msg      Message
+}
+
+// RunningError is heartbeatpb.RunningError.
+type RunningError struct {
+	Time    int64 // virtual ms
+	Node    NodeID
+	Code    string // e.g. "CDC:ErrChangefeedRetryable", "CDC:ErrGCTTLExceeded"
+	Message string
+}
+
+// ComponentState is heartbeatpb.ComponentState.
+type ComponentState uint8
+
+const (
+	ComponentWorking ComponentState = iota + 1
+	ComponentStopped
+	ComponentRemoved
+	ComponentInitializing
+	ComponentRemoving
+)
+
+func (s ComponentState) String() string {
+	switch s {
+	case ComponentWorking:
+		return "Working"
+	case ComponentStopped:
+		return "Stopped"
+	case ComponentRemoved:
+		return "Removed"
+	case ComponentInitializing:
+		return "Initializing"
+	case ComponentRemoving:
+		return "Removing"
+	}
+	return "Unknown"
+}
+
+// --- coordinator <-> maintainer manager ---
+
+// CoordinatorBootstrapRequest: the coordinator (owner revision Version)
+// announces itself; re-sent every 500 ms until answered.
+type CoordinatorBootstrapRequest struct{ Version int64 }
+
+// CoordinatorBootstrapResponse carries every local maintainer's status.
+type CoordinatorBootstrapResponse struct{ Statuses []MaintainerStatus }
+
+// MaintainerStatus is heartbeatpb.MaintainerStatus.
+type MaintainerStatus struct {
+	Changefeed    ChangefeedID
+	State         ComponentState // Working or Stopped
+	CheckpointTs  uint64
+	Err           []RunningError
+	BootstrapDone bool
+	Epoch         uint64
+}
+
+// MaintainerHeartbeat carries changed statuses (and any older than 1 s).
+type MaintainerHeartbeat struct{ Statuses []MaintainerStatus }
+
+// AddMaintainerRequest asks a manager to run the changefeed's maintainer.
+type AddMaintainerRequest struct {
+	Changefeed   ChangefeedID
+	CheckpointTs uint64
+	IsNew        bool
+	Epoch        uint64
+}
+
+// RemoveMaintainerRequest asks a manager to stop the maintainer. Cascade
+// also closes every dispatcher manager; Removed means the changefeed is
+// deleted (and forces Cascade).
+type RemoveMaintainerRequest struct {
+	Changefeed ChangefeedID
+	Cascade    bool
+	Removed    bool
+	Epoch      uint64
+}
+
+// --- maintainer <-> dispatcher orchestrator / managers ---
+
+// MaintainerBootstrapRequest: only the maintainer's own node's copy carries
+// the table trigger ID and IsNew.
+type MaintainerBootstrapRequest struct {
+	Changefeed ChangefeedID
+	StartTs    uint64
+	TriggerID  DispatcherID // "" on other nodes
+	IsNew      bool
+	Epoch      uint64
+}
+
+// BootstrapTableSpan is one dispatcher in a bootstrap response.
+type BootstrapTableSpan struct {
+	ID           DispatcherID
+	Span         spec.Span
+	State        ComponentState
+	CheckpointTs uint64
+}
+
+// MaintainerBootstrapResponse is the DM snapshot for a (new) maintainer.
+type MaintainerBootstrapResponse struct {
+	Changefeed   ChangefeedID
+	Spans        []BootstrapTableSpan
+	CheckpointTs uint64 // trigger startTs on the maintainer's node, else 0
+	Operators    []ScheduleDispatcherRequest
+	Err          *RunningError
+	Epoch        uint64
+}
+
+// MaintainerCloseRequest closes the changefeed's DM on a node.
+type MaintainerCloseRequest struct {
+	Changefeed ChangefeedID
+	Removed    bool
+	Epoch      uint64
+}
+
+// MaintainerCloseResponse: Success once the DM is closed.
+type MaintainerCloseResponse struct {
+	Changefeed ChangefeedID
+	Success    bool
+	Epoch      uint64
+}
+
+// ScheduleAction is Create or Remove.
+type ScheduleAction uint8
+
+const (
+	ScheduleCreate ScheduleAction = iota + 1
+	ScheduleRemove
+)
+
+func (a ScheduleAction) String() string {
+	if a == ScheduleCreate {
+		return "Create"
+	}
+	return "Remove"
+}
+
+// OperatorType tells a new maintainer which operator a journaled step
+// belonged to (#3691).
+type OperatorType uint8
+
+const (
+	OpTypeAdd OperatorType = iota + 1
+	OpTypeRemove
+	OpTypeMove
+	OpTypeSplit
+)
+
+func (o OperatorType) String() string {
+	switch o {
+	case OpTypeAdd:
+		return "O_Add"
+	case OpTypeRemove:
+		return "O_Remove"
+	case OpTypeMove:
+		return "O_Move"
+	case OpTypeSplit:
+		return "O_Split"
+	}
+	return "O_Unknown"
+}
+
+// DispatcherConfig is heartbeatpb.DispatcherConfig.
+type DispatcherConfig struct {
+	ID      DispatcherID
+	Span    spec.Span
+	StartTs uint64
+}
+
+// ScheduleDispatcherRequest creates or removes one dispatcher.
+type ScheduleDispatcherRequest struct {
+	Changefeed ChangefeedID
+	Config     DispatcherConfig
+	Action     ScheduleAction
+	OpType     OperatorType
+	Epoch      uint64
+}
+
+// Watermark is a DM's min checkpoint over its dispatchers; Seq grows with
+// every dispatcher-set change (#3947).
+type Watermark struct {
+	CheckpointTs uint64
+	ResolvedTs   uint64
+	Seq          uint64
+}
+
+// TableSpanStatus is one dispatcher's status in a heartbeat.
+type TableSpanStatus struct {
+	ID           DispatcherID
+	State        ComponentState
+	CheckpointTs uint64
+}
+
+// HeartBeatRequest is the DM's heartbeat. It carries no epoch.
+type HeartBeatRequest struct {
+	Changefeed ChangefeedID
+	Watermark  *Watermark
+	Statuses   []TableSpanStatus
+	Complete   bool
+	Err        *RunningError
+}
+
+// BlockStage of a block event.
+type BlockStage uint8
+
+const (
+	StageNone BlockStage = iota + 1
+	StageWaiting
+	StageWriting
+	StageDone
+)
+
+// BlockStatus is a dispatcher's report about a DDL. Only the NONE path
+// (non-blocking CREATE TABLE on the table trigger) is implemented.
+type BlockStatus struct {
+	ID        DispatcherID
+	BlockTs   uint64
+	Stage     BlockStage
+	NeedAdded []int64
+}
+
+// BlockStatusRequest carries block statuses. It carries no epoch.
+type BlockStatusRequest struct {
+	Changefeed ChangefeedID
+	Statuses   []BlockStatus
+}
+
+// HeartBeatResponse carries ACKs for NONE statuses.
+type HeartBeatResponse struct {
+	Changefeed ChangefeedID
+	ACKs       []BlockStatus // ID + BlockTs acknowledged
+	Epoch      uint64
+}
+
+func (CoordinatorBootstrapRequest) Topic() Topic  { return TopicMaintainerManager }
+func (CoordinatorBootstrapResponse) Topic() Topic { return TopicCoordinator }
+func (MaintainerHeartbeat) Topic() Topic          { return TopicCoordinator }
+func (AddMaintainerRequest) Topic() Topic         { return TopicMaintainerManager }
+func (RemoveMaintainerRequest) Topic() Topic      { return TopicMaintainerManager }
+func (MaintainerBootstrapRequest) Topic() Topic   { return TopicDispatcherManagers }
+func (MaintainerBootstrapResponse) Topic() Topic  { return TopicMaintainerManager }
+func (MaintainerCloseRequest) Topic() Topic       { return TopicDispatcherManagers }
+func (MaintainerCloseResponse) Topic() Topic      { return TopicMaintainerManager }
+func (ScheduleDispatcherRequest) Topic() Topic    { return TopicHeartbeatCollector }
+func (HeartBeatRequest) Topic() Topic             { return TopicMaintainerManager }
+func (BlockStatusRequest) Topic() Topic           { return TopicMaintainerManager }
+func (HeartBeatResponse) Topic() Topic            { return TopicHeartbeatCollector }
+
+func (CoordinatorBootstrapRequest) TypeName() string  { return "CoordinatorBootstrapRequest" }
+func (CoordinatorBootstrapResponse) TypeName() string { return "CoordinatorBootstrapResponse" }
+func (MaintainerHeartbeat) TypeName() string          { return "MaintainerHeartbeat" }
+func (AddMaintainerRequest) TypeName() string         { return "AddMaintainerRequest" }
+func (RemoveMaintainerRequest) TypeName() string      { return "RemoveMaintainerRequest" }
+func (MaintainerBootstrapRequest) TypeName() string   { return "MaintainerBootstrapRequest" }
+func (MaintainerBootstrapResponse) TypeName() string  { return "MaintainerBootstrapResponse" }
+func (MaintainerCloseRequest) TypeName() string       { return "MaintainerCloseRequest" }
+func (MaintainerCloseResponse) TypeName() string      { return "MaintainerCloseResponse" }
+func (ScheduleDispatcherRequest) TypeName() string    { return "ScheduleDispatcherRequest" }
+func (HeartBeatRequest) TypeName() string             { return "HeartBeatRequest" }
+func (BlockStatusRequest) TypeName() string           { return "BlockStatusRequest" }
+func (HeartBeatResponse) TypeName() string            { return "HeartBeatResponse" }

@@ -1,0 +1,358 @@
+package dispatcher
+
+import (
+	"math"
+	"sort"
+	"strconv"
+
+	"go.uber.org/zap"
+
+	"cdcspec/impl/core"
+	"cdcspec/impl/logging"
+	"cdcspec/spec"
+)
+
+// Periods of section B.1 (virtual ms).
+const (
+	heartbeatMs        = 200
+	completeStatusMs   = 10_000
+	errorResendMs      = 5_000
+	blockStatusResend  = 5_000
+	maxCheckpointTsVal = math.MaxUint64
+)
+
+// DispatcherManager is dispatchermanager.DispatcherManager for one
+// changefeed on one node.
+type DispatcherManager struct {
+	o  *Orchestrator
+	cf core.ChangefeedID
+	// meta: the owner. Every control request except bootstrap must match
+	// (maintainerID, epoch) exactly.
+	maintainerID core.NodeID
+	epoch        uint64
+	startTs      uint64
+
+	dispatchers map[core.DispatcherID]*Dispatcher
+	// seq grows on every dispatcher-set change; the watermark carries it.
+	seq uint64
+	// currentOperatorMap journals at most one ScheduleDispatcherRequest per
+	// DispatcherID (#3691): a Create until the dispatcher exists, a Remove
+	// until it is cleaned.
+	currentOperatorMap map[core.DispatcherID]core.ScheduleDispatcherRequest
+	pendingCreates     []core.DispatcherID
+	triggerID          core.DispatcherID
+
+	sinkID uint64
+	// firstErr is the first dispatcher/sink error; re-sent every 5 s until
+	// the DM closes; later errors are never reported.
+	firstErr    *core.RunningError
+	lastErrSent int64
+
+	closing, closed bool
+	writePathClosed bool
+
+	pendingStatuses []core.TableSpanStatus
+	lastHeartbeat   int64
+	lastComplete    int64
+}
+
+func newDispatcherManager(o *Orchestrator, cf core.ChangefeedID, maintainer core.NodeID, epoch, startTs uint64, out *core.Effects) *DispatcherManager {
+	dm := &DispatcherManager{o: o, cf: cf, maintainerID: maintainer, epoch: epoch, startTs: startTs,
+		dispatchers: map[core.DispatcherID]*Dispatcher{}, currentOperatorMap: map[core.DispatcherID]core.ScheduleDispatcherRequest{},
+		sinkID: o.rnd.Uint64() >> 1, lastComplete: o.now}
+	o.lg.Info("dispatcher_manager.go", 414, "dispatcher manager initialized", logging.CF(cf), zap.String("maintainerID", string(maintainer)),
+		zap.Uint64("startTs", startTs), zap.Uint64("maintainerEpoch", epoch))
+	return dm
+}
+
+func (dm *DispatcherManager) sortedIDs() []core.DispatcherID {
+	ids := make([]core.DispatcherID, 0, len(dm.dispatchers))
+	for id := range dm.dispatchers {
+		ids = append(ids, id)
+	}
+	sort.Slice(ids, func(i, j int) bool { return ids[i] < ids[j] })
+	return ids
+}
+
+// TryUpdateMaintainer takes ownership for (from, epoch): epoch >= current;
+// an equal epoch needs the same node. Without epoch fencing (no-epoch-
+// fencing, before #5436) any maintainer takes over.
+func (dm *DispatcherManager) TryUpdateMaintainer(from core.NodeID, epoch uint64) bool {
+	if !dm.o.opts.Bugs.NoEpochFencing {
+		if epoch < dm.epoch || (epoch == dm.epoch && from != dm.maintainerID) {
+			return false
+		}
+	}
+	dm.maintainerID, dm.epoch = from, epoch
+	return true
+}
+
+// isMaintainerControlMessageAllowed is helper.go's fence.
+func (dm *DispatcherManager) isMaintainerControlMessageAllowed(from core.NodeID, epoch uint64, what string, id core.DispatcherID) bool {
+	if dm.o.opts.Bugs.NoEpochFencing {
+		return true
+	}
+	if from == dm.maintainerID && epoch == dm.epoch {
+		return true
+	}
+	dm.o.lg.Warn("helper.go", 1, what, logging.CF(dm.cf), zap.String("from", string(from)), zap.Uint64("requestMaintainerEpoch", epoch),
+		zap.Uint64("currentMaintainerEpoch", dm.epoch), zap.String("currentMaintainer", string(dm.maintainerID)), zap.String("dispatcherID", string(id)))
+	return false
+}
+
+// ensureTrigger creates the table trigger on the maintainer's node; a
+// trigger of an older maintainer generation is replaced.
+func (dm *DispatcherManager) ensureTrigger(id core.DispatcherID, startTs uint64, out *core.Effects) {
+	if dm.triggerID == id && dm.dispatchers[id] != nil {
+		return
+	}
+	if old := dm.dispatchers[dm.triggerID]; old != nil && old.isTrigger {
+		old.state = core.ComponentRemoving
+	}
+	// The new trigger starts at the request's startTs (the coordinator's
+	// checkpoint), never at an older trigger's checkpoint: that one may have
+	// passed an add-table DDL ACKed by a maintainer whose span for the new
+	// table is lost (found by the soak test: a new maintainer bootstrapping
+	// past the DDL re-added the table from the later ts and lost rows).
+	start := startTs
+	dm.triggerID = id
+	d := newDispatcher(dm, id, spec.WholeTable(0), start)
+	d.isTrigger = true
+	dm.dispatchers[id] = d
+	dm.seq++
+	dm.o.lg.Info("dispatcher_manager.go", 478, "table trigger event dispatcher created", logging.CF(dm.cf), zap.String("dispatcherID", string(id)),
+		zap.Uint64("startTs", start))
+}
+
+// retrieveOperatorsForBootstrapResponse returns the journal (sorted).
+func (dm *DispatcherManager) retrieveOperatorsForBootstrapResponse() []core.ScheduleDispatcherRequest {
+	ids := make([]core.DispatcherID, 0, len(dm.currentOperatorMap))
+	for id := range dm.currentOperatorMap {
+		ids = append(ids, id)
+	}
+	sort.Slice(ids, func(i, j int) bool { return ids[i] < ids[j] })
+	out := make([]core.ScheduleDispatcherRequest, 0, len(ids))
+	for _, id := range ids {
+		out = append(out, dm.currentOperatorMap[id])
+	}
+	return out
+}
+
+// SchedulerDispatcherRequestHandler is helper.go: fence, journal, then
+// create (next tick) or remove.
+func (dm *DispatcherManager) SchedulerDispatcherRequestHandler(from core.NodeID, req *core.ScheduleDispatcherRequest, out *core.Effects) {
+	if dm.closing {
+		return
+	}
+	id := req.Config.ID
+	if !dm.isMaintainerControlMessageAllowed(from, req.Epoch, "drop stale schedule dispatcher request", id) {
+		return
+	}
+	switch req.Action {
+	case core.ScheduleCreate:
+		if _, ok := dm.currentOperatorMap[id]; ok {
+			return
+		}
+		if dm.dispatchers[id] != nil {
+			return
+		}
+		dm.currentOperatorMap[id] = *req
+		dm.pendingCreates = append(dm.pendingCreates, id)
+	case core.ScheduleRemove:
+		d := dm.dispatchers[id]
+		if d == nil {
+			// A missing dispatcher is reported Stopped at once.
+			if _, ok := dm.currentOperatorMap[id]; ok && dm.currentOperatorMap[id].Action == core.ScheduleCreate {
+				delete(dm.currentOperatorMap, id)
+			}
+			dm.pendingStatuses = append(dm.pendingStatuses, core.TableSpanStatus{ID: id, State: core.ComponentStopped})
+			return
+		}
+		if d.state == core.ComponentRemoving {
+			dm.o.lg.Debug("dispatcher_manager_helper.go", 248, "dispatcher is already in removing state, skip repeated remove request",
+				logging.CF(dm.cf), zap.String("dispatcherID", string(id)))
+			return
+		}
+		dm.currentOperatorMap[id] = *req
+		d.state = core.ComponentRemoving
+		dm.o.lg.Info("dispatcher_manager_helper.go", 273, "submitted async remove task", logging.CF(dm.cf), zap.String("dispatcherID", string(id)))
+	}
+}
+
+func (dm *DispatcherManager) handleHeartBeatResponse(from core.NodeID, resp *core.HeartBeatResponse, out *core.Effects) {
+	if !dm.isMaintainerControlMessageAllowed(from, resp.Epoch, "drop stale heartbeat response", "") {
+		return
+	}
+	for _, ack := range resp.ACKs {
+		if d := dm.dispatchers[ack.ID]; d != nil {
+			d.onACK(ack.BlockTs)
+		}
+	}
+}
+
+// TryClose starts an async close; the first call answers false, later
+// ones true once every dispatcher is gone.
+func (dm *DispatcherManager) TryClose(out *core.Effects) bool {
+	if !dm.closing {
+		dm.closing = true
+		dm.o.lg.Info("dispatcher_manager.go", 1065, "closing event dispatcher manager", logging.CF(dm.cf))
+		for _, d := range dm.dispatchers {
+			d.state = core.ComponentRemoving
+		}
+		return false
+	}
+	dm.cleanRemoved(out, true)
+	if len(dm.dispatchers) > 0 {
+		return false
+	}
+	if !dm.closed {
+		dm.closed = true
+		dm.o.lg.Event(out, spec.Event{Kind: spec.DispatcherManagerClosed, Changefeed: string(dm.cf), Node: string(dm.o.self)})
+	}
+	return true
+}
+
+// OnTick creates pending dispatchers, advances dispatchers, cleans removed
+// ones, and sends the heartbeat / block statuses / error.
+func (dm *DispatcherManager) OnTick(now int64, out *core.Effects) {
+	if !dm.closing && !dm.o.BlockCreateDispatcher && len(dm.pendingCreates) > 0 {
+		for _, id := range dm.pendingCreates {
+			req, ok := dm.currentOperatorMap[id]
+			if !ok || req.Action != core.ScheduleCreate || dm.dispatchers[id] != nil {
+				continue
+			}
+			d := newDispatcher(dm, id, req.Config.Span, req.Config.StartTs)
+			dm.dispatchers[id] = d
+			dm.seq++
+			dm.o.lg.Event(out, spec.Event{Kind: spec.DispatcherCreated, Changefeed: string(dm.cf), Node: string(dm.o.self), Dispatcher: string(id),
+				Span: req.Config.Span, Checkpoint: req.Config.StartTs})
+			if !dm.writePathClosed {
+				delete(dm.currentOperatorMap, id)
+			}
+		}
+		dm.pendingCreates = dm.pendingCreates[:0]
+	}
+	if !dm.writePathClosed {
+		for _, id := range dm.sortedIDs() {
+			dm.dispatchers[id].advance(now, out)
+		}
+	}
+	dm.cleanRemoved(out, false)
+	dm.sendHeartbeat(now, out)
+}
+
+// cleanRemoved deletes removing dispatchers that have no write in flight:
+// each is reported Stopped once with its final checkpoint (the cleanEventDispatcher path).
+func (dm *DispatcherManager) cleanRemoved(out *core.Effects, closing bool) {
+	if dm.o.NotReadyToCloseDispatcher {
+		return
+	}
+	for _, id := range dm.sortedIDs() {
+		d := dm.dispatchers[id]
+		if d.state != core.ComponentRemoving || d.inflight {
+			continue
+		}
+		delete(dm.dispatchers, id)
+		delete(dm.currentOperatorMap, id)
+		dm.seq++
+		if !closing {
+			dm.pendingStatuses = append(dm.pendingStatuses, core.TableSpanStatus{ID: id, State: core.ComponentStopped, CheckpointTs: d.checkpointTs})
+		}
+		if id == dm.triggerID {
+			dm.triggerID = ""
+		}
+		dm.o.lg.Event(out, spec.Event{Kind: spec.DispatcherRemoved, Changefeed: string(dm.cf), Node: string(dm.o.self), Dispatcher: string(id),
+			Checkpoint: d.checkpointTs})
+	}
+}
+
+func (dm *DispatcherManager) watermark() core.Watermark {
+	w := core.Watermark{CheckpointTs: maxCheckpointTsVal, ResolvedTs: maxCheckpointTsVal, Seq: dm.seq}
+	for _, d := range dm.dispatchers {
+		if cp := d.reportedCheckpoint(); cp < w.CheckpointTs {
+			w.CheckpointTs = cp
+		}
+		if d.sentTs < w.ResolvedTs {
+			w.ResolvedTs = d.sentTs
+		}
+	}
+	return w
+}
+
+func (dm *DispatcherManager) sendHeartbeat(now int64, out *core.Effects) {
+	if dm.closing || dm.maintainerID == "" {
+		return
+	}
+	due := now-dm.lastHeartbeat >= heartbeatMs
+	errDue := dm.firstErr != nil && (dm.lastErrSent == 0 || now-dm.lastErrSent >= errorResendMs)
+	if !due && len(dm.pendingStatuses) == 0 && !errDue {
+		dm.sendBlockStatuses(now, out)
+		return
+	}
+	req := &core.HeartBeatRequest{Changefeed: dm.cf}
+	w := dm.watermark()
+	req.Watermark = &w
+	if now-dm.lastComplete >= completeStatusMs {
+		dm.lastComplete = now
+		req.Complete = true
+		for _, id := range dm.sortedIDs() {
+			d := dm.dispatchers[id]
+			if !d.isTrigger {
+				req.Statuses = append(req.Statuses, core.TableSpanStatus{ID: id, State: d.reportState(), CheckpointTs: d.checkpointTs})
+			}
+		}
+	}
+	req.Statuses = append(req.Statuses, dm.pendingStatuses...)
+	dm.pendingStatuses = dm.pendingStatuses[:0]
+	if errDue {
+		e := *dm.firstErr
+		req.Err = &e
+		dm.lastErrSent = now
+	}
+	if due {
+		dm.lastHeartbeat = now
+	}
+	out.SendTo(dm.o.self, dm.maintainerID, req)
+	dm.sendBlockStatuses(now, out)
+}
+
+func (dm *DispatcherManager) sendBlockStatuses(now int64, out *core.Effects) {
+	t := dm.dispatchers[dm.triggerID]
+	if t == nil {
+		return
+	}
+	var st []core.BlockStatus
+	for i := range t.pendingDDLs {
+		p := &t.pendingDDLs[i]
+		if p.lastSent == 0 || now-p.lastSent >= blockStatusResend {
+			p.lastSent = now
+			st = append(st, core.BlockStatus{ID: t.id, BlockTs: p.ts, Stage: core.StageNone, NeedAdded: []int64{p.table}})
+		}
+	}
+	if len(st) > 0 {
+		out.SendTo(dm.o.self, dm.maintainerID, &core.BlockStatusRequest{Changefeed: dm.cf, Statuses: st})
+	}
+
+}
+
+// onError records a dispatcher/sink error; only the first is kept.
+func (dm *DispatcherManager) onError(err core.RunningError, out *core.Effects) {
+	dm.o.lg.Event(out, spec.Event{Kind: spec.SinkError, Changefeed: string(dm.cf), Node: string(dm.o.self), Err: err.Message})
+	if dm.firstErr == nil {
+		e := err
+		dm.firstErr = &e
+	}
+}
+
+func (dm *DispatcherManager) onSinkResult(r core.SinkResult, out *core.Effects) {
+	d := dm.dispatchers[r.Dispatcher]
+	if d == nil {
+		return
+	}
+	d.onSinkResult(r, out)
+}
+
+// SinkID is the DM's sink instance.
+func (dm *DispatcherManager) SinkID() uint64 { return dm.sinkID }
+
+func fmtU(u uint64) string { return strconv.FormatUint(u, 10) }

@@ -1,0 +1,235 @@
+// Package dispatcher is TiCDC's dispatcher side
+// (downstreamadapter/): the per-node dispatcher orchestrator, one
+// dispatcher manager (DM) per changefeed with the owner epoch fence and the
+// operator journal (currentOperatorMap), and the dispatchers with their
+// heartbeat (watermark + seq) and first-error report re-sent every 5 s.
+// Event handlers only: no goroutine, no clock; sink writes are Effects.
+package dispatcher
+
+import (
+	"sort"
+
+	"go.uber.org/zap"
+
+	"cdcspec/impl/core"
+	"cdcspec/impl/logging"
+	"cdcspec/spec"
+)
+
+// Orchestrator is dispatcherorchestrator: bootstrap, post-bootstrap and
+// close requests for every changefeed on one node.
+type Orchestrator struct {
+	self core.NodeID
+	opts *core.Options
+	lg   *logging.Logger
+	rnd  core.Rand
+	up   core.Upstream
+	now  int64
+
+	dms map[core.ChangefeedID]*DispatcherManager
+	// closedMaintainerEpochs: after a close, a bootstrap with epoch <= the
+	// closed epoch is dropped (tombstone).
+	closedMaintainerEpochs map[core.ChangefeedID]uint64
+
+	// Failpoints (tests/integration_tests/maintainer_failover_when_operator):
+	// BlockCreateDispatcher keeps journaled Creates pending;
+	// NotReadyToCloseDispatcher keeps removing dispatchers alive.
+	BlockCreateDispatcher     bool
+	NotReadyToCloseDispatcher bool
+}
+
+// NewOrchestrator returns a node's orchestrator.
+func NewOrchestrator(self core.NodeID, opts *core.Options, rnd core.Rand, up core.Upstream, lg *logging.Logger) *Orchestrator {
+	return &Orchestrator{self: self, opts: opts, lg: lg, rnd: rnd, up: up, dms: map[core.ChangefeedID]*DispatcherManager{},
+		closedMaintainerEpochs: map[core.ChangefeedID]uint64{}}
+}
+
+func (o *Orchestrator) sortedIDs() []core.ChangefeedID {
+	ids := make([]core.ChangefeedID, 0, len(o.dms))
+	for id := range o.dms {
+		ids = append(ids, id)
+	}
+	sort.Slice(ids, func(i, j int) bool { return ids[i] < ids[j] })
+	return ids
+}
+
+// Get returns a changefeed's DM or nil.
+func (o *Orchestrator) Get(id core.ChangefeedID) *DispatcherManager { return o.dms[id] }
+
+// OnMessage handles the orchestrator topic and the heartbeat-collector
+// topic (schedule requests and heartbeat responses for a DM).
+func (o *Orchestrator) OnMessage(now int64, from core.NodeID, msg core.Message, out *core.Effects) {
+	o.now = now
+	switch m := msg.(type) {
+	case *core.MaintainerBootstrapRequest:
+		o.handleBootstrapRequest(from, m, out)
+	case *core.MaintainerCloseRequest:
+		o.handleCloseRequest(from, m, out)
+	case *core.ScheduleDispatcherRequest:
+		if dm := o.dms[m.Changefeed]; dm != nil {
+			dm.SchedulerDispatcherRequestHandler(from, m, out)
+		}
+	case *core.HeartBeatResponse:
+		if dm := o.dms[m.Changefeed]; dm != nil {
+			dm.handleHeartBeatResponse(from, m, out)
+		}
+	}
+}
+
+func (o *Orchestrator) handleBootstrapRequest(from core.NodeID, req *core.MaintainerBootstrapRequest, out *core.Effects) {
+	fenced := !o.opts.Bugs.NoEpochFencing
+	if closed, ok := o.closedMaintainerEpochs[req.Changefeed]; ok && fenced && req.Epoch <= closed {
+		o.lg.Warn("dispatcher_orchestrator.go", 203, "drop stale maintainer bootstrap request after close", zap.String("changefeed", string(req.Changefeed)),
+			zap.String("from", string(from)), zap.Uint64("requestMaintainerEpoch", req.Epoch), zap.Uint64("closedMaintainerEpoch", closed))
+		return
+	}
+	dm := o.dms[req.Changefeed]
+	if dm != nil && dm.closing {
+		// A closing DM answers no bootstrap (found by the soak test: a trigger
+		// created during the close kept the DM from ever closing); the
+		// maintainer re-sends and, once the close is done, the tombstone
+		// decides.
+		o.lg.Info("dispatcher_orchestrator.go", 203, "drop maintainer bootstrap request, dispatcher manager is closing",
+			zap.String("changefeed", string(req.Changefeed)), zap.String("from", string(from)), zap.Uint64("requestMaintainerEpoch", req.Epoch))
+		return
+	}
+	if dm == nil {
+		dm = newDispatcherManager(o, req.Changefeed, from, req.Epoch, req.StartTs, out)
+		o.dms[req.Changefeed] = dm
+	}
+	if !dm.TryUpdateMaintainer(from, req.Epoch) {
+		o.lg.Warn("dispatcher_orchestrator.go", 271, "drop stale maintainer bootstrap request", zap.String("changefeed", string(req.Changefeed)),
+			zap.String("from", string(from)), zap.Uint64("requestMaintainerEpoch", req.Epoch), zap.Uint64("currentMaintainerEpoch", dm.epoch),
+			zap.String("currentMaintainer", string(dm.maintainerID)))
+		return
+	}
+	resp := &core.MaintainerBootstrapResponse{Changefeed: req.Changefeed, Epoch: req.Epoch}
+	if req.TriggerID != "" {
+		dm.ensureTrigger(req.TriggerID, req.StartTs, out)
+		if t := dm.dispatchers[dm.triggerID]; t != nil {
+			resp.CheckpointTs = t.checkpointTs
+		}
+	}
+	for _, id := range dm.sortedIDs() {
+		d := dm.dispatchers[id]
+		resp.Spans = append(resp.Spans, core.BootstrapTableSpan{ID: d.id, Span: d.span, State: d.reportState(), CheckpointTs: d.checkpointTs})
+	}
+	resp.Operators = dm.retrieveOperatorsForBootstrapResponse()
+	out.SendTo(o.self, from, resp)
+}
+
+func (o *Orchestrator) handleCloseRequest(from core.NodeID, req *core.MaintainerCloseRequest, out *core.Effects) {
+	dm := o.dms[req.Changefeed]
+	if dm == nil {
+		if req.Epoch > o.closedMaintainerEpochs[req.Changefeed] {
+			o.closedMaintainerEpochs[req.Changefeed] = req.Epoch
+		}
+		out.SendTo(o.self, from, &core.MaintainerCloseResponse{Changefeed: req.Changefeed, Success: true, Epoch: req.Epoch})
+		return
+	}
+	if !o.opts.Bugs.NoEpochFencing && (from != dm.maintainerID || req.Epoch != dm.epoch) && req.Epoch < dm.epoch {
+		o.lg.Warn("dispatcher_orchestrator.go", 685, "drop stale maintainer close request", zap.String("changefeed", string(req.Changefeed)),
+			zap.String("from", string(from)), zap.Uint64("requestMaintainerEpoch", req.Epoch), zap.Uint64("currentMaintainerEpoch", dm.epoch))
+		out.SendTo(o.self, from, &core.MaintainerCloseResponse{Changefeed: req.Changefeed, Success: true, Epoch: req.Epoch})
+		return
+	}
+	if req.Epoch > dm.epoch {
+		// A newer generation closes the DM (e.g. a removal-only maintainer
+		// of a later stop): it takes ownership first.
+		dm.maintainerID, dm.epoch = from, req.Epoch
+	}
+	success := dm.TryClose(out)
+	o.lg.Info("dispatcher_orchestrator.go", 698, "try close dispatcher manager", zap.String("changefeed", string(req.Changefeed)),
+		zap.Bool("success", success))
+	if success {
+		o.closedMaintainerEpochs[req.Changefeed] = dm.epoch
+		delete(o.dms, req.Changefeed)
+	}
+	out.SendTo(o.self, from, &core.MaintainerCloseResponse{Changefeed: req.Changefeed, Success: success, Epoch: req.Epoch})
+}
+
+// OnTick advances every DM.
+func (o *Orchestrator) OnTick(now int64, out *core.Effects) {
+	o.now = now
+	for _, id := range o.sortedIDs() {
+		dm := o.dms[id]
+		dm.OnTick(now, out)
+		// The close is asynchronous: once every dispatcher is gone the DM
+		// removes itself, even if no close request is re-sent (its
+		// maintainer may be gone).
+		if dm.closing && dm.TryClose(out) {
+			o.closedMaintainerEpochs[id] = dm.epoch
+			delete(o.dms, id)
+		}
+	}
+}
+
+// OnSinkResult delivers a sink write's outcome to its DM.
+func (o *Orchestrator) OnSinkResult(now int64, r core.SinkResult, out *core.Effects) {
+	o.now = now
+	if dm := o.dms[r.Changefeed]; dm != nil && dm.sinkID == r.Sink {
+		dm.onSinkResult(r, out)
+	}
+}
+
+// LocalFence closes every DM's write path (session lost).
+func (o *Orchestrator) LocalFence() {
+	o.lg.Warn("dispatcher_orchestrator.go", 710, "dispatcher orchestrator local fence triggered")
+	for _, dm := range o.dms {
+		dm.writePathClosed = true
+	}
+}
+
+// DispatcherInfo is one dispatcher's abstract state.
+type DispatcherInfo struct {
+	Changefeed core.ChangefeedID
+	ID         core.DispatcherID
+	Span       spec.Span
+	State      string
+	Checkpoint uint64
+	Trigger    bool
+	// PendingDDLs: add-table DDLs the trigger reported NONE and awaits ACK for.
+	PendingDDLs []uint64
+}
+
+// Dispatchers lists every dispatcher on the node.
+func (o *Orchestrator) Dispatchers() []DispatcherInfo {
+	var out []DispatcherInfo
+	for _, id := range o.sortedIDs() {
+		dm := o.dms[id]
+		for _, did := range dm.sortedIDs() {
+			d := dm.dispatchers[did]
+			di := DispatcherInfo{Changefeed: id, ID: did, Span: d.span, State: d.state.String(), Checkpoint: d.checkpointTs, Trigger: d.isTrigger}
+			for _, p := range d.pendingDDLs {
+				di.PendingDDLs = append(di.PendingDDLs, p.ts)
+			}
+			out = append(out, di)
+		}
+	}
+	return out
+}
+
+// DMInfo is one DM's owner and journal.
+type DMInfo struct {
+	Changefeed   core.ChangefeedID
+	MaintainerID core.NodeID
+	Epoch        uint64
+	Journal      int
+	Err          string
+}
+
+// Managers lists the node's DMs.
+func (o *Orchestrator) Managers() []DMInfo {
+	var out []DMInfo
+	for _, id := range o.sortedIDs() {
+		dm := o.dms[id]
+		info := DMInfo{Changefeed: id, MaintainerID: dm.maintainerID, Epoch: dm.epoch, Journal: len(dm.currentOperatorMap)}
+		if dm.firstErr != nil {
+			info.Err = dm.firstErr.Message
+		}
+		out = append(out, info)
+	}
+	return out
+}
+
+var _ = logging.CF

@@ -1,0 +1,212 @@
+package maintainer
+
+import (
+	"sort"
+
+	"go.uber.org/zap"
+
+	"cdcspec/impl/core"
+	"cdcspec/impl/logging"
+	"cdcspec/spec"
+)
+
+// onHeartbeatRequest handles a DM heartbeat: watermark (Seq rule),
+// error, statuses. Ignored before bootstrap (errors included: a blind spot
+// of TiCDC's error path, D.S4).
+func (m *Maintainer) onHeartbeatRequest(from core.NodeID, req *core.HeartBeatRequest, out *core.Effects) {
+	if !m.initialized || m.removed {
+		return
+	}
+	if req.Watermark != nil {
+		old, ok := m.checkpointTsByCapture[from]
+		w := *req.Watermark
+		if !ok || w.Seq > old.Seq || (w.Seq == old.Seq && w.CheckpointTs > old.CheckpointTs) {
+			m.checkpointTsByCapture[from] = w
+		}
+	}
+	if req.Err != nil {
+		m.lg.Event(out, spec.Event{Kind: spec.DispatcherErrorReported, Changefeed: string(m.id), Node: string(m.self),
+			Origin: string(from), Err: req.Err.Message})
+		m.runningErrors[from] = *req.Err
+		m.statusChanged = true
+	}
+	for i := range req.Statuses {
+		m.handleStatus(from, &req.Statuses[i], out)
+	}
+}
+
+// handleStatus is Controller.handleStatus (maintainer_controller.go): (1)
+// the operator first; (2) unknown working dispatcher -> remove it; (3) node
+// check; (4) update the span, and the #3691 fallback for a terminal status
+// without operator.
+func (m *Maintainer) handleStatus(from core.NodeID, st *core.TableSpanStatus, out *core.Effects) {
+	if st.ID == m.ddlSpanID {
+		return
+	}
+	hadOp := m.ops.UpdateOperatorStatus(from, st, out)
+	span := m.spans.GetTaskByID(st.ID)
+	if span == nil {
+		if st.State == core.ComponentWorking && !hadOp && !m.removing {
+			m.lg.Event(out, spec.Event{Kind: spec.SpanNotFound, Changefeed: string(m.id), Node: string(from), Dispatcher: string(st.ID)},
+				zap.String("status", st.State.String()))
+			out.SendTo(m.self, from, &core.ScheduleDispatcherRequest{Changefeed: m.id, Action: core.ScheduleRemove, OpType: core.OpTypeRemove,
+				Epoch: m.epoch, Config: core.DispatcherConfig{ID: st.ID}})
+		}
+		return
+	}
+	if span.nodeID != from {
+		m.lg.Debug("maintainer_controller.go", 255, "nodeID not match", zap.String("changefeed", string(m.id)),
+			zap.String("from", string(from)), zap.String("node", string(span.nodeID)))
+		return
+	}
+	if st.CheckpointTs > span.checkpointTs {
+		span.checkpointTs = st.CheckpointTs
+	}
+	span.status = st.State
+	if (st.State == core.ComponentStopped || st.State == core.ComponentRemoved) && !hadOp && m.ops.GetOperator(st.ID) == nil &&
+		!m.removing && !m.opts.Bugs.InflightOperatorsLostOnFailover {
+		m.lg.Warn("maintainer_controller.go", 295, "dispatcher becomes non-working without operator, mark span absent for rescheduling",
+			zap.String("changefeed", m.id.Name()), zap.String("from", string(from)), zap.String("dispatcherID", string(st.ID)),
+			zap.String("status", st.State.String()))
+		m.spans.MarkSpanAbsent(span)
+	}
+}
+
+// --- barrier: the non-blocking CREATE TABLE path ---
+
+// onBlockStatusRequest handles the table trigger's NONE status for an
+// add-table DDL: schedule the new tables at once (absent spans with
+// startTs = commitTs), then ACK. Ignored before bootstrap (the trigger
+// re-sends) and while removing.
+func (m *Maintainer) onBlockStatusRequest(from core.NodeID, req *core.BlockStatusRequest, out *core.Effects) {
+	m.lg.Debug("barrier.go", 1, "handle block status request", logging.CF(m.id), zap.String("from", string(from)),
+		zap.Int("statusCount", len(req.Statuses)), zap.Bool("bootstrapped", m.initialized), zap.Bool("removing", m.removing))
+	if !m.initialized || m.removing || m.removed {
+		return
+	}
+	var acks []core.BlockStatus
+	for _, bs := range req.Statuses {
+		if bs.Stage != core.StageNone || bs.ID != m.ddlSpanID {
+			continue
+		}
+		for _, t := range bs.NeedAdded {
+			if m.spans.AddNewTable(t, bs.BlockTs) {
+				m.lg.Info("barrier_event.go", 339, "add new table", logging.CF(m.id), zap.Uint64("commitTs", bs.BlockTs), zap.Int64("table", t))
+			}
+		}
+		acks = append(acks, core.BlockStatus{ID: bs.ID, BlockTs: bs.BlockTs, Stage: core.StageNone})
+	}
+	if len(acks) > 0 {
+		out.SendTo(m.self, from, &core.HeartBeatResponse{Changefeed: m.id, ACKs: acks, Epoch: m.epoch})
+	}
+}
+
+// barrierResend: nothing to re-send for the NONE path (the trigger re-sends
+// its status until the ACK arrives).
+func (m *Maintainer) barrierResend(out *core.Effects) {}
+
+// --- API-driven scheduling (move/split table) ---
+
+// MoveTable moves every span of table t to dest.
+func (m *Maintainer) MoveTable(t int64, dest core.NodeID, out *core.Effects) int {
+	if !m.initialized || m.removing {
+		return 0
+	}
+	if b, ok := m.bootstrapper[dest]; !ok || !b.answered {
+		return 0
+	}
+	n := 0
+	for _, s := range m.spans.tableSpans(t) {
+		if s.state != SpanReplicating || s.nodeID == dest || m.ops.GetOperator(s.ID) != nil {
+			continue
+		}
+		if m.ops.AddOperator(&MoveDispatcherOperator{m: m, span: s, origin: s.nodeID, dest: dest}, out) {
+			n++
+		}
+	}
+	return n
+}
+
+// SplitTable splits every replicating span of table t in two.
+func (m *Maintainer) SplitTable(t int64, out *core.Effects) int {
+	if !m.initialized || m.removing {
+		return 0
+	}
+	n := 0
+	for _, s := range m.spans.tableSpans(t) {
+		if s.state != SpanReplicating || m.ops.GetOperator(s.ID) != nil {
+			continue
+		}
+		mid, ok := midKey(s.Span.Start, s.Span.End)
+		if !ok {
+			continue
+		}
+		parts := []spec.Span{{Table: t, Start: s.Span.Start, End: mid}, {Table: t, Start: mid, End: s.Span.End}}
+		if m.ops.AddOperator(&SplitDispatcherOperator{m: m, span: s, origin: s.nodeID, parts: parts}, out) {
+			n++
+		}
+	}
+	return n
+}
+
+// RemoveTableSpan removes one span's dispatcher (the span stays tracked and
+// becomes absent afterwards, so it is recreated: used to exercise removes).
+func (m *Maintainer) removeSpan(s *SpanReplication, t core.OperatorType, postFinish func(), out *core.Effects) bool {
+	return m.ops.AddOperator(&RemoveDispatcherOperator{m: m, span: s, node: s.nodeID, opType: t, postFinish: postFinish}, out)
+}
+
+// RemoveTableDispatchers removes the dispatchers of table t and lets the
+// scheduler recreate them (remove + re-add, as after a failed DDL).
+func (m *Maintainer) RemoveTableDispatchers(t int64, out *core.Effects) int {
+	if !m.initialized || m.removing {
+		return 0
+	}
+	n := 0
+	for _, s := range m.spans.tableSpans(t) {
+		s := s
+		if s.state != SpanReplicating || m.ops.GetOperator(s.ID) != nil {
+			continue
+		}
+		if m.removeSpan(s, core.OpTypeRemove, func() {
+			if m.spans.GetTaskByID(s.ID) == s {
+				m.spans.MarkSpanAbsent(s)
+			}
+		}, out) {
+			n++
+		}
+	}
+	return n
+}
+
+// --- observability ---
+
+// SpanInfo is one span of the span controller.
+type SpanInfo struct {
+	ID         core.DispatcherID
+	Span       spec.Span
+	Node       core.NodeID
+	State      string
+	Checkpoint uint64
+	Operator   string
+}
+
+// Spans lists the span controller sorted by span (table, start).
+func (m *Maintainer) Spans() []SpanInfo {
+	var out []SpanInfo
+	for _, id := range m.spans.sortedIDs() {
+		s := m.spans.spans[id]
+		si := SpanInfo{ID: s.ID, Span: s.Span, Node: s.nodeID, State: s.state.String(), Checkpoint: s.checkpointTs}
+		if op := m.ops.GetOperator(id); op != nil {
+			si.Operator = op.String()
+		}
+		out = append(out, si)
+	}
+	sort.Slice(out, func(i, j int) bool {
+		a, b := out[i].Span, out[j].Span
+		if a.Table != b.Table {
+			return a.Table < b.Table
+		}
+		return a.Start < b.Start
+	})
+	return out
+}

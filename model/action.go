@@ -1,0 +1,267 @@
+package model
+
+import (
+	"encoding/json"
+	"fmt"
+)
+
+// ActKind names an action. Faults are actions; so are timers (ticks) and
+// message deliveries.
+type ActKind uint8
+
+// Actions.
+const (
+	aNone ActKind = iota
+	// environment and faults
+	AUpstreamAdvance // upstream resolved ts advances by one
+	ACreateTable     // a DDL creates a table at the next ts
+	AUpstreamStall   // fault: every TiKV store fails
+	AUpstreamResume  // heal: TiKV recovers
+	ACrash           // fault: capture suicide of Node
+	ADetect          // the others see Node leave (NodeManager)
+	ARestart         // Node restarts with a fresh identity
+	ASinkError       // fault: dispatcher Arg's sink fails with a retryable error
+	ADeliver         // Msg reaches its destination
+	ADrop            // fault: Msg is lost
+	ADuplicate       // fault: Msg is delivered and stays in flight
+	// coordinator
+	ACoordSchedule   // basic scheduler: add maintainer operator to Node
+	ACoordTick       // operator Schedule(): re-send its request
+	ACoordRetryTimer // backoff nextRetryTime passes
+	// maintainer (manager) on Node
+	AMaintTick     // checkpoint calculation, MaintainerHeartbeat, re-sends
+	AMaintCleanup  // manager tick: delete a removed maintainer
+	AMaintSchedule // span Arg (table) absent: add dispatcher operator to node Arg2
+	AMaintMove     // span Arg (table) replicating: move dispatcher operator to node Arg2
+	// dispatcher manager on Node and dispatchers
+	ADMTick       // heartbeat: watermark, first error, NONE block status
+	ADispAdvance  // dispatcher Arg: first event (Working) or flush up to the resolved ts
+	ADispClosed   // dispatcher Arg finished closing: Stopped reported once, deleted
+	// upstream kv client (seed 004)
+	APullResolved     // region worker forwards the region's resolved ts
+	APullStreamError  // the store stream's Recv fails (stores down)
+	APullRegionError  // the active region fails (stores down): onRegionFail
+	APullWorkerExit   // region worker exits (no active region, or cancelled)
+	APullRequest      // requestRegionToStore: the queued region is sent on a stream
+	APullFirstResp    // the region's first reply: pending -> worker's active set
+	APullReceiverExit // receiveFromStream's receive loop exits
+	actKinds
+)
+
+var actNames = [...]string{
+	aNone:             "none",
+	AUpstreamAdvance:  "upstream-advance",
+	ACreateTable:      "create-table",
+	AUpstreamStall:    "upstream-stall",
+	AUpstreamResume:   "upstream-resume",
+	ACrash:            "crash",
+	ADetect:           "detect-node-left",
+	ARestart:          "restart",
+	ASinkError:        "sink-error",
+	ADeliver:          "deliver",
+	ADrop:             "drop",
+	ADuplicate:        "duplicate",
+	ACoordSchedule:    "coordinator-schedule",
+	ACoordTick:        "coordinator-tick",
+	ACoordRetryTimer:  "coordinator-retry-timer",
+	AMaintTick:        "maintainer-tick",
+	AMaintCleanup:     "manager-cleanup",
+	AMaintSchedule:    "maintainer-schedule",
+	AMaintMove:        "maintainer-move",
+	ADMTick:           "dm-tick",
+	ADispAdvance:      "dispatcher-advance",
+	ADispClosed:       "dispatcher-closed",
+	APullResolved:     "puller-resolved",
+	APullStreamError:  "puller-stream-error",
+	APullRegionError:  "puller-region-error",
+	APullWorkerExit:   "puller-worker-exit",
+	APullRequest:      "puller-request-region",
+	APullFirstResp:    "puller-first-response",
+	APullReceiverExit: "puller-receiver-exit",
+}
+
+func (k ActKind) String() string {
+	if int(k) < len(actNames) {
+		return actNames[k]
+	}
+	return fmt.Sprintf("action(%d)", k)
+}
+
+// IsFault reports whether the action spends a fault budget.
+func (k ActKind) IsFault() bool {
+	switch k {
+	case AUpstreamStall, ACrash, ASinkError, ADrop, ADuplicate, ARestart:
+		return true
+	}
+	return false
+}
+
+// Action is one step of some actor. Node is a node slot; Arg and Arg2 depend
+// on Kind (see the constants); Msg identifies a message by value.
+type Action struct {
+	Kind ActKind
+	Node uint8
+	Arg  uint8
+	Arg2 uint8
+	Msg  Msg
+}
+
+// Actor names who takes the action, for counterexample stories.
+func (a Action) Actor(s *State) string {
+	switch a.Kind {
+	case AUpstreamAdvance, ACreateTable, AUpstreamStall, AUpstreamResume:
+		return "upstream"
+	case ACrash, ARestart:
+		return "node " + NodeName(s.Ident(a.Node))
+	case ADetect:
+		return "cluster"
+	case ASinkError, ADispAdvance, ADispClosed:
+		for _, d := range s.Disp {
+			if d.ID == a.Arg && d.ID != 0 {
+				return fmt.Sprintf("dispatcher %s@%s", dispName(d.ID), NodeName(s.Ident(d.Node)))
+			}
+		}
+		return "dispatcher " + dispName(a.Arg)
+	case ADeliver, ADrop, ADuplicate:
+		if a.Kind != ADeliver {
+			return "network"
+		}
+		return receiverName(a.Msg)
+	case ACoordSchedule, ACoordTick, ACoordRetryTimer:
+		return "coordinator"
+	case AMaintTick, AMaintSchedule, AMaintMove:
+		return "maintainer@" + NodeName(s.Ident(a.Node))
+	case AMaintCleanup:
+		return "maintainer-manager@" + NodeName(s.Ident(a.Node))
+	case ADMTick:
+		return "dispatcher-manager@" + NodeName(s.Ident(a.Node))
+	}
+	return "upstream-puller"
+}
+
+func receiverName(m Msg) string {
+	switch m.Kind {
+	case mStatus:
+		return "coordinator"
+	case mAddMaintainer, mRemoveMaintainer:
+		return "maintainer-manager@" + NodeName(m.Dst)
+	case mBootReq, mSchedule, mCloseReq, mAck:
+		return "dispatcher-manager@" + NodeName(m.Dst)
+	}
+	return "maintainer@" + NodeName(m.Dst)
+}
+
+// Describe renders the action in words.
+func (a Action) Describe(s *State) string {
+	switch a.Kind {
+	case ADeliver:
+		return "receives " + a.Msg.String()
+	case ADrop:
+		return "loses " + a.Msg.String()
+	case ADuplicate:
+		return "delivers twice " + a.Msg.String()
+	case ACrash:
+		return "loses its etcd session and commits suicide"
+	case ADetect:
+		return "sees node " + NodeName(s.Ident(a.Node)) + " leave"
+	case ARestart:
+		return fmt.Sprintf("restarts as %s", NodeName(ident(a.Node, s.Inc[a.Node]+1)))
+	case ASinkError:
+		return "sink fails: ErrKafkaAsyncSendMessage (retryable)"
+	case ACoordSchedule:
+		return "adds maintainer operator to " + NodeName(s.Ident(a.Node))
+	case AMaintSchedule:
+		return fmt.Sprintf("adds dispatcher operator for t%d to %s", a.Arg, NodeName(s.Ident(a.Arg2)))
+	case AMaintMove:
+		return fmt.Sprintf("moves t%d to %s", a.Arg, NodeName(s.Ident(a.Arg2)))
+	case ADispAdvance:
+		return "advances"
+	case ADispClosed:
+		return "finishes closing"
+	}
+	return a.Kind.String()
+}
+
+func (a Action) String() string {
+	switch a.Kind {
+	case ADeliver, ADrop, ADuplicate:
+		return a.Kind.String() + " " + a.Msg.String()
+	case ACrash, ADetect, ARestart, ACoordSchedule, AMaintTick, AMaintCleanup, ADMTick:
+		return fmt.Sprintf("%s n%d", a.Kind, a.Node)
+	case ASinkError, ADispAdvance, ADispClosed:
+		return fmt.Sprintf("%s %s", a.Kind, dispName(a.Arg))
+	case AMaintSchedule, AMaintMove:
+		return fmt.Sprintf("%s n%d t%d -> n%d", a.Kind, a.Node, a.Arg, a.Arg2)
+	}
+	return a.Kind.String()
+}
+
+// actionJSON is the exported form of an action: stable names, so a later
+// tool can replay a counterexample on the implementation.
+type actionJSON struct {
+	Kind string   `json:"kind"`
+	Node *uint8   `json:"node,omitempty"`
+	Arg  *uint8   `json:"arg,omitempty"`
+	Arg2 *uint8   `json:"arg2,omitempty"`
+	Msg  *msgJSON `json:"msg,omitempty"`
+}
+
+type msgJSON struct {
+	Kind  string `json:"kind"`
+	Src   uint8  `json:"src"`
+	Dst   uint8  `json:"dst"`
+	Epoch uint8  `json:"epoch"`
+	A     uint8  `json:"a"`
+	B     uint8  `json:"b"`
+	C     uint8  `json:"c"`
+	D     uint8  `json:"d"`
+	E     uint8  `json:"e"`
+	Text  string `json:"text,omitempty"`
+}
+
+// MarshalJSON exports the action with named kinds.
+func (a Action) MarshalJSON() ([]byte, error) {
+	j := actionJSON{Kind: a.Kind.String()}
+	n, x, y := a.Node, a.Arg, a.Arg2
+	j.Node, j.Arg, j.Arg2 = &n, &x, &y
+	if a.Kind == ADeliver || a.Kind == ADrop || a.Kind == ADuplicate {
+		m := a.Msg
+		j.Msg = &msgJSON{Kind: msgNames[m.Kind], Src: m.Src, Dst: m.Dst, Epoch: m.Epoch, A: m.A, B: m.B, C: m.C, D: m.D, E: m.E, Text: m.String()}
+	}
+	return json.Marshal(j)
+}
+
+// UnmarshalJSON is the inverse of MarshalJSON.
+func (a *Action) UnmarshalJSON(b []byte) error {
+	var j actionJSON
+	if err := json.Unmarshal(b, &j); err != nil {
+		return err
+	}
+	k := aNone
+	for i, n := range actNames {
+		if n == j.Kind && i != 0 {
+			k = ActKind(i)
+		}
+	}
+	if k == aNone {
+		return fmt.Errorf("unknown action kind %q", j.Kind)
+	}
+	*a = Action{Kind: k}
+	if j.Node != nil {
+		a.Node = *j.Node
+	}
+	if j.Arg != nil {
+		a.Arg = *j.Arg
+	}
+	if j.Arg2 != nil {
+		a.Arg2 = *j.Arg2
+	}
+	if j.Msg != nil {
+		mk, ok := msgKindByName(j.Msg.Kind)
+		if !ok {
+			return fmt.Errorf("action %s: unknown message kind %q", j.Kind, j.Msg.Kind)
+		}
+		a.Msg = Msg{Kind: mk, Src: j.Msg.Src, Dst: j.Msg.Dst, Epoch: j.Msg.Epoch, A: j.Msg.A, B: j.Msg.B, C: j.Msg.C, D: j.Msg.D, E: j.Msg.E}
+	}
+	return nil
+}

@@ -1,0 +1,108 @@
+package model
+
+// canonicalize puts s in its canonical form, so that states that differ only
+// in irrelevant detail have equal bytes:
+//   - DispatcherIDs are compacted to 1..k preserving their order (IDs are
+//     compared only for equality and order; a fresh ID is NextID = k+1);
+//   - dispatchers are sorted by ID, spans by table, journal entries by ID,
+//     unused slots last.
+func canonicalize(s *State) {
+	var used [256]bool
+	s.visitIDs(func(p *uint8) {
+		if *p != 0 {
+			used[*p] = true
+		}
+	})
+	var rank [256]uint8
+	k := uint8(0)
+	for i := 1; i < 256; i++ {
+		if used[i] {
+			k++
+			rank[i] = k
+		}
+	}
+	if k+1 != s.NextID {
+		s.visitIDs(func(p *uint8) {
+			if *p != 0 {
+				*p = rank[*p]
+			}
+		})
+		s.NextID = k + 1
+	}
+	// dispatchers by ID
+	for i := 1; i < MaxDisp; i++ {
+		for j := i; j > 0 && dispLess(&s.Disp[j], &s.Disp[j-1]); j-- {
+			s.Disp[j], s.Disp[j-1] = s.Disp[j-1], s.Disp[j]
+		}
+	}
+	for m := range s.Maint {
+		mt := &s.Maint[m]
+		if !mt.Exists {
+			continue
+		}
+		for i := 1; i < MaxSpans; i++ {
+			for j := i; j > 0 && spanLess(&mt.Spans[j], &mt.Spans[j-1]); j-- {
+				mt.Spans[j], mt.Spans[j-1] = mt.Spans[j-1], mt.Spans[j]
+			}
+		}
+	}
+	for d := range s.DMs {
+		J := &s.DMs[d].J
+		if J[1].ID != 0 && (J[0].ID == 0 || J[1].ID < J[0].ID) {
+			J[0], J[1] = J[1], J[0]
+		}
+	}
+}
+
+func dispLess(a, b *Disp) bool {
+	if a.ID == 0 {
+		return false
+	}
+	return b.ID == 0 || a.ID < b.ID
+}
+
+func spanLess(a, b *SpanRep) bool {
+	if a.ID == 0 {
+		return false
+	}
+	return b.ID == 0 || a.Table < b.Table || (a.Table == b.Table && a.ID < b.ID)
+}
+
+// visitIDs calls f on every field that holds a DispatcherID.
+func (s *State) visitIDs(f func(*uint8)) {
+	for i := range s.Disp {
+		f(&s.Disp[i].ID)
+	}
+	for i := range s.Maint {
+		mt := &s.Maint[i]
+		if !mt.Exists {
+			continue
+		}
+		f(&mt.TriggerID)
+		for j := range mt.Spans {
+			f(&mt.Spans[j].ID)
+		}
+		for j := range mt.Boot {
+			for k := range mt.Boot[j].D {
+				f(&mt.Boot[j].D[k].ID)
+			}
+			for k := range mt.Boot[j].J {
+				f(&mt.Boot[j].J[k].ID)
+			}
+		}
+	}
+	for i := range s.DMs {
+		for k := range s.DMs[i].J {
+			f(&s.DMs[i].J[k].ID)
+		}
+	}
+	for i := range s.Net {
+		m := &s.Net[i]
+		switch m.Kind {
+		case mSchedule, mBootReq:
+			f(&m.B)
+		case mDispStatus:
+			f(&m.A)
+		}
+	}
+}

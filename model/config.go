@@ -1,0 +1,309 @@
+package model
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+
+	"cdcspec/spec"
+)
+
+// Changefeed is the name of the model's one changefeed.
+const Changefeed = "default/cf"
+
+// Feature is a protocol fix that can be switched off to reach an older TiCDC.
+type Feature uint16
+
+// Features. Each names the TiCDC PR that introduced it. The catalogued bugs
+// (spec.Bugs) are switched separately, by name, in Config.Bugs.
+const (
+	// FeatEpochs: the maintainer epoch in the coordinator and the manager
+	// (#5434, #5435): statuses and operator checks need the current epoch, a
+	// remove needs the maintainer's epoch, bootstrap responses are checked,
+	// and the manager replaces only a fully stopped maintainer with a newer
+	// epoch. Off: the epoch is only in the coordinator's memory and an Add
+	// for a changefeed that already has a local maintainer is a silent no-op.
+	FeatEpochs Feature = 1 << iota
+	// FeatDMFence: dispatcher managers fence control requests by the owner
+	// (maintainer node, epoch) (#5436). The Schedule part of the fence is
+	// the catalogued bug no-epoch-fencing.
+	FeatDMFence
+	// FeatCommittedCheckpoint: the maintainer reports a monotonic committed
+	// checkpoint and clamps every Create's startTs to it (#4548). Off: the raw
+	// watermark is reported and may go down.
+	FeatCommittedCheckpoint
+
+	featAll = FeatEpochs | FeatDMFence | FeatCommittedCheckpoint
+)
+
+var featureNames = []struct {
+	f    Feature
+	name string
+}{
+	{FeatEpochs, "epochs"},
+	{FeatDMFence, "dm-fence"},
+	{FeatCommittedCheckpoint, "committed-checkpoint"},
+}
+
+// FeatureNames lists every feature name.
+func FeatureNames() []string {
+	out := make([]string, len(featureNames))
+	for i, f := range featureNames {
+		out[i] = f.name
+	}
+	return out
+}
+
+// ParseFeature returns the feature with that name.
+func ParseFeature(name string) (Feature, bool) {
+	for _, f := range featureNames {
+		if f.name == name {
+			return f.f, true
+		}
+	}
+	return 0, false
+}
+
+func (f Feature) String() string {
+	var parts []string
+	for _, n := range featureNames {
+		if f&n.f != 0 {
+			parts = append(parts, n.name)
+		}
+	}
+	if len(parts) == 0 {
+		return "none"
+	}
+	return strings.Join(parts, ",")
+}
+
+// Bug is one catalogued bug switched on in the model.
+type Bug uint16
+
+// The catalogue, in spec.Bugs() order. Each restores TiCDC's pre-fix logic at
+// exactly one decision point (see each use).
+const (
+	BugRegressedCheckpointDropsError Bug = 1 << iota
+	BugAddAcceptsUnbootstrapped
+	BugRestoredCreateIgnored
+	BugInflightOperatorsLost
+	BugStuckAfterUpstreamFailure
+	BugNoEpochFencing
+	BugTriggerPassesAddTableDDL
+)
+
+var bugNames = []struct {
+	b    Bug
+	name string
+}{
+	{BugRegressedCheckpointDropsError, "regressed-checkpoint-drops-error"},
+	{BugAddAcceptsUnbootstrapped, "add-accepts-unbootstrapped-maintainer"},
+	{BugRestoredCreateIgnored, "restored-create-ignored-for-new-table"},
+	{BugInflightOperatorsLost, "inflight-operators-lost-on-failover"},
+	{BugStuckAfterUpstreamFailure, "stuck-after-upstream-failure"},
+	{BugNoEpochFencing, "no-epoch-fencing"},
+	{BugTriggerPassesAddTableDDL, "trigger-passes-add-table-ddl"},
+}
+
+// ParseBug returns the model switch for a catalogued bug name.
+func ParseBug(name string) (Bug, bool) {
+	for _, b := range bugNames {
+		if b.name == name {
+			return b.b, true
+		}
+	}
+	return 0, false
+}
+
+// Names lists the bug names in the set, in catalogue order.
+func (b Bug) Names() []string {
+	var out []string
+	for _, n := range bugNames {
+		if b&n.b != 0 {
+			out = append(out, n.name)
+		}
+	}
+	return out
+}
+
+// Config bounds and parameterizes the model.
+type Config struct {
+	Name string `json:"name"`
+
+	Nodes     int   `json:"nodes"`      // node slots, 2..MaxNodes; slot 0 hosts the coordinator and never crashes
+	Tables    int   `json:"tables"`     // tables at changefeed creation, 1..MaxTables
+	DDLTables int   `json:"ddl_tables"` // tables a DDL may create while everything runs
+	TsMax     uint8 `json:"ts_max"`     // upstream resolved ts range is 1..TsMax
+
+	// Fault budgets.
+	Crashes    int `json:"crashes"`     // capture suicides (slots 1..Nodes-1)
+	Restarts   int `json:"restarts"`    // restarts of a crashed slot with a fresh identity
+	Drops      int `json:"drops"`       // messages lost
+	Dups       int `json:"dups"`        // messages delivered twice
+	SinkErrors int `json:"sink_errors"` // retryable sink errors
+	Stalls     int `json:"stalls"`      // upstream stalls (all TiKV down)
+
+	SpanMoves bool `json:"span_moves"` // the maintainer may move spans between nodes (balance)
+	Puller    bool `json:"puller"`     // model the upstream kv client (seed 004)
+
+	Features Feature `json:"-"`
+	Bugs     Bug     `json:"-"`
+
+	MaxDepth  int  `json:"max_depth,omitempty"`  // 0 = unbounded
+	MaxStates int  `json:"max_states,omitempty"` // 0 = unbounded
+	Symmetry  bool `json:"symmetry"`             // reduce by permuting node slots 1..Nodes-1
+	Liveness  bool `json:"liveness"`             // check the liveness properties
+}
+
+// Validate reports the first bound outside the model's fixed layout.
+func (c *Config) Validate() error {
+	switch {
+	case c.Nodes < 2 || c.Nodes > MaxNodes:
+		return fmt.Errorf("config %q: nodes must be 2..%d, got %d", c.Name, MaxNodes, c.Nodes)
+	case c.Tables < 1 || c.Tables+c.DDLTables > MaxTables:
+		return fmt.Errorf("config %q: tables (%d) + ddl tables (%d) must be 1..%d with at least one table", c.Name, c.Tables, c.DDLTables, MaxTables)
+	case c.DDLTables < 0:
+		return fmt.Errorf("config %q: ddl tables must be >= 0", c.Name)
+	case c.TsMax < 2 || c.TsMax > 9:
+		return fmt.Errorf("config %q: ts range must be 2..9, got %d", c.Name, c.TsMax)
+	case c.Crashes < 0 || c.Restarts < 0 || c.Drops < 0 || c.Dups < 0 || c.SinkErrors < 0 || c.Stalls < 0:
+		return fmt.Errorf("config %q: fault budgets must be >= 0", c.Name)
+	case c.Crashes > 7 || c.Restarts > 7 || c.Drops > 7 || c.Dups > 7 || c.SinkErrors > 7 || c.Stalls > 7:
+		return fmt.Errorf("config %q: fault budgets must be <= 7", c.Name)
+	case c.MaxDepth < 0 || c.MaxStates < 0:
+		return fmt.Errorf("config %q: max depth and max states must be >= 0", c.Name)
+	}
+	return nil
+}
+
+func (c *Config) has(f Feature) bool { return c.Features&f != 0 }
+func (c *Config) bug(b Bug) bool     { return c.Bugs&b != 0 }
+
+// String is a one-line summary of the bounds.
+func (c *Config) String() string {
+	s := fmt.Sprintf("%s: nodes=%d tables=%d ddl=%d ts=1..%d crashes=%d restarts=%d drops=%d dups=%d sink-errors=%d stalls=%d moves=%v puller=%v features=%s symmetry=%v liveness=%v",
+		c.Name, c.Nodes, c.Tables, c.DDLTables, c.TsMax, c.Crashes, c.Restarts, c.Drops, c.Dups, c.SinkErrors, c.Stalls, c.SpanMoves, c.Puller, c.Features, c.Symmetry, c.Liveness)
+	if c.MaxDepth > 0 {
+		s += fmt.Sprintf(" depth<=%d", c.MaxDepth)
+	}
+	if bs := c.Bugs.Names(); len(bs) > 0 {
+		s += " bugs=" + strings.Join(bs, ",")
+	}
+	return s
+}
+
+// Base is the shape every standard configuration starts from: HEAD's
+// protocol (every feature on, no bug), two nodes, one table.
+func Base() Config {
+	return Config{
+		Name: "base", Nodes: 2, Tables: 1, TsMax: 3,
+		Features: featAll, Liveness: true,
+	}
+}
+
+// standard configurations, by name. "default" is what `cdcspec check` runs.
+var standard = map[string]func() Config{
+	"default": func() Config {
+		c := Base()
+		c.Name = "default"
+		c.Crashes, c.SinkErrors, c.DDLTables = 1, 1, 1
+		return c
+	},
+	// #5709: a node dies, its dispatchers are rescheduled with a stale
+	// startTs, the raw watermark (no committed checkpoint, before #4548)
+	// falls below the stored checkpoint, then a sink error arrives.
+	"regressed-checkpoint": func() Config {
+		c := Base()
+		c.Name = "regressed-checkpoint"
+		c.Crashes, c.SinkErrors = 1, 1
+		c.Features &^= FeatCommittedCheckpoint
+		return c
+	},
+	// #3952: warning, cascade stop, a late re-sent cascade remove lands on
+	// the emptied node, the retry's add goes there. Before epochs (#5434).
+	"removal-only": func() Config {
+		c := Base()
+		c.Name = "removal-only"
+		c.SinkErrors = 1
+		c.Features &^= FeatEpochs
+		return c
+	},
+	// #6202 and #5401: a table created by DDL while the maintainer node dies.
+	"ddl-failover": func() Config {
+		c := Base()
+		c.Name = "ddl-failover"
+		c.Tables, c.DDLTables, c.Crashes = 1, 1, 1
+		return c
+	},
+	// #3411: a span move in flight when the maintainer node dies.
+	"move-failover": func() Config {
+		c := Base()
+		c.Name = "move-failover"
+		c.Crashes, c.SpanMoves = 1, true
+		return c
+	},
+	// #5083: a Create from the dead maintainer arrives after failover.
+	"stale-create": func() Config {
+		c := Base()
+		c.Name = "stale-create"
+		c.Crashes = 1
+		return c
+	},
+	// tiflow #9595: the upstream kv client around an all-TiKV outage.
+	"upstream-outage": func() Config {
+		c := Base()
+		c.Name = "upstream-outage"
+		c.Stalls, c.Puller = 1, true
+		return c
+	},
+}
+
+// Standard returns a standard configuration by name.
+func Standard(name string) (Config, bool) {
+	f, ok := standard[name]
+	if !ok {
+		return Config{}, false
+	}
+	return f(), true
+}
+
+// StandardNames lists the standard configurations, "default" first.
+func StandardNames() []string {
+	var out []string
+	for n := range standard {
+		if n != "default" {
+			out = append(out, n)
+		}
+	}
+	sort.Strings(out)
+	return append([]string{"default"}, out...)
+}
+
+// BugConfig names the standard configuration that exposes a catalogued bug.
+func BugConfig(name string) string {
+	switch name {
+	case "regressed-checkpoint-drops-error":
+		return "regressed-checkpoint"
+	case "add-accepts-unbootstrapped-maintainer":
+		return "removal-only"
+	case "restored-create-ignored-for-new-table", "trigger-passes-add-table-ddl":
+		return "ddl-failover"
+	case "inflight-operators-lost-on-failover":
+		return "move-failover"
+	case "no-epoch-fencing":
+		return "stale-create"
+	case "stuck-after-upstream-failure":
+		return "upstream-outage"
+	}
+	return "default"
+}
+
+// CheckBugCatalogue verifies that every spec bug has a model switch.
+func CheckBugCatalogue() error {
+	for _, b := range spec.Bugs() {
+		if _, ok := ParseBug(b.Name); !ok {
+			return fmt.Errorf("spec bug %q has no model switch", b.Name)
+		}
+	}
+	return nil
+}

@@ -1,0 +1,206 @@
+package model
+
+import (
+	"cdcspec/spec"
+)
+
+const sinkErrText = "[CDC:ErrKafkaAsyncSendMessage]kafka async send message failed"
+
+// coordSchedule is the basic scheduler putting the absent changefeed on a
+// node: AddOperator for an add first bumps and persists the epoch (A.2).
+func coordSchedule(cfg *Config, s *State, slot uint8, e *emitter) {
+	c := &s.Coord
+	if cfg.has(FeatEpochs) {
+		c.Epoch++
+		e.add(spec.Event{Kind: spec.EpochBumped, Epoch: uint64(c.Epoch)})
+	}
+	dest := s.Ident(slot)
+	c.Op, c.OpNode, c.OpEpoch = copAdd, dest, c.Epoch
+	c.Repl, c.Node = replScheduling, dest
+	e.add(spec.Event{Kind: spec.MaintainerOpStarted, Op: spec.OpAdd, Node: NodeName(dest), Epoch: uint64(c.Epoch)})
+	s.send(coordOpMsg(s))
+}
+
+// coordOpMsg is the request the current operator sends on every Schedule().
+func coordOpMsg(s *State) Msg {
+	c := &s.Coord
+	if c.Op == copAdd {
+		return Msg{Kind: mAddMaintainer, Src: coordSlot, Dst: c.OpNode, Epoch: c.OpEpoch, A: c.Ckpt}
+	}
+	return Msg{Kind: mRemoveMaintainer, Src: coordSlot, Dst: c.OpNode, Epoch: c.OpEpoch, A: 1}
+}
+
+func coordWouldResend(s *State) bool {
+	m := coordOpMsg(s)
+	if !s.live(m.Dst) {
+		return false
+	}
+	n := s.nmsgs()
+	for i := 0; i < n; i++ {
+		if s.Net[i] == m {
+			return false
+		}
+	}
+	return true
+}
+
+func coordResend(cfg *Config, s *State) {
+	if s.Coord.Op != copNone {
+		s.send(coordOpMsg(s))
+	}
+}
+
+// coordOnNodeRemoved: an add to the dead node is cancelled (absent); a stop
+// aimed at it is re-targeted to the coordinator's own node (slot 0), where a
+// removal-only maintainer does the cascade close; a replicating changefeed
+// there becomes absent (A.2, C.7).
+func coordOnNodeRemoved(cfg *Config, s *State, id uint8, e *emitter) {
+	c := &s.Coord
+	switch {
+	case c.Op == copAdd && c.OpNode == id:
+		c.Op, c.OpNode = copNone, none
+		c.Repl, c.Node = replAbsent, none
+	case c.Op == copStop && c.OpNode == id:
+		c.OpNode = s.Ident(0)
+		s.send(coordOpMsg(s))
+	case c.Op == copNone && c.Node == id:
+		c.Repl, c.Node = replAbsent, none
+	}
+}
+
+// coordHandleStatus is controller.handleMaintainerStatus followed by
+// Changefeed.UpdateStatus, in TiCDC's order (A.2).
+func coordHandleStatus(cfg *Config, s *State, m Msg, e *emitter) {
+	c := &s.Coord
+	working, ckpt, bootDone, errSrc := m.A == 1, m.B, m.C == 1, m.D
+	st := spec.MaintainerStopped
+	if working {
+		st = spec.MaintainerWorking
+	}
+	errText := ""
+	if errSrc != 0 {
+		errText = sinkErrText
+	}
+	recv := spec.Event{Kind: spec.StatusReceived, Node: NodeName(m.Src), Epoch: uint64(m.Epoch), Checkpoint: uint64(ckpt), BootstrapDone: bootDone, State: st, Err: errText}
+
+	// (1) the operator sees the status first.
+	switch c.Op {
+	case copAdd:
+		// AddMaintainerOperator.Check: from the destination, current epoch,
+		// Working and BootstrapDone. Before #3976 (bug) BootstrapDone was not
+		// required, so a removal-only maintainer's Working report finished it.
+		epochOK := !cfg.has(FeatEpochs) || m.Epoch == c.OpEpoch
+		bootOK := bootDone || cfg.bug(BugAddAcceptsUnbootstrapped)
+		if m.Src == c.OpNode && epochOK && working && bootOK {
+			c.Op = copNone
+			c.Repl = replReplicating
+			c.Restarting = false // StartFinished
+			e.add(spec.Event{Kind: spec.MaintainerOpFinished, Op: spec.OpAdd, Node: NodeName(m.Src), Epoch: uint64(c.OpEpoch)})
+			c.OpNode = none
+		}
+	case copStop:
+		// StopChangefeedOperator.Check: a non-Working report from the node
+		// with the stopped epoch; before epochs any non-Working report.
+		match := !working && (!cfg.has(FeatEpochs) || (m.Src == c.OpNode && m.Epoch == c.OpEpoch))
+		if match {
+			e.add(spec.Event{Kind: spec.MaintainerOpFinished, Op: spec.OpStop, Node: NodeName(c.OpNode), Epoch: uint64(c.OpEpoch)})
+			c.Op, c.OpNode = copNone, none
+		}
+	}
+	// (3) node check, (4) epoch check.
+	if m.Src != c.Node {
+		e.add(recv)
+		e.add(spec.Event{Kind: spec.StatusIgnored, Node: NodeName(m.Src), Epoch: uint64(m.Epoch), Reason: "remote changefeed maintainer nodeID mismatch with local record"})
+		return
+	}
+	if cfg.has(FeatEpochs) && m.Epoch != 0 && m.Epoch != c.Epoch {
+		e.add(recv)
+		e.add(spec.Event{Kind: spec.StatusIgnored, Node: NodeName(m.Src), Epoch: uint64(m.Epoch), Reason: "drop stale maintainer status"})
+		return
+	}
+	recv.Accepted = true
+	e.add(recv)
+	updateStatus(cfg, s, m, e)
+}
+
+// updateStatus is Changefeed.UpdateStatus (A.2 steps 1-6) plus
+// handleStateChange for a warning. It also maintains the
+// error-never-dropped ghost: an error whose checkpoint did not move that
+// reaches neither the backoff nor the BootstrapDone rule was dropped.
+func updateStatus(cfg *Config, s *State, m Msg, e *emitter) {
+	c := &s.Coord
+	ckpt, bootDone, hasErr := m.B, m.C == 1, m.D != 0
+	handled := false
+	defer func() {
+		if hasErr && !handled && !s.ErrDrop.Set {
+			s.ErrDrop = ErrDropGhost{Set: true, Node: m.Src, Epoch: m.Epoch, Reported: m.B, Stored: c.Ckpt}
+		}
+	}()
+	// 1. Regressed checkpoint.
+	if ckpt < c.Ckpt {
+		if !hasErr {
+			handled = true // nothing to drop
+			return
+		}
+		if cfg.bug(BugRegressedCheckpointDropsError) {
+			// Before #5779 the whole status, Err included, was dropped here.
+			return
+		}
+		ckpt = c.Ckpt // #5779: continue with a copy at the stored checkpoint
+	}
+	// 2. Store it.
+	if ckpt > c.Ckpt {
+		c.Ckpt = ckpt
+		e.add(spec.Event{Kind: spec.CheckpointStored, Checkpoint: uint64(ckpt)})
+	}
+	// 3. Fast-fail errors are not modeled: every error is retryable.
+	// 4. BootstrapDone changed: report Normal, by design ignore the error.
+	if bootDone != c.BootDone {
+		c.BootDone = bootDone
+		handled = true
+		e.add(spec.Event{Kind: spec.BootstrapDoneChanged, Node: NodeName(m.Src), BootstrapDone: bootDone})
+		if c.State != cfNormal {
+			c.State = cfNormal
+			e.add(spec.Event{Kind: spec.StateChanged, State: spec.StateNormal})
+		}
+		return
+	}
+	// 6. CheckStatus.
+	if ckpt > c.Baseline {
+		c.Baseline = ckpt
+		handled = true // progress: the backoff ignores errors in this report
+		if c.Retrying {
+			c.Retrying = false
+			e.add(spec.Event{Kind: spec.BackoffRecovered, Checkpoint: uint64(ckpt)})
+			if c.State != cfNormal {
+				c.State = cfNormal
+				e.add(spec.Event{Kind: spec.StateChanged, State: spec.StateNormal})
+			}
+		}
+		return
+	}
+	if !hasErr {
+		return
+	}
+	handled = true
+	e.add(spec.Event{Kind: spec.BackoffErrorSeen, Node: NodeName(m.Src), Err: sinkErrText, Checkpoint: uint64(c.Ckpt), State: spec.StateWarning})
+	if c.Restarting {
+		e.add(spec.Event{Kind: spec.BackoffIgnored, Err: sinkErrText})
+		return
+	}
+	c.Restarting, c.Retrying, c.RetryWait = true, true, true
+	e.add(spec.Event{Kind: spec.BackoffStarted, Checkpoint: uint64(c.Ckpt), NextRetry: 1, Err: sinkErrText})
+	// handleStateChange(Warning): bump the epoch, cascade-stop the old
+	// maintainer with its epoch, move the changefeed to the scheduling queue.
+	c.State = cfWarning
+	e.add(spec.Event{Kind: spec.StateChanged, State: spec.StateWarning, Err: sinkErrText})
+	oldEpoch, oldNode := c.Epoch, c.Node
+	if cfg.has(FeatEpochs) {
+		c.Epoch++
+		e.add(spec.Event{Kind: spec.EpochBumped, Epoch: uint64(c.Epoch)})
+	}
+	c.Op, c.OpNode, c.OpEpoch = copStop, oldNode, oldEpoch
+	c.Repl, c.Node = replAbsent, none
+	e.add(spec.Event{Kind: spec.MaintainerOpStarted, Op: spec.OpStop, Node: NodeName(oldNode), Epoch: uint64(oldEpoch)})
+	s.send(coordOpMsg(s))
+}

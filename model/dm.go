@@ -1,0 +1,288 @@
+package model
+
+import (
+	"cdcspec/spec"
+)
+
+// dmHandleBootstrap is the dispatcher orchestrator's bootstrap handling
+// (A.9): create the dispatcher manager, take ownership (a newer or equal
+// epoch), ensure the table trigger on the maintainer's own node, and answer
+// with the snapshot: dispatchers, the trigger checkpoint and the journal.
+func dmHandleBootstrap(cfg *Config, s *State, m Msg, e *emitter) {
+	slot := slotOf(m.Dst)
+	dm := &s.DMs[slot]
+	if !dm.Exists {
+		*dm = DM{Exists: true, Owner: none}
+	} else if cfg.has(FeatDMFence) && dm.Owner != none &&
+		(m.Epoch < dm.OwnerEpoch || (m.Epoch == dm.OwnerEpoch && m.Src != dm.Owner)) {
+		return // "drop stale maintainer bootstrap request"
+	}
+	dm.Owner, dm.OwnerEpoch = m.Src, m.Epoch
+	var snap Snapshot
+	snap.TrigCkpt = none
+	if m.B != 0 {
+		var trig *Disp
+		for i := range s.Disp {
+			if d := &s.Disp[i]; d.ID != 0 && d.Node == slot && d.Table == 0 {
+				trig = d
+			}
+		}
+		if trig != nil && trig.ID != m.B {
+			e.add(spec.Event{Kind: spec.DispatcherRemoved, Node: NodeName(m.Dst), Dispatcher: dispName(trig.ID), Checkpoint: uint64(trig.Ckpt)})
+			*trig = Disp{}
+			trig = nil
+		}
+		if trig == nil {
+			trig = s.newDisp()
+			if trig == nil {
+				return
+			}
+			*trig = Disp{ID: m.B, Node: slot, Table: 0, St: dWorking, StartTs: m.A, Ckpt: m.A}
+			dm.NoneT, dm.NoneTable, dm.AckedT = 0, 0, 0
+			e.add(spec.Event{Kind: spec.DispatcherCreated, Node: NodeName(m.Dst), Dispatcher: dispName(m.B), Span: spec.WholeTable(0), Checkpoint: uint64(m.A)})
+		}
+		snap.TrigCkpt = trig.StartTs // the response carries the trigger startTs
+	}
+	k := 0
+	for i := range s.Disp {
+		d := &s.Disp[i]
+		if d.ID != 0 && d.Node == slot && d.Table != 0 && k < MaxSnap {
+			st := d.St
+			if st == dRemoving {
+				st = dWorking // still running until it finishes closing
+			}
+			snap.D[k] = SnapDisp{ID: d.ID, Table: d.Table, Status: st, Ckpt: d.Ckpt}
+			k++
+		}
+	}
+	snap.J = dm.J
+	if mt := &s.Maint[slotOf(m.Src)]; mt.Exists && s.live(m.Src) && mt.Epoch == m.Epoch && !mt.Bootstrapped {
+		mt.Boot[slot] = snap
+	}
+	s.send(Msg{Kind: mBootResp, Src: m.Dst, Dst: m.Src, Epoch: m.Epoch})
+}
+
+// dmFenced reports whether a control request passes the owner fence:
+// exactly the owner (maintainer node, epoch) (#5436).
+func dmFenced(dm *DM, m Msg) bool {
+	return m.Src != dm.Owner || m.Epoch != dm.OwnerEpoch
+}
+
+// dmHandleSchedule is SchedulerDispatcherRequestHandler (A.9).
+func dmHandleSchedule(cfg *Config, s *State, m Msg, e *emitter) {
+	slot := slotOf(m.Dst)
+	dm := &s.DMs[slot]
+	if !dm.Exists {
+		return
+	}
+	// preCheckForSchedulerHandler. With no-epoch-fencing (before #5436) a
+	// request from a previous maintainer generation is obeyed.
+	if cfg.has(FeatDMFence) && !cfg.bug(BugNoEpochFencing) && dmFenced(dm, m) {
+		return // "drop stale schedule dispatcher request"
+	}
+	id := m.B
+	d := s.disp(id)
+	if d != nil && d.Node != slot {
+		d = nil
+	}
+	switch m.A {
+	case schedCreate:
+		if d != nil {
+			return // idempotent Create
+		}
+		nd := s.newDisp()
+		if nd == nil {
+			return
+		}
+		*nd = Disp{ID: id, Node: slot, Table: m.C, St: dInit, StartTs: m.D, Ckpt: m.D}
+		e.add(spec.Event{Kind: spec.DispatcherCreated, Node: NodeName(m.Dst), Dispatcher: dispName(id), Span: spec.WholeTable(int64(m.C)), Checkpoint: uint64(m.D)})
+	case schedRemove:
+		if d == nil {
+			// a missing dispatcher reports Stopped at once
+			s.send(Msg{Kind: mDispStatus, Src: m.Dst, Dst: dm.Owner, A: id, B: 0, C: 0, D: dmWatermark(s, slot)})
+			return
+		}
+		if !cfg.bug(BugInflightOperatorsLost) {
+			journal(dm, Journal{ID: id, Table: d.Table, Action: schedRemove, OpType: m.E})
+		}
+		d.St = dRemoving
+	}
+}
+
+func journal(dm *DM, j Journal) {
+	for i := range dm.J {
+		if dm.J[i].ID == j.ID {
+			dm.J[i] = j
+			return
+		}
+	}
+	for i := range dm.J {
+		if dm.J[i].ID == 0 {
+			dm.J[i] = j
+			return
+		}
+	}
+}
+
+func unjournal(dm *DM, id uint8) {
+	for i := range dm.J {
+		if dm.J[i].ID == id {
+			dm.J[i] = Journal{}
+		}
+	}
+}
+
+// dmHandleClose: a cascade close closes every dispatcher of the changefeed
+// on the node and the manager itself; a stale close is ACKed and ignored.
+func dmHandleClose(cfg *Config, s *State, m Msg, e *emitter) {
+	slot := slotOf(m.Dst)
+	dm := &s.DMs[slot]
+	if dm.Exists && !(cfg.has(FeatDMFence) && dmFenced(dm, m)) {
+		for i := range s.Disp {
+			if d := &s.Disp[i]; d.ID != 0 && d.Node == slot {
+				e.add(spec.Event{Kind: spec.DispatcherRemoved, Node: NodeName(m.Dst), Dispatcher: dispName(d.ID), Checkpoint: uint64(d.Ckpt)})
+				*d = Disp{}
+			}
+		}
+		*dm = DM{}
+		e.add(spec.Event{Kind: spec.DispatcherManagerClosed, Node: NodeName(m.Dst)})
+	}
+	s.send(Msg{Kind: mCloseResp, Src: m.Dst, Dst: m.Src, Epoch: m.Epoch, A: 1})
+}
+
+// dmHandleAck: the maintainer ACKed the trigger's NONE status; the trigger's
+// checkpoint may pass the DDL now (#5402).
+func dmHandleAck(cfg *Config, s *State, m Msg) {
+	dm := &s.DMs[slotOf(m.Dst)]
+	if !dm.Exists || (cfg.has(FeatDMFence) && dmFenced(dm, m)) {
+		return
+	}
+	if dm.NoneT == m.A {
+		dm.NoneT, dm.NoneTable, dm.AckedT = 0, 0, m.A
+	}
+}
+
+// dmTick is the dispatcher manager's heartbeat task, with the dispatchers'
+// progress since the last one folded in: every dispatcher of the node first
+// advances (dispAdvance), then the manager sends the watermark (minimum
+// checkpoint over its dispatchers) to its maintainer, the first error again
+// (every 5 s until the manager closes) and the NONE block status until ACKed.
+func dmTick(cfg *Config, s *State, slot uint8, e *emitter) {
+	for i := range s.Disp {
+		if d := &s.Disp[i]; d.ID != 0 && d.Node == slot && (d.St == dInit || (d.St == dWorking && dispCanAdvance(cfg, s, d))) {
+			dispAdvance(cfg, s, d.ID, e)
+		}
+	}
+	dm := &s.DMs[slot]
+	if dm.Owner == none {
+		return
+	}
+	src := s.Ident(slot)
+	s.sendLatest(Msg{Kind: mWatermark, Src: src, Dst: dm.Owner, A: dmWatermark(s, slot)})
+	if dm.Err {
+		s.send(Msg{Kind: mDMErr, Src: src, Dst: dm.Owner, A: 1})
+	}
+	if dm.NoneT != 0 {
+		s.send(Msg{Kind: mBlockNone, Src: src, Dst: dm.Owner, A: dm.NoneTable, B: dm.NoneT})
+	}
+}
+
+// dmWatermark is the minimum checkpoint over the manager's dispatchers;
+// every HeartBeatRequest carries it, status changes included.
+func dmWatermark(s *State, slot uint8) uint8 {
+	wm := uint8(tsInf)
+	for i := range s.Disp {
+		if d := &s.Disp[i]; d.ID != 0 && d.Node == slot {
+			wm = min(wm, d.Ckpt)
+		}
+	}
+	return wm
+}
+
+// pendingDDL returns the add-table DDL the trigger must handle next, if its
+// commitTs is within the trigger's reach: (table, commitTs).
+func pendingDDL(s *State, d *Disp) (uint8, uint8) {
+	for t := uint8(1); t <= MaxTables; t++ {
+		T := s.TableT[t]
+		if T != none && T != 0 && d.Ckpt < T && T <= s.PullTs {
+			return t, T
+		}
+	}
+	return 0, 0
+}
+
+// triggerTarget is how far the table trigger may advance: the resolved ts,
+// capped below an add-table DDL until the maintainer ACKs it
+// (addTableCheckpointBlocker, #5402).
+func triggerTarget(cfg *Config, s *State, d *Disp) uint8 {
+	target := s.PullTs
+	dm := &s.DMs[d.Node]
+	if cfg.bug(BugTriggerPassesAddTableDDL) {
+		return target
+	}
+	if t, T := pendingDDL(s, d); t != 0 && dm.AckedT != T {
+		target = min(target, T-1)
+	}
+	return target
+}
+
+func dispCanAdvance(cfg *Config, s *State, d *Disp) bool {
+	if d.SinkErr {
+		return false
+	}
+	if d.Table == 0 {
+		if t, T := pendingDDL(s, d); t != 0 && s.DMs[d.Node].NoneT != T && s.DMs[d.Node].AckedT != T {
+			return true // writes the DDL and reports NONE
+		}
+		return triggerTarget(cfg, s, d) > d.Ckpt
+	}
+	return s.PullTs > d.Ckpt
+}
+
+// dispAdvance: an initializing dispatcher gets its first event and reports
+// Working; a working one flushes up to the resolved ts. The trigger writes a
+// CREATE TABLE it reaches and reports NONE with the new table.
+func dispAdvance(cfg *Config, s *State, id uint8, e *emitter) {
+	d := s.disp(id)
+	dm := &s.DMs[d.Node]
+	node := s.Ident(d.Node)
+	if d.St == dInit {
+		d.St = dWorking
+		e.add(spec.Event{Kind: spec.DispatcherWorking, Node: NodeName(node), Dispatcher: dispName(id), Span: spec.WholeTable(int64(d.Table))})
+		if dm.Owner != none {
+			s.send(Msg{Kind: mDispStatus, Src: node, Dst: dm.Owner, A: id, B: dWorking, C: d.Ckpt, D: dmWatermark(s, d.Node)})
+		}
+		return
+	}
+	if d.Table == 0 {
+		if t, T := pendingDDL(s, d); t != 0 && dm.NoneT != T && dm.AckedT != T {
+			dm.NoneT, dm.NoneTable = T, t
+			if dm.Owner != none {
+				s.send(Msg{Kind: mBlockNone, Src: node, Dst: dm.Owner, A: t, B: T})
+			}
+		}
+		d.Ckpt = max(d.Ckpt, triggerTarget(cfg, s, d))
+		return
+	}
+	d.Ckpt = s.PullTs
+	t := d.Table
+	if d.StartTs <= s.Flushed[t] && d.Ckpt > s.Flushed[t] {
+		s.Flushed[t] = d.Ckpt
+	}
+	e.add(spec.Event{Kind: spec.DataFlushed, Node: NodeName(node), Dispatcher: dispName(id), Span: spec.Span{Table: int64(t)}, Checkpoint: uint64(d.Ckpt)})
+}
+
+// dispClosed: a removing dispatcher finished closing; it is reported
+// Stopped once with its final checkpoint and deleted; its journal entry goes.
+func dispClosed(cfg *Config, s *State, id uint8, e *emitter) {
+	d := s.disp(id)
+	dm := &s.DMs[d.Node]
+	node := s.Ident(d.Node)
+	e.add(spec.Event{Kind: spec.DispatcherRemoved, Node: NodeName(node), Dispatcher: dispName(id), Checkpoint: uint64(d.Ckpt)})
+	unjournal(dm, id)
+	ckpt, slot := d.Ckpt, d.Node
+	*d = Disp{}
+	if dm.Owner != none {
+		s.send(Msg{Kind: mDispStatus, Src: node, Dst: dm.Owner, A: id, B: 0, C: ckpt, D: dmWatermark(s, slot)})
+	}
+}

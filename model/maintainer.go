@@ -1,0 +1,548 @@
+package model
+
+import (
+	"cdcspec/spec"
+)
+
+// memberMask is the node set as NodeManager shows it: running nodes and
+// crashed ones whose departure nobody has seen yet.
+func memberMask(cfg *Config, s *State) uint8 {
+	var mask uint8
+	for i := 0; i < cfg.Nodes; i++ {
+		if s.NodeSt[i] == nodeAlive || s.NodeSt[i] == nodeDead {
+			mask |= 1 << i
+		}
+	}
+	return mask
+}
+
+// managerHandleAdd is handleAddMaintainer (A.3).
+func managerHandleAdd(cfg *Config, s *State, m Msg, e *emitter) {
+	slot := slotOf(m.Dst)
+	mt := &s.Maint[slot]
+	if m.A == 0 {
+		return
+	}
+	if mt.Exists {
+		if !cfg.has(FeatEpochs) {
+			// Before #5435 any existing entry, such as a removal-only
+			// maintainer, made Add a silent no-op.
+			return
+		}
+		if !(mt.Removed && m.Epoch > mt.Epoch) {
+			e.add(spec.Event{Kind: spec.MaintainerRejectedAdd, Node: NodeName(m.Dst), Epoch: uint64(m.Epoch)})
+			return
+		}
+	}
+	*mt = Maint{Exists: true, Epoch: m.Epoch, StartTs: m.A, Committed: m.A, Reported: m.A, TriggerID: s.allocID()}
+	for i := range mt.WM {
+		mt.WM[i] = none
+	}
+	for i := range mt.Boot {
+		mt.Boot[i].TrigCkpt = none
+	}
+	e.add(spec.Event{Kind: spec.MaintainerCreated, Node: NodeName(m.Dst), Epoch: uint64(m.Epoch), Checkpoint: uint64(m.A)})
+	// EventInit: ask every alive node for its dispatchers.
+	mt.Bootstrapper = memberMask(cfg, s)
+	sendBootstrapRequests(cfg, s, slot)
+}
+
+func sendBootstrapRequests(cfg *Config, s *State, slot uint8) {
+	mt := &s.Maint[slot]
+	for i := uint8(0); i < uint8(cfg.Nodes); i++ {
+		if mt.Bootstrapper&(1<<i) == 0 || mt.Answered&(1<<i) != 0 {
+			continue
+		}
+		r := Msg{Kind: mBootReq, Src: s.Ident(slot), Dst: s.Ident(i), Epoch: mt.Epoch, A: mt.StartTs}
+		if i == slot {
+			r.B = mt.TriggerID
+		}
+		s.send(r)
+	}
+}
+
+// managerHandleRemove is handleRemoveMaintainer (A.3) and onRemoveMaintainer (A.4).
+func managerHandleRemove(cfg *Config, s *State, m Msg, e *emitter) {
+	slot := slotOf(m.Dst)
+	mt := &s.Maint[slot]
+	if !mt.Exists {
+		if m.A != 1 {
+			// not found, non-cascade: reply Stopped at once
+			s.send(Msg{Kind: mStatus, Src: m.Dst, Dst: coordSlot, Epoch: m.Epoch})
+			return
+		}
+		// Not found, cascade: a removal-only maintainer does the cascade close.
+		*mt = Maint{Exists: true, RemovalOnly: true, Epoch: m.Epoch}
+		for i := range mt.WM {
+			mt.WM[i] = none
+		}
+		for i := range mt.Boot {
+			mt.Boot[i].TrigCkpt = none
+		}
+		e.add(spec.Event{Kind: spec.MaintainerCreated, Node: NodeName(m.Dst), Epoch: uint64(m.Epoch), RemovalOnly: true})
+	} else if cfg.has(FeatEpochs) && m.Epoch != 0 && m.Epoch != mt.Epoch {
+		return // "drop stale remove maintainer request"
+	}
+	if mt.Removing {
+		return
+	}
+	mt.Removing = true
+	mt.CloseAcked = 0
+	sendCloseRequests(cfg, s, slot)
+	maybeClosed(cfg, s, slot, e)
+}
+
+func sendCloseRequests(cfg *Config, s *State, slot uint8) {
+	mt := &s.Maint[slot]
+	for i := uint8(0); i < uint8(cfg.Nodes); i++ {
+		if memberMask(cfg, s)&(1<<i) != 0 && mt.CloseAcked&(1<<i) == 0 {
+			s.send(Msg{Kind: mCloseReq, Src: s.Ident(slot), Dst: s.Ident(i), Epoch: mt.Epoch})
+		}
+	}
+}
+
+// maybeClosed: every alive node ACKed the close, the maintainer is Stopped
+// and removed ("changefeed maintainer closed").
+func maybeClosed(cfg *Config, s *State, slot uint8, e *emitter) {
+	mt := &s.Maint[slot]
+	if !mt.Removing || mt.Removed {
+		return
+	}
+	members := memberMask(cfg, s)
+	if mt.CloseAcked&members != members {
+		return
+	}
+	mt.Removed = true
+	e.add(spec.Event{Kind: spec.MaintainerClosed, Node: NodeName(s.Ident(slot)), Epoch: uint64(mt.Epoch), Checkpoint: uint64(mt.Reported)})
+}
+
+// maintTick is one maintainer period: checkpoint calculation (A.8), the
+// manager's MaintainerHeartbeat with this maintainer's status (errors
+// drained), and the re-sends of bootstrap, operator and close requests.
+func maintTick(cfg *Config, s *State, slot uint8, e *emitter) {
+	mt := &s.Maint[slot]
+	if mt.Bootstrapped && !mt.Removing {
+		calculateCheckpoint(cfg, s, slot)
+	}
+	st := Msg{Kind: mStatus, Src: s.Ident(slot), Dst: coordSlot, Epoch: mt.Epoch, B: mt.Reported, D: mt.Err}
+	if !mt.Removed {
+		st.A = 1
+	}
+	if mt.Bootstrapped {
+		st.C = 1
+	}
+	mt.Err = 0
+	s.send(st)
+	switch {
+	case mt.Removing && !mt.Removed:
+		sendCloseRequests(cfg, s, slot)
+	case !mt.Bootstrapped && !mt.RemovalOnly && !mt.Removing:
+		sendBootstrapRequests(cfg, s, slot)
+	case mt.Bootstrapped && !mt.Removing:
+		for j := range mt.Spans {
+			if sp := &mt.Spans[j]; sp.ID != 0 && sp.Op != mopNone {
+				resendOp(cfg, s, slot, sp)
+			}
+		}
+	}
+}
+
+// calculateCheckpoint is Maintainer.calculateNewCheckpointTs (A.8).
+func calculateCheckpoint(cfg *Config, s *State, slot uint8) {
+	mt := &s.Maint[slot]
+	res := uint8(tsInf)
+	need := uint8(1) << slot
+	for j := range mt.Spans {
+		sp := &mt.Spans[j]
+		if sp.ID == 0 {
+			continue
+		}
+		if sp.State != replReplicating || sp.Op == mopAdd || sp.Op == mopMove {
+			res = min(res, sp.Ckpt)
+		}
+		if sp.State != replAbsent && sp.Node != none {
+			need |= 1 << slotOf(sp.Node)
+		}
+	}
+	for i := uint8(0); i < uint8(cfg.Nodes); i++ {
+		if need&(1<<i) == 0 || s.NodeSt[i] == nodeDetected {
+			continue
+		}
+		if mt.WM[i] == none {
+			return // "checkpointTs can not be advanced, since missing capture heartbeat"
+		}
+		res = min(res, mt.WM[i])
+	}
+	if res == tsInf {
+		return // #4709: never commit an unbounded checkpoint
+	}
+	if cfg.has(FeatCommittedCheckpoint) {
+		mt.Committed = max(mt.Committed, res)
+		mt.Reported = mt.Committed
+	} else {
+		mt.Reported = res
+	}
+}
+
+func (mt *Maint) spanByTable(t uint8) *SpanRep {
+	for j := range mt.Spans {
+		if mt.Spans[j].ID != 0 && mt.Spans[j].Table == t {
+			return &mt.Spans[j]
+		}
+	}
+	return nil
+}
+
+func (mt *Maint) spanByID(id uint8) *SpanRep {
+	for j := range mt.Spans {
+		if mt.Spans[j].ID == id && id != 0 {
+			return &mt.Spans[j]
+		}
+	}
+	return nil
+}
+
+func (s *State) addSpan(mt *Maint, sp SpanRep) *SpanRep {
+	for j := range mt.Spans {
+		if mt.Spans[j].ID == 0 {
+			mt.Spans[j] = sp
+			return &mt.Spans[j]
+		}
+	}
+	s.Overflow = true
+	return nil
+}
+
+// createStartTs is the startTs of a Create: the span checkpoint, clamped to
+// the committed checkpoint (#4548).
+func createStartTs(cfg *Config, mt *Maint, sp *SpanRep) uint8 {
+	if cfg.has(FeatCommittedCheckpoint) {
+		return max(sp.Ckpt, mt.Committed)
+	}
+	return sp.Ckpt
+}
+
+func scheduleMsg(s *State, slot uint8, mt *Maint, dst, action, id, table, startTs, ot uint8) Msg {
+	return Msg{Kind: mSchedule, Src: s.Ident(slot), Dst: dst, Epoch: mt.Epoch, A: action, B: id, C: table, D: startTs, E: ot}
+}
+
+func resendOp(cfg *Config, s *State, slot uint8, sp *SpanRep) {
+	mt := &s.Maint[slot]
+	switch {
+	case sp.Op == mopAdd:
+		s.send(scheduleMsg(s, slot, mt, sp.OpDest, schedCreate, sp.ID, sp.Table, createStartTs(cfg, mt, sp), otAdd))
+	case sp.Op == mopRemove:
+		ot := uint8(otRemove)
+		if sp.OpAbs {
+			ot = otMove
+		}
+		s.send(scheduleMsg(s, slot, mt, sp.Node, schedRemove, sp.ID, sp.Table, 0, ot))
+	case sp.Op == mopMove && sp.OpPh == movRemoveOrigin:
+		s.send(scheduleMsg(s, slot, mt, sp.Node, schedRemove, sp.ID, sp.Table, 0, otMove))
+	case sp.Op == mopMove:
+		s.send(scheduleMsg(s, slot, mt, sp.OpDest, schedCreate, sp.ID, sp.Table, createStartTs(cfg, mt, sp), otMove))
+	}
+}
+
+// maintSchedule: the basic scheduler adds an absent span to a node (C.8).
+func maintSchedule(cfg *Config, s *State, slot, table, dslot uint8, e *emitter) {
+	mt := &s.Maint[slot]
+	sp := mt.spanByTable(table)
+	dest := s.Ident(dslot)
+	sp.Op, sp.OpDest = mopAdd, dest
+	sp.State, sp.Node = replScheduling, dest
+	e.add(spec.Event{Kind: spec.DispatcherOpStarted, Op: spec.OpAdd, Dispatcher: dispName(sp.ID), Span: spec.WholeTable(int64(table)), Node: NodeName(dest)})
+	resendOp(cfg, s, slot, sp)
+}
+
+// maintMove: the balance scheduler moves a replicating span (A.6 Move).
+func maintMove(cfg *Config, s *State, slot, table, dslot uint8, e *emitter) {
+	mt := &s.Maint[slot]
+	sp := mt.spanByTable(table)
+	dest := s.Ident(dslot)
+	sp.Op, sp.OpDest, sp.OpPh = mopMove, dest, movRemoveOrigin
+	sp.State = replScheduling
+	e.add(spec.Event{Kind: spec.DispatcherOpStarted, Op: spec.OpMove, Dispatcher: dispName(sp.ID), Span: spec.WholeTable(int64(table)), Node: NodeName(dest), Origin: NodeName(sp.Node)})
+	resendOp(cfg, s, slot, sp)
+}
+
+func opFinished(e *emitter, op spec.Op, sp *SpanRep, node uint8) {
+	e.add(spec.Event{Kind: spec.DispatcherOpFinished, Op: op, Dispatcher: dispName(sp.ID), Span: spec.WholeTable(int64(sp.Table)), Node: NodeName(node)})
+}
+
+func markAbsent(sp *SpanRep) {
+	sp.State, sp.Node = replAbsent, none
+	sp.Op, sp.OpDest, sp.OpPh, sp.OpAbs = mopNone, 0, 0, false
+}
+
+// maintOnNodeRemoved: spans on the dead node without an operator go absent,
+// its watermark entry is deleted, operators get OnNodeRemove; an
+// unbootstrapped maintainer stops waiting for it; a closing one too (C.9).
+func maintOnNodeRemoved(cfg *Config, s *State, slot, dead uint8, e *emitter) {
+	mt := &s.Maint[slot]
+	mt.WM[dead] = none
+	if !mt.Bootstrapped {
+		mt.Bootstrapper &^= 1 << dead
+		mt.Answered &^= 1 << dead
+		mt.Boot[dead] = Snapshot{TrigCkpt: none}
+		if !mt.RemovalOnly && !mt.Removing && mt.Bootstrapper != 0 && mt.Answered == mt.Bootstrapper {
+			finishBootstrap(cfg, s, slot, e)
+		}
+	} else if !mt.Removing {
+		for j := range mt.Spans {
+			sp := &mt.Spans[j]
+			if sp.ID == 0 {
+				continue
+			}
+			onNode := sp.Node != none && slotOf(sp.Node) == dead
+			toDest := sp.OpDest != 0 && sp.OpDest != none && slotOf(sp.OpDest) == dead
+			switch sp.Op {
+			case mopNone:
+				if onNode {
+					markAbsent(sp)
+				}
+			case mopAdd:
+				if toDest {
+					markAbsent(sp)
+				}
+			case mopRemove:
+				if onNode {
+					opFinished(e, spec.OpRemove, sp, sp.Node)
+					markAbsent(sp)
+				}
+			case mopMove:
+				switch {
+				case sp.OpPh == movRemoveOrigin && onNode:
+					// origin gone: add to the destination directly
+					sp.OpPh, sp.Node = movAddDest, sp.OpDest
+					resendOp(cfg, s, slot, sp)
+				case sp.OpPh == movRemoveOrigin && toDest:
+					// AbortRemoveOrigin: keep removing the origin, then absent
+					sp.Op, sp.OpAbs, sp.OpDest = mopRemove, true, 0
+				case sp.OpPh == movAddDest && toDest:
+					markAbsent(sp)
+				}
+			}
+		}
+	}
+	if mt.Removing {
+		maybeClosed(cfg, s, slot, e)
+	}
+}
+
+// onNodeJoined: an unbootstrapped maintainer also asks the new node; a
+// bootstrapped one would ignore its answer (A.4 phase 6), so it does not ask.
+func onNodeJoined(cfg *Config, s *State, slot uint8) {
+	for i := range s.Maint {
+		mt := &s.Maint[i]
+		if mt.Exists && !mt.Bootstrapped && !mt.RemovalOnly && !mt.Removing && s.NodeSt[i] == nodeAlive {
+			mt.Bootstrapper |= 1 << slot
+			sendBootstrapRequests(cfg, s, uint8(i))
+		}
+	}
+}
+
+// tableInSnapshot: the schema snapshot at startTs has the table.
+func tableInSnapshot(s *State, t, startTs uint8) bool {
+	return s.TableT[t] != none && s.TableT[t] <= startTs
+}
+
+// finishBootstrap is FinishBootstrap (A.4 phase 3) over the cached responses.
+func finishBootstrap(cfg *Config, s *State, slot uint8, e *emitter) {
+	mt := &s.Maint[slot]
+	startTs := uint8(0)
+	for i := range mt.Boot {
+		if mt.Answered&(1<<i) != 0 && mt.Boot[i].TrigCkpt != none {
+			startTs = max(startTs, mt.Boot[i].TrigCkpt)
+		}
+	}
+	if startTs == 0 {
+		e.add(spec.Event{Kind: spec.MaintainerBootstrapFailed, Node: NodeName(s.Ident(slot)), Err: "no table trigger checkpoint in bootstrap responses"})
+		return
+	}
+	// Working dispatchers from the snapshots.
+	for i := uint8(0); i < uint8(cfg.Nodes); i++ {
+		if mt.Answered&(1<<i) == 0 {
+			continue
+		}
+		for _, d := range mt.Boot[i].D {
+			if d.ID == 0 {
+				continue
+			}
+			adopt := tableInSnapshot(s, d.Table, startTs)
+			if !adopt {
+				if cfg.bug(BugRestoredCreateIgnored) {
+					// handleRemainingWorkingTasks: "found a working table that
+					// is not in initial table map, just ignore it".
+					e.add(spec.Event{Kind: spec.WorkingTableIgnored, Span: spec.WholeTable(int64(d.Table)), Dispatcher: dispName(d.ID), Node: NodeName(s.Ident(i))})
+					continue
+				}
+				// #6207 direction: the DDL history after startTs creates the
+				// table; adopt its surviving dispatcher.
+				adopt = s.TableT[d.Table] != none
+			}
+			if !adopt {
+				continue
+			}
+			if mt.spanByTable(d.Table) != nil {
+				// unexpected overlapping dispatcher: remove it
+				s.send(scheduleMsg(s, slot, mt, s.Ident(i), schedRemove, d.ID, d.Table, 0, otRemove))
+				continue
+			}
+			s.addSpan(mt, SpanRep{ID: d.ID, Table: d.Table, State: replReplicating, Node: s.Ident(i), Ckpt: d.Ckpt})
+		}
+	}
+	// restoreCurrentWorkingOperators (#3691): a journaled Remove becomes a
+	// remove operator; one that belonged to a move marks the span absent
+	// when done, so the scheduler re-adds it.
+	if !cfg.bug(BugInflightOperatorsLost) {
+		for i := uint8(0); i < uint8(cfg.Nodes); i++ {
+			if mt.Answered&(1<<i) == 0 {
+				continue
+			}
+			for _, j := range mt.Boot[i].J {
+				if j.ID == 0 || j.Action != schedRemove {
+					continue
+				}
+				if sp := mt.spanByID(j.ID); sp != nil && sp.Op == mopNone {
+					sp.Op, sp.OpAbs = mopRemove, j.OpType != otRemove
+					sp.State = replScheduling
+				}
+			}
+		}
+	}
+	// Tables of the snapshot with no working dispatcher: AddNewTable.
+	for t := uint8(1); t <= MaxTables; t++ {
+		if tableInSnapshot(s, t, startTs) && mt.spanByTable(t) == nil {
+			s.addSpan(mt, SpanRep{ID: s.allocID(), Table: t, State: replAbsent, Node: none, Ckpt: startTs})
+		}
+	}
+	mt.Bootstrapped = true
+	mt.Boot = [MaxNodes]Snapshot{}
+	for i := range mt.Boot {
+		mt.Boot[i].TrigCkpt = none
+	}
+	e.add(spec.Event{Kind: spec.MaintainerBootstrapped, Node: NodeName(s.Ident(slot)), Epoch: uint64(mt.Epoch), Checkpoint: uint64(startTs)})
+	for j := range mt.Spans {
+		if sp := &mt.Spans[j]; sp.ID != 0 && sp.Op != mopNone {
+			resendOp(cfg, s, slot, sp)
+		}
+	}
+}
+
+// maintHandleDM handles the dispatcher managers' messages to a maintainer.
+func maintHandleDM(cfg *Config, s *State, m Msg, e *emitter) {
+	slot := slotOf(m.Dst)
+	mt := &s.Maint[slot]
+	if !mt.Exists {
+		return // "maintainer is not found"
+	}
+	src := slotOf(m.Src)
+	switch m.Kind {
+	case mBootResp:
+		if mt.Bootstrapped || mt.RemovalOnly || mt.Removing {
+			return
+		}
+		if cfg.has(FeatEpochs) && m.Epoch != mt.Epoch {
+			return // "drop stale maintainer response"
+		}
+		if mt.Bootstrapper&(1<<src) == 0 || !s.member(m.Src) {
+			return
+		}
+		mt.Answered |= 1 << src
+		if mt.Answered == mt.Bootstrapper {
+			finishBootstrap(cfg, s, slot, e)
+		}
+	case mCloseResp:
+		if mt.Removing && m.A == 1 && s.member(m.Src) {
+			mt.CloseAcked |= 1 << src
+			maybeClosed(cfg, s, slot, e)
+		}
+	case mWatermark:
+		if mt.Bootstrapped {
+			mt.WM[src] = m.A
+		}
+	case mDMErr:
+		// Before bootstrap heartbeats, errors included, are ignored.
+		if mt.Bootstrapped && mt.Err == 0 {
+			mt.Err = src + 1
+			e.add(spec.Event{Kind: spec.DispatcherErrorReported, Node: NodeName(m.Dst), Origin: NodeName(m.Src), Err: sinkErrText})
+		}
+	case mDispStatus:
+		if mt.Bootstrapped {
+			mt.WM[src] = m.D // the same HeartBeatRequest carries the watermark
+			handleDispStatus(cfg, s, slot, m, e)
+		}
+	case mBlockNone:
+		if !mt.Bootstrapped || mt.Removing {
+			return
+		}
+		// Non-blocking add-table DDL: schedule at once, then ACK (A.7).
+		if mt.spanByTable(m.A) == nil {
+			s.addSpan(mt, SpanRep{ID: s.allocID(), Table: m.A, State: replAbsent, Node: none, Ckpt: m.B})
+		}
+		s.send(Msg{Kind: mAck, Src: m.Dst, Dst: m.Src, Epoch: mt.Epoch, A: m.B})
+	}
+}
+
+// handleDispStatus is Controller.handleStatus (A.6 self-healing).
+func handleDispStatus(cfg *Config, s *State, slot uint8, m Msg, e *emitter) {
+	mt := &s.Maint[slot]
+	id, status, ckpt := m.A, m.B, m.C
+	working := status == dWorking || status == dInit
+	if id == mt.TriggerID {
+		return
+	}
+	sp := mt.spanByID(id)
+	if sp == nil {
+		if status == dWorking && !mt.Removing {
+			e.add(spec.Event{Kind: spec.SpanNotFound, Node: NodeName(m.Src), Dispatcher: dispName(id)})
+			s.send(scheduleMsg(s, slot, mt, m.Src, schedRemove, id, 0, 0, otRemove))
+		}
+		return
+	}
+	hadOp := sp.Op != mopNone
+	switch sp.Op {
+	case mopAdd:
+		if m.Src == sp.OpDest && status == dWorking {
+			sp.Ckpt = max(sp.Ckpt, ckpt)
+			sp.Op, sp.OpDest = mopNone, 0
+			sp.State = replReplicating
+			opFinished(e, spec.OpAdd, sp, m.Src)
+			return
+		}
+	case mopRemove:
+		if m.Src == sp.Node && !working {
+			opFinished(e, spec.OpRemove, sp, m.Src)
+			if sp.OpAbs {
+				sp.Ckpt = max(sp.Ckpt, ckpt)
+				markAbsent(sp)
+			} else {
+				*sp = SpanRep{}
+			}
+			return
+		}
+	case mopMove:
+		if sp.OpPh == movRemoveOrigin && m.Src == sp.Node && !working {
+			sp.Ckpt = max(sp.Ckpt, ckpt)
+			sp.OpPh, sp.Node = movAddDest, sp.OpDest
+			resendOp(cfg, s, slot, sp)
+			return
+		}
+		if sp.OpPh == movAddDest && m.Src == sp.OpDest && status == dWorking {
+			sp.Op, sp.OpDest, sp.OpPh = mopNone, 0, 0
+			sp.State = replReplicating
+			opFinished(e, spec.OpMove, sp, m.Src)
+			return
+		}
+	}
+	if m.Src != sp.Node {
+		return // "nodeID not match"
+	}
+	sp.Ckpt = max(sp.Ckpt, ckpt)
+	if !working && !hadOp && !mt.Removing && !cfg.bug(BugInflightOperatorsLost) {
+		// #3691 fallback: "dispatcher becomes non-working without operator,
+		// mark span absent for rescheduling".
+		markAbsent(sp)
+	}
+}

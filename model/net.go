@@ -1,0 +1,217 @@
+package model
+
+import "fmt"
+
+// Message kinds (heartbeatpb messages, B.2). Payload fields per kind:
+const (
+	mNone = iota
+	// coordinator -> maintainer manager
+	mAddMaintainer    // Epoch, A = checkpoint
+	mRemoveMaintainer // Epoch, A = cascade, B = removed
+	// maintainer manager -> coordinator
+	mStatus // MaintainerStatus: Epoch, A = working, B = checkpoint, C = bootstrapDone, D = error source slot+1
+	// maintainer -> dispatcher orchestrator / manager
+	mBootReq  // MaintainerBootstrapRequest: Epoch, A = startTs, B = trigger ID (own node only)
+	mSchedule // ScheduleDispatcherRequest: Epoch, A = action, B = ID, C = table, D = startTs, E = operator type
+	mCloseReq // MaintainerCloseRequest: Epoch
+	mAck      // HeartBeatResponse ACK of a NONE block status: Epoch, A = commitTs
+	// dispatcher manager -> maintainer
+	mBootResp   // MaintainerBootstrapResponse: Epoch (the snapshot is cached in the maintainer when answered)
+	mCloseResp  // MaintainerCloseResponse: Epoch, A = success
+	mWatermark  // HeartBeatRequest watermark: A = checkpoint (latest value per channel)
+	mDispStatus // HeartBeatRequest with a TableSpanStatus: A = ID, B = component status, C = checkpoint, D = watermark
+	mDMErr      // HeartBeatRequest{Err}
+	mBlockNone  // BlockStatusRequest, Stage NONE, NeedAddedTables: A = table, B = commitTs
+	msgKinds
+)
+
+var msgNames = [...]string{
+	mNone:             "none",
+	mAddMaintainer:    "AddMaintainerRequest",
+	mRemoveMaintainer: "RemoveMaintainerRequest",
+	mStatus:           "MaintainerStatus",
+	mBootReq:          "MaintainerBootstrapRequest",
+	mSchedule:         "ScheduleDispatcherRequest",
+	mCloseReq:         "MaintainerCloseRequest",
+	mAck:              "HeartBeatResponse(ACK)",
+	mBootResp:         "MaintainerBootstrapResponse",
+	mCloseResp:        "MaintainerCloseResponse",
+	mWatermark:        "HeartBeatRequest(watermark)",
+	mDispStatus:       "HeartBeatRequest(status)",
+	mDMErr:            "HeartBeatRequest(err)",
+	mBlockNone:        "BlockStatusRequest(NONE)",
+}
+
+func msgKindByName(s string) (uint8, bool) {
+	for i, n := range msgNames {
+		if n == s && i != 0 {
+			return uint8(i), true
+		}
+	}
+	return 0, false
+}
+
+func statusName(st uint8) string {
+	switch st {
+	case dInit:
+		return "Initializing"
+	case dWorking:
+		return "Working"
+	case dRemoving:
+		return "Removing"
+	}
+	return "Stopped"
+}
+
+// String renders a message with its protocol fields.
+func (m Msg) String() string {
+	h := fmt.Sprintf("%s %s->%s", msgNames[m.Kind], NodeName(m.Src), NodeName(m.Dst))
+	switch m.Kind {
+	case mAddMaintainer:
+		return fmt.Sprintf("%s epoch=%d checkpoint=%d", h, m.Epoch, m.A)
+	case mRemoveMaintainer:
+		return fmt.Sprintf("%s epoch=%d cascade=%v removed=%v", h, m.Epoch, m.A == 1, m.B == 1)
+	case mStatus:
+		st := "Stopped"
+		if m.A == 1 {
+			st = "Working"
+		}
+		s := fmt.Sprintf("%s epoch=%d state=%s checkpoint=%d bootstrapDone=%v", h, m.Epoch, st, m.B, m.C == 1)
+		if m.D != 0 {
+			s += fmt.Sprintf(" err=sink error from n%d", m.D-1)
+		}
+		return s
+	case mBootReq:
+		if m.B != 0 {
+			return fmt.Sprintf("%s epoch=%d startTs=%d trigger=%s", h, m.Epoch, m.A, dispName(m.B))
+		}
+		return fmt.Sprintf("%s epoch=%d startTs=%d", h, m.Epoch, m.A)
+	case mSchedule:
+		act := "Create"
+		if m.A == schedRemove {
+			act = "Remove"
+		}
+		ot := [...]string{"", "O_Add", "O_Remove", "O_Move"}[m.E]
+		return fmt.Sprintf("%s epoch=%d %s %s t%d startTs=%d %s", h, m.Epoch, act, dispName(m.B), m.C, m.D, ot)
+	case mCloseReq, mBootResp:
+		return fmt.Sprintf("%s epoch=%d", h, m.Epoch)
+	case mAck:
+		return fmt.Sprintf("%s epoch=%d commitTs=%d", h, m.Epoch, m.A)
+	case mCloseResp:
+		return fmt.Sprintf("%s epoch=%d success=%v", h, m.Epoch, m.A == 1)
+	case mWatermark:
+		return fmt.Sprintf("%s checkpoint=%s", h, tsString(m.A))
+	case mDispStatus:
+		return fmt.Sprintf("%s %s %s checkpoint=%d watermark=%s", h, dispName(m.A), statusName(m.B), m.C, tsString(m.D))
+	case mDMErr:
+		return h + " err=sink error"
+	case mBlockNone:
+		return fmt.Sprintf("%s t%d commitTs=%d", h, m.A, m.B)
+	}
+	return h
+}
+
+func pairLess(a, b *Msg) bool {
+	if a.Src != b.Src {
+		return a.Src < b.Src
+	}
+	return a.Dst < b.Dst
+}
+
+func samePair(a, b *Msg) bool { return a.Src == b.Src && a.Dst == b.Dst }
+
+// nmsgs returns the number of messages in flight; they fill Net from the
+// front, grouped by channel in (Src, Dst) order, FIFO within a channel.
+func (s *State) nmsgs() int {
+	for i := range s.Net {
+		if s.Net[i].Kind == 0 {
+			return i
+		}
+	}
+	return MaxMsgs
+}
+
+// send queues m at the tail of its channel. A message to a node that is not
+// running is dropped (the message center has no target for it); a message
+// identical to one already queued on the channel is not queued again (re-sends
+// are idempotent: the bounded network holds one copy). A full network marks
+// the state as out of bounds.
+func (s *State) send(m Msg) {
+	if m.Dst != coordSlot && !s.live(m.Dst) {
+		return
+	}
+	n := s.nmsgs()
+	pos := n
+	for i := 0; i < n; i++ {
+		q := &s.Net[i]
+		if samePair(q, &m) && *q == m {
+			return
+		}
+		if pairLess(&m, q) {
+			pos = i
+			break
+		}
+	}
+	// identical copies later in the same channel were checked above only up to pos
+	for i := pos; i < n && samePair(&s.Net[i], &m); i++ {
+		if s.Net[i] == m {
+			return
+		}
+	}
+	if n == MaxMsgs {
+		s.Overflow = true
+		return
+	}
+	copy(s.Net[pos+1:n+1], s.Net[pos:n])
+	s.Net[pos] = m
+}
+
+// sendLatest replaces any queued message of the same kind on m's channel by
+// m: the receiver keeps only the newest watermark.
+func (s *State) sendLatest(m Msg) {
+	n := s.nmsgs()
+	for i := 0; i < n; i++ {
+		if samePair(&s.Net[i], &m) && s.Net[i].Kind == m.Kind {
+			if s.Net[i] == m {
+				return
+			}
+			s.removeMsg(i)
+			break
+		}
+	}
+	s.send(m)
+}
+
+func (s *State) removeMsg(i int) {
+	n := s.nmsgs()
+	copy(s.Net[i:n-1], s.Net[i+1:n])
+	s.Net[n-1] = Msg{}
+}
+
+// isHead reports whether message i is the oldest on its channel.
+func (s *State) isHead(i int) bool {
+	return s.Net[i].Kind != 0 && (i == 0 || !samePair(&s.Net[i-1], &s.Net[i]))
+}
+
+// findHead returns the index of the head message equal to m, or -1.
+func (s *State) findHead(m Msg) int {
+	n := s.nmsgs()
+	for i := 0; i < n; i++ {
+		if s.Net[i] == m && s.isHead(i) {
+			return i
+		}
+	}
+	return -1
+}
+
+// purgeTo drops every message addressed to a node slot (it crashed: its
+// receive queues are gone).
+func (s *State) purgeTo(slot uint8) {
+	for i := 0; i < s.nmsgs(); {
+		if s.Net[i].Dst != coordSlot && slotOf(s.Net[i].Dst) == slot {
+			s.removeMsg(i)
+			continue
+		}
+		i++
+	}
+}

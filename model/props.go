@@ -1,0 +1,192 @@
+package model
+
+import (
+	"fmt"
+
+	"cdcspec/spec"
+)
+
+// A property check returns "" when the property holds, otherwise the
+// violation message: the guarantee plus its coordinates.
+
+// invErrorNeverDropped: every retryable error that reaches the coordinator
+// while the checkpoint is stuck reaches the backoff (D.S4; pingcap/ticdc#5709,
+// fixed by #5779). The ghost ErrDrop is set by updateStatus when an accepted
+// status carried an error, did not advance the checkpoint past the stored one
+// or the retry baseline, did not flip BootstrapDone, and the error reached
+// neither "changefeed maintainer report an error" nor the restarting rule.
+func invErrorNeverDropped(cfg *Config, prev, s *State) string {
+	g := &s.ErrDrop
+	if !g.Set {
+		return ""
+	}
+	return fmt.Sprintf("a retryable error must reach the backoff while the checkpoint is stuck, but the coordinator dropped the status carrying it: changefeed %s, node %s, epoch %d, status checkpoint %d, stored checkpoint %d, error %q",
+		Changefeed, NodeName(g.Node), g.Epoch, g.Reported, g.Stored, sinkErrText)
+}
+
+// invCheckpointMonotonic: the stored changefeed checkpoint never goes down
+// (D.S1). The model has no resume, the one allowed exception.
+func invCheckpointMonotonic(cfg *Config, prev, s *State) string {
+	if prev == nil || s.Coord.Ckpt >= prev.Coord.Ckpt {
+		return ""
+	}
+	return fmt.Sprintf("the stored checkpoint must never go down, but it went from %d to %d: changefeed %s, epoch %d",
+		prev.Coord.Ckpt, s.Coord.Ckpt, Changefeed, s.Coord.Epoch)
+}
+
+// invCheckpointNotPastUnflushed: the stored checkpoint never passes a row
+// change the sink has not acknowledged (D.S2; #5401 fixed by #5402, #3846,
+// #2943, #4703). Every table has a row at every ts after its creation; the
+// ghost Flushed[t] is the highest ts up to which the sink holds every row of
+// t with no gap (a dispatcher that starts above it leaves a gap).
+func invCheckpointNotPastUnflushed(cfg *Config, prev, s *State) string {
+	for t := 1; t <= MaxTables; t++ {
+		if s.TableT[t] != none && s.Flushed[t] < s.Coord.Ckpt {
+			return fmt.Sprintf("the checkpoint must never pass unflushed data, but checkpoint %d is stored while the sink holds the rows of table %d only up to ts %d (row at commitTs %d not acknowledged): changefeed %s, span %s, epoch %d",
+				s.Coord.Ckpt, t, s.Flushed[t], s.Flushed[t]+1, Changefeed, spec.WholeTable(int64(t)), s.Coord.Epoch)
+		}
+	}
+	return ""
+}
+
+// invAtMostOneDispatcherPerSpan: at most one live dispatcher replicates any
+// key of a table span, across all nodes (D.S3; #6202, #5083 fixed by
+// #5434-#5436). Dispatchers of a crashed node died with it; a removing
+// dispatcher still runs until it finishes closing.
+func invAtMostOneDispatcherPerSpan(cfg *Config, prev, s *State) string {
+	for t := uint8(1); t <= MaxTables; t++ {
+		var first *Disp
+		for i := range s.Disp {
+			d := &s.Disp[i]
+			if d.ID == 0 || d.Table != t {
+				continue
+			}
+			if first == nil {
+				first = d
+				continue
+			}
+			return fmt.Sprintf("at most one dispatcher may replicate a span, but %s on node %s (startTs %d) and %s on node %s (startTs %d) both replicate it: changefeed %s, span %s, epoch %d",
+				dispName(first.ID), NodeName(s.Ident(first.Node)), first.StartTs, dispName(d.ID), NodeName(s.Ident(d.Node)), d.StartTs,
+				Changefeed, spec.WholeTable(int64(t)), s.Coord.Epoch)
+		}
+	}
+	return ""
+}
+
+// invRunningMaintainerBootstrapped: a changefeed is marked replicating on a
+// node only if a bootstrapped, non-removal-only maintainer of the operator's
+// epoch runs there (D.S5; #3952 fixed by #3976, #4115). Checked on the step
+// that marks it replicating, as the spec monitor does. Blind spot: a status
+// that arrives after its node died is not judged (the node's removal makes
+// the changefeed absent again).
+func invRunningMaintainerBootstrapped(cfg *Config, prev, s *State) string {
+	c := &s.Coord
+	if prev == nil || c.Repl != replReplicating || prev.Coord.Repl == replReplicating {
+		return ""
+	}
+	slot := slotOf(c.Node)
+	mt := &s.Maint[slot]
+	why := ""
+	switch {
+	case !s.live(c.Node):
+		// The maintainer reported and then its node died; the coordinator
+		// cannot know yet and makes it absent when it sees the node leave.
+		return ""
+	case !mt.Exists:
+		why = "no maintainer runs there"
+	case mt.RemovalOnly:
+		why = "the maintainer there is a removal-only maintainer, which never bootstraps"
+	case !mt.Bootstrapped:
+		why = "the maintainer there never bootstrapped"
+	case cfg.has(FeatEpochs) && mt.Epoch != prev.Coord.OpEpoch:
+		why = fmt.Sprintf("the maintainer there has epoch %d", mt.Epoch)
+	default:
+		return ""
+	}
+	return fmt.Sprintf("a running maintainer must be bootstrapped, but the add maintainer operator finished and marked the changefeed replicating while %s: changefeed %s, node %s, epoch %d, checkpoint %d",
+		why, Changefeed, NodeName(c.Node), prev.Coord.OpEpoch, c.Ckpt)
+}
+
+// invSingleMaintainerGeneration: at most one bootstrapped maintainer of a
+// changefeed runs on live nodes at a time (D.S6; #5083, #5179).
+func invSingleMaintainerGeneration(cfg *Config, prev, s *State) string {
+	first := -1
+	for i := range s.Maint {
+		mt := &s.Maint[i]
+		if !mt.Exists || !mt.Bootstrapped || mt.Removed || s.NodeSt[i] != nodeAlive {
+			continue
+		}
+		if first < 0 {
+			first = i
+			continue
+		}
+		return fmt.Sprintf("one maintainer generation must own a changefeed at a time, but maintainers on node %s (epoch %d) and node %s (epoch %d) are both bootstrapped and running: changefeed %s, checkpoint %d",
+			NodeName(s.Ident(uint8(first))), s.Maint[first].Epoch, NodeName(s.Ident(uint8(i))), mt.Epoch, Changefeed, s.Coord.Ckpt)
+	}
+	return ""
+}
+
+type safetyProp struct {
+	name spec.Property
+	fn   func(cfg *Config, prev, s *State) string
+}
+
+var safetyProps = []safetyProp{
+	{spec.ErrorNeverDropped, invErrorNeverDropped},
+	{spec.CheckpointMonotonic, invCheckpointMonotonic},
+	{spec.CheckpointNotPastUnflushed, invCheckpointNotPastUnflushed},
+	{spec.AtMostOneDispatcherPerSpan, invAtMostOneDispatcherPerSpan},
+	{spec.RunningMaintainerBootstrapped, invRunningMaintainerBootstrapped},
+	{spec.SingleMaintainerGeneration, invSingleMaintainerGeneration},
+}
+
+// checkSafety returns the first safety property the step prev -> s violates.
+func checkSafety(cfg *Config, prev, s *State) (spec.Property, string) {
+	for _, p := range safetyProps {
+		if msg := p.fn(cfg, prev, s); msg != "" {
+			return p.name, msg
+		}
+	}
+	return "", ""
+}
+
+// goalEverySpanReplicated: once faults stop, every table of a running
+// changefeed is covered by exactly one working dispatcher (D.L1; #3411 fixed
+// by #3691). Judged at quiescence of the fair schedule.
+func goalEverySpanReplicated(cfg *Config, s *State) string {
+	if s.Coord.State == cfFailed {
+		return ""
+	}
+	for t := uint8(1); t <= MaxTables; t++ {
+		if s.TableT[t] == none {
+			continue
+		}
+		n := 0
+		for i := range s.Disp {
+			if d := &s.Disp[i]; d.ID != 0 && d.Table == t && d.St == dWorking {
+				n++
+			}
+		}
+		if n != 1 {
+			what := "has no working dispatcher"
+			if n > 1 {
+				what = fmt.Sprintf("has %d working dispatchers", n)
+			}
+			return fmt.Sprintf("every span must eventually be replicated, but after faults healed and the cluster quiesced table %d %s: changefeed %s, span %s, epoch %d, checkpoint %d",
+				t, what, Changefeed, spec.WholeTable(int64(t)), s.Coord.Epoch, s.Coord.Ckpt)
+		}
+	}
+	return ""
+}
+
+// goalCheckpointAdvancesAfterHeal: once faults stop, the stored checkpoint
+// of a running changefeed reaches the upstream resolved ts at heal time
+// (D.L2; tiflow#9595, #5709, #3952). Heal time is after the fair schedule
+// resumed the upstream and let it reach the top of the ts range.
+func goalCheckpointAdvancesAfterHeal(cfg *Config, s *State, target uint8) string {
+	if s.Coord.State == cfFailed || s.Coord.Ckpt >= target {
+		return ""
+	}
+	return fmt.Sprintf("the checkpoint must advance once faults heal, but after the cluster quiesced the stored checkpoint is %d, below the upstream resolved ts %d at heal time (state %s, %s on %s): changefeed %s, epoch %d",
+		s.Coord.Ckpt, target, cfStateName(s.Coord.State), replName(s.Coord.Repl), NodeName(s.Coord.Node), Changefeed, s.Coord.Epoch)
+}

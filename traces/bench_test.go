@@ -1,0 +1,57 @@
+package traces
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"testing"
+)
+
+// BenchmarkScan measures the scanner alone (parse every record, look up the
+// catalogue, convert the catalogued ones) on a 64 MB generated log held in
+// memory.
+func BenchmarkScan(b *testing.B) {
+	var buf bytes.Buffer
+	if _, err := GenerateLog(&buf, 64<<20, 1); err != nil {
+		b.Fatal(err)
+	}
+	data := buf.Bytes()
+	b.SetBytes(int64(len(data)))
+	b.ResetTimer()
+	var items []Item
+	for i := 0; i < b.N; i++ {
+		sc := NewScanner(bytes.NewReader(data))
+		for r := sc.Next(); r != nil; r = sc.Next() {
+			if e := lookup(r); e != nil {
+				items = toItems(r, e, "bench", 0, items[:0])
+			}
+		}
+	}
+}
+
+// BenchmarkRun measures the whole check (read a file, parse, merge, run
+// every monitor) on a 64 MB generated log file. scripts/bench-trace.sh runs
+// the same pipeline on 1 GB next to grep.
+func BenchmarkRun(b *testing.B) {
+	path := filepath.Join(b.TempDir(), "bench.log")
+	f, err := os.Create(path)
+	if err != nil {
+		b.Fatal(err)
+	}
+	if _, err := GenerateLog(f, 64<<20, 1); err != nil {
+		b.Fatal(err)
+	}
+	f.Close()
+	st, _ := os.Stat(path)
+	b.SetBytes(st.Size())
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		rep, err := Run([]Input{fileInput(path)}, Options{})
+		if err != nil {
+			b.Fatal(err)
+		}
+		if rep.Violations() != 0 {
+			b.Fatalf("generated healthy log has violations: %+v", rep.Findings[0])
+		}
+	}
+}

@@ -1,0 +1,858 @@
+package traces
+
+import (
+	"bytes"
+	"strconv"
+	"strings"
+	"unicode/utf8"
+
+	"cdcspec/spec"
+)
+
+// Symptom marks a catalogued line that feeds one of this package's log-only
+// monitors, with or without a spec event.
+type Symptom uint8
+
+// Symptoms.
+const (
+	SymNone Symptom = iota
+	// SymContext: a known TiCDC line with no monitor (counted in coverage).
+	SymContext
+	// SymOperatorStillRunning: "operator is still in running queue"
+	// (operator_controller.go, every 30 s once an operator is 30 s old).
+	SymOperatorStillRunning
+	// SymRedoMetaStuck: tiflow's "Redo meta has not changed for a long time,
+	// owner may be stuck" (meta_manager.go, tiflow#9595).
+	SymRedoMetaStuck
+	// SymCheckpointBlocked: the maintainer cannot advance the checkpoint
+	// ("checkpointTs can not be advanced, since missing capture heartbeat").
+	SymCheckpointBlocked
+	// SymMembership: a node membership change seen by the coordinator or a
+	// maintainer.
+	SymMembership
+	// SymSessionLost: the capture's etcd session ended or it fenced itself.
+	SymSessionLost
+	// SymOverlapRemoved: bootstrap removed an overlapping dispatcher.
+	SymOverlapRemoved
+	// SymMaintainerError: the maintainer raised an error itself.
+	SymMaintainerError
+	// SymPanic: a PANIC or FATAL record of a maintainer file.
+	SymPanic
+	// SymDispatcherManagerClosing: "closing event dispatcher manager": the
+	// DM stops re-sending its error from here on.
+	SymDispatcherManagerClosing
+	// SymNodeMismatch: the coordinator dropped a status from another node.
+	SymNodeMismatch
+)
+
+var symNames = [...]string{"", "context", "operator-still-running", "redo-meta-stuck", "checkpoint-blocked",
+	"membership", "session-lost", "overlap-removed", "maintainer-error", "panic", "dispatcher-manager-closing", "node-mismatch"}
+
+func (s Symptom) String() string {
+	if int(s) < len(symNames) {
+		return symNames[s]
+	}
+	return "symptom(" + strconv.Itoa(int(s)) + ")"
+}
+
+// Item is one catalogued log record: its spec event (Kind may be
+// KindUnknown for symptom-only lines), its symptom, and extra values read by
+// the log-only monitors.
+type Item struct {
+	Event spec.Event
+	Sym   Symptom
+	Level Level
+	// Dur is a duration the line reports, in ms (the age of an operator, the
+	// time since redo meta last changed); 0 if none.
+	Dur int64
+	// OpID identifies an operator in operator lines.
+	OpID string
+	// Msg is the record's message.
+	Msg string
+
+	file int   // index of the input
+	seq  int64 // order within the input
+}
+
+// entry maps one (file, message) to what it means.
+type entry struct {
+	msg   string
+	files []string // caller file names; empty: any file
+	kind  spec.Kind
+	sym   Symptom
+	// keys maps Event field names to the log keys that carry them, as a
+	// comma-separated list of alternatives (first found wins).
+	keys map[string]string
+	// conv post-processes the event (operator strings, membership lists).
+	conv func(r *Record, it *Item, out []Item) []Item
+	// v records where the line comes from, for the catalogue listing.
+	v string
+}
+
+const (
+	cfKeys = "changefeedID,changefeed,changefeedid,cf"
+)
+
+// catalogue is the message catalogue: TiCDC's new architecture at HEAD and
+// release-8.5, tiflow's old architecture where the same guarantee applies,
+// and cdcspec's own lines (spec.LogLines, logged by impl/). Lines are
+// matched on message and caller file name, never on line numbers.
+var catalogue = []entry{
+	// ---- coordinator: backoff and state (backoff.go, controller.go, changefeed.go) ----
+	{msg: "changefeed maintainer report an error", files: files("backoff.go"), kind: spec.BackoffErrorSeen, v: "HEAD, v8.5",
+		keys: m("Changefeed", cfKeys, "Checkpoint", "checkpointTs", "Node", "node", "State", "state", "Err", "error")},
+	{msg: "changefeed maintainer report a fast fail error", files: files("backoff.go"), kind: spec.BackoffErrorSeen, v: "HEAD, v8.5",
+		keys: m("Changefeed", cfKeys, "Checkpoint", "checkpointTs", "Node", "node", "State", "state", "Err", "error")},
+	{msg: "changefeed meets an error, will be stopped", files: files("backoff.go", "feed_state_manager.go"), kind: spec.BackoffStarted, v: "HEAD, v8.5, tiflow v7+",
+		keys: m("Changefeed", cfKeys, "Checkpoint", "checkpointTs", "NextRetry", "nextRetryTime", "Err", "error")},
+	{msg: "The changefeed won't be restarted as it has been experiencing failures for an extended duration", files: files("backoff.go", "feed_state_manager.go"), kind: spec.BackoffGaveUp, v: "HEAD, v8.5, tiflow",
+		keys: m("Changefeed", cfKeys, "Checkpoint", "checkpointTs")},
+	{msg: "changefeed is recovered from warning state,its checkpointTs is greater than lastRetryCheckpointTs,it will be changed to normal state", files: files("backoff.go", "feed_state_manager.go"), kind: spec.BackoffRecovered, v: "HEAD, v8.5, tiflow",
+		keys: m("Changefeed", cfKeys, "Checkpoint", "checkpointTs")},
+	{msg: "changefeed is already in restarting progress, ignore the error", files: files("backoff.go"), kind: spec.BackoffIgnored, v: "HEAD",
+		keys: m("Changefeed", cfKeys, "Err", "err,error")},
+	{msg: "changefeed status changed", files: files("controller.go"), kind: spec.StateChanged, v: "HEAD, v8.5",
+		keys: m("Changefeed", cfKeys, "State", "state", "Err", "error")},
+	{msg: "Received changefeed status with bootstrapDone", files: files("changefeed.go"), kind: spec.BootstrapDoneChanged, v: "HEAD",
+		keys: m("Changefeed", cfKeys, "BootstrapDone", "bootstrapDone")},
+	{msg: "drop stale maintainer status", files: files("controller.go"), kind: spec.StatusIgnored, v: "HEAD",
+		keys: m("Changefeed", cfKeys, "Node", "node", "Epoch", "statusMaintainerEpoch", "Reason", "reason")},
+	{msg: "remote changefeed maintainer nodeID mismatch with local record", files: files("controller.go"), kind: spec.StatusIgnored, sym: SymNodeMismatch, v: "HEAD, v8.5",
+		keys: m("Changefeed", cfKeys, "Node", "remoteNode"), conv: reason("node mismatch")},
+	{msg: "coordinator received maintainer status", files: files("controller.go"), kind: spec.StatusReceived, v: "cdcspec (TiCDC: DEBUG only)",
+		keys: m("Changefeed", cfKeys, "Node", "node", "Epoch", "statusMaintainerEpoch", "Checkpoint", "checkpointTs", "BootstrapDone", "bootstrapDone", "State", "state", "Err", "error", "Accepted", "accepted")},
+	{msg: "update changefeed checkpointTs", files: files("etcd_backend.go"), kind: spec.CheckpointStored, v: "cdcspec (TiCDC: DEBUG only)",
+		keys: m("Changefeed", cfKeys, "Checkpoint", "checkpointTs")},
+	{msg: "changefeed instance created", files: files("changefeed.go"), kind: spec.ChangefeedCreated, v: "HEAD",
+		keys: m("Changefeed", "id,"+cfKeys, "Checkpoint", "checkpointTs", "State", "state", "Tables", "tables")},
+	{msg: "resume changefeed", files: files("controller.go"), kind: spec.ChangefeedResumed, v: "cdcspec",
+		keys: m("Changefeed", cfKeys, "Checkpoint", "checkpointTs,overwriteCheckpointTs")},
+	{msg: "remove changefeed", files: files("changefeed_db.go"), kind: spec.ChangefeedRemoved, v: "HEAD",
+		keys: m("Changefeed", cfKeys)},
+	{msg: "changefeed epoch bumped", files: files("operator_controller.go"), kind: spec.EpochBumped, v: "cdcspec",
+		keys: m("Changefeed", cfKeys, "Epoch", "maintainerEpoch,epoch")},
+	// coordinator and maintainer operators share the two messages; role
+	// (or the operator text) tells them apart.
+	{msg: "add operator to running queue", files: files("operator_controller.go"), kind: spec.MaintainerOpStarted, v: "HEAD, v8.5",
+		keys: opKeys, conv: convOperator(spec.MaintainerOpStarted, spec.DispatcherOpStarted)},
+	{msg: "operator finished", files: files("operator_controller.go"), kind: spec.MaintainerOpFinished, v: "HEAD, v8.5",
+		keys: opKeys, conv: convOperator(spec.MaintainerOpFinished, spec.DispatcherOpFinished)},
+	{msg: "operator is still in running queue", files: files("operator_controller.go"), sym: SymOperatorStillRunning, v: "HEAD, v8.5",
+		keys: m("Changefeed", cfKeys), conv: convStillRunning},
+	{msg: "send command to maintainer", files: files("operator_controller.go"), sym: SymContext, v: "HEAD"},
+	{msg: "maintainer report working status", files: files("operator_add.go"), sym: SymContext, v: "HEAD"},
+	{msg: "maintainer report non-working status", files: files("operator_stop.go"), sym: SymContext, v: "HEAD"},
+	{msg: "stop maintainer operator finished", files: files("operator_stop.go"), sym: SymContext, v: "HEAD"},
+	{msg: "changefeed removed from origin node", files: files("operator_move.go"), sym: SymContext, v: "HEAD"},
+	{msg: "changefeed added to dest node", files: files("operator_move.go"), sym: SymContext, v: "HEAD"},
+	{msg: "move maintainer operator aborted, mark changefeed absent", files: files("operator_move.go"), sym: SymContext, v: "HEAD"},
+	{msg: "move changefeed operator finished", files: files("operator_move.go"), sym: SymContext, v: "HEAD"},
+	{msg: "add operator failed, cannot bump changefeed epoch", files: files("operator_controller.go"), sym: SymContext, v: "HEAD"},
+	{msg: "failed to update checkpointTs", files: files("coordinator.go"), sym: SymContext, v: "HEAD"},
+	{msg: "no changefeed found and no operator for it, removing from maintainer", files: files("controller.go"), sym: SymContext, v: "HEAD"},
+	{msg: "controller detects node changed", files: files("controller.go"), sym: SymMembership, v: "HEAD", conv: convMembership},
+	{msg: "send coordinator bootstrap request", files: files("controller.go"), sym: SymContext, v: "HEAD"},
+	{msg: "controller received maintainer bootstrap response", files: files("controller.go"), sym: SymContext, v: "HEAD"},
+	{msg: "coordinator bootstrapped", files: files("controller.go"), sym: SymContext, v: "HEAD"},
+	{msg: "changefeed maintainer already running in other server", files: files("controller.go"), sym: SymContext, v: "HEAD"},
+	{msg: "ignore running maintainer with stale epoch when bootstrapping", files: files("controller.go"), sym: SymContext, v: "HEAD"},
+	{msg: "maintainer not found in local, remove it", files: files("controller.go"), sym: SymContext, v: "HEAD"},
+	{msg: "move a changefeed to scheduling queue, it will be scheduled later", files: files("changefeed_db.go"), sym: SymContext, v: "HEAD"},
+	{msg: "marking changefeed absent", files: files("changefeed_db.go"), sym: SymContext, v: "HEAD"},
+	{msg: "bind changefeed to node", files: files("changefeed_db.go"), sym: SymContext, v: "HEAD"},
+	{msg: "marking changefeed replicating", files: files("changefeed_db.go"), sym: SymContext, v: "HEAD"},
+	{msg: "stop changefeed", files: files("changefeed_db.go"), sym: SymContext, v: "HEAD"},
+
+	// ---- maintainer manager and maintainer ----
+	{msg: "changefeed maintainer started", files: files("maintainer.go"), kind: spec.MaintainerCreated, v: "HEAD, v8.5",
+		keys: m("Changefeed", cfKeys, "Node", "nodeID", "Epoch", "maintainerEpoch", "Checkpoint", "checkpointTs", "RemovalOnly", "removalOnly"),
+		conv: convMaintainerStarted},
+	{msg: "changefeed maintainer bootstrapped", files: files("maintainer.go"), kind: spec.MaintainerBootstrapped, v: "HEAD, v8.5",
+		keys: m("Changefeed", cfKeys, "Node", "nodeID", "Epoch", "maintainerEpoch", "Checkpoint", "startTs")},
+	{msg: "maintainer bootstrap failed", files: files("maintainer.go"), kind: spec.MaintainerBootstrapFailed, v: "HEAD",
+		keys: m("Changefeed", cfKeys, "Node", "nodeID", "Err", "error")},
+	{msg: "changefeed maintainer closed", files: files("maintainer.go"), kind: spec.MaintainerClosed, v: "HEAD, v8.5",
+		keys: m("Changefeed", cfKeys, "Node", "nodeID", "Epoch", "maintainerEpoch", "Checkpoint", "checkpointTs", "Removed", "removed")},
+	{msg: "dispatcher report an error", files: files("maintainer.go"), kind: spec.DispatcherErrorReported, v: "HEAD, v8.5",
+		keys: m("Changefeed", cfKeys, "Node", "nodeID", "Origin", "sourceNode", "Err", "error")},
+	{msg: "reject add maintainer request because existing maintainer is still running", files: files("maintainer_manager_maintainers.go", "maintainer_manager.go"), kind: spec.MaintainerRejectedAdd, v: "HEAD",
+		keys: m("Changefeed", cfKeys, "Node", "nodeID", "Epoch", "requestMaintainerEpoch")},
+	{msg: "no span found, remove it", files: files("maintainer_controller.go", "controller.go"), kind: spec.SpanNotFound, v: "HEAD, v8.5",
+		keys: m("Changefeed", cfKeys, "Node", "from", "Dispatcher", "dispatcherID,dispatcher")},
+	{msg: "found a working table that is not in initial table map, just ignore it", files: files("maintainer_controller_bootstrap.go", "maintainer_controller.go", "controller.go"), kind: spec.WorkingTableIgnored, v: "HEAD, v8.5",
+		keys: m("Changefeed", cfKeys, "Span", "tableID,table")},
+	{msg: "an error occurred in maintainer", files: files("maintainer.go"), sym: SymMaintainerError, v: "HEAD",
+		keys: m("Changefeed", cfKeys, "Err", "error")},
+	{msg: "maintainer node changed", files: files("maintainer.go"), sym: SymMembership, v: "HEAD, v8.5",
+		keys: m("Changefeed", cfKeys), conv: convMembership},
+	{msg: "checkpointTs can not be advanced, since missing capture heartbeat", files: files("maintainer.go"), sym: SymCheckpointBlocked, v: "HEAD",
+		keys: m("Changefeed", cfKeys, "Node", "node", "Checkpoint", "checkpointTs")},
+	{msg: "can not advance checkpointTs since not bootstrapped", files: files("maintainer.go"), sym: SymCheckpointBlocked, v: "HEAD",
+		keys: m("Changefeed", cfKeys, "Checkpoint", "checkpointTs")},
+	{msg: "remove unexpected overlapping dispatcher reported during bootstrap", files: files("maintainer_controller_bootstrap.go"), sym: SymOverlapRemoved, v: "HEAD",
+		keys: m("Changefeed", cfKeys, "Dispatcher", "removedDispatcherID", "Span", "tableID")},
+	{msg: "changefeed bootstrap initial nodes", files: files("maintainer.go"), sym: SymContext, v: "HEAD"},
+	{msg: "changefeed maintainer initialized", files: files("maintainer.go"), sym: SymContext, v: "HEAD"},
+	{msg: "maintainer new bootstrap message to dispatcher orchestrator", files: files("maintainer.go"), sym: SymContext, v: "HEAD"},
+	{msg: "maintainer received bootstrap response", files: files("maintainer.go"), sym: SymContext, v: "HEAD"},
+	{msg: "all nodes have sent bootstrap response, start to handle them", files: files("maintainer_controller_bootstrap.go"), sym: SymContext, v: "HEAD"},
+	{msg: "handle bootstrap response", files: files("maintainer_controller_bootstrap.go"), sym: SymContext, v: "HEAD"},
+	{msg: "bootstrap create operator references table missing from schema snapshot, skip restoring it", files: files("maintainer_controller_bootstrap.go"), sym: SymContext, v: "HEAD"},
+	{msg: "restore merge operator", files: files("operator_controller.go"), sym: SymContext, v: "HEAD"},
+	{msg: "received remove maintainer request", files: files("maintainer_manager_maintainers.go", "maintainer_manager.go"), sym: SymContext, v: "HEAD"},
+	{msg: "ignore remove maintainer request, since the maintainer not found", files: files("maintainer_manager_maintainers.go", "maintainer_manager.go"), sym: SymContext, v: "HEAD"},
+	{msg: "drop stale remove maintainer request", files: files("maintainer.go"), sym: SymContext, v: "HEAD"},
+	{msg: "ignore non-cascade remove request before bootstrap", files: files("maintainer.go"), sym: SymContext, v: "HEAD"},
+	{msg: "send maintainer close request to all dispatcher managers", files: files("maintainer.go"), sym: SymContext, v: "HEAD"},
+	{msg: "maintainer removed, remove it from dynamic stream", files: files("maintainer_manager_maintainers.go", "maintainer_manager.go"), sym: SymContext, v: "HEAD"},
+	{msg: "ignore invalid coordinator id", files: files("maintainer_manager_maintainers.go", "maintainer_manager.go"), sym: SymContext, v: "HEAD"},
+	{msg: "new coordinator online, bootstrap response already sent", files: files("maintainer_manager.go"), sym: SymContext, v: "HEAD"},
+	{msg: "maintainer is not found", files: files("maintainer_manager_maintainers.go", "maintainer_manager.go"), sym: SymContext, v: "HEAD"},
+	{msg: "drop stale maintainer response", files: files("maintainer.go"), sym: SymContext, v: "HEAD"},
+	{msg: "dispatcher becomes non-working without operator, mark span absent for rescheduling", files: files("maintainer_controller.go"), sym: SymContext, v: "HEAD"},
+	{msg: "nodeID not match", files: files("maintainer_controller.go"), sym: SymContext, v: "HEAD"},
+	{msg: "new span replication created", files: files("replication_span.go"), sym: SymContext, v: "HEAD"},
+	{msg: "new working span replication created", files: files("replication_span.go"), sym: SymContext, v: "HEAD"},
+	{msg: "table already add, ignore", files: files("span_controller.go"), sym: SymContext, v: "HEAD"},
+	{msg: "add operator failed, controller is quiescing", files: files("operator_controller.go"), sym: SymContext, v: "HEAD"},
+	{msg: "add operator failed, operator already exists", files: files("operator_controller.go"), sym: SymContext, v: "HEAD"},
+	{msg: "add operator failed, span not found", files: files("operator_controller.go"), sym: SymContext, v: "HEAD"},
+	{msg: "dispatcher report working status", files: files("operator_add.go"), sym: SymContext, v: "HEAD"},
+	{msg: "dispatcher report removed status", files: files("operator_add.go"), sym: SymContext, v: "HEAD"},
+	{msg: "dispatcher report non-working status", files: files("operator_remove.go"), sym: SymContext, v: "HEAD"},
+	{msg: "remove dispatcher operator finished", files: files("operator_remove.go"), sym: SymContext, v: "HEAD"},
+	{msg: "replica set removed from origin node", files: files("operator_move.go"), sym: SymContext, v: "HEAD"},
+	{msg: "replica set added to dest node", files: files("operator_move.go"), sym: SymContext, v: "HEAD"},
+	{msg: "move dispatcher operator aborted, mark span absent for rescheduling", files: files("operator_move.go"), sym: SymContext, v: "HEAD"},
+	{msg: "split dispatcher operator post finish finished", files: files("operator_split.go"), sym: SymContext, v: "HEAD"},
+	{msg: "new merged replica set created", files: files("operator_merge.go"), sym: SymContext, v: "HEAD"},
+	{msg: "merge dispatcher operator finished", files: files("operator_merge.go"), sym: SymContext, v: "HEAD"},
+	{msg: "merge dispatcher operator finished due to removed", files: files("operator_merge.go"), sym: SymContext, v: "HEAD"},
+	{msg: "new block event is created", files: files("barrier_event.go"), sym: SymContext, v: "HEAD"},
+	{msg: "all dispatcher reported heartbeat, schedule it, and select one to write", files: files("barrier_event.go"), sym: SymContext, v: "HEAD"},
+	{msg: "schedule block event", files: files("barrier_event.go"), sym: SymContext, v: "HEAD"},
+	{msg: "add new table", files: files("barrier_event.go"), sym: SymContext, v: "HEAD"},
+	{msg: "all dispatchers reported event done, remove event", files: files("barrier.go"), sym: SymContext, v: "HEAD"},
+
+	// ---- dispatcher manager, orchestrator, dispatcher ----
+	{msg: "new dispatcher created", files: files("dispatcher_manager.go", "dispatcher_manager_redo.go"), kind: spec.DispatcherCreated, v: "HEAD, v8.5",
+		keys: m("Changefeed", cfKeys, "Node", "nodeID", "Dispatcher", "dispatcherID", "Span", "tableSpan", "Checkpoint", "startTs", "Merge", "merge")},
+	{msg: "new dispatcher created(merge dispatcher)", files: files("dispatcher_manager.go"), kind: spec.DispatcherCreated, v: "HEAD",
+		keys: m("Changefeed", cfKeys, "Node", "nodeID", "Dispatcher", "dispatcherID,mergedDispatcher", "Span", "tableSpan", "Checkpoint", "startTs"), conv: setMerge},
+	{msg: "table trigger event dispatcher created", files: files("dispatcher_manager.go"), kind: spec.DispatcherCreated, v: "HEAD, v8.5",
+		keys: m("Changefeed", cfKeys, "Node", "nodeID", "Dispatcher", "dispatcherID", "Checkpoint", "startTs")},
+	{msg: "update dispatcher status to working", files: files("basic_dispatcher.go", "dispatcher.go"), kind: spec.DispatcherWorking, v: "HEAD, v8.5",
+		keys: m("Changefeed", cfKeys, "Node", "nodeID", "Dispatcher", "dispatcher,dispatcherID", "Span", "table,tableSpan")},
+	{msg: "event dispatcher completely stopped, and delete it from event dispatcher manager", files: files("dispatcher_manager.go"), kind: spec.DispatcherRemoved, v: "HEAD, v8.5",
+		keys: m("Changefeed", cfKeys, "Node", "nodeID", "Dispatcher", "dispatcherID,dispatcher", "Checkpoint", "checkpointTs")},
+	{msg: "event dispatcher manager closed", files: files("dispatcher_manager.go"), kind: spec.DispatcherManagerClosed, v: "HEAD, v8.5",
+		keys: m("Changefeed", cfKeys, "Node", "nodeID")},
+	{msg: "Event Dispatcher Manager Meets Error", files: files("dispatcher_manager.go"), kind: spec.SinkError, v: "HEAD, v8.5",
+		keys: m("Changefeed", cfKeys, "Node", "nodeID", "Err", "error")},
+	{msg: "closing event dispatcher manager", files: files("dispatcher_manager.go"), sym: SymDispatcherManagerClosing, v: "HEAD, v8.5",
+		keys: m("Changefeed", cfKeys)},
+	{msg: "dispatcher manager initialized", files: files("dispatcher_manager.go"), sym: SymContext, v: "HEAD, v8.5"},
+	{msg: "submitted async remove task", files: files("dispatcher_manager_helper.go"), sym: SymContext, v: "HEAD"},
+	{msg: "dispatcher is already in removing state, skip repeated remove request", files: files("dispatcher_manager_helper.go"), sym: SymContext, v: "HEAD"},
+	{msg: "dispatcher component has stopped and is ready for cleanup", files: files("basic_dispatcher.go"), sym: SymContext, v: "HEAD"},
+	{msg: "dispatcher removed successfully", files: files("task.go"), sym: SymContext, v: "HEAD"},
+	{msg: "drop stale schedule dispatcher request", files: files("helper.go"), sym: SymContext, v: "HEAD"},
+	{msg: "drop stale heartbeat response", files: files("helper.go"), sym: SymContext, v: "HEAD"},
+	{msg: "drop stale merge dispatcher request", files: files("helper.go"), sym: SymContext, v: "HEAD"},
+	{msg: "drop stale maintainer bootstrap request", files: files("dispatcher_orchestrator.go"), sym: SymContext, v: "HEAD"},
+	{msg: "drop stale maintainer bootstrap request after close", files: files("dispatcher_orchestrator.go"), sym: SymContext, v: "HEAD"},
+	{msg: "create new dispatcher manager failed", files: files("dispatcher_orchestrator.go"), sym: SymContext, v: "HEAD"},
+	{msg: "try close dispatcher manager", files: files("dispatcher_orchestrator.go"), sym: SymContext, v: "HEAD"},
+	{msg: "drop stale maintainer close request", files: files("dispatcher_orchestrator.go"), sym: SymContext, v: "HEAD"},
+	{msg: "include stale remove operator in bootstrap response", files: files("dispatcher_orchestrator.go"), sym: SymContext, v: "HEAD"},
+	{msg: "do merge", files: files("task.go"), sym: SymContext, v: "HEAD"},
+	{msg: "merge dispatcher commit", files: files("task.go"), sym: SymContext, v: "HEAD"},
+	{msg: "abort merge", files: files("task.go"), sym: SymContext, v: "HEAD"},
+	{msg: "pending event get the action", files: files("basic_dispatcher.go"), sym: SymContext, v: "HEAD"},
+	{msg: "cancel resend task", files: files("basic_dispatcher.go"), sym: SymContext, v: "HEAD"},
+	{msg: "batch create new dispatchers", files: files("dispatcher_manager.go"), sym: SymContext, v: "HEAD"},
+
+	// ---- membership and capture ----
+	{msg: "session is disconnected", files: files("etcd_watcher.go"), sym: SymSessionLost, v: "HEAD, v8.5",
+		keys: m("Err", "error")},
+	{msg: "local fence triggered", files: files("server.go"), sym: SymSessionLost, v: "HEAD", keys: m("Reason", "reason")},
+	{msg: "dispatcher orchestrator local fence triggered", files: files("dispatcher_orchestrator.go"), sym: SymSessionLost, v: "HEAD"},
+	{msg: "cdc server exits with error", files: files("server.go"), kind: spec.CaptureSuicide, v: "HEAD, v8.5, tiflow",
+		keys: m("Node", "captureID", "Err", "error")},
+	{msg: "server change detected", files: files("module_node_manager.go"), sym: SymMembership, v: "HEAD"},
+	{msg: "coordinator changed", files: files("module_node_manager.go"), sym: SymMembership, v: "HEAD"},
+	{msg: "Coordinator changed, and I am not the coordinator, stop myself", files: files("coordinator.go"), sym: SymMembership, v: "HEAD"},
+	{msg: "capture joined", files: files("module_node_manager.go"), kind: spec.NodeJoined, v: "cdcspec", keys: m("Node", "captureID")},
+	{msg: "capture left", files: files("module_node_manager.go"), kind: spec.NodeLeft, v: "cdcspec", keys: m("Node", "captureID")},
+	{msg: "Add remote target", files: files("message_center.go"), sym: SymContext, v: "HEAD"},
+	{msg: "remove remote target from message center", files: files("message_center.go"), sym: SymContext, v: "HEAD"},
+	{msg: "remote target error, reset the connection", files: files("message_center.go"), sym: SymContext, v: "HEAD"},
+
+	// ---- cdcspec-only lines (impl/, spec.LogLines with TiCDC == false) ----
+	{msg: "upstream row committed", files: files("upstream.go"), kind: spec.DataWritten, v: "cdcspec",
+		keys: m("Changefeed", cfKeys, "Span", "key", "Checkpoint", "commitTs"), conv: convRowKey},
+	{msg: "sink flushed", files: files("sink.go"), kind: spec.DataFlushed, v: "cdcspec",
+		keys: m("Changefeed", cfKeys, "Node", "nodeID", "Span", "tableSpan", "Checkpoint", "flushedTs")},
+	{msg: "upstream table created", files: files("upstream.go"), kind: spec.TableCreated, v: "cdcspec",
+		keys: m("Changefeed", cfKeys, "Span", "tableID", "Checkpoint", "commitTs")},
+	{msg: "upstream resolved ts stalled", files: files("upstream.go"), kind: spec.UpstreamStalled, v: "cdcspec",
+		keys: m("Checkpoint", "resolvedTs")},
+	{msg: "upstream resolved ts resumed", files: files("upstream.go"), kind: spec.UpstreamResumed, v: "cdcspec",
+		keys: m("Checkpoint", "resolvedTs")},
+	{msg: "all faults healed", files: files("sim.go"), kind: spec.FaultsHealed, v: "cdcspec", keys: m("Checkpoint", "resolvedTs")},
+	{msg: "cluster quiesced", files: files("sim.go"), kind: spec.Quiesced, v: "cdcspec"},
+
+	// ---- tiflow (old architecture): owner / processor ----
+	{msg: "processor report an error", files: files("feed_state_manager.go"), kind: spec.BackoffErrorSeen, v: "tiflow",
+		keys: m("Changefeed", cfKeys, "Node", "captureID", "Err", "error")},
+	{msg: "processor reports an error", files: files("feed_state_manager.go"), kind: spec.BackoffErrorSeen, v: "tiflow",
+		keys: m("Changefeed", cfKeys, "Node", "captureID", "Err", "error")},
+	{msg: "changefeed meets an error", files: files("feed_state_manager.go"), kind: spec.BackoffStarted, v: "tiflow v6.5+",
+		keys: m("Changefeed", cfKeys, "Err", "error")},
+	{msg: "changefeed will not be restarted because it has been failing for a long time period", files: files("feed_state_manager.go"), kind: spec.BackoffGaveUp, v: "tiflow",
+		keys: m("Changefeed", cfKeys)},
+	{msg: "changefeed restart backoff interval is changed", files: files("feed_state_manager.go"), sym: SymContext, v: "tiflow"},
+	{msg: "handle admin job", files: files("feed_state_manager.go"), sym: SymContext, v: "tiflow"},
+	{msg: "Redo meta has not changed for a long time, owner may be stuck", files: files("meta_manager.go", "redo_meta.go", "meta.go"), sym: SymRedoMetaStuck, v: "tiflow, HEAD (DEBUG)",
+		keys: m("Changefeed", cfKeys), conv: convRedoStuck},
+}
+
+// index: message → entries.
+var catalogueIndex = func() map[string][]*entry {
+	idx := map[string][]*entry{}
+	for i := range catalogue {
+		e := &catalogue[i]
+		idx[e.msg] = append(idx[e.msg], e)
+	}
+	return idx
+}()
+
+func files(names ...string) []string { return names }
+
+func m(kv ...string) map[string]string {
+	out := make(map[string]string, len(kv)/2)
+	for i := 0; i+1 < len(kv); i += 2 {
+		out[kv[i]] = kv[i+1]
+	}
+	return out
+}
+
+var opKeys = m("Changefeed", cfKeys, "Op", "type", "Node", "dest", "Origin", "origin", "Epoch", "maintainerEpoch",
+	"Removed", "removed", "Dispatcher", "dispatcherID", "Span", "span")
+
+// lookup finds the catalogue entry of a record.
+func lookup(r *Record) *entry {
+	es, ok := catalogueIndex[string(r.Msg)]
+	if !ok {
+		return nil
+	}
+	for _, e := range es {
+		if len(e.files) == 0 {
+			return e
+		}
+		for _, f := range e.files {
+			if string(r.File) == f {
+				return e
+			}
+		}
+	}
+	return nil
+}
+
+// maxEvidenceText bounds the text kept per evidence line.
+const maxEvidenceText = 1024
+
+// evidenceText renders a record's text as one valid-UTF-8 line, cut to
+// maxEvidenceText bytes.
+func evidenceText(b []byte) string {
+	cut := false
+	if len(b) > maxEvidenceText {
+		b = b[:maxEvidenceText]
+		cut = true
+	}
+	var sb strings.Builder
+	sb.Grow(len(b) + 8)
+	space := false
+	for len(b) > 0 {
+		c := b[0]
+		if c == '\n' || c == '\r' || c == '\t' {
+			if !space {
+				sb.WriteByte(' ')
+			}
+			space = true
+			b = b[1:]
+			for len(b) > 0 && (b[0] == ' ' || b[0] == '\t') {
+				b = b[1:]
+			}
+			continue
+		}
+		space = false
+		if c < utf8.RuneSelf {
+			sb.WriteByte(c)
+			b = b[1:]
+			continue
+		}
+		r, size := utf8.DecodeRune(b)
+		if r == utf8.RuneError && size <= 1 {
+			if cut && len(b) < utf8.UTFMax {
+				break // a rune cut by the length limit
+			}
+			sb.WriteString("\uFFFD")
+			b = b[1:]
+			continue
+		}
+		sb.Write(b[:size])
+		b = b[size:]
+	}
+	if cut {
+		sb.WriteString(" …")
+	}
+	return sb.String()
+}
+
+// toItems converts a catalogued record into items appended to out.
+func toItems(r *Record, e *entry, fileName string, fileIdx int, out []Item) []Item {
+	it := Item{Sym: e.sym, Level: r.Level, Msg: e.msg, file: fileIdx}
+	ev := &it.Event
+	ev.Kind = e.kind
+	ev.Time = r.Time
+	ev.Source = spec.Source{File: fileName, Line: r.Line, Text: evidenceText(r.Text)}
+	for name, keys := range e.keys {
+		v, ok := firstField(r, keys)
+		if !ok {
+			continue
+		}
+		setField(ev, name, v)
+	}
+	if ev.Changefeed != "" && strings.IndexByte(ev.Changefeed, '/') < 0 {
+		if ks, ok := firstField(r, "keyspace,namespace"); ok && len(ks) > 0 {
+			ev.Changefeed = string(ks) + "/" + ev.Changefeed
+		}
+	}
+	if e.conv != nil {
+		return e.conv(r, &it, out)
+	}
+	return append(out, it)
+}
+
+func firstField(r *Record, keys string) ([]byte, bool) {
+	for keys != "" {
+		k := keys
+		if i := strings.IndexByte(keys, ','); i >= 0 {
+			k, keys = keys[:i], keys[i+1:]
+		} else {
+			keys = ""
+		}
+		if v, ok := r.Field(k); ok {
+			return v, true
+		}
+	}
+	return nil, false
+}
+
+func setField(ev *spec.Event, name string, v []byte) {
+	switch name {
+	case "Changefeed":
+		ev.Changefeed = string(v)
+	case "Node":
+		ev.Node = string(v)
+	case "Origin":
+		ev.Origin = string(v)
+	case "Dispatcher":
+		ev.Dispatcher = string(v)
+	case "State":
+		ev.State = strings.ToLower(string(v))
+	case "Err":
+		ev.Err = evidenceText(v)
+	case "Reason":
+		ev.Reason = string(v)
+	case "Op":
+		ev.Op = spec.Op(strings.ToLower(string(v)))
+	case "Epoch":
+		ev.Epoch, _ = strconv.ParseUint(string(v), 10, 64)
+	case "Checkpoint":
+		ev.Checkpoint = parseTs(v)
+	case "NextRetry":
+		if n, err := strconv.ParseInt(string(v), 10, 64); err == nil {
+			ev.NextRetry = n
+		} else if t, ok := parseLogTime(v); ok {
+			ev.NextRetry = t
+		}
+	case "Span":
+		ev.Span, _ = parseSpanText(v)
+	case "Tables":
+		ev.Tables = parseInts(v)
+	case "BootstrapDone":
+		ev.BootstrapDone = parseBool(v)
+	case "Accepted":
+		ev.Accepted = parseBool(v)
+	case "RemovalOnly":
+		ev.RemovalOnly = parseBool(v)
+	case "Removed":
+		ev.Removed = parseBool(v)
+	case "Merge":
+		ev.Merge = parseBool(v)
+	}
+}
+
+func parseBool(v []byte) bool { return string(v) == "true" || string(v) == "1" }
+
+func parseTs(v []byte) uint64 {
+	n, err := strconv.ParseUint(string(v), 10, 64)
+	if err != nil {
+		return 0
+	}
+	return n
+}
+
+func parseInts(v []byte) []int64 {
+	v = bytes.Trim(v, "[] ")
+	if len(v) == 0 {
+		return nil
+	}
+	var out []int64
+	for _, p := range bytes.Split(v, []byte(",")) {
+		n, err := strconv.ParseInt(string(bytes.TrimSpace(p)), 10, 64)
+		if err == nil {
+			out = append(out, n)
+		}
+	}
+	return out
+}
+
+// parseSpanText reads a span in cdcspec's form ("t12", "t12[a,m)"), TiCDC's
+// FormatTableSpan form ("tableID: 22, startKey: 7480..., endKey: 7480...,
+// keyspaceID: 0") or a bare table ID. TiCDC's keys are hex; hex keeps the
+// byte order, so Span.Overlaps works on them unchanged.
+func parseSpanText(v []byte) (spec.Span, bool) {
+	s := string(v)
+	if sp, err := spec.ParseSpan(s); err == nil {
+		return sp, true
+	}
+	if n, err := strconv.ParseInt(s, 10, 64); err == nil {
+		return spec.Span{Table: n}, true
+	}
+	get := func(key string) (string, bool) {
+		for _, k := range []string{key + ": ", key + ":", key + "="} {
+			if i := strings.Index(s, k); i >= 0 {
+				rest := s[i+len(k):]
+				if j := strings.IndexAny(rest, ", }"); j >= 0 {
+					rest = rest[:j]
+				}
+				return strings.Trim(rest, `"`), true
+			}
+		}
+		return "", false
+	}
+	t, ok := get("tableID")
+	if !ok {
+		t, ok = get("table_id")
+	}
+	if !ok {
+		return spec.Span{}, false
+	}
+	n, err := strconv.ParseInt(t, 10, 64)
+	if err != nil {
+		return spec.Span{}, false
+	}
+	sp := spec.Span{Table: n}
+	if k, ok := get("startKey"); ok {
+		sp.Start = k
+	} else if k, ok := get("start_key"); ok {
+		sp.Start = k
+	}
+	if k, ok := get("endKey"); ok {
+		sp.End = k
+	} else if k, ok := get("end_key"); ok {
+		sp.End = k
+	}
+	return sp, true
+}
+
+func reason(why string) func(r *Record, it *Item, out []Item) []Item {
+	return func(r *Record, it *Item, out []Item) []Item {
+		if it.Event.Reason == "" {
+			it.Event.Reason = why
+		}
+		return append(out, *it)
+	}
+}
+
+func setMerge(r *Record, it *Item, out []Item) []Item {
+	it.Event.Merge = true
+	return append(out, *it)
+}
+
+// convMaintainerStarted: TiCDC's removal-only maintainer
+// (NewMaintainerForRemove) starts with checkpoint 1 and logs no
+// removalOnly field; cdcspec's impl logs removalOnly explicitly.
+func convMaintainerStarted(r *Record, it *Item, out []Item) []Item {
+	if _, ok := r.Field("removalOnly"); !ok && it.Event.Checkpoint == 1 {
+		it.Event.RemovalOnly = true
+	}
+	return append(out, *it)
+}
+
+// convRowKey: DataWritten's "key" field is "t<table>[<key>]"-like in
+// cdcspec's logs: the span form with Start = the row key.
+func convRowKey(r *Record, it *Item, out []Item) []Item {
+	return append(out, *it)
+}
+
+// convOperator reads coordinator and maintainer operator lines. cdcspec's
+// impl logs role and type/dest/origin fields; TiCDC logs role and the
+// operator's String(), e.g. "add maintainer operator: default/cf, dest:n1",
+// "move dispatcher operator: 123, origin:n1, dest:n2".
+func convOperator(coordKind, maintKind spec.Kind) func(r *Record, it *Item, out []Item) []Item {
+	return func(r *Record, it *Item, out []Item) []Item {
+		opText, _ := r.Field("operator") // the last "operator" field: the String()
+		role := string(fieldOr(r, "role"))
+		isCoord := false
+		switch {
+		case role == "coordinator":
+			isCoord = true
+		case role == "maintainer":
+			isCoord = false
+		case bytes.Contains(opText, []byte("maintainer operator")):
+			isCoord = true
+		case bytes.Contains(opText, []byte("dispatcher operator")):
+			isCoord = false
+		default:
+			_, hasD := r.Field("dispatcherID")
+			_, hasS := r.Field("span")
+			isCoord = !hasD && !hasS
+		}
+		ev := &it.Event
+		if isCoord {
+			ev.Kind = coordKind
+			ev.Dispatcher, ev.Span = "", spec.Span{}
+		} else {
+			ev.Kind = maintKind
+			ev.Removed, ev.Epoch = false, 0
+		}
+		if len(opText) > 0 {
+			parseOperatorText(string(opText), ev, isCoord)
+			if id := firstOperatorField(r); id != "" {
+				it.OpID = id
+			}
+		}
+		if it.OpID == "" {
+			it.OpID = opIdentity(ev)
+		}
+		return append(out, *it)
+	}
+}
+
+func fieldOr(r *Record, key string) []byte {
+	v, _ := r.Field(key)
+	return v
+}
+
+// firstOperatorField returns the first of two "operator" fields (TiCDC logs
+// the operator ID, then its String()); "" if there is only one.
+func firstOperatorField(r *Record) string {
+	n := r.NumFields()
+	var first []byte
+	count := 0
+	for i := 0; i < n; i++ {
+		k, v := r.FieldAt(i)
+		if string(k) == "operator" || string(k) == "operatorID" {
+			if count == 0 {
+				first = v
+			}
+			count++
+		}
+	}
+	if count >= 2 || (count == 1 && len(first) > 0 && !bytes.Contains(first, []byte(" operator"))) {
+		return string(first)
+	}
+	return ""
+}
+
+func opIdentity(ev *spec.Event) string {
+	if ev.Dispatcher != "" {
+		return ev.Dispatcher
+	}
+	return ev.Changefeed
+}
+
+// parseOperatorText fills Op, Node (dest), Origin, Dispatcher and Removed
+// from an operator's String() where the fields were not logged separately.
+func parseOperatorText(s string, ev *spec.Event, coord bool) {
+	if ev.Op == "" {
+		word := s
+		if i := strings.IndexByte(s, ' '); i > 0 {
+			word = s[:i]
+		}
+		switch word {
+		case "add", "move", "stop", "remove", "split", "merge", "occupy":
+			ev.Op = spec.Op(word)
+		}
+	}
+	val := func(key string) string {
+		for _, k := range []string{key + ":", key + " "} {
+			if i := strings.Index(s, k); i >= 0 {
+				rest := strings.TrimLeft(s[i+len(k):], " ")
+				if j := strings.IndexAny(rest, ", "); j >= 0 {
+					rest = rest[:j]
+				}
+				return rest
+			}
+		}
+		return ""
+	}
+	if ev.Node == "" {
+		ev.Node = val("dest")
+	}
+	if ev.Origin == "" {
+		ev.Origin = val("origin")
+	}
+	after := ""
+	if i := strings.Index(s, "operator: "); i >= 0 {
+		after = s[i+len("operator: "):]
+		if j := strings.IndexByte(after, ','); j >= 0 {
+			after = after[:j]
+		}
+	}
+	if coord {
+		if ev.Changefeed == "" {
+			ev.Changefeed = after
+		}
+		if ev.Op == spec.OpStop && !ev.Removed {
+			ev.Removed = val("remove") == "true"
+		}
+	} else if ev.Dispatcher == "" {
+		if i := strings.Index(s, "dispatcherID: "); i >= 0 {
+			after = s[i+len("dispatcherID: "):]
+			if j := strings.IndexAny(after, ", "); j >= 0 {
+				after = after[:j]
+			}
+		}
+		ev.Dispatcher = after
+	}
+}
+
+// convStillRunning reads "operator is still in running queue": the operator
+// ID, its String() and timeSinceCreated (a Go duration).
+func convStillRunning(r *Record, it *Item, out []Item) []Item {
+	it.OpID = firstOperatorField(r)
+	opText, _ := r.Field("operator")
+	if it.OpID == "" {
+		it.OpID = string(opText)
+	}
+	if d, ok := r.Field("timeSinceCreated"); ok {
+		it.Dur = parseGoDuration(d)
+	}
+	it.Event.Reason = string(opText)
+	return append(out, *it)
+}
+
+// convRedoStuck reads tiflow's redo meta warning: lastFlushTime is the time
+// since the meta last changed, meta is JSON with the checkpoint.
+func convRedoStuck(r *Record, it *Item, out []Item) []Item {
+	if d, ok := r.Field("lastFlushTime"); ok {
+		it.Dur = parseGoDuration(d)
+	}
+	if meta, ok := r.Field("meta"); ok {
+		if i := bytes.Index(meta, []byte(`"CheckpointTs":`)); i >= 0 {
+			rest := meta[i+len(`"CheckpointTs":`):]
+			j := 0
+			for j < len(rest) && isDigit(rest[j]) {
+				j++
+			}
+			it.Event.Checkpoint = parseTs(rest[:j])
+		}
+	}
+	return append(out, *it)
+}
+
+// convMembership turns addedNodes/removedNodes lists into NodeJoined and
+// NodeLeft events (one item per node), keeping the membership symptom.
+func convMembership(r *Record, it *Item, out []Item) []Item {
+	added := parseNodeList(fieldOr(r, "addedNodes"))
+	removed := parseNodeList(fieldOr(r, "removedNodes"))
+	if len(added) == 0 && len(removed) == 0 {
+		return append(out, *it)
+	}
+	for _, n := range added {
+		c := *it
+		c.Event.Kind = spec.NodeJoined
+		c.Event.Node = n
+		out = append(out, c)
+	}
+	for _, n := range removed {
+		c := *it
+		c.Event.Kind = spec.NodeLeft
+		c.Event.Node = n
+		out = append(out, c)
+	}
+	return out
+}
+
+// parseNodeList reads ["a","b"] or [a,b] (zap arrays of strings or of
+// node.ID values) into node IDs.
+func parseNodeList(v []byte) []string {
+	v = bytes.TrimSpace(v)
+	if len(v) < 2 || v[0] != '[' {
+		return nil
+	}
+	v = v[1 : len(v)-1]
+	var out []string
+	for _, p := range bytes.Split(v, []byte(",")) {
+		p = bytes.Trim(bytes.TrimSpace(p), `"{}`)
+		if i := bytes.IndexByte(p, ':'); i >= 0 && bytes.HasPrefix(p, []byte(`id`)) {
+			p = bytes.Trim(p[i+1:], `" `)
+		}
+		if len(p) > 0 {
+			out = append(out, string(p))
+		}
+	}
+	return out
+}
+
+// parseGoDuration parses a Go duration ("2h30m11s", "9m21.99436182s") or a
+// number of nanoseconds into milliseconds.
+func parseGoDuration(v []byte) int64 {
+	s := strings.Trim(string(v), `"`)
+	if n, err := strconv.ParseInt(s, 10, 64); err == nil {
+		return n / 1e6
+	}
+	var total float64
+	for s != "" {
+		i := 0
+		for i < len(s) && (isDigit(s[i]) || s[i] == '.') {
+			i++
+		}
+		if i == 0 {
+			return int64(total)
+		}
+		n, err := strconv.ParseFloat(s[:i], 64)
+		if err != nil {
+			return int64(total)
+		}
+		s = s[i:]
+		j := 0
+		for j < len(s) && !isDigit(s[j]) && s[j] != '.' {
+			j++
+		}
+		unit := s[:j]
+		s = s[j:]
+		switch unit {
+		case "h":
+			total += n * 3600e3
+		case "m":
+			total += n * 60e3
+		case "s":
+			total += n * 1e3
+		case "ms":
+			total += n
+		case "us", "µs":
+			total += n / 1e3
+		case "ns":
+			total += n / 1e6
+		default:
+			return int64(total)
+		}
+	}
+	return int64(total)
+}

@@ -1,0 +1,221 @@
+package traces
+
+import (
+	"bytes"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/pingcap/log"
+	"go.uber.org/zap"
+	"go.uber.org/zap/zapcore"
+
+	"cdcspec/spec"
+)
+
+// formatLine renders one record exactly as pingcap/log's text encoder does,
+// with the caller set to file (impl/ logs each event with the canonical
+// file name of spec.LogLines).
+func formatLine(t testing.TB, file, level, msg string, fields ...zap.Field) []byte {
+	t.Helper()
+	enc, err := log.NewTextEncoder(&log.Config{Format: "text", DisableErrorVerbose: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var lvl zapcore.Level
+	if err := lvl.UnmarshalText([]byte(strings.ToLower(level))); err != nil {
+		t.Fatal(err)
+	}
+	ent := zapcore.Entry{
+		Level:   lvl,
+		Time:    time.Date(2026, 7, 22, 16, 30, 15, 758e6, time.UTC),
+		Caller:  zapcore.NewEntryCaller(0, "/src/cdcspec/impl/x/"+file, 42, true),
+		Message: msg,
+	}
+	buf, err := enc.EncodeEntry(ent, fields)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return append([]byte(nil), buf.Bytes()...)
+}
+
+// parseItems scans text and converts every catalogued record.
+func parseItems(t testing.TB, text []byte) []Item {
+	t.Helper()
+	sc := NewScanner(bytes.NewReader(text))
+	var out []Item
+	for r := sc.Next(); r != nil; r = sc.Next() {
+		if e := lookup(r); e != nil {
+			out = toItems(r, e, "test.log", 0, out)
+		}
+	}
+	return out
+}
+
+// sample values for every Event field, chosen to exercise quoting: the error
+// has spaces, quotes, brackets and '='; the span has brackets.
+func sampleEvent(ll spec.LogLine) (spec.Event, []zap.Field) {
+	e := spec.Event{Kind: ll.Kind}
+	var fields []zap.Field
+	switch ll.Kind {
+	case spec.MaintainerOpStarted, spec.MaintainerOpFinished:
+		fields = append(fields, zap.String("role", "coordinator"))
+	case spec.DispatcherOpStarted, spec.DispatcherOpFinished:
+		fields = append(fields, zap.String("role", "maintainer"))
+	}
+	for name, key := range ll.Fields {
+		switch name {
+		case "Changefeed":
+			e.Changefeed = "default/cf-1"
+			fields = append(fields, zap.String(key, e.Changefeed))
+		case "Node":
+			e.Node = "3f1e9a62-6b0c-4c51-9a2b-1d0c7f6e5a41"
+			fields = append(fields, zap.String(key, e.Node))
+		case "Origin":
+			e.Origin = "node-2"
+			fields = append(fields, zap.String(key, e.Origin))
+		case "Dispatcher":
+			e.Dispatcher = "8425337346447516283"
+			fields = append(fields, zap.String(key, e.Dispatcher))
+		case "State":
+			e.State = spec.StateWarning
+			fields = append(fields, zap.String(key, e.State))
+		case "Err":
+			e.Err = `[CDC:ErrKafkaAsyncSendMessage]kafka async send message failed: changefeed=cf-1, dmlInfo=[{"Type":"update"}]; ErrorInfo:read tcp a->b: i/o timeout`
+			fields = append(fields, zap.String(key, e.Err))
+		case "Reason":
+			e.Reason = "stale epoch"
+			fields = append(fields, zap.String(key, e.Reason))
+		case "Op":
+			e.Op = spec.OpMove
+			fields = append(fields, zap.String(key, string(e.Op)))
+		case "Epoch":
+			e.Epoch = 468956885016641547
+			fields = append(fields, zap.Uint64(key, e.Epoch))
+		case "Checkpoint":
+			e.Checkpoint = 463424440748738003
+			fields = append(fields, zap.Uint64(key, e.Checkpoint))
+		case "NextRetry":
+			e.NextRetry = 1767823968641
+			fields = append(fields, zap.Int64(key, e.NextRetry))
+		case "Span":
+			e.Span = spec.Span{Table: 22, Start: "a", End: "m"}
+			if ll.Kind == spec.WorkingTableIgnored || ll.Kind == spec.TableCreated {
+				e.Span = spec.Span{Table: 22}
+			}
+			fields = append(fields, zap.String(key, spec.SpanText(e.Span)))
+		case "Tables":
+			e.Tables = []int64{20, 21, 22}
+			fields = append(fields, zap.Int64s(key, e.Tables))
+		case "BootstrapDone":
+			e.BootstrapDone = true
+			fields = append(fields, zap.Bool(key, true))
+		case "Accepted":
+			e.Accepted = true
+			fields = append(fields, zap.Bool(key, true))
+		case "RemovalOnly":
+			e.RemovalOnly = true
+			fields = append(fields, zap.Bool(key, true))
+		case "Removed":
+			e.Removed = true
+			fields = append(fields, zap.Bool(key, true))
+		case "Merge":
+			e.Merge = true
+			fields = append(fields, zap.Bool(key, true))
+		}
+	}
+	return e, fields
+}
+
+// TestCatalogueMapsEveryLogLine: every canonical line of spec.LogLines,
+// formatted by pingcap/log as impl/ logs it, parses back to its Kind with
+// every field.
+func TestCatalogueMapsEveryLogLine(t *testing.T) {
+	for _, ll := range spec.LogLines() {
+		t.Run(ll.Kind.String(), func(t *testing.T) {
+			want, fields := sampleEvent(ll)
+			line := formatLine(t, ll.File, ll.Level, ll.Message, fields...)
+			items := parseItems(t, line)
+			if len(items) != 1 {
+				t.Fatalf("line %s: got %d items, want 1", line, len(items))
+			}
+			got := items[0].Event
+			if got.Kind != ll.Kind {
+				t.Fatalf("line %s: kind %v, want %v", line, got.Kind, ll.Kind)
+			}
+			got.Source, got.Time = spec.Source{}, 0
+			if fmt.Sprint(got) != fmt.Sprint(want) {
+				t.Errorf("line %s\n got  %v\n want %v", line, got, want)
+			}
+		})
+	}
+}
+
+// TestNextRetryAsTime: TiCDC logs nextRetryTime with zap.Time (unquoted,
+// with spaces); cdcspec may log it as ms. Both parse.
+func TestNextRetryAsTime(t *testing.T) {
+	when := time.Date(2026, 1, 7, 22, 12, 48, 641e6, time.UTC)
+	line := formatLine(t, "backoff.go", "WARN", "changefeed meets an error, will be stopped",
+		zap.String("changefeed", "default/cf"), zap.Uint64("checkpointTs", 5), zap.Time("nextRetryTime", when), zap.String("error", "x y"))
+	items := parseItems(t, line)
+	if len(items) != 1 || items[0].Event.NextRetry != when.UnixMilli() || items[0].Event.Err != "x y" {
+		t.Fatalf("line %s: items %+v", line, items)
+	}
+}
+
+// TestTiCDCOperatorLines reads operator lines as TiCDC writes them: role and
+// the operator's String(), with the ID logged first under the same key.
+func TestTiCDCOperatorLines(t *testing.T) {
+	cases := []struct {
+		line string
+		want string
+	}{
+		{`[2026/07/22 16:30:15.758 +00:00] [INFO] [operator_controller.go:537] ["add operator to running queue"] [role=coordinator] [operator="add maintainer operator: default/cf, dest:n-1"]`,
+			"maintainer-op-started cf=default/cf node=n-1 op=add"},
+		{`[2026/07/22 16:30:15.758 +00:00] [INFO] [operator_controller.go:517] ["operator finished"] [role=coordinator] [operator=default/cf] [operator="stop maintainer operator: default/cf, dest n-2, remove true"]`,
+			"maintainer-op-finished cf=default/cf node=n-2 op=stop removed"},
+		{`[2026/07/22 16:30:15.758 +00:00] [INFO] [operator_controller.go:511] ["add operator to running queue"] [role=maintainer] [changefeedID=default/cf] [operator="move dispatcher operator: 123, origin:n-1, dest:n-2"]`,
+			"dispatcher-op-started cf=default/cf node=n-2 origin=n-1 op=move dispatcher=123"},
+		{`[2026/07/22 16:30:15.758 +00:00] [INFO] [operator_controller.go:449] ["operator finished"] [role=maintainer] [changefeedID=default/cf] [operatorID=123] [operator="add dispatcher operator: 123, dest:n-2"]`,
+			"dispatcher-op-finished cf=default/cf node=n-2 op=add dispatcher=123"},
+	}
+	for _, c := range cases {
+		items := parseItems(t, []byte(c.line))
+		if len(items) != 1 {
+			t.Fatalf("%s: %d items", c.line, len(items))
+		}
+		if got := items[0].Event.String(); got != c.want {
+			t.Errorf("%s\n got  %s\n want %s", c.line, got, c.want)
+		}
+	}
+}
+
+// TestTiCDCSpanForm reads FormatTableSpan's text.
+func TestTiCDCSpanForm(t *testing.T) {
+	line := `[2026/07/22 16:30:15.758 +00:00] [INFO] [dispatcher_manager.go:661] ["new dispatcher created"] [changefeedID=default/cf] [dispatcherID=11] [tableSpan="tableID: 22, startKey: 7480000000000000ff165f720000000000fa, endKey: 7480000000000000ff165f730000000000fa, keyspaceID: 0"] [startTs=463424440748738003]`
+	items := parseItems(t, []byte(line))
+	if len(items) != 1 {
+		t.Fatalf("%d items", len(items))
+	}
+	sp := items[0].Event.Span
+	if sp.Table != 22 || sp.Start != "7480000000000000ff165f720000000000fa" || sp.End != "7480000000000000ff165f730000000000fa" {
+		t.Fatalf("span %+v", sp)
+	}
+}
+
+// TestCatalogueSize pins the catalogue's coverage so that an edit that
+// quietly drops messages fails.
+func TestCatalogueSize(t *testing.T) {
+	events, context := 0, 0
+	for _, e := range catalogue {
+		if e.kind != spec.KindUnknown {
+			events++
+		} else {
+			context++
+		}
+	}
+	if len(catalogue) < 140 || events < 40 {
+		t.Fatalf("catalogue has %d messages (%d mapped to events, %d context); want at least 140 and 40", len(catalogue), events, context)
+	}
+}

@@ -1,0 +1,879 @@
+package traces
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+	"time"
+
+	"cdcspec/spec"
+)
+
+// Severity grades a finding.
+type Severity string
+
+// Severities, strongest first. A Violation always carries the log lines
+// that show it; a Suspect is a threshold crossed (a window, a duration) or a
+// violation the lines cannot fully show; InsufficientEvidence says the log
+// ends or lacks the lines needed to decide; Info is context (timeline).
+const (
+	Violation            Severity = "violation"
+	Suspect              Severity = "suspect"
+	InsufficientEvidence Severity = "insufficient-evidence"
+	Info                 Severity = "info"
+)
+
+func (s Severity) rank() int {
+	switch s {
+	case Violation:
+		return 0
+	case Suspect:
+		return 1
+	case InsufficientEvidence:
+		return 2
+	}
+	return 3
+}
+
+// Log-only finding names (the spec's property names are used as they are).
+const (
+	PropOperatorStuck   = "operator-stuck"
+	PropCheckpointStuck = "checkpoint-stuck"
+	PropBootstrapFailed = "bootstrap-failed"
+	PropCaptureSuicide  = "capture-suicide"
+	PropMembership      = "membership"
+)
+
+// Evidence is one log line backing a finding.
+type Evidence struct {
+	File string `json:"file"`
+	Line int    `json:"line"`
+	Text string `json:"text"`
+}
+
+// Finding is one result of a check.
+type Finding struct {
+	Property   string     `json:"property"`
+	Severity   Severity   `json:"severity"`
+	Changefeed string     `json:"changefeed"`
+	Message    string     `json:"message"`
+	Evidence   []Evidence `json:"evidence"`
+	time       int64
+}
+
+// Options tune the checker. The zero value means the defaults.
+type Options struct {
+	// ErrorWindow: an error re-reported for this long with no backoff line
+	// is dropped (error-never-dropped). Default 60 s.
+	ErrorWindow time.Duration
+	// ErrorMinReports: how many maintainer reports the spec's rule needs
+	// for a violation (default 2; fewer over the window is a suspicion).
+	ErrorMinReports int
+	// StuckAfter: an operator running, a checkpoint not moving or a failed
+	// bootstrap not retried successfully for this long is suspect.
+	// Default 5 min.
+	StuckAfter time.Duration
+	// Skew tolerates clock skew between captures' logs: a violation that a
+	// line within Skew would explain is downgraded or dropped. Default 2 s.
+	Skew time.Duration
+}
+
+func (o Options) withDefaults() Options {
+	if o.ErrorWindow <= 0 {
+		o.ErrorWindow = 60 * time.Second
+	}
+	if o.ErrorMinReports <= 0 {
+		o.ErrorMinReports = 2
+	}
+	if o.StuckAfter <= 0 {
+		o.StuckAfter = 5 * time.Minute
+	}
+	if o.Skew <= 0 {
+		o.Skew = 2 * time.Second
+	}
+	return o
+}
+
+// Checker runs the spec monitors and the log-only monitors over items in
+// time order. Its memory is the monitors' state: per changefeed, per live
+// dispatcher and operator, and bounded evidence lists; not the log's length.
+type Checker struct {
+	opt      Options
+	window   int64 // ms
+	stuck    int64
+	skew     int64
+	spec     *spec.Checker
+	findings []Finding
+	pending  []pendingFinding
+
+	lastTime int64
+	cfNames  map[string]string // bare name -> keyspace/name
+	cfLast   map[string]int64  // last time a line named the changefeed
+	nodeSeen map[string]bool   // nodes that logged a line of their own
+
+	errEp      map[string]*errEpisode
+	stillRun   map[string]*stuckOp
+	openOps    map[string]*Item
+	redo       map[string]*stuckOp
+	blocked    map[string]*stuckOp
+	cpSame     map[string]*cpRun
+	cpView     map[string]*Item // last coordinator-view checkpoint per changefeed
+	bootFail   map[string]*Item
+	ignored    map[string][]Item // changefeed -> WorkingTableIgnored items
+	recentSNF  map[string][]Item // changefeed -> recent SpanNotFound items
+	lastLost   map[int]*Item     // input -> last session-lost line
+	membership []Evidence
+	memberSeen map[string]bool
+	memberN    int
+	left       map[string]bool
+	joined     map[string]bool
+
+	Coverage Coverage
+}
+
+type pendingFinding struct {
+	f        Finding
+	deadline int64
+	// settle is called with every later item until the deadline; it may
+	// change the finding and returns true to drop it.
+	settle func(f *Finding, it *Item) (drop bool)
+}
+
+type errEpisode struct {
+	first       Item // first maintainer report (or DM error if none)
+	firstDM     *Item
+	last        Item
+	reports     int
+	dmErrors    int
+	specMsg     string
+	specViolate bool
+}
+
+type stuckOp struct {
+	first, last Item
+	n           int
+	maxDur      int64
+}
+
+type cpRun struct {
+	first, last Item
+	n           int
+}
+
+// NewChecker returns a Checker with the given options.
+func NewChecker(opt Options) *Checker {
+	opt = opt.withDefaults()
+	c := &Checker{
+		opt:    opt,
+		window: opt.ErrorWindow.Milliseconds(),
+		stuck:  opt.StuckAfter.Milliseconds(),
+		skew:   opt.Skew.Milliseconds(),
+		spec: spec.NewChecker(spec.Config{
+			ErrorWindow:     opt.ErrorWindow.Milliseconds(),
+			ErrorMinReports: opt.ErrorMinReports,
+		}),
+		cfNames:    map[string]string{},
+		cfLast:     map[string]int64{},
+		nodeSeen:   map[string]bool{},
+		errEp:      map[string]*errEpisode{},
+		stillRun:   map[string]*stuckOp{},
+		openOps:    map[string]*Item{},
+		redo:       map[string]*stuckOp{},
+		blocked:    map[string]*stuckOp{},
+		cpSame:     map[string]*cpRun{},
+		cpView:     map[string]*Item{},
+		bootFail:   map[string]*Item{},
+		ignored:    map[string][]Item{},
+		recentSNF:  map[string][]Item{},
+		lastLost:   map[int]*Item{},
+		memberSeen: map[string]bool{},
+		left:       map[string]bool{},
+		joined:     map[string]bool{},
+		Coverage:   newCoverage(),
+	}
+	return c
+}
+
+func ev(it *Item) Evidence {
+	return Evidence{File: it.Event.Source.File, Line: it.Event.Source.Line, Text: it.Event.Source.Text}
+}
+
+func evOf(e spec.Event) (Evidence, bool) {
+	if e.Source.File == "" {
+		return Evidence{}, false
+	}
+	return Evidence{File: e.Source.File, Line: e.Source.Line, Text: e.Source.Text}, true
+}
+
+func fmtTime(ms int64) string {
+	if ms == 0 {
+		return "?"
+	}
+	return time.UnixMilli(ms).UTC().Format("2006/01/02 15:04:05.000")
+}
+
+func fmtDur(ms int64) string {
+	return (time.Duration(ms) * time.Millisecond).String()
+}
+
+// normalize gives every changefeed one spelling: TiCDC logs some lines with
+// "keyspace/name" and others with the bare name.
+func (c *Checker) normalize(e *spec.Event) {
+	cf := e.Changefeed
+	if cf == "" {
+		return
+	}
+	if i := strings.LastIndexByte(cf, '/'); i >= 0 {
+		name := cf[i+1:]
+		if _, ok := c.cfNames[name]; !ok {
+			c.cfNames[name] = cf
+		}
+		return
+	}
+	if full, ok := c.cfNames[cf]; ok {
+		e.Changefeed = full
+	}
+}
+
+func (c *Checker) add(f Finding) {
+	c.findings = append(c.findings, f)
+}
+
+// Observe feeds one item. Items must come in time order (as mergeInputs
+// delivers them).
+func (c *Checker) Observe(it *Item) {
+	e := &it.Event
+	c.normalize(e)
+	if e.Time > c.lastTime {
+		c.lastTime = e.Time
+	}
+	if e.Changefeed != "" {
+		c.cfLast[e.Changefeed] = e.Time
+	}
+	if e.Node != "" && ownNodeKinds[e.Kind] {
+		c.nodeSeen[e.Node] = true
+	}
+	c.Coverage.count(it)
+	c.settlePending(it)
+
+	if e.Kind != spec.KindUnknown {
+		for _, v := range c.spec.Observe(*e) {
+			c.specViolation(v, it)
+		}
+	}
+	c.observeErrors(it)
+	c.observeOperators(it)
+	c.observeCheckpoints(it)
+	c.observeBootstrap(it)
+	c.observeDispatchers(it)
+	c.observeCapture(it)
+}
+
+func (c *Checker) settlePending(it *Item) {
+	if len(c.pending) == 0 {
+		return
+	}
+	kept := c.pending[:0]
+	for _, p := range c.pending {
+		if it.Event.Time > p.deadline {
+			c.add(p.f)
+			continue
+		}
+		if p.settle != nil && p.settle(&p.f, it) {
+			continue
+		}
+		kept = append(kept, p)
+	}
+	c.pending = kept
+}
+
+// findingFromViolation converts a spec violation; with no evidence line it
+// can only be a suspicion.
+func findingFromViolation(v spec.Violation) Finding {
+	f := Finding{Property: string(v.Property), Severity: Violation, Changefeed: v.Changefeed, Message: v.Message}
+	seen := map[Evidence]bool{}
+	for _, e := range v.Evidence {
+		if x, ok := evOf(e); ok && !seen[x] {
+			seen[x] = true
+			f.Evidence = append(f.Evidence, x)
+		}
+		if f.time == 0 || (e.Time != 0 && e.Time < f.time) {
+			f.time = e.Time
+		}
+	}
+	if len(f.Evidence) == 0 {
+		f.Severity = Suspect
+		f.Message += " (no log line shows it: the events carry no source)"
+	}
+	return f
+}
+
+func (c *Checker) specViolation(v spec.Violation, it *Item) {
+	f := findingFromViolation(v)
+	switch v.Property {
+	case spec.ErrorNeverDropped:
+		if ep := c.errEp[v.Changefeed]; ep != nil {
+			ep.specViolate = true
+			ep.specMsg = v.Message
+			return
+		}
+		c.add(f)
+	case spec.AtMostOneDispatcherPerSpan:
+		var other spec.Event
+		if len(v.Evidence) > 0 {
+			other = v.Evidence[0]
+		}
+		// #6202's marker for the same table explains the duplicate.
+		if list := c.ignored[v.Changefeed]; len(list) > 0 {
+			kept := list[:0]
+			for _, ig := range list {
+				if ig.Event.Span.Table == it.Event.Span.Table {
+					f.Evidence = append([]Evidence{ev(&ig)}, f.Evidence...)
+					f.Message += fmt.Sprintf("; the new maintainer had ignored a working dispatcher of table %d at bootstrap (\"found a working table that is not in initial table map\", #6202)", ig.Event.Span.Table)
+					continue
+				}
+				kept = append(kept, ig)
+			}
+			c.ignored[v.Changefeed] = kept
+		}
+		for _, s := range c.recentSNF[v.Changefeed] {
+			f.Evidence = append(f.Evidence, ev(&s))
+		}
+		c.pending = append(c.pending, pendingFinding{f: f, deadline: it.Event.Time + c.skew,
+			settle: func(f *Finding, x *Item) bool {
+				xe := &x.Event
+				if xe.Changefeed != v.Changefeed || f.Severity != Violation {
+					return false
+				}
+				if (xe.Kind == spec.DispatcherRemoved && xe.Dispatcher == other.Dispatcher) ||
+					(xe.Kind == spec.DispatcherManagerClosed && xe.Node == other.Node && other.Node != "") {
+					f.Severity = Suspect
+					f.Message += fmt.Sprintf("; but dispatcher %s was removed %s later, within the clock-skew tolerance %s between captures' logs",
+						other.Dispatcher, fmtDur(xe.Time-it.Event.Time), fmtDur(c.skew))
+					f.Evidence = append(f.Evidence, ev(x))
+				}
+				if xe.Kind == spec.SpanNotFound {
+					f.Evidence = append(f.Evidence, ev(x))
+				}
+				return false
+			}})
+	case spec.RunningMaintainerBootstrapped:
+		if len(v.Evidence) <= 1 {
+			// "no maintainer runs there": an absence in the logs.
+			if c.nodeSeen[v.Node] {
+				f.Severity = Suspect
+				f.Message += "; the log of that node has no \"changefeed maintainer started\" line for it"
+			} else {
+				f.Severity = InsufficientEvidence
+				f.Message += "; the logs contain no line of node " + v.Node + ", so its maintainer cannot be seen"
+			}
+		}
+		c.pending = append(c.pending, pendingFinding{f: f, deadline: it.Event.Time + c.skew,
+			settle: func(f *Finding, x *Item) bool {
+				xe := &x.Event
+				return xe.Kind == spec.MaintainerBootstrapped && xe.Changefeed == v.Changefeed && xe.Node == v.Node
+			}})
+	default:
+		c.add(f)
+	}
+}
+
+// ---------------------------------------------------------------------------
+// error-never-dropped: episodes of a changefeed's error, graded by window.
+
+func isHandling(e *spec.Event) bool {
+	switch e.Kind {
+	case spec.BackoffErrorSeen, spec.BackoffIgnored, spec.BackoffGaveUp, spec.BackoffStarted, spec.BootstrapDoneChanged,
+		spec.ChangefeedResumed, spec.ChangefeedCreated:
+		return true
+	case spec.StateChanged:
+		return e.State == spec.StateWarning || e.State == spec.StateFailed || e.State == spec.StateStopped || e.State == spec.StateRemoved
+	}
+	return false
+}
+
+func (c *Checker) observeErrors(it *Item) {
+	e := &it.Event
+	if e.Changefeed == "" {
+		return
+	}
+	ep := c.errEp[e.Changefeed]
+	switch {
+	case e.Kind == spec.DispatcherErrorReported || e.Kind == spec.SinkError:
+		if ep == nil {
+			ep = &errEpisode{first: *it}
+			c.errEp[e.Changefeed] = ep
+		}
+		if e.Kind == spec.SinkError {
+			ep.dmErrors++
+			if ep.firstDM == nil {
+				x := *it
+				ep.firstDM = &x
+			}
+		} else {
+			if ep.reports == 0 {
+				ep.first = *it
+			}
+			ep.reports++
+			ep.last = *it
+		}
+	case ep != nil && isHandling(e):
+		delete(c.errEp, e.Changefeed)
+		if ep.specViolate {
+			c.closeEpisode(e.Changefeed, ep, it, false)
+		}
+	case ep != nil && (e.Kind == spec.DispatcherManagerClosed || it.Sym == SymDispatcherManagerClosing ||
+		e.Kind == spec.MaintainerClosed || e.Kind == spec.ChangefeedRemoved):
+		delete(c.errEp, e.Changefeed)
+		c.closeEpisode(e.Changefeed, ep, it, false)
+	}
+}
+
+// closeEpisode grades an error episode that no backoff line handled. end is
+// the line that ended it (the DM closing, the maintainer closing), or nil at
+// the end of the logs.
+func (c *Checker) closeEpisode(cf string, ep *errEpisode, end *Item, atEOF bool) {
+	start := ep.first.Event.Time
+	if ep.firstDM != nil && ep.firstDM.Event.Time < start {
+		start = ep.firstDM.Event.Time
+	}
+	endTime := c.lastTime
+	if end != nil {
+		endTime = end.Event.Time
+	}
+	dur := endTime - start
+	f := Finding{Property: string(spec.ErrorNeverDropped), Changefeed: cf, time: start}
+	if ep.firstDM != nil {
+		f.Evidence = append(f.Evidence, ev(ep.firstDM))
+	}
+	if ep.reports > 0 {
+		f.Evidence = append(f.Evidence, ev(&ep.first))
+		if ep.reports > 1 {
+			f.Evidence = append(f.Evidence, ev(&ep.last))
+		}
+	}
+	if end != nil {
+		f.Evidence = append(f.Evidence, ev(end))
+	}
+	errText := ep.first.Event.Err
+	if len(errText) > 160 {
+		errText = errText[:160] + "…"
+	}
+	counts := fmt.Sprintf("the maintainer logged \"dispatcher report an error\" %d time(s)", ep.reports)
+	if ep.reports > 1 {
+		counts += fmt.Sprintf(" (%d re-sends) between %s and %s", ep.reports-1, fmtTime(ep.first.Event.Time), fmtTime(ep.last.Event.Time))
+	} else if ep.reports == 1 {
+		counts += " at " + fmtTime(ep.first.Event.Time)
+	}
+	if ep.dmErrors > 0 {
+		counts += fmt.Sprintf(", the dispatcher manager logged \"Event Dispatcher Manager Meets Error\" %d time(s)", ep.dmErrors)
+	}
+	absence := fmt.Sprintf("no backoff line for the changefeed (\"changefeed maintainer report an error\", \"changefeed meets an error, will be stopped\", a state change to warning or failed) between %s and %s",
+		fmtTime(start), fmtTime(endTime))
+	ending := "the logs end"
+	if end != nil {
+		ending = fmt.Sprintf("%q at %s", end.Msg, fmtTime(endTime))
+	}
+	switch {
+	case ep.specViolate:
+		f.Severity = Violation
+		f.Message = fmt.Sprintf("%s; %s; %s (error %q)", ep.specMsg, counts, absence, errText)
+	case ep.reports == 0:
+		f.Severity = Suspect
+		if dur < c.window {
+			f.Severity = InsufficientEvidence
+		}
+		f.Message = fmt.Sprintf("a sink error reached the dispatcher manager but no maintainer ever reported it and it never reached the backoff within %s (the maintainer drops errors before it bootstraps; or its log is missing): %s; %s; %s; error %q",
+			fmtDur(dur), counts, absence, ending, errText)
+	case dur >= c.window:
+		f.Severity = Suspect
+		f.Message = fmt.Sprintf("a retryable dispatcher error must reach the backoff, but it did not for %s, past the %s window: %s; %s; no state change was logged before %s (error %q). The logs show too few re-reports (%d, need %d) to prove every re-send was dropped",
+			fmtDur(dur), fmtDur(c.window), counts, absence, ending, errText, ep.reports, c.opt.ErrorMinReports)
+	default:
+		f.Severity = InsufficientEvidence
+		f.Message = fmt.Sprintf("a dispatcher error has not reached the backoff, but %s only %s after it, within the %s window: %s; error %q",
+			ending, fmtDur(dur), fmtDur(c.window), counts, errText)
+	}
+	c.add(f)
+}
+
+// ---------------------------------------------------------------------------
+// operator-stuck
+
+func opKey(e *spec.Event) string {
+	role := "m"
+	if e.Kind == spec.MaintainerOpStarted || e.Kind == spec.MaintainerOpFinished {
+		role = "c"
+	}
+	return role + "|" + e.Changefeed + "|" + e.Dispatcher
+}
+
+func (c *Checker) observeOperators(it *Item) {
+	e := &it.Event
+	switch {
+	case it.Sym == SymOperatorStillRunning:
+		k := e.Changefeed + "|" + it.OpID
+		s := c.stillRun[k]
+		if s == nil {
+			s = &stuckOp{first: *it}
+			c.stillRun[k] = s
+		}
+		s.last = *it
+		s.n++
+		if it.Dur > s.maxDur {
+			s.maxDur = it.Dur
+		}
+	case e.Kind == spec.MaintainerOpStarted || e.Kind == spec.DispatcherOpStarted:
+		x := *it
+		c.openOps[opKey(e)] = &x
+	case e.Kind == spec.MaintainerOpFinished || e.Kind == spec.DispatcherOpFinished:
+		delete(c.openOps, opKey(e))
+		delete(c.stillRun, e.Changefeed+"|"+it.OpID)
+	case e.Kind == spec.MaintainerClosed || e.Kind == spec.ChangefeedRemoved:
+		// the maintainer and its operators are gone
+		for k, op := range c.openOps {
+			if op.Event.Changefeed == e.Changefeed && k[0] == 'm' {
+				delete(c.openOps, k)
+			}
+		}
+	}
+}
+
+func (c *Checker) finishOperators() {
+	for _, k := range sortedKeysOf(c.stillRun) {
+		s := c.stillRun[k]
+		if s.maxDur < c.stuck {
+			continue
+		}
+		f := Finding{Property: PropOperatorStuck, Severity: Suspect, Changefeed: s.first.Event.Changefeed, time: s.first.Event.Time,
+			Message: fmt.Sprintf("an operator must finish, but TiCDC reported %q still in the running queue %d time(s), %s after it was created (threshold %s), last at %s",
+				s.first.Event.Reason, s.n, fmtDur(s.maxDur), fmtDur(c.stuck), fmtTime(s.last.Event.Time))}
+		for _, k := range []string{"m|" + s.first.Event.Changefeed + "|" + s.first.OpID, "c|" + s.first.Event.Changefeed + "|"} {
+			if op := c.openOps[k]; op != nil && (k[0] == 'm' || s.first.OpID == op.Event.Changefeed || strings.Contains(s.first.Event.Reason, "maintainer operator")) {
+				f.Evidence = append(f.Evidence, ev(op))
+				delete(c.openOps, k)
+				break
+			}
+		}
+		f.Evidence = append(f.Evidence, ev(&s.first))
+		if s.n > 1 {
+			f.Evidence = append(f.Evidence, ev(&s.last))
+		}
+		c.add(f)
+	}
+	for _, k := range sortedKeysOf(c.openOps) {
+		op := c.openOps[k]
+		age := c.lastTime - op.Event.Time
+		if age < c.stuck {
+			continue
+		}
+		what := string(op.Event.Op) + " maintainer operator"
+		if op.Event.Kind == spec.DispatcherOpStarted {
+			what = fmt.Sprintf("%s dispatcher operator for dispatcher %s", op.Event.Op, op.Event.Dispatcher)
+		}
+		c.add(Finding{Property: PropOperatorStuck, Severity: Suspect, Changefeed: op.Event.Changefeed, time: op.Event.Time,
+			Message: fmt.Sprintf("an operator must finish, but the %s added to the running queue at %s has no \"operator finished\" line in the %s the logs continue after it (threshold %s)",
+				what, fmtTime(op.Event.Time), fmtDur(age), fmtDur(c.stuck)),
+			Evidence: []Evidence{ev(op)}})
+	}
+}
+
+// ---------------------------------------------------------------------------
+// checkpoint-stuck and the coordinator's view of checkpoint-monotonic
+
+func (c *Checker) observeCheckpoints(it *Item) {
+	e := &it.Event
+	cf := e.Changefeed
+	switch it.Sym {
+	case SymRedoMetaStuck:
+		s := c.redo[cf]
+		if s == nil {
+			s = &stuckOp{first: *it}
+			c.redo[cf] = s
+		}
+		s.last, s.n = *it, s.n+1
+		if it.Dur > s.maxDur {
+			s.maxDur = it.Dur
+		}
+	case SymCheckpointBlocked:
+		s := c.blocked[cf]
+		if s == nil {
+			s = &stuckOp{first: *it}
+			c.blocked[cf] = s
+		}
+		s.last, s.n = *it, s.n+1
+	}
+	switch e.Kind {
+	case spec.ChangefeedResumed, spec.ChangefeedCreated, spec.ChangefeedRemoved:
+		delete(c.cpView, cf)
+		c.endCpRun(cf)
+	case spec.BackoffErrorSeen, spec.BackoffStarted, spec.BackoffGaveUp, spec.BackoffRecovered, spec.CheckpointStored:
+		if cf == "" || e.Checkpoint == 0 {
+			return
+		}
+		if prev := c.cpView[cf]; prev != nil && e.Kind != spec.CheckpointStored && e.Checkpoint < prev.Event.Checkpoint {
+			c.add(Finding{Property: string(spec.CheckpointMonotonic), Severity: Suspect, Changefeed: cf, time: e.Time,
+				Message: fmt.Sprintf("the stored checkpoint must never go down, but the coordinator's backoff lines show it at %d, then %d (no resume in between); these lines carry the coordinator's in-memory checkpoint, the persisted one is logged only at DEBUG",
+					prev.Event.Checkpoint, e.Checkpoint),
+				Evidence: []Evidence{ev(prev), ev(it)}})
+		}
+		x := *it
+		c.cpView[cf] = &x
+		r := c.cpSame[cf]
+		if r != nil && r.first.Event.Checkpoint != e.Checkpoint {
+			c.endCpRun(cf)
+			r = nil
+		}
+		if r == nil {
+			c.cpSame[cf] = &cpRun{first: *it, last: *it, n: 1}
+		} else {
+			r.last, r.n = *it, r.n+1
+		}
+	}
+	if it.Sym == SymNone && e.Kind == spec.BackoffRecovered {
+		delete(c.blocked, cf)
+	}
+}
+
+func (c *Checker) endCpRun(cf string) {
+	r := c.cpSame[cf]
+	if r == nil {
+		return
+	}
+	delete(c.cpSame, cf)
+	d := r.last.Event.Time - r.first.Event.Time
+	if r.n < 2 || d < c.stuck {
+		return
+	}
+	c.add(Finding{Property: PropCheckpointStuck, Severity: Suspect, Changefeed: cf, time: r.first.Event.Time,
+		Message: fmt.Sprintf("the checkpoint must advance, but %d coordinator lines over %s (threshold %s) all carry checkpoint %d (physical time %s)",
+			r.n, fmtDur(d), fmtDur(c.stuck), r.first.Event.Checkpoint, fmtTime(int64(r.first.Event.Checkpoint>>18))),
+		Evidence: []Evidence{ev(&r.first), ev(&r.last)}})
+}
+
+func (c *Checker) finishCheckpoints() {
+	for _, cf := range sortedKeysOf(c.cpSame) {
+		c.endCpRun(cf)
+	}
+	for _, cf := range sortedKeysOf(c.redo) {
+		s := c.redo[cf]
+		sev := Suspect
+		f := Finding{Property: PropCheckpointStuck, Severity: sev, Changefeed: cf, time: s.first.Event.Time,
+			Message: fmt.Sprintf("the checkpoint must advance once faults heal, but TiCDC itself reported the redo meta unchanged %d time(s), for up to %s (\"owner may be stuck\", tiflow#9595); checkpoint %d",
+				s.n, fmtDur(s.maxDur), s.last.Event.Checkpoint)}
+		f.Evidence = append(f.Evidence, ev(&s.first))
+		if s.n > 1 {
+			f.Evidence = append(f.Evidence, ev(&s.last))
+		}
+		c.add(f)
+	}
+	for _, cf := range sortedKeysOf(c.blocked) {
+		s := c.blocked[cf]
+		d := s.last.Event.Time - s.first.Event.Time
+		if d < c.stuck {
+			continue
+		}
+		c.add(Finding{Property: PropCheckpointStuck, Severity: Suspect, Changefeed: cf, time: s.first.Event.Time,
+			Message: fmt.Sprintf("the checkpoint must advance, but the maintainer logged that it cannot advance it %d time(s) over %s (threshold %s)",
+				s.n, fmtDur(d), fmtDur(c.stuck)),
+			Evidence: []Evidence{ev(&s.first), ev(&s.last)}})
+	}
+}
+
+// ---------------------------------------------------------------------------
+// bootstrap-failed
+
+func (c *Checker) observeBootstrap(it *Item) {
+	e := &it.Event
+	switch {
+	case e.Kind == spec.MaintainerBootstrapFailed:
+		if c.bootFail[e.Changefeed] == nil {
+			x := *it
+			c.bootFail[e.Changefeed] = &x
+		}
+	case e.Kind == spec.MaintainerBootstrapped:
+		if b := c.bootFail[e.Changefeed]; b != nil {
+			delete(c.bootFail, e.Changefeed)
+			c.add(Finding{Property: PropBootstrapFailed, Severity: Info, Changefeed: e.Changefeed, time: b.Event.Time,
+				Message:  fmt.Sprintf("a maintainer bootstrap failed at %s and a later bootstrap succeeded %s after it", fmtTime(b.Event.Time), fmtDur(e.Time-b.Event.Time)),
+				Evidence: []Evidence{ev(b), ev(it)}})
+		}
+	case it.Sym == SymPanic:
+		c.add(Finding{Property: PropBootstrapFailed, Severity: Suspect, Changefeed: e.Changefeed, time: e.Time,
+			Message:  fmt.Sprintf("a maintainer panicked (%s); a maintainer that panics during bootstrap never becomes working", it.Level),
+			Evidence: []Evidence{ev(it)}})
+	}
+}
+
+func (c *Checker) finishBootstrap() {
+	for _, cf := range sortedKeysOf(c.bootFail) {
+		b := c.bootFail[cf]
+		after := c.lastTime - b.Event.Time
+		f := Finding{Property: PropBootstrapFailed, Changefeed: cf, time: b.Event.Time, Evidence: []Evidence{ev(b)}}
+		if after >= c.stuck {
+			f.Severity = Suspect
+			f.Message = fmt.Sprintf("a maintainer bootstrap failed (error %q) and no later \"changefeed maintainer bootstrapped\" line follows in the %s the logs continue (threshold %s); the changefeed has no working maintainer",
+				b.Event.Err, fmtDur(after), fmtDur(c.stuck))
+		} else {
+			f.Severity = InsufficientEvidence
+			f.Message = fmt.Sprintf("a maintainer bootstrap failed (error %q); the logs end %s later, too soon to tell whether a retry succeeded", b.Event.Err, fmtDur(after))
+		}
+		c.add(f)
+	}
+}
+
+// ---------------------------------------------------------------------------
+// at-most-one-dispatcher-per-span: log-only symptoms
+
+func (c *Checker) observeDispatchers(it *Item) {
+	e := &it.Event
+	switch {
+	case e.Kind == spec.WorkingTableIgnored:
+		c.ignored[e.Changefeed] = append(c.ignored[e.Changefeed], *it)
+		if len(c.ignored[e.Changefeed]) > 64 {
+			c.ignored[e.Changefeed] = c.ignored[e.Changefeed][1:]
+		}
+	case e.Kind == spec.SpanNotFound:
+		l := append(c.recentSNF[e.Changefeed], *it)
+		if len(l) > 4 {
+			l = l[len(l)-4:]
+		}
+		c.recentSNF[e.Changefeed] = l
+	case e.Kind == spec.DispatcherCreated && !e.Merge && e.Span.Table != 0:
+		list := c.ignored[e.Changefeed]
+		for i := range list {
+			ig := &list[i]
+			if ig.Event.Span.Table != e.Span.Table {
+				continue
+			}
+			f := Finding{Property: string(spec.AtMostOneDispatcherPerSpan), Severity: Suspect, Changefeed: e.Changefeed, time: ig.Event.Time,
+				Message: fmt.Sprintf("at most one dispatcher may replicate a span, but at %s the new maintainer ignored a working dispatcher of table %d at bootstrap (\"found a working table that is not in initial table map\", #6202) and at %s dispatcher %s was created for the same table on node %s; unless the ignored dispatcher was removed without a log line, two dispatchers replicate table %d",
+					fmtTime(ig.Event.Time), e.Span.Table, fmtTime(e.Time), e.Dispatcher, orUnknown(e.Node), e.Span.Table),
+				Evidence: []Evidence{ev(ig), ev(it)}}
+			for _, s := range c.recentSNF[e.Changefeed] {
+				f.Evidence = append(f.Evidence, ev(&s))
+			}
+			c.add(f)
+			c.ignored[e.Changefeed] = append(list[:i:i], list[i+1:]...)
+			break
+		}
+	case it.Sym == SymOverlapRemoved:
+		c.add(Finding{Property: string(spec.AtMostOneDispatcherPerSpan), Severity: Suspect, Changefeed: e.Changefeed, time: e.Time,
+			Message:  "at most one dispatcher may replicate a span, but a bootstrap found two overlapping dispatchers of one table and removed one (\"remove unexpected overlapping dispatcher reported during bootstrap\"); both were live until then",
+			Evidence: []Evidence{ev(it)}})
+	}
+}
+
+func (c *Checker) finishDispatchers() {
+	for _, cf := range sortedKeysOf(c.ignored) {
+		for i := range c.ignored[cf] {
+			ig := &c.ignored[cf][i]
+			c.add(Finding{Property: string(spec.AtMostOneDispatcherPerSpan), Severity: Info, Changefeed: cf, time: ig.Event.Time,
+				Message:  fmt.Sprintf("a new maintainer ignored a working dispatcher of table %d at bootstrap (#6202's marker); no second dispatcher for the table appears in the logs", ig.Event.Span.Table),
+				Evidence: []Evidence{ev(ig)}})
+		}
+	}
+}
+
+func orUnknown(s string) string {
+	if s == "" {
+		return "(unknown)"
+	}
+	return s
+}
+
+// ---------------------------------------------------------------------------
+// capture suicide and membership (info: the timeline)
+
+func (c *Checker) observeCapture(it *Item) {
+	e := &it.Event
+	switch {
+	case it.Sym == SymSessionLost:
+		x := *it
+		c.lastLost[it.file] = &x
+	case e.Kind == spec.CaptureSuicide:
+		f := Finding{Property: PropCaptureSuicide, Severity: Info, time: e.Time,
+			Message: fmt.Sprintf("capture %s exited at %s with error %q; its dispatchers and maintainers are gone and will be rescheduled", orUnknown(e.Node), fmtTime(e.Time), e.Err)}
+		if l := c.lastLost[it.file]; l != nil && e.Time-l.Event.Time <= 60_000 {
+			f.Evidence = append(f.Evidence, ev(l))
+			f.Message += "; it lost its etcd session first"
+		}
+		f.Evidence = append(f.Evidence, ev(it))
+		c.add(f)
+	}
+	if it.Sym == SymMembership || e.Kind == spec.NodeJoined || e.Kind == spec.NodeLeft {
+		if e.Kind == spec.NodeLeft {
+			c.left[e.Node] = true
+		}
+		if e.Kind == spec.NodeJoined {
+			c.joined[e.Node] = true
+		}
+		x := ev(it)
+		key := x.File + ":" + fmt.Sprint(x.Line)
+		if !c.memberSeen[key] {
+			c.memberN++
+			if len(c.memberSeen) < 1024 {
+				c.memberSeen[key] = true
+			}
+			if len(c.membership) < 20 {
+				c.membership = append(c.membership, x)
+			}
+		}
+	}
+}
+
+func (c *Checker) finishCapture() {
+	if c.memberN == 0 {
+		return
+	}
+	msg := fmt.Sprintf("%d membership line(s)", c.memberN)
+	if len(c.left) > 0 {
+		msg += "; nodes left: " + strings.Join(sortedKeysOf(c.left), ", ")
+	}
+	if len(c.joined) > 0 {
+		msg += "; nodes joined: " + strings.Join(sortedKeysOf(c.joined), ", ")
+	}
+	if len(c.membership) < c.memberN {
+		msg += fmt.Sprintf(" (first %d shown)", len(c.membership))
+	}
+	c.add(Finding{Property: PropMembership, Severity: Info, Message: msg, Evidence: c.membership})
+}
+
+// Finish ends the stream and returns every finding, strongest first, then
+// by time.
+func (c *Checker) Finish() []Finding {
+	for _, p := range c.pending {
+		c.add(p.f)
+	}
+	c.pending = nil
+	for _, v := range c.spec.Finish() {
+		c.add(findingFromViolation(v))
+	}
+	for _, cf := range sortedKeysOf(c.errEp) {
+		c.closeEpisode(cf, c.errEp[cf], nil, true)
+	}
+	c.errEp = map[string]*errEpisode{}
+	c.finishOperators()
+	c.finishCheckpoints()
+	c.finishBootstrap()
+	c.finishDispatchers()
+	c.finishCapture()
+	sort.SliceStable(c.findings, func(i, j int) bool {
+		a, b := c.findings[i], c.findings[j]
+		if a.Severity.rank() != b.Severity.rank() {
+			return a.Severity.rank() < b.Severity.rank()
+		}
+		return a.time < b.time
+	})
+	c.Coverage.finish()
+	return c.findings
+}
+
+func sortedKeysOf[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}

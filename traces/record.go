@@ -1,0 +1,412 @@
+// Package traces checks TiCDC production logs against cdcspec's properties.
+//
+// A log is read by a streaming Scanner that understands TiCDC's unified log
+// format (github.com/pingcap/log), damaged as real logs are: records wrapped
+// over several lines, viewer prefixes, truncated lines, lines of other
+// programs, invalid UTF-8 and huge lines. Records whose (file, message) is in
+// the catalogue become spec.Events; several files are merged by timestamp;
+// the spec monitors and the log-only symptom monitors of this package turn
+// the events into Findings, each with the log lines that show it.
+//
+// Blind spots, stated once: the checker sees only what TiCDC logs at the
+// level the logs were written with. The stored checkpoint and the
+// coordinator's per-status decisions are DEBUG-only in TiCDC, so properties
+// that need them are judged from weaker symptoms (suspect) or not at all
+// (see the coverage summary of every run).
+package traces
+
+import (
+	"bytes"
+)
+
+// Level is a log record's level.
+type Level uint8
+
+// Levels, in pingcap/log's spelling.
+const (
+	LevelUnknown Level = iota
+	LevelDebug
+	LevelInfo
+	LevelWarn
+	LevelError
+	LevelFatal
+	LevelPanic
+)
+
+var levelNames = [...]string{"", "DEBUG", "INFO", "WARN", "ERROR", "FATAL", "PANIC"}
+
+func (l Level) String() string {
+	if int(l) < len(levelNames) {
+		return levelNames[l]
+	}
+	return "?"
+}
+
+func parseLevel(b []byte) Level {
+	switch string(b) {
+	case "DEBUG", "debug":
+		return LevelDebug
+	case "INFO", "info":
+		return LevelInfo
+	case "WARN", "warn", "WARNING", "warning":
+		return LevelWarn
+	case "ERROR", "error":
+		return LevelError
+	case "FATAL", "fatal":
+		return LevelFatal
+	case "PANIC", "panic", "DPANIC":
+		return LevelPanic
+	}
+	return LevelUnknown
+}
+
+// Record is one parsed log record. Its byte slices point into the Scanner's
+// buffer and are valid only until the next call to Scanner.Next.
+type Record struct {
+	// Time is Unix milliseconds; HasTime is false for records without a
+	// timestamp (quoted excerpts), which inherit the previous record's time.
+	Time    int64
+	HasTime bool
+	Level   Level
+	// File is the caller's file name without directory and line number,
+	// e.g. "maintainer.go".
+	File []byte
+	// Msg is the message, unquoted and unescaped.
+	Msg []byte
+	// Line is the 1-based line number of the record's first line; Lines is
+	// how many physical lines it spans.
+	Line  int
+	Lines int
+	// Text is the record as written (after any viewer prefix), including the
+	// newlines of a wrapped record.
+	Text []byte
+	// Truncated is set when the record was cut: a huge line, a record left
+	// open at the end of the input or interrupted by another record.
+	Truncated bool
+
+	rest    []byte // the bytes after the message group: the fields
+	fields  []field
+	parsed  bool
+	scratch *[]byte
+}
+
+type field struct {
+	key, val []byte
+}
+
+// Field returns the value of the last field named key, unquoted. ok is false
+// if the record has no such field.
+func (r *Record) Field(key string) (val []byte, ok bool) {
+	r.parseFields()
+	for i := len(r.fields) - 1; i >= 0; i-- {
+		if string(r.fields[i].key) == key {
+			return r.fields[i].val, true
+		}
+	}
+	return nil, false
+}
+
+// FieldString is Field as a string ("" if absent).
+func (r *Record) FieldString(key string) string {
+	v, _ := r.Field(key)
+	return string(v)
+}
+
+// NumFields returns the number of fields after the message.
+func (r *Record) NumFields() int {
+	r.parseFields()
+	return len(r.fields)
+}
+
+// FieldAt returns the i-th field's key and value.
+func (r *Record) FieldAt(i int) (key, val []byte) {
+	r.parseFields()
+	return r.fields[i].key, r.fields[i].val
+}
+
+func (r *Record) parseFields() {
+	if r.parsed {
+		return
+	}
+	r.parsed = true
+	r.fields = r.fields[:0]
+	b := r.rest
+	i := 0
+	for {
+		i = skipSpace(b, i)
+		if i >= len(b) || b[i] != '[' {
+			return
+		}
+		end, closed := scanGroup(b, i)
+		inner := b[i+1 : end]
+		if closed {
+			inner = b[i+1 : end-1]
+		}
+		k, v := splitField(inner, r.scratch)
+		r.fields = append(r.fields, field{key: k, val: v})
+		if !closed {
+			return
+		}
+		i = end
+	}
+}
+
+// splitField splits the inside of a "[key=value]" group. Quoted keys and
+// values are unescaped into scratch (values that need no unescaping are not
+// copied).
+func splitField(g []byte, scratch *[]byte) (key, val []byte) {
+	var eq int
+	if len(g) > 0 && g[0] == '"' {
+		e := scanString(g, 0)
+		if e < len(g) && g[e] == '=' {
+			key = unquote(g[:e], scratch)
+			eq = e
+		} else {
+			return nil, unquote(g, scratch)
+		}
+	} else {
+		eq = bytes.IndexByte(g, '=')
+		if eq < 0 {
+			return nil, g
+		}
+		key = g[:eq]
+	}
+	v := g[eq+1:]
+	if len(v) >= 2 && v[0] == '"' && scanString(v, 0) == len(v) {
+		return key, unquote(v, scratch)
+	}
+	return key, v
+}
+
+func skipSpace(b []byte, i int) int {
+	for i < len(b) && (b[i] == ' ' || b[i] == '\n' || b[i] == '\r' || b[i] == '\t') {
+		i++
+	}
+	return i
+}
+
+// scanString scans a double-quoted string starting at b[i] == '"' and
+// returns the index just after the closing quote, or len(b) if it is not
+// closed.
+func scanString(b []byte, i int) int {
+	i++
+	for i < len(b) {
+		j := bytes.IndexAny(b[i:], `"\`)
+		if j < 0 {
+			return len(b)
+		}
+		i += j
+		if b[i] == '\\' {
+			i += 2
+			continue
+		}
+		return i + 1
+	}
+	return len(b)
+}
+
+// scanGroup scans a bracketed group starting at b[i] == '['. It returns the
+// index just after the closing ']' and true, or len(b) and false if the
+// group is not closed. A group is either a quoted string ("[\"msg\"]"), or
+// key=value where value is quoted, or unquoted text in which nested
+// brackets, braces and quoted strings (JSON, arrays) are balanced. Time
+// values contain spaces but no brackets.
+func scanGroup(b []byte, i int) (int, bool) {
+	j := i + 1
+	if j < len(b) && b[j] == '"' {
+		e := scanString(b, j)
+		if e < len(b) && b[e] == ']' {
+			return e + 1, true
+		}
+		if e >= len(b) {
+			return len(b), false
+		}
+		// a quoted key: fall through to the general scan from e
+		j = e
+	}
+	depth := 0
+	for j < len(b) {
+		c := b[j]
+		switch c {
+		case '"':
+			// A quote opens a string only at the start of a value or inside
+			// JSON; an unquoted value cannot contain a bare quote, so this
+			// is safe.
+			j = scanString(b, j)
+			continue
+		case '[', '{':
+			depth++
+		case ']', '}':
+			if depth == 0 {
+				if c == ']' {
+					return j + 1, true
+				}
+			} else {
+				depth--
+			}
+		}
+		j++
+	}
+	return len(b), false
+}
+
+// unquote removes the surrounding quotes of s and resolves escapes. If s has
+// no escapes the result aliases s; otherwise it is written to scratch, which
+// is reused by the Scanner for every record.
+func unquote(s []byte, scratch *[]byte) []byte {
+	if len(s) < 2 || s[0] != '"' {
+		return s
+	}
+	body := s[1:]
+	if body[len(body)-1] == '"' {
+		body = body[:len(body)-1]
+	}
+	if bytes.IndexByte(body, '\\') < 0 {
+		return body
+	}
+	if scratch == nil {
+		var tmp []byte
+		scratch = &tmp
+	}
+	start := len(*scratch)
+	out := *scratch
+	for i := 0; i < len(body); i++ {
+		c := body[i]
+		if c != '\\' || i+1 >= len(body) {
+			out = append(out, c)
+			continue
+		}
+		i++
+		switch body[i] {
+		case 'n':
+			out = append(out, '\n')
+		case 't':
+			out = append(out, '\t')
+		case 'r':
+			out = append(out, '\r')
+		case 'b':
+			out = append(out, '\b')
+		case 'f':
+			out = append(out, '\f')
+		case '"', '\\', '/':
+			out = append(out, body[i])
+		case 'u':
+			if i+4 < len(body) {
+				if r, ok := hex4(body[i+1 : i+5]); ok {
+					out = appendRune(out, r)
+					i += 4
+					continue
+				}
+			}
+			out = append(out, '\\', 'u')
+		default:
+			out = append(out, '\\', body[i])
+		}
+	}
+	*scratch = out
+	return out[start:len(out):len(out)]
+}
+
+func hex4(b []byte) (rune, bool) {
+	var r rune
+	for _, c := range b {
+		r <<= 4
+		switch {
+		case c >= '0' && c <= '9':
+			r |= rune(c - '0')
+		case c >= 'a' && c <= 'f':
+			r |= rune(c-'a') + 10
+		case c >= 'A' && c <= 'F':
+			r |= rune(c-'A') + 10
+		default:
+			return 0, false
+		}
+	}
+	return r, true
+}
+
+func appendRune(b []byte, r rune) []byte {
+	switch {
+	case r < 0x80:
+		return append(b, byte(r))
+	case r < 0x800:
+		return append(b, byte(0xC0|r>>6), byte(0x80|r&0x3F))
+	default:
+		return append(b, byte(0xE0|r>>12), byte(0x80|(r>>6)&0x3F), byte(0x80|r&0x3F))
+	}
+}
+
+// parseLogTime parses pingcap/log's "2026/07/22 16:30:15.758 +00:00" (the
+// fraction and zone are optional) into Unix milliseconds.
+func parseLogTime(b []byte) (int64, bool) {
+	if len(b) < 19 || b[4] != '/' || b[7] != '/' || b[10] != ' ' || b[13] != ':' || b[16] != ':' {
+		return 0, false
+	}
+	y, ok1 := atoiN(b[0:4])
+	mo, ok2 := atoiN(b[5:7])
+	d, ok3 := atoiN(b[8:10])
+	h, ok4 := atoiN(b[11:13])
+	mi, ok5 := atoiN(b[14:16])
+	s, ok6 := atoiN(b[17:19])
+	if !(ok1 && ok2 && ok3 && ok4 && ok5 && ok6) || mo < 1 || mo > 12 || d < 1 || d > 31 || h > 23 || mi > 59 || s > 60 {
+		return 0, false
+	}
+	i := 19
+	ms := 0
+	if i < len(b) && b[i] == '.' {
+		i++
+		n, scale := 0, 0
+		for i < len(b) && b[i] >= '0' && b[i] <= '9' {
+			if scale < 3 {
+				n = n*10 + int(b[i]-'0')
+				scale++
+			}
+			i++
+		}
+		for ; scale < 3; scale++ {
+			n *= 10
+		}
+		ms = n
+	}
+	off := 0
+	if i+7 <= len(b) && b[i] == ' ' && (b[i+1] == '+' || b[i+1] == '-') && b[i+4] == ':' {
+		oh, okh := atoiN(b[i+2 : i+4])
+		om, okm := atoiN(b[i+5 : i+7])
+		if okh && okm {
+			off = oh*60 + om
+			if b[i+1] == '-' {
+				off = -off
+			}
+		}
+	}
+	days := daysFromCivil(y, mo, d)
+	sec := days*86400 + int64(h*3600+mi*60+s) - int64(off*60)
+	return sec*1000 + int64(ms), true
+}
+
+func atoiN(b []byte) (int, bool) {
+	n := 0
+	for _, c := range b {
+		if c < '0' || c > '9' {
+			return 0, false
+		}
+		n = n*10 + int(c-'0')
+	}
+	return n, true
+}
+
+// daysFromCivil returns the days since 1970-01-01 (proleptic Gregorian).
+func daysFromCivil(y, m, d int) int64 {
+	if m <= 2 {
+		y--
+	}
+	era := y / 400
+	if y < 0 && y%400 != 0 {
+		era = (y - 399) / 400
+	}
+	yoe := y - era*400
+	mp := (m + 9) % 12
+	doy := (153*mp+2)/5 + d - 1
+	doe := yoe*365 + yoe/4 - yoe/100 + doy
+	return int64(era)*146097 + int64(doe) - 719468
+}

@@ -1,0 +1,357 @@
+package traces
+
+import (
+	"encoding/json"
+	"encoding/xml"
+	"fmt"
+	"io"
+	"sort"
+	"strings"
+	"time"
+
+	"cdcspec/spec"
+)
+
+// Coverage says which spec events the logs exercised, how often, and which
+// properties the logs can speak to.
+type Coverage struct {
+	Events     map[string]int64   `json:"events"`   // spec event kind -> count
+	Symptoms   map[string]int64   `json:"symptoms"` // log-only symptom -> count
+	Context    int64              `json:"context"`  // known TiCDC lines that carry no event
+	Properties []PropertyCoverage `json:"properties"`
+
+	kinds [64]int64
+	syms  [32]int64
+}
+
+// PropertyCoverage says whether a property could be judged on these logs.
+type PropertyCoverage struct {
+	Property string `json:"property"`
+	Judged   bool   `json:"judged"`
+	Basis    string `json:"basis"`
+}
+
+func newCoverage() Coverage { return Coverage{} }
+
+func (c *Coverage) count(it *Item) {
+	if k := int(it.Event.Kind); k < len(c.kinds) {
+		c.kinds[k]++
+	}
+	if s := int(it.Sym); s < len(c.syms) {
+		c.syms[s]++
+	}
+}
+
+// needs lists, per property, the event kinds (any of) it is judged on in
+// logs, and what is missing otherwise.
+var needs = []struct {
+	prop  string
+	kinds []spec.Kind
+	syms  []Symptom
+	blind string
+}{
+	{string(spec.ErrorNeverDropped), []spec.Kind{spec.DispatcherErrorReported, spec.SinkError, spec.StatusReceived}, nil, "no dispatcher error was logged"},
+	{string(spec.CheckpointMonotonic), []spec.Kind{spec.CheckpointStored, spec.BackoffErrorSeen, spec.BackoffStarted}, nil, "the stored checkpoint is logged only at DEBUG (and by backoff lines)"},
+	{string(spec.CheckpointNotPastUnflushed), []spec.Kind{spec.DataWritten}, nil, "production logs have no per-row lines; judged only on cdcspec's own runs"},
+	{string(spec.AtMostOneDispatcherPerSpan), []spec.Kind{spec.DispatcherCreated, spec.WorkingTableIgnored, spec.SpanNotFound}, nil, "no dispatcher creation lines"},
+	{string(spec.RunningMaintainerBootstrapped), []spec.Kind{spec.MaintainerOpFinished}, nil, "no coordinator \"operator finished\" lines"},
+	{string(spec.SingleMaintainerGeneration), []spec.Kind{spec.MaintainerBootstrapped}, nil, "no \"changefeed maintainer bootstrapped\" lines"},
+	{string(spec.EverySpanReplicated), []spec.Kind{spec.Quiesced}, nil, "needs a quiescence marker; production logs never quiesce"},
+	{string(spec.CheckpointAdvancesAfterHeal), []spec.Kind{spec.FaultsHealed}, nil, "needs a heal marker; see checkpoint-stuck instead"},
+	{PropOperatorStuck, []spec.Kind{spec.MaintainerOpStarted, spec.DispatcherOpStarted}, []Symptom{SymOperatorStillRunning}, "no operator lines"},
+	{PropCheckpointStuck, []spec.Kind{spec.BackoffErrorSeen, spec.BackoffStarted, spec.CheckpointStored}, []Symptom{SymRedoMetaStuck, SymCheckpointBlocked}, "no line carries the changefeed checkpoint"},
+	{PropBootstrapFailed, []spec.Kind{spec.MaintainerBootstrapFailed, spec.MaintainerBootstrapped}, []Symptom{SymPanic}, "no bootstrap lines"},
+	{PropCaptureSuicide, []spec.Kind{spec.CaptureSuicide}, []Symptom{SymSessionLost}, "no capture exit"},
+}
+
+func (c *Coverage) finish() {
+	c.Events = map[string]int64{}
+	for _, k := range spec.Kinds() {
+		if int(k) < len(c.kinds) && c.kinds[k] > 0 {
+			c.Events[k.String()] = c.kinds[k]
+		}
+	}
+	c.Symptoms = map[string]int64{}
+	for s := SymOperatorStillRunning; int(s) < len(symNames); s++ {
+		if c.syms[s] > 0 {
+			c.Symptoms[s.String()] = c.syms[s]
+		}
+	}
+	c.Context = c.syms[SymContext]
+	c.Properties = c.Properties[:0]
+	for _, n := range needs {
+		var parts []string
+		for _, k := range n.kinds {
+			if c.kinds[k] > 0 {
+				parts = append(parts, fmt.Sprintf("%d %s", c.kinds[k], k))
+			}
+		}
+		for _, s := range n.syms {
+			if c.syms[s] > 0 {
+				parts = append(parts, fmt.Sprintf("%d %s", c.syms[s], s))
+			}
+		}
+		pc := PropertyCoverage{Property: n.prop, Judged: len(parts) > 0}
+		if pc.Judged {
+			pc.Basis = strings.Join(parts, ", ")
+		} else {
+			pc.Basis = "not judged: " + n.blind
+		}
+		c.Properties = append(c.Properties, pc)
+	}
+}
+
+// InputStats are one input's parse statistics.
+type InputStats struct {
+	Name string `json:"name"`
+	ParseStats
+}
+
+// Report is the result of checking a set of logs.
+type Report struct {
+	Stats    ParseStats
+	Inputs   []InputStats
+	Findings []Finding
+	Coverage Coverage
+	Seconds  float64
+}
+
+// Violations counts the findings of severity Violation.
+func (r *Report) Violations() int {
+	n := 0
+	for _, f := range r.Findings {
+		if f.Severity == Violation {
+			n++
+		}
+	}
+	return n
+}
+
+// Run checks the inputs. The error names the input that could not be read;
+// findings from the other inputs are still in the report.
+func Run(inputs []Input, opt Options) (*Report, error) {
+	start := time.Now()
+	c := NewChecker(opt)
+	srcs, err := mergeInputs(inputs, c.Observe)
+	rep := &Report{Findings: c.Finish(), Coverage: c.Coverage}
+	for _, s := range srcs {
+		rep.Stats.Add(s.stats)
+		rep.Inputs = append(rep.Inputs, InputStats{Name: s.name, ParseStats: s.stats})
+	}
+	rep.Seconds = time.Since(start).Seconds()
+	return rep, err
+}
+
+// ---------------------------------------------------------------------------
+// output
+
+// WriteText writes one block per finding, then the coverage summary and the
+// parse statistics.
+func (r *Report) WriteText(w io.Writer) {
+	if len(r.Findings) == 0 {
+		fmt.Fprintln(w, "no findings")
+	}
+	for _, f := range r.Findings {
+		cf := f.Changefeed
+		if cf == "" {
+			cf = "-"
+		}
+		fmt.Fprintf(w, "%s  %s  changefeed %s\n", f.Property, strings.ToUpper(string(f.Severity)), cf)
+		fmt.Fprintf(w, "  %s\n", f.Message)
+		for _, e := range f.Evidence {
+			fmt.Fprintf(w, "    %s:%d  %s\n", e.File, e.Line, e.Text)
+		}
+		fmt.Fprintln(w)
+	}
+	fmt.Fprintln(w, "coverage:")
+	kinds := sortedKeysOf(r.Coverage.Events)
+	if len(kinds) == 0 {
+		fmt.Fprintln(w, "  no spec event in the logs")
+	} else {
+		parts := make([]string, 0, len(kinds))
+		for _, k := range kinds {
+			parts = append(parts, fmt.Sprintf("%s=%d", k, r.Coverage.Events[k]))
+		}
+		fmt.Fprintf(w, "  events: %s\n", strings.Join(parts, " "))
+	}
+	if len(r.Coverage.Symptoms) > 0 {
+		var parts []string
+		for _, k := range sortedKeysOf(r.Coverage.Symptoms) {
+			parts = append(parts, fmt.Sprintf("%s=%d", k, r.Coverage.Symptoms[k]))
+		}
+		fmt.Fprintf(w, "  symptoms: %s\n", strings.Join(parts, " "))
+	}
+	fmt.Fprintf(w, "  known context lines: %d\n", r.Coverage.Context)
+	for _, p := range r.Coverage.Properties {
+		mark := "judged"
+		if !p.Judged {
+			mark = "------"
+		}
+		fmt.Fprintf(w, "  %-32s %s  %s\n", p.Property, mark, p.Basis)
+	}
+	s := r.Stats
+	fmt.Fprintf(w, "parse: %d lines, %d records, %d unparsed, %d blank, %d truncated, %d bytes in %.3fs",
+		s.Lines, s.Records, s.Unparsed, s.Blank, s.Truncated, s.Bytes, r.Seconds)
+	if r.Seconds > 0 {
+		fmt.Fprintf(w, " (%.1f MB/s)", float64(s.Bytes)/1e6/r.Seconds)
+	}
+	fmt.Fprintln(w)
+	for _, in := range r.Inputs {
+		if len(in.UnparsedAt) > 0 {
+			lines := make([]string, len(in.UnparsedAt))
+			for i, l := range in.UnparsedAt {
+				lines[i] = fmt.Sprint(l)
+			}
+			fmt.Fprintf(w, "  %s: %d unparsed line(s), first at line %s\n", in.Name, in.Unparsed, strings.Join(lines, ", "))
+		}
+	}
+}
+
+type jsonReport struct {
+	Lines    int64        `json:"lines"`
+	Parsed   int64        `json:"parsed"`
+	Unparsed int64        `json:"unparsed"`
+	Bytes    int64        `json:"bytes"`
+	Seconds  float64      `json:"seconds"`
+	Findings []Finding    `json:"findings"`
+	Coverage Coverage     `json:"coverage"`
+	Inputs   []jsonInput  `json:"inputs"`
+	Parse    jsonParseExt `json:"parse"`
+}
+
+type jsonInput struct {
+	Name       string `json:"name"`
+	Lines      int64  `json:"lines"`
+	Records    int64  `json:"records"`
+	Unparsed   int64  `json:"unparsed"`
+	UnparsedAt []int  `json:"unparsed_at,omitempty"`
+}
+
+type jsonParseExt struct {
+	Records   int64 `json:"records"`
+	Blank     int64 `json:"blank"`
+	Truncated int64 `json:"truncated"`
+}
+
+// WriteJSON writes the report as one JSON object. "parsed" counts the lines
+// that belong to log records.
+func (r *Report) WriteJSON(w io.Writer) error {
+	s := r.Stats
+	out := jsonReport{
+		Lines: s.Lines, Parsed: s.Lines - s.Unparsed - s.Blank, Unparsed: s.Unparsed, Bytes: s.Bytes,
+		Seconds: r.Seconds, Findings: r.Findings, Coverage: r.Coverage,
+		Parse: jsonParseExt{Records: s.Records, Blank: s.Blank, Truncated: s.Truncated},
+	}
+	if out.Findings == nil {
+		out.Findings = []Finding{}
+	}
+	for i := range out.Findings {
+		if out.Findings[i].Evidence == nil {
+			out.Findings[i].Evidence = []Evidence{}
+		}
+	}
+	for _, in := range r.Inputs {
+		out.Inputs = append(out.Inputs, jsonInput{Name: in.Name, Lines: in.Lines, Records: in.Records, Unparsed: in.Unparsed, UnparsedAt: in.UnparsedAt})
+	}
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(out)
+}
+
+type junitSuites struct {
+	XMLName  xml.Name     `xml:"testsuites"`
+	Name     string       `xml:"name,attr"`
+	Tests    int          `xml:"tests,attr"`
+	Failures int          `xml:"failures,attr"`
+	Suites   []junitSuite `xml:"testsuite"`
+}
+
+type junitSuite struct {
+	Name     string      `xml:"name,attr"`
+	Tests    int         `xml:"tests,attr"`
+	Failures int         `xml:"failures,attr"`
+	Skipped  int         `xml:"skipped,attr"`
+	Time     string      `xml:"time,attr"`
+	Cases    []junitCase `xml:"testcase"`
+}
+
+type junitCase struct {
+	Name      string        `xml:"name,attr"`
+	Classname string        `xml:"classname,attr"`
+	Failure   *junitFailure `xml:"failure,omitempty"`
+	Skipped   *junitSkipped `xml:"skipped,omitempty"`
+	SystemOut string        `xml:"system-out,omitempty"`
+}
+
+type junitFailure struct {
+	Message string `xml:"message,attr"`
+	Type    string `xml:"type,attr"`
+	Body    string `xml:",chardata"`
+}
+
+type junitSkipped struct {
+	Message string `xml:"message,attr"`
+}
+
+// WriteJUnit writes one test case per property: a failure per violation,
+// suspicions and the rest as system-out, unjudged properties as skipped.
+func (r *Report) WriteJUnit(w io.Writer) error {
+	byProp := map[string][]Finding{}
+	for _, f := range r.Findings {
+		byProp[f.Property] = append(byProp[f.Property], f)
+	}
+	suite := junitSuite{Name: "cdcspec trace", Time: fmt.Sprintf("%.3f", r.Seconds)}
+	props := []string{}
+	for _, p := range r.Coverage.Properties {
+		props = append(props, p.Property)
+	}
+	for p := range byProp {
+		found := false
+		for _, q := range props {
+			found = found || q == p
+		}
+		if !found {
+			props = append(props, p)
+		}
+	}
+	sort.Strings(props)
+	for _, p := range props {
+		c := junitCase{Name: p, Classname: "cdcspec.trace"}
+		var fails, other []string
+		for _, f := range byProp[p] {
+			text := fmt.Sprintf("[%s] changefeed %s: %s", f.Severity, f.Changefeed, f.Message)
+			for _, e := range f.Evidence {
+				text += fmt.Sprintf("\n  %s:%d  %s", e.File, e.Line, e.Text)
+			}
+			if f.Severity == Violation {
+				fails = append(fails, text)
+			} else {
+				other = append(other, text)
+			}
+		}
+		if len(fails) > 0 {
+			c.Failure = &junitFailure{Message: fmt.Sprintf("%d violation(s)", len(fails)), Type: "violation", Body: strings.Join(fails, "\n\n")}
+			suite.Failures++
+		}
+		c.SystemOut = strings.Join(other, "\n\n")
+		for _, pc := range r.Coverage.Properties {
+			if pc.Property == p && !pc.Judged && len(byProp[p]) == 0 {
+				c.Skipped = &junitSkipped{Message: pc.Basis}
+				suite.Skipped++
+			}
+		}
+		suite.Cases = append(suite.Cases, c)
+	}
+	suite.Tests = len(suite.Cases)
+	out := junitSuites{Name: "cdcspec", Tests: suite.Tests, Failures: suite.Failures, Suites: []junitSuite{suite}}
+	if _, err := io.WriteString(w, xml.Header); err != nil {
+		return err
+	}
+	enc := xml.NewEncoder(w)
+	enc.Indent("", "  ")
+	if err := enc.Encode(out); err != nil {
+		return err
+	}
+	_, err := io.WriteString(w, "\n")
+	return err
+}

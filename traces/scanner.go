@@ -1,0 +1,520 @@
+package traces
+
+import (
+	"bytes"
+	"io"
+)
+
+// ParseStats counts what a Scanner read. Lines = Blank + Unparsed + the
+// lines of every Record.
+type ParseStats struct {
+	Bytes     int64 // bytes read
+	Lines     int64 // physical lines
+	Records   int64 // log records parsed (a wrapped record counts once)
+	Blank     int64 // empty lines
+	Unparsed  int64 // lines that belong to no record: other programs, garbage
+	Truncated int64 // records cut: huge lines, left open at the end, interrupted
+	// UnparsedAt holds the line numbers of the first few unparsed lines.
+	UnparsedAt []int
+}
+
+// Add accumulates o into s (UnparsedAt is not merged; see Source).
+func (s *ParseStats) Add(o ParseStats) {
+	s.Bytes += o.Bytes
+	s.Lines += o.Lines
+	s.Records += o.Records
+	s.Blank += o.Blank
+	s.Unparsed += o.Unparsed
+	s.Truncated += o.Truncated
+}
+
+const (
+	maxUnparsedAt = 5
+	initialBuf    = 1 << 20
+	// maxBuf bounds the scanner's memory; a line longer than maxBuf-maxRecord
+	// is cut (Truncated) and the rest of it skipped.
+	maxBuf = 4 << 20
+	// maxRecord bounds a wrapped record; further continuation lines end it.
+	maxRecord = 1 << 20
+	// maxRecordLines bounds how many physical lines one record may span.
+	maxRecordLines = 512
+	// prefixSearch is how far into a line a viewer prefix may reach.
+	prefixSearch = 128
+)
+
+type lineKind uint8
+
+const (
+	lineOther     lineKind = iota
+	lineBlank              // empty or whitespace
+	lineHeader             // starts a record: "[2026/07/22 ...", "[INFO] [x.go:1]", "\"[x.go:1] ...\""
+	lineContinued          // starts with '[' but is not a header: a wrapped field
+	lineIndented           // starts with whitespace: continuation of an open value
+)
+
+// Scanner reads TiCDC log records from a stream. It never panics on any
+// input; what it cannot parse it counts in Stats. Memory is bounded by
+// maxBuf regardless of the input's length.
+type Scanner struct {
+	r    io.Reader
+	buf  []byte
+	pos  int // start of unread data
+	end  int // end of valid data
+	scan int // bytes before scan have no '\n' (from pos)
+	eof  bool
+	err  error
+	skip bool // discarding the rest of a cut line
+
+	lineNo int
+
+	// The pending record: buf[pStart:pEnd], not yet returned because a
+	// continuation line may follow.
+	have    bool
+	pStart  int
+	pEnd    int
+	pLine   int
+	pLines  int
+	pTrunc  bool
+	pQuoted bool // an excerpt line that is itself a quoted string
+
+	rec      Record
+	scratch  []byte
+	qbuf     []byte
+	lastTime int64
+
+	Stats ParseStats
+}
+
+// NewScanner returns a Scanner reading r.
+func NewScanner(r io.Reader) *Scanner { return newScannerSize(r, initialBuf) }
+
+// newScannerSize starts with an n-byte buffer (tests use small ones to
+// exercise growth and compaction).
+func newScannerSize(r io.Reader, n int) *Scanner {
+	return &Scanner{r: r, buf: make([]byte, max(n, 16))}
+}
+
+// Err returns the first read error other than io.EOF.
+func (s *Scanner) Err() error { return s.err }
+
+// readLine returns the next physical line (without '\n' and '\r') as offsets
+// into buf, and whether it was cut because it did not fit.
+func (s *Scanner) readLine() (start, end int, cut, ok bool) {
+	for {
+		if i := bytes.IndexByte(s.buf[s.scan:s.end], '\n'); i >= 0 {
+			nl := s.scan + i
+			if s.skip {
+				s.skip = false
+				s.pos, s.scan = nl+1, nl+1
+				continue
+			}
+			start, end = s.pos, nl
+			s.pos, s.scan = nl+1, nl+1
+			s.lineNo++
+			s.Stats.Lines++
+			if end > start && s.buf[end-1] == '\r' {
+				end--
+			}
+			return start, end, false, true
+		}
+		s.scan = s.end
+		if s.eof {
+			if s.skip {
+				s.pos, s.scan = s.end, s.end
+				s.skip = false
+			}
+			if s.pos < s.end {
+				start, end = s.pos, s.end
+				s.pos, s.scan = s.end, s.end
+				s.lineNo++
+				s.Stats.Lines++
+				if end > start && s.buf[end-1] == '\r' {
+					end--
+				}
+				return start, end, false, true
+			}
+			return 0, 0, false, false
+		}
+		if s.skip {
+			// drop the buffered rest of the cut line
+			s.end, s.scan = s.pos, s.pos
+		}
+		// Make room: move the bytes still needed to the front.
+		keep := s.keepFrom()
+		if keep > 0 && (s.end == len(s.buf) || keep >= len(s.buf)/2) {
+			copy(s.buf, s.buf[keep:s.end])
+			s.pos -= keep
+			s.scan -= keep
+			s.end -= keep
+			if s.have {
+				s.pStart -= keep
+				s.pEnd -= keep
+			}
+		}
+		if s.end == len(s.buf) {
+			if len(s.buf) < maxBuf {
+				nb := make([]byte, 2*len(s.buf))
+				copy(nb, s.buf[:s.end])
+				s.buf = nb
+			} else if s.have && s.pEnd-s.pStart > maxRecord {
+				// The pending record is huge: keep its first maxRecord
+				// bytes, move the partial line down behind them.
+				newEnd := s.pStart + maxRecord
+				n := copy(s.buf[newEnd:], s.buf[s.pos:s.end])
+				s.pEnd, s.pTrunc = newEnd, true
+				s.pos, s.scan, s.end = newEnd, newEnd+n, newEnd+n
+				continue
+			} else if !s.skip {
+				// A huge line: return its first maxRecord bytes, skip the
+				// rest. The pending record is at most maxRecord bytes, so
+				// the line holds at least maxBuf-maxRecord bytes here.
+				start, end = s.pos, min(s.end, s.pos+maxRecord)
+				s.pos, s.scan, s.end = end, end, end
+				s.skip = true
+				s.lineNo++
+				s.Stats.Lines++
+				return start, end, true, true
+			}
+		}
+		if s.end == len(s.buf) {
+			// unreachable: the branches above always free space
+			s.end, s.scan = s.pos, s.pos
+			s.skip = true
+		}
+		n, err := s.r.Read(s.buf[s.end:])
+		if n > 0 {
+			s.end += n
+			s.Stats.Bytes += int64(n)
+		}
+		if err != nil {
+			s.eof = true
+			if err != io.EOF {
+				s.err = err
+			}
+		}
+	}
+}
+
+func (s *Scanner) keepFrom() int {
+	if s.have && s.pStart < s.pos {
+		return s.pStart
+	}
+	return s.pos
+}
+
+func isDigit(c byte) bool { return c >= '0' && c <= '9' }
+
+// looksLikeTime reports whether b starts with "dddd/dd/dd ".
+func looksLikeTime(b []byte) bool {
+	return len(b) >= 11 && isDigit(b[0]) && isDigit(b[1]) && isDigit(b[2]) && isDigit(b[3]) &&
+		b[4] == '/' && isDigit(b[5]) && isDigit(b[6]) && b[7] == '/' && isDigit(b[8]) && isDigit(b[9]) && b[10] == ' '
+}
+
+// looksLikeLevelGroup reports whether b starts with "[LEVEL]".
+func looksLikeLevelGroup(b []byte) bool {
+	if len(b) < 6 || b[0] != '[' {
+		return false
+	}
+	j := bytes.IndexByte(b[1:min(len(b), 9)], ']')
+	return j > 0 && parseLevel(b[1:1+j]) != LevelUnknown
+}
+
+// looksLikeCallerGroup reports whether b starts with "[name.go:".
+func looksLikeCallerGroup(b []byte) bool {
+	if len(b) < 6 || b[0] != '[' {
+		return false
+	}
+	lim := min(len(b), 96)
+	j := bytes.IndexByte(b[1:lim], ']')
+	if j < 0 {
+		return false
+	}
+	g := b[1 : 1+j]
+	k := bytes.Index(g, []byte(".go:"))
+	return k > 0 && bytes.IndexByte(g[:k], ' ') < 0 && bytes.IndexByte(g[:k], '"') < 0
+}
+
+// classify finds where the log text starts in a line (after a viewer
+// prefix such as "2026-01-08 06:12:39 | ") and what kind of line it is.
+func classify(line []byte) (off int, k lineKind, quoted bool) {
+	if len(line) == 0 {
+		return 0, lineBlank, false
+	}
+	c := line[0]
+	if c == '[' {
+		if len(line) > 11 && looksLikeTime(line[1:]) {
+			return 0, lineHeader, false
+		}
+		if looksLikeLevelGroup(line) || looksLikeCallerGroup(line) {
+			return 0, lineHeader, false
+		}
+		return 0, lineContinued, false
+	}
+	if c == ' ' || c == '\t' {
+		i := skipSpace(line, 0)
+		if i == len(line) {
+			return 0, lineBlank, false
+		}
+		if line[i] == '[' && (looksLikeTime(line[i+1:]) || looksLikeLevelGroup(line[i:])) {
+			return i, lineHeader, false
+		}
+		return 0, lineIndented, false
+	}
+	if looksLikeTime(line) && bytes.IndexByte(line[:min(len(line), 40)], ']') > 0 {
+		// "2026/01/07 22:12:39.472 +00:00] [WARN] ..." (leading '[' lost)
+		return 0, lineHeader, false
+	}
+	if c == '"' && len(line) > 2 && line[1] == '[' && line[len(line)-1] == '"' {
+		return 0, lineHeader, true
+	}
+	// A viewer prefix: look for "[dddd/dd/dd " close to the start.
+	lim := min(len(line), prefixSearch)
+	for i := 1; i < lim; i++ {
+		j := bytes.IndexByte(line[i:lim], '[')
+		if j < 0 {
+			break
+		}
+		i += j
+		if looksLikeTime(line[i+1:]) {
+			return i, lineHeader, false
+		}
+	}
+	if c == '\r' {
+		return 0, lineBlank, false
+	}
+	return 0, lineOther, false
+}
+
+// Next returns the next record, or nil at the end of the input. The record
+// is valid until the next call.
+func (s *Scanner) Next() *Record {
+	for {
+		start, end, cut, ok := s.readLine()
+		if !ok {
+			if s.have {
+				if r := s.emit(true); r != nil {
+					return r
+				}
+			}
+			return nil
+		}
+		line := s.buf[start:end]
+		off, kind, quoted := classify(line)
+		switch kind {
+		case lineHeader:
+			var out *Record
+			if s.have {
+				out = s.emit(false)
+			}
+			s.have = true
+			s.pStart, s.pEnd = start+off, end
+			s.pLine, s.pLines = s.lineNo, 1
+			s.pTrunc = cut
+			s.pQuoted = quoted
+			if out != nil {
+				return out
+			}
+		case lineContinued, lineIndented, lineBlank:
+			if s.have && !s.pQuoted && s.pLines < maxRecordLines && end-s.pStart <= maxRecord &&
+				(s.pendingOpen() || kind == lineContinued) {
+				s.pEnd = end
+				s.pLines++
+				if cut {
+					s.pTrunc = true
+				}
+				continue
+			}
+			var out *Record
+			if s.have {
+				out = s.emit(false)
+			}
+			if kind == lineBlank {
+				s.Stats.Blank++
+			} else {
+				s.unparsed()
+			}
+			if out != nil {
+				return out
+			}
+		default:
+			var out *Record
+			if s.have {
+				out = s.emit(false)
+			}
+			s.unparsed()
+			if out != nil {
+				return out
+			}
+		}
+	}
+}
+
+func (s *Scanner) unparsed() {
+	s.Stats.Unparsed++
+	if len(s.Stats.UnparsedAt) < maxUnparsedAt {
+		s.Stats.UnparsedAt = append(s.Stats.UnparsedAt, s.lineNo)
+	}
+}
+
+// pendingOpen reports whether the pending record ends inside a group (an
+// unclosed quoted value or bracket), so that the next line continues it.
+func (s *Scanner) pendingOpen() bool {
+	b := s.buf[s.pStart:s.pEnd]
+	i := 0
+	if len(b) > 0 && b[0] != '[' && looksLikeTime(b) {
+		j := bytes.IndexByte(b, ']')
+		if j < 0 {
+			return false
+		}
+		i = j + 1
+	}
+	for {
+		i = skipSpace(b, i)
+		if i >= len(b) {
+			return false
+		}
+		if b[i] != '[' {
+			// Text outside a group: the record is damaged; treat it as
+			// complete unless a quote is left open.
+			return false
+		}
+		e, closed := scanGroup(b, i)
+		if !closed {
+			return true
+		}
+		i = e
+	}
+}
+
+// emit turns the pending record into s.rec. atEOF marks a record whose last
+// group is still open as truncated. It returns nil if the pending text is
+// not a record after all (then its lines are counted as unparsed).
+func (s *Scanner) emit(atEOF bool) *Record {
+	s.have = false
+	text := s.buf[s.pStart:s.pEnd]
+	s.scratch = s.scratch[:0]
+	if s.pQuoted {
+		s.qbuf = s.qbuf[:0]
+		t := unquote(text, &s.qbuf)
+		text = t
+	}
+	r := &s.rec
+	*r = Record{fields: r.fields[:0], scratch: &s.scratch}
+	r.Line, r.Lines, r.Text, r.Truncated = s.pLine, s.pLines, text, s.pTrunc
+	if !parseHeader(text, r) {
+		s.Stats.Unparsed += int64(s.pLines)
+		if len(s.Stats.UnparsedAt) < maxUnparsedAt {
+			s.Stats.UnparsedAt = append(s.Stats.UnparsedAt, s.pLine)
+		}
+		return nil
+	}
+	if r.HasTime {
+		s.lastTime = r.Time
+	} else {
+		r.Time = s.lastTime
+	}
+	if !r.Truncated && atEOF && s.pendingOpenText(text) {
+		r.Truncated = true
+	}
+	if r.Truncated {
+		s.Stats.Truncated++
+	}
+	s.Stats.Records++
+	return r
+}
+
+func (s *Scanner) pendingOpenText(b []byte) bool {
+	i := 0
+	for {
+		i = skipSpace(b, i)
+		if i >= len(b) || b[i] != '[' {
+			return false
+		}
+		e, closed := scanGroup(b, i)
+		if !closed {
+			return true
+		}
+		i = e
+	}
+}
+
+// parseHeader parses "[time] [LEVEL] [file.go:line] [message]" (time and
+// level may be missing; the '[' before the time may be lost) and sets r's
+// header fields and the rest (the fields).
+func parseHeader(b []byte, r *Record) bool {
+	i := 0
+	if len(b) > 0 && b[0] == '[' && looksLikeTime(b[1:]) {
+		j := bytes.IndexByte(b, ']')
+		if j < 0 {
+			return false
+		}
+		r.Time, r.HasTime = parseLogTime(b[1:j])
+		i = j + 1
+	} else if looksLikeTime(b) {
+		j := bytes.IndexByte(b, ']')
+		if j < 0 {
+			return false
+		}
+		r.Time, r.HasTime = parseLogTime(b[:j])
+		i = j + 1
+	}
+	// level
+	i = skipSpace(b, i)
+	if i < len(b) && b[i] == '[' {
+		if j := bytes.IndexByte(b[i:min(len(b), i+9)], ']'); j > 0 {
+			if l := parseLevel(b[i+1 : i+j]); l != LevelUnknown {
+				r.Level = l
+				i += j + 1
+			}
+		}
+	}
+	// caller
+	i = skipSpace(b, i)
+	if i >= len(b) || b[i] != '[' {
+		return r.HasTime && i >= len(b) // a bare header cut after the time/level
+	}
+	j := bytes.IndexByte(b[i:], ']')
+	if j < 0 {
+		r.Truncated = true
+		return r.HasTime
+	}
+	caller := b[i+1 : i+j]
+	if bytes.IndexByte(caller, '"') >= 0 || bytes.IndexByte(caller, '=') >= 0 {
+		// no caller group: this is already the message or a field
+		if !r.HasTime && r.Level == LevelUnknown {
+			return false
+		}
+	} else {
+		if k := bytes.LastIndexByte(caller, ':'); k >= 0 {
+			caller = caller[:k]
+		}
+		if k := bytes.LastIndexByte(caller, '/'); k >= 0 {
+			caller = caller[k+1:]
+		}
+		r.File = caller
+		i += j + 1
+	}
+	if !r.HasTime && r.Level == LevelUnknown && len(r.File) == 0 {
+		return false
+	}
+	// message
+	i = skipSpace(b, i)
+	if i >= len(b) || b[i] != '[' {
+		r.rest = nil
+		return true
+	}
+	e, closed := scanGroup(b, i)
+	inner := b[i+1 : e]
+	if closed {
+		inner = b[i+1 : e-1]
+	} else {
+		r.Truncated = true
+	}
+	if len(inner) > 0 && inner[0] == '"' {
+		r.Msg = unquote(inner, r.scratch)
+	} else {
+		r.Msg = inner
+	}
+	r.rest = b[e:]
+	return true
+}

@@ -1,0 +1,193 @@
+package traces
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"testing/iotest"
+)
+
+type scanned struct {
+	recs  []string // "line:file:msg"
+	flds  []map[string]string
+	trunc []bool
+	stats ParseStats
+}
+
+func scanAll(t testing.TB, text []byte) scanned {
+	sc := NewScanner(bytes.NewReader(text))
+	var out scanned
+	var recLines int64
+	for r := sc.Next(); r != nil; r = sc.Next() {
+		out.recs = append(out.recs, strings.Join([]string{itoa(r.Line), string(r.File), string(r.Msg)}, ":"))
+		f := map[string]string{}
+		for i := 0; i < r.NumFields(); i++ {
+			k, v := r.FieldAt(i)
+			f[string(k)] = string(v)
+		}
+		out.flds = append(out.flds, f)
+		out.trunc = append(out.trunc, r.Truncated)
+		recLines += int64(r.Lines)
+	}
+	out.stats = sc.Stats
+	if got := out.stats.Blank + out.stats.Unparsed + recLines; got != out.stats.Lines {
+		t.Fatalf("line accounting: blank %d + unparsed %d + record lines %d != lines %d",
+			out.stats.Blank, out.stats.Unparsed, recLines, out.stats.Lines)
+	}
+	return out
+}
+
+func itoa(n int) string { return strings.TrimSpace(strings.Repeat(" ", 0) + fmtInt(n)) }
+
+func fmtInt(n int) string {
+	if n == 0 {
+		return "0"
+	}
+	neg := n < 0
+	if neg {
+		n = -n
+	}
+	var b []byte
+	for n > 0 {
+		b = append([]byte{byte('0' + n%10)}, b...)
+		n /= 10
+	}
+	if neg {
+		b = append([]byte{'-'}, b...)
+	}
+	return string(b)
+}
+
+func TestScannerQuoting(t *testing.T) {
+	in := `[2026/01/07 22:12:39.472 +00:00] [WARN] [backoff.go:220] ["changefeed meets an error, will be stopped"] [changefeed=default/cf] [checkpointTs=463424440748738003] [nextRetryTime=2026/01/07 22:12:48.641 +00:00] [error="[{\"code\":\"CDC:ErrChangefeedRetryable\",\"message\":\"a ] [ b\"}]"] [nodes=["a","b c"]] [plain] [k=v]` + "\r\n" +
+		`[2026/01/07 22:12:39.473 +00:00] [INFO] [x.go:1] [plain-message] [cn=中文] [q="he said \"hi\""]` + "\n"
+	s := scanAll(t, []byte(in))
+	if len(s.recs) != 2 || s.recs[0] != "1:backoff.go:changefeed meets an error, will be stopped" || s.recs[1] != "2:x.go:plain-message" {
+		t.Fatalf("records %q", s.recs)
+	}
+	f := s.flds[0]
+	if f["nextRetryTime"] != "2026/01/07 22:12:48.641 +00:00" {
+		t.Errorf("time field %q", f["nextRetryTime"])
+	}
+	if f["error"] != `[{"code":"CDC:ErrChangefeedRetryable","message":"a ] [ b"}]` {
+		t.Errorf("error %q", f["error"])
+	}
+	if f["nodes"] != `["a","b c"]` || f["k"] != "v" || f["checkpointTs"] != "463424440748738003" {
+		t.Errorf("fields %q", f)
+	}
+	if s.flds[1]["q"] != `he said "hi"` || s.flds[1]["cn"] != "中文" {
+		t.Errorf("fields %q", s.flds[1])
+	}
+}
+
+func TestScannerDamage(t *testing.T) {
+	in := strings.Join([]string{
+		`2026-01-08 06:12:39 | [2026/01/07 22:12:39.317 +00:00] [ERROR] [maintainer.go:785] ["dispatcher report an error"] [changefeedID=default/cf] [error="x"]`,
+		`2026/01/07 22:12:39.472 +00:00] [WARN] [backoff.go:220] ["changefeed meets an error, will be stopped"] [changefeed=default/cf]`,
+		`panic: runtime error: index out of range`,
+		`[2026/07/22 16:30:15.758 +00:00] [ERROR] [maintainer.go:799]`,
+		`["dispatcher report an error"]`,
+		`[changefeedID=default/<changefeed>]`,
+		`[error="[CDC:ErrKafkaAsyncSendMessage]kafka async send message failed:`,
+		`        keyspace=default, eventType=dml;`,
+		``,
+		`        ErrorInfo: i/o timeout"]`,
+		``,
+		"[2026/07/22 16:30:16.000 +00:00] [INFO] [a.go:1] [\"bad \xff\xfe bytes\"] [k=\xc3]",
+		`"[meta_manager.go:334] [\"Redo meta has not changed for a long time, owner may be stuck\"] [changefeed=c] [lastFlushTime=9m21.99436182s]"`,
+		`[2026/07/22 16:30:17.000 +00:00] [INFO] [a.go:2] ["cut"] [error="never closed`,
+	}, "\n")
+	s := scanAll(t, []byte(in))
+	want := []string{
+		"1:maintainer.go:dispatcher report an error",
+		"2:backoff.go:changefeed meets an error, will be stopped",
+		"4:maintainer.go:dispatcher report an error",
+		"12:a.go:bad \xff\xfe bytes",
+		"13:meta_manager.go:Redo meta has not changed for a long time, owner may be stuck",
+		"14:a.go:cut",
+	}
+	if strings.Join(s.recs, "|") != strings.Join(want, "|") {
+		t.Fatalf("records\n got  %q\n want %q", s.recs, want)
+	}
+	if got := s.flds[2]["error"]; !strings.HasPrefix(got, "[CDC:ErrKafkaAsyncSendMessage]") || !strings.HasSuffix(got, "ErrorInfo: i/o timeout") {
+		t.Errorf("wrapped value %q", got)
+	}
+	if s.stats.Unparsed != 1 || len(s.stats.UnparsedAt) != 1 || s.stats.UnparsedAt[0] != 3 {
+		t.Errorf("unparsed %d at %v, want 1 at [3]", s.stats.Unparsed, s.stats.UnparsedAt)
+	}
+	if !s.trunc[5] || s.stats.Truncated != 1 {
+		t.Errorf("last record must be truncated: %v %d", s.trunc, s.stats.Truncated)
+	}
+	if s.flds[4]["lastFlushTime"] != "9m21.99436182s" {
+		t.Errorf("quoted excerpt fields %q", s.flds[4])
+	}
+}
+
+// TestScannerHugeLine: a line longer than the buffer bound is cut, counted
+// as truncated, and the next record still parses; memory stays bounded.
+func TestScannerHugeLine(t *testing.T) {
+	var b bytes.Buffer
+	b.WriteString(`[2026/07/22 16:30:15.758 +00:00] [ERROR] [a.go:1] ["huge"] [error="`)
+	b.Write(bytes.Repeat([]byte("x"), maxBuf+123))
+	b.WriteString("\"]\n")
+	b.WriteString(`[2026/07/22 16:30:16.000 +00:00] [INFO] [b.go:2] ["after"]` + "\n")
+	sc := NewScanner(&b)
+	var recs []string
+	for r := sc.Next(); r != nil; r = sc.Next() {
+		recs = append(recs, string(r.Msg))
+	}
+	if strings.Join(recs, ",") != "huge,after" || sc.Stats.Truncated != 1 || sc.Stats.Lines != 2 {
+		t.Fatalf("records %q stats %+v", recs, sc.Stats)
+	}
+	if len(sc.buf) > maxBuf {
+		t.Fatalf("buffer grew to %d", len(sc.buf))
+	}
+}
+
+func TestParseLogTime(t *testing.T) {
+	ms, ok := parseLogTime([]byte("2026/07/22 16:30:15.758 +08:00"))
+	// 2026-07-22T08:30:15.758Z
+	if !ok || ms != 1784709015758 {
+		t.Fatalf("got %d %v", ms, ok)
+	}
+	if _, ok := parseLogTime([]byte("2026/13/22 16:30:15.758 +00:00")); ok {
+		t.Fatal("month 13 accepted")
+	}
+}
+
+// FuzzParse: no input makes the scanner, the field reader or the catalogue
+// panic, and every line is accounted for (records, blank or unparsed).
+func FuzzParse(f *testing.F) {
+	fixtures, _ := filepath.Glob("testdata/*.log")
+	more, _ := filepath.Glob("testdata/*/*.log")
+	for _, p := range append(fixtures, more...) {
+		if b, err := os.ReadFile(p); err == nil {
+			f.Add(b)
+		}
+	}
+	f.Add([]byte("[2026/07/22 16:30:15.758 +00:00] [INFO] [a.go:1] [\"x\"] [k=\"unterminated\n\n["))
+	f.Add([]byte("\"[a.go:1] [\\\"m\\\"] [k=\\\"v\\\"]\"\n\"[\"\n[\n]\n"))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		sc := newScannerSize(iotest.OneByteReader(bytes.NewReader(data)), 64)
+		var recLines int64
+		var items []Item
+		for r := sc.Next(); r != nil; r = sc.Next() {
+			recLines += int64(r.Lines)
+			for i := 0; i < r.NumFields(); i++ {
+				r.FieldAt(i)
+			}
+			if e := lookup(r); e != nil {
+				items = toItems(r, e, "fuzz", 0, items[:0])
+			}
+		}
+		st := sc.Stats
+		if st.Blank+st.Unparsed+recLines != st.Lines {
+			t.Fatalf("line accounting: %+v, record lines %d", st, recLines)
+		}
+		if st.Bytes != int64(len(data)) {
+			t.Fatalf("read %d of %d bytes", st.Bytes, len(data))
+		}
+	})
+}
