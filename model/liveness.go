@@ -25,7 +25,8 @@ const (
 	fairOK        = 1
 	fairNoSpan    = 2
 	fairNoCkpt    = 3
-	fairNoQuiesce = 4
+	fairNoQuiesce = 4 // the schedule hit a bound (network size, steps): no verdict
+	fairSafety    = 8 // + index into safetyProps: a safety property broke on the way
 )
 
 type fairResult struct {
@@ -90,6 +91,10 @@ func fairRun(cfg *Config, s State, memo *fairMemo, record bool) fairResult {
 	power, lam := 1, 0
 	verdict := uint8(fairUnknown)
 	for i := 0; i < maxFairSteps; i++ {
+		if s.Overflow {
+			verdict = fairNoQuiesce
+			break
+		}
 		fp := fingerprint(&s)
 		if memo != nil && !record {
 			if v := memo.get(fp); v != fairUnknown {
@@ -130,10 +135,16 @@ func fairRun(cfg *Config, s State, memo *fairMemo, record bool) fairResult {
 			break // nothing enabled at all
 		}
 		cursor = actKey(pick)
+		prev := s
 		step(cfg, &s, *pick, nil)
 		res.steps++
 		if record {
 			res.actions = append(res.actions, *pick)
+		}
+		// The schedule's states are reachable: check safety on the way.
+		if idx, msg := checkSafetyIndex(cfg, &prev, &s); idx >= 0 {
+			verdict, res.msg = fairSafety+uint8(idx), msg
+			break
 		}
 		if i == maxFairSteps-1 {
 			verdict = fairNoQuiesce
@@ -158,6 +169,9 @@ func fairRun(cfg *Config, s State, memo *fairMemo, record bool) fairResult {
 }
 
 func verdictProperty(v uint8) spec.Property {
+	if v >= fairSafety {
+		return safetyProps[v-fairSafety].name
+	}
 	switch v {
 	case fairNoSpan:
 		return spec.EverySpanReplicated

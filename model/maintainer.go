@@ -132,7 +132,7 @@ func maintTick(cfg *Config, s *State, slot uint8, e *emitter) {
 		st.C = 1
 	}
 	mt.Err = 0
-	s.send(st)
+	s.sendStatus(st)
 	switch {
 	case mt.Removing && !mt.Removed:
 		sendCloseRequests(cfg, s, slot)

@@ -215,3 +215,23 @@ func (s *State) purgeTo(slot uint8) {
 		i++
 	}
 }
+
+// sendStatus queues a MaintainerStatus. An error-free status still queued
+// at the channel's tail is overwritten: the coordinator would process it and
+// then the newer one, which supersedes it (checkpoint, state, bootstrapDone).
+// A status carrying an error is never overwritten.
+func (s *State) sendStatus(m Msg) {
+	n := s.nmsgs()
+	for i := n - 1; i >= 0; i-- {
+		q := &s.Net[i]
+		if !samePair(q, &m) {
+			continue
+		}
+		if q.Kind == mStatus && q.D == 0 && (i == n-1 || !samePair(&s.Net[i+1], &m)) {
+			*q = m
+			return
+		}
+		break
+	}
+	s.send(m)
+}

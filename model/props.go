@@ -150,6 +150,16 @@ func checkSafety(cfg *Config, prev, s *State) (spec.Property, string) {
 	return "", ""
 }
 
+// checkSafetyIndex is checkSafety returning the property's index (-1: none).
+func checkSafetyIndex(cfg *Config, prev, s *State) (int, string) {
+	for i, p := range safetyProps {
+		if msg := p.fn(cfg, prev, s); msg != "" {
+			return i, msg
+		}
+	}
+	return -1, ""
+}
+
 // goalEverySpanReplicated: once faults stop, every table of a running
 // changefeed is covered by exactly one working dispatcher (D.L1; #3411 fixed
 // by #3691). Judged at quiescence of the fair schedule.

@@ -1,6 +1,7 @@
 package model
 
 import (
+	"encoding/json"
 	"os"
 	"testing"
 )
@@ -14,6 +15,18 @@ func TestScratch(t *testing.T) {
 	if b := os.Getenv("BUG"); b != "" {
 		bb, _ := ParseBug(b)
 		cfg.Bugs |= bb
+	}
+	if v := os.Getenv("TS"); v != "" {
+		cfg.TsMax = v[0] - '0'
+	}
+	if v := os.Getenv("DDL"); v != "" {
+		cfg.DDLTables = int(v[0] - '0')
+	}
+	if v := os.Getenv("CRASH"); v != "" {
+		cfg.Crashes = int(v[0] - '0')
+	}
+	if v := os.Getenv("SINK"); v != "" {
+		cfg.SinkErrors = int(v[0] - '0')
 	}
 	if os.Getenv("NOLIVE") != "" {
 		cfg.Liveness = false
@@ -36,3 +49,38 @@ func BenchmarkScratch(b *testing.B) {
 }
 
 func TestSize(t *testing.T) { t.Logf("state size %d", StateSize) }
+
+func TestScratchReplay(t *testing.T) {
+	f := os.Getenv("REPLAY")
+	if f == "" {
+		t.Skip()
+	}
+	data, err := os.ReadFile(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var j struct {
+		Violation struct {
+			Steps []struct {
+				Action Action `json:"action"`
+			} `json:"steps"`
+		} `json:"violation"`
+	}
+	if err := json.Unmarshal(data, &j); err != nil {
+		t.Fatal(err)
+	}
+	var acts []Action
+	for _, s := range j.Violation.Steps {
+		if s.Action.Kind != aNone {
+			acts = append(acts, s.Action)
+		}
+	}
+	cfg, _ := Standard(os.Getenv("CFG"))
+	if b := os.Getenv("BUG"); b != "" {
+		bb, _ := ParseBug(b)
+		cfg.Bugs |= bb
+	}
+	states, _, err := Replay(cfg, acts)
+	t.Logf("replayed %d, err %v", len(states)-1, err)
+	t.Log(states[len(states)-1].String())
+}

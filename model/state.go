@@ -27,7 +27,7 @@ const (
 	MaxTables = 3  // table IDs 1..MaxTables; table 0 is the table trigger (DDL span)
 	MaxSpans  = 3  // span replications per maintainer (one per table)
 	MaxDisp   = 8  // dispatchers over all nodes
-	MaxMsgs   = 12 // messages in flight over all channels
+	MaxMsgs   = 16 // messages in flight over all channels
 	MaxJrnl   = 2  // journaled operators per dispatcher manager
 	MaxSnap   = 3  // dispatchers per bootstrap snapshot
 
@@ -337,7 +337,7 @@ func (s *State) String() string {
 	}
 	b.WriteString("\n")
 	for i := uint8(0); i < MaxNodes; i++ {
-		st := [...]string{"alive", "dead", "left"}[s.NodeSt[i]]
+		st := [...]string{"alive", "dead", "left", "unused"}[s.NodeSt[i]]
 		fmt.Fprintf(&b, "node %s %s\n", NodeName(s.Ident(i)), st)
 	}
 	c := &s.Coord

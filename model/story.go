@@ -91,15 +91,18 @@ func (c *Counterexample) Events(cfg *Config) []spec.Event {
 }
 
 // Story renders the counterexample as numbered steps a person can follow.
-// Steps of the fair schedule that produced no event are summarized.
+// After faults heal, steps with no event and steps that repeat an earlier
+// step of the fair schedule (same actor, same events: periodic re-sends) are
+// summarized.
 func (c *Counterexample) Story() string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "violated: %s\n%s\n\n", c.Property, c.Message)
 	silent := 0
 	inFair := false
+	seen := map[string]bool{}
 	flush := func() {
 		if silent > 0 {
-			fmt.Fprintf(&b, "     (%d steps with no events: heartbeats, re-sends, deliveries)\n", silent)
+			fmt.Fprintf(&b, "     (%d steps: heartbeats, re-sends and deliveries with no new event)\n", silent)
 			silent = 0
 		}
 	}
@@ -108,9 +111,20 @@ func (c *Counterexample) Story() string {
 			inFair = true
 			b.WriteString("\n-- faults stop here; a fair schedule runs the system until it repeats itself --\n")
 		}
-		if st.Fair && len(st.Events) == 0 {
-			silent++
-			continue
+		if st.Fair {
+			var sig strings.Builder
+			sig.WriteString(st.Actor)
+			for _, e := range st.Events {
+				if e.Kind == spec.Quiesced || e.Kind == spec.FaultsHealed {
+					sig.WriteString(fmt.Sprint(i))
+				}
+				sig.WriteString("|" + e.String())
+			}
+			if len(st.Events) == 0 || seen[sig.String()] {
+				silent++
+				continue
+			}
+			seen[sig.String()] = true
 		}
 		flush()
 		fmt.Fprintf(&b, "%3d. %s %s\n", i+1, st.Actor, st.Text)

@@ -13,6 +13,10 @@
 //     TiCDC's key layout, compare-and-swap, capture sessions on leases (with
 //     deliberate expiry), owner election and prefix watches.
 //
+// runtime/transport (TCP between captures) and runtime/codec (message
+// encoding) complete the set.
+//
 // Each package is standalone with its own small interface; the lead adapts
-// them to impl's transport, metadata-store and sink interfaces.
+// them to impl's transport, metadata-store and sink interfaces
+// (/work/notes/runtime-readme.md describes the mapping).
 package runtime

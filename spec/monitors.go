@@ -36,10 +36,11 @@ type errorNeverDropped struct {
 }
 
 type errState struct {
-	pending    *Event  // accepted error status not yet shown handled
-	checkpoint uint64  // last stored checkpoint
-	reports    []Event // maintainer-side reports since the last handling event
-	reported   bool    // this episode was already reported by the maintainer rule
+	pending    *Event // accepted error status not yet shown handled
+	checkpoint uint64 // last stored checkpoint
+	first      *Event // first maintainer-side report since the last handling event
+	reports    int    // maintainer-side reports since the last handling event
+	reported   bool   // this episode was already reported by the maintainer rule
 }
 
 // NewErrorNeverDropped returns the error-never-dropped monitor.
@@ -63,7 +64,8 @@ func (m *errorNeverDropped) state(cf string) *errState {
 
 func (m *errorNeverDropped) handled(s *errState) {
 	s.pending = nil
-	s.reports = s.reports[:0]
+	s.first = nil
+	s.reports = 0
 	s.reported = false
 }
 
@@ -111,13 +113,17 @@ func (m *errorNeverDropped) Observe(e Event) []Violation {
 		if m.cfg.ErrorWindow <= 0 || s.reported {
 			return nil
 		}
-		s.reports = append(s.reports, e)
-		first := s.reports[0]
-		if len(s.reports) >= m.cfg.ErrorMinReports && e.Time-first.Time >= m.cfg.ErrorWindow {
+		s.reports++
+		if s.first == nil {
+			f := e
+			s.first = &f
+		}
+		first := *s.first
+		if s.reports >= m.cfg.ErrorMinReports && e.Time-first.Time >= m.cfg.ErrorWindow {
 			v := Violation{
 				Property: ErrorNeverDropped, Changefeed: e.Changefeed, Node: first.Origin,
 				Message: fmt.Sprintf("a retryable error must reach the backoff, but the maintainer reported it %d times over %s with no backoff line (no \"changefeed maintainer report an error\", no warning state): %s; error %q",
-					len(s.reports), fmtMillis(e.Time-first.Time), coords(e.Changefeed, first.Origin, Span{}, 0, 0), first.Err),
+					s.reports, fmtMillis(e.Time-first.Time), coords(e.Changefeed, first.Origin, Span{}, 0, 0), first.Err),
 				Evidence: []Event{first, e},
 			}
 			s.reported = true // once per episode, until a handling event
@@ -303,62 +309,101 @@ type liveDispatcher struct {
 // dispatchers tracks the live dispatchers of every changefeed, across nodes.
 // A dispatcher dies when it is removed, when its changefeed's dispatcher
 // manager on its node closes, or when its node leaves or kills itself.
+// Dispatchers are keyed by node and ID: a move keeps the dispatcher ID, so a
+// delayed Create can make the same ID live on two nodes at once.
 type dispatchers struct {
-	cf map[string]map[string]*liveDispatcher // changefeed -> dispatcher ID -> state
+	cf map[string]map[string]*liveDispatcher // changefeed -> node+"/"+dispatcher ID -> state
+	// byTable indexes the same dispatchers by changefeed and table, so the
+	// overlap check costs the table's dispatchers, not the changefeed's.
+	byTable map[string]map[int64]map[string]*liveDispatcher
 }
 
-func newDispatchers() dispatchers { return dispatchers{cf: map[string]map[string]*liveDispatcher{}} }
+func dispatcherKey(node, id string) string { return node + "/" + id }
+
+func newDispatchers() dispatchers {
+	return dispatchers{cf: map[string]map[string]*liveDispatcher{}, byTable: map[string]map[int64]map[string]*liveDispatcher{}}
+}
+
+func (d *dispatchers) add(cf, key string, ld *liveDispatcher) {
+	if old := d.cf[cf][key]; old != nil {
+		d.remove(cf, key)
+	}
+	m := d.cf[cf]
+	if m == nil {
+		m = map[string]*liveDispatcher{}
+		d.cf[cf] = m
+	}
+	m[key] = ld
+	bt := d.byTable[cf]
+	if bt == nil {
+		bt = map[int64]map[string]*liveDispatcher{}
+		d.byTable[cf] = bt
+	}
+	tm := bt[ld.created.Span.Table]
+	if tm == nil {
+		tm = map[string]*liveDispatcher{}
+		bt[ld.created.Span.Table] = tm
+	}
+	tm[key] = ld
+}
+
+func (d *dispatchers) remove(cf, key string) {
+	ld := d.cf[cf][key]
+	if ld == nil {
+		return
+	}
+	delete(d.cf[cf], key)
+	delete(d.byTable[cf][ld.created.Span.Table], key)
+}
 
 // observe updates the bookkeeping and returns the dispatcher the event
 // concerns (nil if none).
 func (d *dispatchers) observe(e Event) *liveDispatcher {
 	switch e.Kind {
 	case DispatcherCreated:
-		m := d.cf[e.Changefeed]
-		if m == nil {
-			m = map[string]*liveDispatcher{}
-			d.cf[e.Changefeed] = m
-		}
 		ld := &liveDispatcher{created: e}
-		m[e.Dispatcher] = ld
+		d.add(e.Changefeed, dispatcherKey(e.Node, e.Dispatcher), ld)
 		return ld
 	case DispatcherWorking:
-		if ld := d.cf[e.Changefeed][e.Dispatcher]; ld != nil {
+		if ld := d.cf[e.Changefeed][dispatcherKey(e.Node, e.Dispatcher)]; ld != nil {
 			ld.working = true
 			return ld
 		}
 	case DispatcherRemoved:
-		delete(d.cf[e.Changefeed], e.Dispatcher)
+		d.remove(e.Changefeed, dispatcherKey(e.Node, e.Dispatcher))
 	case DispatcherManagerClosed:
-		for id, ld := range d.cf[e.Changefeed] {
+		for key, ld := range d.cf[e.Changefeed] {
 			if ld.created.Node == e.Node {
-				delete(d.cf[e.Changefeed], id)
+				d.remove(e.Changefeed, key)
 			}
 		}
 	case NodeLeft, CaptureSuicide:
-		for _, m := range d.cf {
-			for id, ld := range m {
+		for cf, m := range d.cf {
+			for key, ld := range m {
 				if ld.created.Node == e.Node {
-					delete(m, id)
+					d.remove(cf, key)
 				}
 			}
 		}
 	case ChangefeedRemoved:
 		delete(d.cf, e.Changefeed)
+		delete(d.byTable, e.Changefeed)
 	}
 	return nil
 }
 
-// overlapping returns the live dispatchers of cf, other than self, whose span
-// overlaps span, sorted by dispatcher ID.
+// overlapping returns the live dispatchers of cf, other than self (a
+// dispatcherKey), whose span overlaps span, sorted by node and ID.
 func (d *dispatchers) overlapping(cf, self string, span Span) []*liveDispatcher {
 	var out []*liveDispatcher
-	for _, id := range sortedKeys(d.cf[cf]) {
-		ld := d.cf[cf][id]
-		if id != self && ld.created.Span.Overlaps(span) {
+	for key, ld := range d.byTable[cf][span.Table] {
+		if key != self && ld.created.Span.Overlaps(span) {
 			out = append(out, ld)
 		}
 	}
+	sort.Slice(out, func(i, j int) bool {
+		return dispatcherKey(out[i].created.Node, out[i].created.Dispatcher) < dispatcherKey(out[j].created.Node, out[j].created.Dispatcher)
+	})
 	return out
 }
 
@@ -392,7 +437,7 @@ func (m *atMostOneDispatcherPerSpan) Observe(e Event) []Violation {
 	if !check {
 		return nil
 	}
-	others := m.d.overlapping(e.Changefeed, e.Dispatcher, ld.created.Span)
+	others := m.d.overlapping(e.Changefeed, dispatcherKey(ld.created.Node, e.Dispatcher), ld.created.Span)
 	if len(others) == 0 {
 		return nil
 	}
@@ -660,16 +705,20 @@ func (m *everySpanReplicated) Observe(e Event) []Violation {
 // coverage returns "" if the working dispatchers of table t tile it exactly.
 func (m *everySpanReplicated) coverage(cf string, t int64) (string, []Event) {
 	var spans []Event
-	for _, id := range sortedKeys(m.d.cf[cf]) {
-		ld := m.d.cf[cf][id]
-		if ld.created.Span.Table == t && ld.working {
+	for _, ld := range m.d.byTable[cf][t] {
+		if ld.working {
 			spans = append(spans, ld.created)
 		}
 	}
 	if len(spans) == 0 {
 		return "has no working dispatcher", nil
 	}
-	sort.Slice(spans, func(i, j int) bool { return spans[i].Span.Start < spans[j].Span.Start })
+	sort.Slice(spans, func(i, j int) bool {
+		if spans[i].Span.Start != spans[j].Span.Start {
+			return spans[i].Span.Start < spans[j].Span.Start
+		}
+		return dispatcherKey(spans[i].Node, spans[i].Dispatcher) < dispatcherKey(spans[j].Node, spans[j].Dispatcher)
+	})
 	pos, toEnd := "", false // keys below pos are covered; toEnd: covered to the table's end
 	for i, s := range spans {
 		switch {

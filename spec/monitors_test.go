@@ -267,3 +267,16 @@ func TestRunningMaintainerBootstrappedIgnoresCanceledOperators(t *testing.T) {
 	canceled := Event{Kind: MaintainerOpFinished, Changefeed: cf, Op: OpAdd, Node: "n2", Reason: "canceled"}
 	expectNone(t, run(t, Config{}, RunningMaintainerBootstrapped, canceled))
 }
+
+// A move keeps the dispatcher ID: a delayed Create that lands on the origin
+// after the move makes the same ID live on two nodes.
+func TestAtMostOneDispatcherPerSpanSameIDTwoNodes(t *testing.T) {
+	t4 := WholeTable(4)
+	expectViolation(t, run(t, Config{}, AtMostOneDispatcherPerSpan,
+		disp(DispatcherCreated, "n2", "d1", t4), disp(DispatcherCreated, "n1", "d1", t4)), "dispatcher d1 on node n1")
+	// Removing one copy must not hide the other from every-span-replicated.
+	expectNone(t, run(t, Config{}, EverySpanReplicated, created(4),
+		disp(DispatcherCreated, "n2", "d1", t4), disp(DispatcherWorking, "n2", "d1", t4),
+		disp(DispatcherCreated, "n1", "d1", t4), disp(DispatcherRemoved, "n1", "d1", Span{}),
+		Event{Kind: FaultsHealed, Checkpoint: 100}, Event{Kind: Quiesced}))
+}

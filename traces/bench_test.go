@@ -55,3 +55,19 @@ func BenchmarkRun(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkScanOnly measures the scanner without the catalogue.
+func BenchmarkScanOnly(b *testing.B) {
+	var buf bytes.Buffer
+	if _, err := GenerateLog(&buf, 64<<20, 1); err != nil {
+		b.Fatal(err)
+	}
+	data := buf.Bytes()
+	b.SetBytes(int64(len(data)))
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		sc := NewScanner(bytes.NewReader(data))
+		for r := sc.Next(); r != nil; r = sc.Next() {
+		}
+	}
+}

@@ -2,6 +2,7 @@ package traces
 
 import (
 	"bytes"
+	"sort"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -70,8 +71,10 @@ type Item struct {
 	// Msg is the record's message.
 	Msg string
 
-	file int   // index of the input
-	seq  int64 // order within the input
+	file   int    // index of the input
+	seq    int64  // order within the input
+	noTime bool   // the record had no timestamp: it inherits the last one
+	self   string // the capture's own node ID, if this line names it
 }
 
 // entry maps one (file, message) to what it means.
@@ -83,7 +86,11 @@ type entry struct {
 	// keys maps Event field names to the log keys that carry them, as a
 	// comma-separated list of alternatives (first found wins).
 	keys map[string]string
-	// conv post-processes the event (operator strings, membership lists).
+	// fields is keys, compiled once: in a stable order, alternatives split.
+	fields []fieldKeys
+	// conv post-processes the event (operator strings, membership lists):
+	// it is out's last element; conv returns out, possibly with that item
+	// replaced by several.
 	conv func(r *Record, it *Item, out []Item) []Item
 	// v records where the line comes from, for the catalogue listing.
 	v string
@@ -145,7 +152,8 @@ var catalogue = []entry{
 	{msg: "stop maintainer operator finished", files: files("operator_stop.go"), sym: SymContext, v: "HEAD"},
 	{msg: "changefeed removed from origin node", files: files("operator_move.go"), sym: SymContext, v: "HEAD"},
 	{msg: "changefeed added to dest node", files: files("operator_move.go"), sym: SymContext, v: "HEAD"},
-	{msg: "move maintainer operator aborted, mark changefeed absent", files: files("operator_move.go"), sym: SymContext, v: "HEAD"},
+	{msg: "move maintainer operator aborted, mark changefeed absent", files: files("operator_move.go"), sym: SymContext, v: "HEAD",
+		keys: m("Changefeed", cfKeys)},
 	{msg: "move changefeed operator finished", files: files("operator_move.go"), sym: SymContext, v: "HEAD"},
 	{msg: "add operator failed, cannot bump changefeed epoch", files: files("operator_controller.go"), sym: SymContext, v: "HEAD"},
 	{msg: "failed to update checkpointTs", files: files("coordinator.go"), sym: SymContext, v: "HEAD"},
@@ -317,13 +325,29 @@ var catalogue = []entry{
 		keys: m("Changefeed", cfKeys), conv: convRedoStuck},
 }
 
+type fieldKeys struct {
+	name string   // Event field name
+	keys []string // log keys, first found wins
+}
+
+func compileKeys(keys map[string]string) []fieldKeys {
+	out := make([]fieldKeys, 0, len(keys))
+	for name, ks := range keys {
+		out = append(out, fieldKeys{name: name, keys: strings.Split(ks, ",")})
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].name < out[j].name })
+	return out
+}
+
 // index: message → entries.
 var catalogueIndex = func() map[string][]*entry {
 	idx := map[string][]*entry{}
 	for i := range catalogue {
 		e := &catalogue[i]
+		e.fields = compileKeys(e.keys)
 		idx[e.msg] = append(idx[e.msg], e)
 	}
+	panicEntry.fields = compileKeys(panicEntry.keys)
 	return idx
 }()
 
@@ -340,8 +364,24 @@ func m(kv ...string) map[string]string {
 var opKeys = m("Changefeed", cfKeys, "Op", "type", "Node", "dest", "Origin", "origin", "Epoch", "maintainerEpoch",
 	"Removed", "removed", "Dispatcher", "dispatcherID", "Span", "span")
 
+// msgFilter is a cheap pre-check before the map lookup: for each message
+// length (mod 256), a bit per first byte (mod 64) of the catalogued
+// messages. Most records' messages fail it.
+var msgFilter = func() (f [256]uint64) {
+	for i := range catalogue {
+		msg := catalogue[i].msg
+		if msg != "" {
+			f[len(msg)&255] |= 1 << (msg[0] & 63)
+		}
+	}
+	return f
+}()
+
 // lookup finds the catalogue entry of a record.
 func lookup(r *Record) *entry {
+	if len(r.Msg) == 0 || msgFilter[len(r.Msg)&255]&(1<<(r.Msg[0]&63)) == 0 {
+		return nil
+	}
 	es, ok := catalogueIndex[string(r.Msg)]
 	if !ok {
 		return nil
@@ -365,6 +405,10 @@ const maxEvidenceText = 1024
 // evidenceText renders a record's text as one valid-UTF-8 line, cut to
 // maxEvidenceText bytes.
 func evidenceText(b []byte) string {
+	if len(b) <= maxEvidenceText && bytes.IndexByte(b, '\n') < 0 && bytes.IndexByte(b, '\r') < 0 &&
+		bytes.IndexByte(b, '\t') < 0 && utf8.Valid(b) {
+		return string(b)
+	}
 	cut := false
 	if len(b) > maxEvidenceText {
 		b = b[:maxEvidenceText]
@@ -412,17 +456,19 @@ func evidenceText(b []byte) string {
 
 // toItems converts a catalogued record into items appended to out.
 func toItems(r *Record, e *entry, fileName string, fileIdx int, out []Item) []Item {
-	it := Item{Sym: e.sym, Level: r.Level, Msg: e.msg, file: fileIdx}
+	out = append(out, Item{Sym: e.sym, Level: r.Level, Msg: e.msg, file: fileIdx})
+	it := &out[len(out)-1]
 	ev := &it.Event
 	ev.Kind = e.kind
 	ev.Time = r.Time
 	ev.Source = spec.Source{File: fileName, Line: r.Line, Text: evidenceText(r.Text)}
-	for name, keys := range e.keys {
-		v, ok := firstField(r, keys)
-		if !ok {
-			continue
+	for _, fk := range e.fields {
+		for _, k := range fk.keys {
+			if v, ok := r.Field(k); ok {
+				setField(ev, fk.name, v)
+				break
+			}
 		}
-		setField(ev, name, v)
 	}
 	if ev.Changefeed != "" && strings.IndexByte(ev.Changefeed, '/') < 0 {
 		if ks, ok := firstField(r, "keyspace,namespace"); ok && len(ks) > 0 {
@@ -430,9 +476,9 @@ func toItems(r *Record, e *entry, fileName string, fileIdx int, out []Item) []It
 		}
 	}
 	if e.conv != nil {
-		return e.conv(r, &it, out)
+		return e.conv(r, it, out)
 	}
-	return append(out, it)
+	return out
 }
 
 func firstField(r *Record, keys string) ([]byte, bool) {
@@ -526,8 +572,10 @@ func parseInts(v []byte) []int64 {
 // byte order, so Span.Overlaps works on them unchanged.
 func parseSpanText(v []byte) (spec.Span, bool) {
 	s := string(v)
-	if sp, err := spec.ParseSpan(s); err == nil {
-		return sp, true
+	if len(s) >= 2 && s[0] == 't' && isDigit(s[1]) {
+		if sp, err := spec.ParseSpan(s); err == nil {
+			return sp, true
+		}
 	}
 	if n, err := strconv.ParseInt(s, 10, 64); err == nil {
 		return spec.Span{Table: n}, true
@@ -574,13 +622,13 @@ func reason(why string) func(r *Record, it *Item, out []Item) []Item {
 		if it.Event.Reason == "" {
 			it.Event.Reason = why
 		}
-		return append(out, *it)
+		return out
 	}
 }
 
 func setMerge(r *Record, it *Item, out []Item) []Item {
 	it.Event.Merge = true
-	return append(out, *it)
+	return out
 }
 
 // convMaintainerStarted: TiCDC's removal-only maintainer
@@ -590,13 +638,13 @@ func convMaintainerStarted(r *Record, it *Item, out []Item) []Item {
 	if _, ok := r.Field("removalOnly"); !ok && it.Event.Checkpoint == 1 {
 		it.Event.RemovalOnly = true
 	}
-	return append(out, *it)
+	return out
 }
 
 // convRowKey: DataWritten's "key" field is "t<table>[<key>]"-like in
 // cdcspec's logs: the span form with Start = the row key.
 func convRowKey(r *Record, it *Item, out []Item) []Item {
-	return append(out, *it)
+	return out
 }
 
 // convOperator reads coordinator and maintainer operator lines. cdcspec's
@@ -639,7 +687,7 @@ func convOperator(coordKind, maintKind spec.Kind) func(r *Record, it *Item, out 
 		if it.OpID == "" {
 			it.OpID = opIdentity(ev)
 		}
-		return append(out, *it)
+		return out
 	}
 }
 
@@ -744,7 +792,7 @@ func convStillRunning(r *Record, it *Item, out []Item) []Item {
 		it.Dur = parseGoDuration(d)
 	}
 	it.Event.Reason = string(opText)
-	return append(out, *it)
+	return out
 }
 
 // convRedoStuck reads tiflow's redo meta warning: lastFlushTime is the time
@@ -763,7 +811,7 @@ func convRedoStuck(r *Record, it *Item, out []Item) []Item {
 			it.Event.Checkpoint = parseTs(rest[:j])
 		}
 	}
-	return append(out, *it)
+	return out
 }
 
 // convMembership turns addedNodes/removedNodes lists into NodeJoined and
@@ -772,16 +820,18 @@ func convMembership(r *Record, it *Item, out []Item) []Item {
 	added := parseNodeList(fieldOr(r, "addedNodes"))
 	removed := parseNodeList(fieldOr(r, "removedNodes"))
 	if len(added) == 0 && len(removed) == 0 {
-		return append(out, *it)
+		return out
 	}
+	base := *it
+	out = out[:len(out)-1]
 	for _, n := range added {
-		c := *it
+		c := base
 		c.Event.Kind = spec.NodeJoined
 		c.Event.Node = n
 		out = append(out, c)
 	}
 	for _, n := range removed {
-		c := *it
+		c := base
 		c.Event.Kind = spec.NodeLeft
 		c.Event.Node = n
 		out = append(out, c)

@@ -98,13 +98,17 @@ func sampleEvent(ll spec.LogLine) (spec.Event, []zap.Field) {
 			fields = append(fields, zap.Uint64(key, e.Checkpoint))
 		case "NextRetry":
 			e.NextRetry = 1767823968641
-			fields = append(fields, zap.Int64(key, e.NextRetry))
+			fields = append(fields, zap.Time(key, time.UnixMilli(e.NextRetry).UTC()))
 		case "Span":
 			e.Span = spec.Span{Table: 22, Start: "a", End: "m"}
 			if ll.Kind == spec.WorkingTableIgnored || ll.Kind == spec.TableCreated {
 				e.Span = spec.Span{Table: 22}
 			}
-			fields = append(fields, zap.String(key, spec.SpanText(e.Span)))
+			if key == "tableID" {
+				fields = append(fields, zap.Int64(key, e.Span.Table))
+			} else {
+				fields = append(fields, zap.String(key, spec.SpanText(e.Span)))
+			}
 		case "Tables":
 			e.Tables = []int64{20, 21, 22}
 			fields = append(fields, zap.Int64s(key, e.Tables))
@@ -152,8 +156,8 @@ func TestCatalogueMapsEveryLogLine(t *testing.T) {
 	}
 }
 
-// TestNextRetryAsTime: TiCDC logs nextRetryTime with zap.Time (unquoted,
-// with spaces); cdcspec may log it as ms. Both parse.
+// TestNextRetryAsTime: TiCDC and impl/ log nextRetryTime with zap.Time
+// (unquoted, with spaces); a number of ms parses too.
 func TestNextRetryAsTime(t *testing.T) {
 	when := time.Date(2026, 1, 7, 22, 12, 48, 641e6, time.UTC)
 	line := formatLine(t, "backoff.go", "WARN", "changefeed meets an error, will be stopped",

@@ -111,22 +111,27 @@ type Checker struct {
 	cfLast   map[string]int64  // last time a line named the changefeed
 	nodeSeen map[string]bool   // nodes that logged a line of their own
 
-	errEp      map[string]*errEpisode
-	stillRun   map[string]*stuckOp
-	openOps    map[string]*Item
-	redo       map[string]*stuckOp
-	blocked    map[string]*stuckOp
-	cpSame     map[string]*cpRun
-	cpView     map[string]*Item // last coordinator-view checkpoint per changefeed
-	bootFail   map[string]*Item
-	ignored    map[string][]Item // changefeed -> WorkingTableIgnored items
-	recentSNF  map[string][]Item // changefeed -> recent SpanNotFound items
-	lastLost   map[int]*Item     // input -> last session-lost line
-	membership []Evidence
-	memberSeen map[string]bool
-	memberN    int
-	left       map[string]bool
-	joined     map[string]bool
+	errEp       map[string]*errEpisode
+	stillRun    map[string]*stuckOp
+	openOps     map[string]*Item
+	redo        map[string]*stuckOp
+	blocked     map[string]*stuckOp
+	cpSame      map[string]*cpRun
+	cpView      map[string]*Item // last coordinator-view checkpoint per changefeed
+	bootFail    map[string]*Item
+	ignored     map[string][]Item // changefeed -> WorkingTableIgnored items
+	recentSNF   map[string][]Item // changefeed -> recent SpanNotFound items
+	lastLost    map[int]*Item     // input -> last session-lost line
+	membership  []Evidence
+	memberSeen  map[string]bool
+	memberN     int
+	left        map[string]bool
+	joined      map[string]bool
+	aborted     map[string]bool  // changefeed -> its move operator was aborted
+	opStart     map[string]int64 // changefeed -> when its coordinator operator started
+	leftAt      map[string]int64 // node -> when it left
+	lastHandled map[string]int64 // changefeed -> last backoff line
+	cpStored    map[string]bool  // changefeeds with a stored-checkpoint line
 
 	Coverage Coverage
 }
@@ -172,24 +177,29 @@ func NewChecker(opt Options) *Checker {
 			ErrorWindow:     opt.ErrorWindow.Milliseconds(),
 			ErrorMinReports: opt.ErrorMinReports,
 		}),
-		cfNames:    map[string]string{},
-		cfLast:     map[string]int64{},
-		nodeSeen:   map[string]bool{},
-		errEp:      map[string]*errEpisode{},
-		stillRun:   map[string]*stuckOp{},
-		openOps:    map[string]*Item{},
-		redo:       map[string]*stuckOp{},
-		blocked:    map[string]*stuckOp{},
-		cpSame:     map[string]*cpRun{},
-		cpView:     map[string]*Item{},
-		bootFail:   map[string]*Item{},
-		ignored:    map[string][]Item{},
-		recentSNF:  map[string][]Item{},
-		lastLost:   map[int]*Item{},
-		memberSeen: map[string]bool{},
-		left:       map[string]bool{},
-		joined:     map[string]bool{},
-		Coverage:   newCoverage(),
+		cfNames:     map[string]string{},
+		cfLast:      map[string]int64{},
+		nodeSeen:    map[string]bool{},
+		errEp:       map[string]*errEpisode{},
+		stillRun:    map[string]*stuckOp{},
+		openOps:     map[string]*Item{},
+		redo:        map[string]*stuckOp{},
+		blocked:     map[string]*stuckOp{},
+		cpSame:      map[string]*cpRun{},
+		cpView:      map[string]*Item{},
+		bootFail:    map[string]*Item{},
+		ignored:     map[string][]Item{},
+		recentSNF:   map[string][]Item{},
+		lastLost:    map[int]*Item{},
+		memberSeen:  map[string]bool{},
+		left:        map[string]bool{},
+		joined:      map[string]bool{},
+		aborted:     map[string]bool{},
+		opStart:     map[string]int64{},
+		leftAt:      map[string]int64{},
+		lastHandled: map[string]int64{},
+		cpStored:    map[string]bool{},
+		Coverage:    newCoverage(),
 	}
 	return c
 }
@@ -256,6 +266,10 @@ func (c *Checker) Observe(it *Item) {
 	c.Coverage.count(it)
 	c.settlePending(it)
 
+	if e.Kind == spec.CheckpointStored {
+		c.cpStored[e.Changefeed] = true
+	}
+	c.markUnsuccessfulOp(it)
 	if e.Kind != spec.KindUnknown {
 		for _, v := range c.spec.Observe(*e) {
 			c.specViolation(v, it)
@@ -285,6 +299,34 @@ func (c *Checker) settlePending(it *Item) {
 		kept = append(kept, p)
 	}
 	c.pending = kept
+}
+
+// markUnsuccessfulOp sets Reason on a coordinator "operator finished" line
+// that TiCDC logs the same whether the operator succeeded or not: an add or
+// move whose destination left since it started was canceled, a move after
+// "move maintainer operator aborted" was aborted (spec: such an operator
+// marks nothing replicating). cdcspec's impl logs these with no dest.
+func (c *Checker) markUnsuccessfulOp(it *Item) {
+	e := &it.Event
+	switch {
+	case e.Kind == spec.MaintainerOpStarted:
+		delete(c.aborted, e.Changefeed)
+		c.opStart[e.Changefeed] = e.Time
+	case it.Msg == "move maintainer operator aborted, mark changefeed absent" && e.Changefeed != "":
+		c.aborted[e.Changefeed] = true
+	case e.Kind == spec.NodeLeft || e.Kind == spec.CaptureSuicide:
+		if e.Node != "" {
+			c.leftAt[e.Node] = e.Time
+		}
+	case e.Kind == spec.MaintainerOpFinished && e.Reason == "":
+		if c.aborted[e.Changefeed] {
+			e.Reason = "aborted"
+		} else if t, ok := c.leftAt[e.Node]; ok && e.Node != "" && t >= c.opStart[e.Changefeed] {
+			e.Reason = "canceled"
+		}
+		delete(c.aborted, e.Changefeed)
+		delete(c.opStart, e.Changefeed)
+	}
 }
 
 // findingFromViolation converts a spec violation; with no evidence line it
@@ -345,8 +387,8 @@ func (c *Checker) specViolation(v spec.Violation, it *Item) {
 				if xe.Changefeed != v.Changefeed || f.Severity != Violation {
 					return false
 				}
-				if (xe.Kind == spec.DispatcherRemoved && xe.Dispatcher == other.Dispatcher) ||
-					(xe.Kind == spec.DispatcherManagerClosed && xe.Node == other.Node && other.Node != "") {
+				if x.file != it.file && ((xe.Kind == spec.DispatcherRemoved && xe.Dispatcher == other.Dispatcher) ||
+					(xe.Kind == spec.DispatcherManagerClosed && xe.Node == other.Node && other.Node != "")) {
 					f.Severity = Suspect
 					f.Message += fmt.Sprintf("; but dispatcher %s was removed %s later, within the clock-skew tolerance %s between captures' logs",
 						other.Dispatcher, fmtDur(xe.Time-it.Event.Time), fmtDur(c.skew))
@@ -371,8 +413,24 @@ func (c *Checker) specViolation(v spec.Violation, it *Item) {
 		c.pending = append(c.pending, pendingFinding{f: f, deadline: it.Event.Time + c.skew,
 			settle: func(f *Finding, x *Item) bool {
 				xe := &x.Event
-				return xe.Kind == spec.MaintainerBootstrapped && xe.Changefeed == v.Changefeed && xe.Node == v.Node
+				// Lines of one capture share a clock: no tolerance there.
+				if xe.Kind == spec.MaintainerBootstrapped && xe.Changefeed == v.Changefeed && xe.Node == v.Node &&
+					x.file != it.file && f.Severity == Violation {
+					f.Severity = Suspect
+					f.Message += fmt.Sprintf("; but the maintainer logged \"changefeed maintainer bootstrapped\" %s later in another capture's log, within the clock-skew tolerance %s",
+						fmtDur(xe.Time-it.Event.Time), fmtDur(c.skew))
+					f.Evidence = append(f.Evidence, ev(x))
+				}
+				return false
 			}})
+	case spec.CheckpointAdvancesAfterHeal:
+		if !c.cpStored[v.Changefeed] {
+			// The stored checkpoint is logged only at DEBUG: without those
+			// lines the monitor judged the creation/resume baseline.
+			f.Severity = InsufficientEvidence
+			f.Message += "; but this log has no stored-checkpoint line for the changefeed (TiCDC logs it only at DEBUG), so the checkpoint may well have advanced"
+		}
+		c.add(f)
 	default:
 		c.add(f)
 	}
@@ -417,14 +475,23 @@ func (c *Checker) observeErrors(it *Item) {
 			ep.reports++
 			ep.last = *it
 		}
-	case ep != nil && isHandling(e):
-		delete(c.errEp, e.Changefeed)
-		if ep.specViolate {
-			c.closeEpisode(e.Changefeed, ep, it, false)
+	case isHandling(e):
+		c.lastHandled[e.Changefeed] = e.Time
+		if ep != nil {
+			delete(c.errEp, e.Changefeed)
+			if ep.specViolate {
+				c.closeEpisode(e.Changefeed, ep, it, false)
+			}
 		}
 	case ep != nil && (e.Kind == spec.DispatcherManagerClosed || it.Sym == SymDispatcherManagerClosing ||
 		e.Kind == spec.MaintainerClosed || e.Kind == spec.ChangefeedRemoved):
 		delete(c.errEp, e.Changefeed)
+		if t, ok := c.lastHandled[e.Changefeed]; ok && !ep.specViolate && ep.first.Event.Time-t <= c.window {
+			// The changefeed was already in the backoff (an earlier error
+			// reached it); this close is the stop the backoff ordered, and
+			// errors raised meanwhile need no backoff of their own.
+			return
+		}
 		c.closeEpisode(e.Changefeed, ep, it, false)
 	}
 }

@@ -29,6 +29,7 @@ func GenerateLog(w io.Writer, size int64, seed uint64) (lines int64, err error) 
 	ms := int64(1784709015758) // 2026/07/22 16:30:15.758 UTC
 	var written int64
 	var buf []byte
+	var op int64 // the running operator, 0 if none
 	for written < size {
 		ms += int64(rng.IntN(3))
 		buf = buf[:0]
@@ -51,7 +52,7 @@ func GenerateLog(w io.Writer, size int64, seed uint64) (lines int64, err error) 
 			// a wrapped record: the error value holds newlines
 			buf = fmt.Appendf(buf, " [WARN] [txn.go:88] [\"slow txn\"] [changefeedID=default/cf-%d] [detail=\"first part\n        second part: %d\n        third part\"]", cf, rng.IntN(1000))
 			lines += 2
-		case r < 985:
+		case r < 975:
 			t := rng.IntN(tables)
 			d := &ds[t]
 			span := fmt.Sprintf("tableID: %d, startKey: 7480000000000000ff%02x5f720000000000fa, endKey: 7480000000000000ff%02x5f730000000000fa, keyspaceID: 0", 100+t, t, t)
@@ -67,10 +68,15 @@ func GenerateLog(w io.Writer, size int64, seed uint64) (lines int64, err error) 
 				d.created = false
 				d.id += tables
 			}
-		case r < 995:
-			buf = fmt.Appendf(buf, ` [INFO] [operator_controller.go:511] ["add operator to running queue"] [role=maintainer] [changefeedID=default/cf-%d] [operator="add dispatcher operator: %d, dest:6a3e0b8e-7c1d-4e8a-9c4e-5b2f0d9a0001"]`, cf, rng.IntN(1<<20))
 		default:
-			buf = fmt.Appendf(buf, ` [INFO] [operator_controller.go:449] ["operator finished"] [role=maintainer] [changefeedID=default/cf-%d] [operatorID=%d] [operator="add dispatcher operator: %d, dest:6a3e0b8e-7c1d-4e8a-9c4e-5b2f0d9a0001"]`, cf, rng.IntN(1<<20), rng.IntN(1<<20))
+			// operators: started, then finished a few lines later
+			if op == 0 {
+				op = int64(5000000 + rng.IntN(1<<20))
+				buf = fmt.Appendf(buf, ` [INFO] [operator_controller.go:511] ["add operator to running queue"] [role=maintainer] [changefeedID=default/cf-bench] [operator="add dispatcher operator: %d, dest:6a3e0b8e-7c1d-4e8a-9c4e-5b2f0d9a0001"]`, op)
+			} else {
+				buf = fmt.Appendf(buf, ` [INFO] [operator_controller.go:449] ["operator finished"] [role=maintainer] [changefeedID=default/cf-bench] [operatorID=%d] [operator="add dispatcher operator: %d, dest:6a3e0b8e-7c1d-4e8a-9c4e-5b2f0d9a0001"]`, op, op)
+				op = 0
+			}
 		}
 		buf = append(buf, '\n')
 		n, err := bw.Write(buf)

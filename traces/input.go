@@ -136,22 +136,34 @@ type source struct {
 	done  chan struct{}
 }
 
-type itemHeap []Item
-
-func (h itemHeap) Len() int { return len(h) }
-func (h itemHeap) Less(i, j int) bool {
-	if h[i].Event.Time != h[j].Event.Time {
-		return h[i].Event.Time < h[j].Event.Time
-	}
-	return h[i].seq < h[j].seq
+// reorder is the per-input reorder buffer: items in time order, appended at
+// the tail (the common, in-order case costs one copy) and moved back by
+// insertion when a record was written out of order.
+type reorder struct {
+	q    []Item
+	head int
 }
-func (h itemHeap) Swap(i, j int) { h[i], h[j] = h[j], h[i] }
-func (h *itemHeap) Push(x any)   { *h = append(*h, x.(Item)) }
-func (h *itemHeap) Pop() any {
-	old := *h
-	x := old[len(old)-1]
-	*h = old[:len(old)-1]
-	return x
+
+func (r *reorder) len() int { return len(r.q) - r.head }
+
+func (r *reorder) push(it Item) {
+	r.q = append(r.q, it)
+	for i := len(r.q) - 1; i > r.head && r.q[i-1].Event.Time > r.q[i].Event.Time; i-- {
+		r.q[i-1], r.q[i] = r.q[i], r.q[i-1]
+	}
+}
+
+func (r *reorder) pop() Item {
+	it := r.q[r.head]
+	r.q[r.head] = Item{}
+	r.head++
+	if r.head > 1024 && r.head*2 > len(r.q) {
+		n := copy(r.q, r.q[r.head:])
+		clear(r.q[n:])
+		r.q = r.q[:n]
+		r.head = 0
+	}
+	return it
 }
 
 // ownNodeKinds are the events whose Node is the capture that logged them;
@@ -165,6 +177,74 @@ var ownNodeKinds = map[spec.Kind]bool{
 
 // panicEntry stands for any PANIC or FATAL record of a maintainer file.
 var panicEntry = entry{sym: SymPanic, keys: m("Changefeed", cfKeys, "Err", "error,panic")}
+
+const (
+	// chunkSize is how much of an input one parse worker takes at a time.
+	chunkSize = 1 << 20
+	// parseWorkers parse chunks of one input in parallel.
+	parseWorkers = 2
+)
+
+// chunk is a piece of an input that starts and ends at record boundaries
+// (as far as the splitter can tell).
+type chunk struct {
+	data  []byte
+	items []Item
+	stats ParseStats
+	done  chan struct{}
+}
+
+// splitPoint returns the length of the prefix of b to parse now: up to the
+// start of the last line that begins a record, so that a wrapped record is
+// never cut; failing that, up to the last newline.
+func splitPoint(b []byte) int {
+	lastNL := bytes.LastIndexByte(b, '\n')
+	if lastNL < 0 {
+		return 0
+	}
+	end := lastNL // b[end] is '\n'; the candidate next line starts at end+1
+	for tries := 0; tries < 4096 && end > 0; tries++ {
+		prev := bytes.LastIndexByte(b[:end], '\n')
+		line := b[prev+1 : end]
+		if _, k, _ := classify(line); k == lineHeader && prev >= 0 {
+			return prev + 1
+		}
+		if prev < 0 {
+			break
+		}
+		end = prev
+	}
+	return lastNL + 1
+}
+
+// parseChunk scans one chunk; items carry chunk-local line numbers.
+func parseChunk(c *chunk, name string, idx int) {
+	sc := newBytesScanner(c.data)
+	c.items = c.items[:0]
+	for rec := sc.Next(); rec != nil; rec = sc.Next() {
+		e := lookup(rec)
+		if e == nil || e.sym == SymContext {
+			if rec.Level >= LevelFatal && bytes.HasPrefix(rec.File, []byte("maintainer")) {
+				e = &panicEntry
+			} else if e == nil {
+				continue
+			}
+		}
+		n := len(c.items)
+		c.items = toItems(rec, e, name, idx, c.items)
+		if e.msg == "changefeed bootstrap initial nodes" {
+			for i := n; i < len(c.items); i++ {
+				c.items[i].self = rec.FieldString("selfNodeID")
+			}
+		}
+		if !rec.HasTime {
+			for i := n; i < len(c.items); i++ {
+				c.items[i].noTime = true
+			}
+		}
+	}
+	c.stats = sc.Stats
+}
 
 func (s *source) run() {
 	defer close(s.ch)
@@ -180,13 +260,95 @@ func (s *source) run() {
 		return
 	}
 	defer closeFn()
-	sc := NewScanner(r)
+
+	// reader -> workers (any order) and -> this goroutine (input order)
+	work := make(chan *chunk, parseWorkers)
+	ordered := make(chan *chunk, 2*parseWorkers)
+	free := make(chan *chunk, 4*parseWorkers) // recycled chunks: data and items buffers
+	var readErr error
+	var skipped int64 // bytes of cut lines that were never parsed
+	go func() {
+		defer close(work)
+		defer close(ordered)
+		var carry []byte
+		eof := false
+		skipRest := false // discarding the rest of a line cut at maxBuf
+		for !eof {
+			var c *chunk
+			select {
+			case c = <-free:
+			default:
+				c = &chunk{data: make([]byte, 0, chunkSize+chunkSize/4)}
+			}
+			buf := c.data
+			buf = append(buf[:0], carry...)
+			// read at least a chunk's worth beyond a carried, still unsplit,
+			// huge record
+			need := max(chunkSize, len(carry)+chunkSize/4)
+			for len(buf) < need && !eof {
+				if cap(buf)-len(buf) < 64<<10 {
+					buf = append(buf, make([]byte, chunkSize)...)[:len(buf)]
+				}
+				newStart := len(buf)
+				n, err := r.Read(buf[len(buf):cap(buf)])
+				buf = buf[:len(buf)+n]
+				if skipRest {
+					if i := bytes.IndexByte(buf[newStart:], '\n'); i >= 0 {
+						skipped += int64(i + 1)
+						buf = append(buf[:newStart], buf[newStart+i+1:]...)
+						skipRest = false
+					} else {
+						skipped += int64(len(buf) - newStart)
+						buf = buf[:newStart]
+					}
+				}
+				if err != nil {
+					eof = true
+					if err != io.EOF {
+						readErr = err
+					}
+				}
+			}
+			cut := len(buf)
+			if !eof {
+				cut = splitPoint(buf)
+				if cut == 0 {
+					if len(buf) < maxBuf {
+						carry = append(carry[:0], buf...)
+						c.data = buf[:0]
+						select {
+						case free <- c:
+						default:
+						}
+						continue
+					}
+					// a huge line: parse its first maxBuf bytes, skip the rest
+					cut = len(buf)
+					skipRest = true
+				}
+			}
+			carry = append(carry[:0], buf[cut:]...)
+			c.data, c.done = buf[:cut], make(chan struct{})
+			ordered <- c
+			work <- c
+		}
+	}()
+	for w := 0; w < parseWorkers; w++ {
+		go func() {
+			for c := range work {
+				parseChunk(c, s.name, s.idx)
+				close(c.done)
+			}
+		}()
+	}
+
 	var (
-		h       itemHeap
-		batch   []Item
-		tmp     []Item
-		seq     int64
-		maxTime int64
+		ro       reorder
+		batch    = make([]Item, 0, batchSize)
+		seq      int64
+		maxTime  int64
+		lastTime int64
+		lineBase int64
 	)
 	release := func(it Item) {
 		if it.Event.Node == "" && s.self != "" && ownNodeKinds[it.Event.Kind] {
@@ -198,40 +360,54 @@ func (s *source) run() {
 			batch = make([]Item, 0, batchSize)
 		}
 	}
-	for rec := sc.Next(); rec != nil; rec = sc.Next() {
-		e := lookup(rec)
-		if e == nil || e.sym == SymContext {
-			if rec.Level >= LevelFatal && bytes.HasPrefix(rec.File, []byte("maintainer")) {
-				e = &panicEntry
-			} else if e == nil {
-				continue
+	for c := range ordered {
+		<-c.done
+		for i := range c.items {
+			it := &c.items[i]
+			it.Event.Source.Line += int(lineBase)
+			if it.noTime {
+				it.Event.Time = lastTime
+			} else {
+				lastTime = it.Event.Time
 			}
-		}
-		if e.msg == "changefeed bootstrap initial nodes" && s.self == "" {
-			s.self = rec.FieldString("selfNodeID")
-		}
-		tmp = toItems(rec, e, s.name, s.idx, tmp[:0])
-		for _, it := range tmp {
+			if it.self != "" && s.self == "" {
+				s.self = it.self
+			}
 			it.seq = seq
 			seq++
 			if it.Event.Time > maxTime {
 				maxTime = it.Event.Time
 			}
-			heap.Push(&h, it)
+			ro.push(*it)
+			for ro.len() > reorderMax || (ro.len() > 0 && ro.q[ro.head].Event.Time < maxTime-reorderWindow) {
+				release(ro.pop())
+			}
 		}
-		for h.Len() > reorderMax || (h.Len() > 0 && h[0].Event.Time < maxTime-reorderWindow) {
-			release(heap.Pop(&h).(Item))
+		st := c.stats
+		for _, l := range st.UnparsedAt {
+			if len(s.stats.UnparsedAt) < maxUnparsedAt {
+				s.stats.UnparsedAt = append(s.stats.UnparsedAt, l+int(lineBase))
+			}
+		}
+		s.stats.Add(st)
+		lineBase += st.Lines
+		clear(c.items) // drop the strings the items held
+		c.items = c.items[:0]
+		c.data = c.data[:0]
+		select {
+		case free <- c:
+		default:
 		}
 	}
-	for h.Len() > 0 {
-		release(heap.Pop(&h).(Item))
+	for ro.len() > 0 {
+		release(ro.pop())
 	}
 	if len(batch) > 0 {
 		s.ch <- batch
 	}
-	s.stats = sc.Stats
-	if sc.Err() != nil {
-		s.err = sc.Err()
+	s.stats.Bytes += skipped
+	if readErr != nil {
+		s.err = readErr
 	}
 }
 

@@ -191,16 +191,20 @@ func skipSpace(b []byte, i int) int {
 func scanString(b []byte, i int) int {
 	i++
 	for i < len(b) {
-		j := bytes.IndexAny(b[i:], `"\`)
+		j := bytes.IndexByte(b[i:], '"')
 		if j < 0 {
 			return len(b)
 		}
-		i += j
-		if b[i] == '\\' {
-			i += 2
-			continue
+		q := i + j
+		// the quote is escaped if an odd number of backslashes precede it
+		n := 0
+		for k := q - 1; k >= i && b[k] == '\\'; k-- {
+			n++
 		}
-		return i + 1
+		if n%2 == 0 {
+			return q + 1
+		}
+		i = q + 1
 	}
 	return len(b)
 }

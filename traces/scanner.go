@@ -78,6 +78,7 @@ type Scanner struct {
 	pQuoted bool // an excerpt line that is itself a quoted string
 
 	rec      Record
+	tc       timeCache
 	scratch  []byte
 	qbuf     []byte
 	lastTime int64
@@ -92,6 +93,39 @@ func NewScanner(r io.Reader) *Scanner { return newScannerSize(r, initialBuf) }
 // exercise growth and compaction).
 func newScannerSize(r io.Reader, n int) *Scanner {
 	return &Scanner{r: r, buf: make([]byte, max(n, 16))}
+}
+
+// newBytesScanner scans b in place, without copying (one chunk of a
+// file, cut at a record boundary).
+func newBytesScanner(b []byte) *Scanner {
+	s := &Scanner{buf: b, end: len(b), eof: true}
+	s.Stats.Bytes = int64(len(b))
+	return s
+}
+
+// timeCache remembers the last parsed "YYYY/MM/DD HH:MM:SS" prefix: in a log
+// most records share it with the one before, so only the fraction is new.
+type timeCache struct {
+	prefix [19]byte
+	valid  bool
+	zone   [7]byte
+	secMs  int64 // Unix ms of prefix+zone with a zero fraction
+}
+
+func (tc *timeCache) parse(b []byte) (int64, bool) {
+	// fast path: "2026/07/22 16:30:15.758 +00:00" with a cached prefix
+	if tc.valid && len(b) == 30 && b[19] == '.' && string(b[:19]) == string(tc.prefix[:]) && string(b[23:30]) == string(tc.zone[:]) &&
+		isDigit(b[20]) && isDigit(b[21]) && isDigit(b[22]) {
+		return tc.secMs + int64(b[20]-'0')*100 + int64(b[21]-'0')*10 + int64(b[22]-'0'), true
+	}
+	ms, ok := parseLogTime(b)
+	if ok && len(b) == 30 && b[19] == '.' && isDigit(b[20]) && isDigit(b[21]) && isDigit(b[22]) {
+		copy(tc.prefix[:], b[:19])
+		copy(tc.zone[:], b[23:30])
+		tc.secMs = ms - (int64(b[20]-'0')*100 + int64(b[21]-'0')*10 + int64(b[22]-'0'))
+		tc.valid = true
+	}
+	return ms, ok
 }
 
 // Err returns the first read error other than io.EOF.
@@ -401,7 +435,7 @@ func (s *Scanner) emit(atEOF bool) *Record {
 	r := &s.rec
 	*r = Record{fields: r.fields[:0], scratch: &s.scratch}
 	r.Line, r.Lines, r.Text, r.Truncated = s.pLine, s.pLines, text, s.pTrunc
-	if !parseHeader(text, r) {
+	if !parseHeader(text, r, &s.tc) {
 		s.Stats.Unparsed += int64(s.pLines)
 		if len(s.Stats.UnparsedAt) < maxUnparsedAt {
 			s.Stats.UnparsedAt = append(s.Stats.UnparsedAt, s.pLine)
@@ -441,21 +475,21 @@ func (s *Scanner) pendingOpenText(b []byte) bool {
 // parseHeader parses "[time] [LEVEL] [file.go:line] [message]" (time and
 // level may be missing; the '[' before the time may be lost) and sets r's
 // header fields and the rest (the fields).
-func parseHeader(b []byte, r *Record) bool {
+func parseHeader(b []byte, r *Record, tc *timeCache) bool {
 	i := 0
 	if len(b) > 0 && b[0] == '[' && looksLikeTime(b[1:]) {
 		j := bytes.IndexByte(b, ']')
 		if j < 0 {
 			return false
 		}
-		r.Time, r.HasTime = parseLogTime(b[1:j])
+		r.Time, r.HasTime = tc.parse(b[1:j])
 		i = j + 1
 	} else if looksLikeTime(b) {
 		j := bytes.IndexByte(b, ']')
 		if j < 0 {
 			return false
 		}
-		r.Time, r.HasTime = parseLogTime(b[:j])
+		r.Time, r.HasTime = tc.parse(b[:j])
 		i = j + 1
 	}
 	// level

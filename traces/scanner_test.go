@@ -2,6 +2,7 @@ package traces
 
 import (
 	"bytes"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -190,4 +191,38 @@ func FuzzParse(f *testing.F) {
 			t.Fatalf("read %d of %d bytes", st.Bytes, len(data))
 		}
 	})
+}
+
+// TestPipelineHugeRecords: records longer than a parse chunk, and longer
+// than the buffer bound, go through the chunked parallel pipeline with
+// their line numbers intact.
+func TestPipelineHugeRecords(t *testing.T) {
+	var b strings.Builder
+	line := func(ms int, msg, val string) {
+		b.WriteString("[2026/07/22 16:30:15." + fmtInt(100+ms) + " +00:00] [ERROR] [maintainer.go:799] [\"" + msg + "\"] [changefeedID=default/cf] [sourceNode=n2] [error=\"" + val + "\"]\n")
+	}
+	line(1, "dispatcher report an error", "small")
+	line(2, "filler", strings.Repeat("x", 3*chunkSize))      // longer than a chunk
+	line(3, "filler", strings.Repeat("y", maxBuf+chunkSize)) // longer than the bound: cut
+	for i := 0; i < 20000; i++ {
+		line(4, "filler", "z")
+	}
+	line(5, "dispatcher report an error", "last")
+	rep, err := Run([]Input{{Name: "huge.log", Open: func() (io.ReadCloser, error) {
+		return io.NopCloser(strings.NewReader(b.String())), nil
+	}}}, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.Stats.Lines != 20004 || rep.Stats.Records != 20004 || rep.Stats.Unparsed != 0 ||
+		rep.Stats.Truncated != 1 || rep.Stats.Bytes != int64(b.Len()) {
+		t.Fatalf("stats %+v", rep.Stats)
+	}
+	if rep.Coverage.Events["dispatcher-error-reported"] != 2 {
+		t.Fatalf("coverage %+v", rep.Coverage.Events)
+	}
+	f := findingsOf(rep, "error-never-dropped")
+	if len(f) != 1 || len(f[0].Evidence) < 2 || f[0].Evidence[0].Line != 1 || f[0].Evidence[1].Line != 20004 {
+		t.Fatalf("findings %+v", rep.Findings)
+	}
 }

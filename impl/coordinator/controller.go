@@ -373,6 +373,18 @@ func (c *Coordinator) handleMaintainerStatus(now int64, from core.NodeID, s core
 		}
 		return
 	}
+	if s.State == core.ComponentWorking && s.Epoch != 0 && s.Epoch < cf.Info.Epoch && c.shouldStopStale(cf, from, s.Epoch) {
+		// Deviation (found by the soak test with long message delays; the
+		// reference's S6 hypothesis): a delayed AddMaintainerRequest of an
+		// older epoch can create a maintainer that never bootstraps (every DM
+		// belongs to a newer epoch) and makes the manager reject every later
+		// add. HEAD only drops its statuses; here the coordinator also sends
+		// it a cascade remove with its own epoch, which epoch fencing makes
+		// harmless to the current generation's dispatchers.
+		c.lg.Warn("controller.go", 618, "stop stale maintainer", zap.String("changefeed", string(cf.ID)), zap.String("node", string(from)),
+			zap.Uint64("statusMaintainerEpoch", s.Epoch), zap.Uint64("currentMaintainerEpoch", cf.Info.Epoch))
+		out.SendTo(c.self, from, &core.RemoveMaintainerRequest{Changefeed: cf.ID, Cascade: true, Epoch: s.Epoch})
+	}
 	if from != cf.nodeID {
 		c.lg.Event(out, received)
 		c.lg.Warn("controller.go", 669, "remote changefeed maintainer nodeID mismatch with local record",
@@ -392,6 +404,19 @@ func (c *Coordinator) handleMaintainerStatus(now int64, from core.NodeID, s core
 	if changed {
 		c.handleStateChange(now, cf, state, err, out)
 	}
+}
+
+// shouldStopStale: a move's origin keeps its (older) epoch until the move
+// removes it; everything else reporting Working with an older epoch is a
+// leftover generation.
+func (c *Coordinator) shouldStopStale(cf *Changefeed, from core.NodeID, epoch uint64) bool {
+	switch op := c.oc.ops[cf.ID].(type) {
+	case *MoveMaintainerOperator:
+		return !(from == op.origin && epoch == op.originEpoch)
+	case *StopChangefeedOperator:
+		return !(from == op.node && epoch == op.epoch)
+	}
+	return true
 }
 
 func stateName(s core.ComponentState) string {

@@ -218,11 +218,8 @@ func (o *AddMaintainerOperator) String() string {
 func (o *AddMaintainerOperator) event(k spec.Kind) spec.Event {
 	e := spec.Event{Kind: k, Changefeed: string(o.cf.ID), Op: spec.OpAdd, Node: string(o.dest), Epoch: o.epoch}
 	if k == spec.MaintainerOpFinished && o.removed {
-		// Canceled (dest left): nothing was marked replicating. The event
-		// carries no node so monitors do not read it as a successful add
-		// (see /work/notes/spec-requests.md); the log's operator field keeps
-		// the destination.
-		e.Node, e.Reason = "", "canceled"
+		// Canceled (dest left): nothing was marked replicating.
+		e.Reason = "canceled"
 	}
 	return e
 }
@@ -321,7 +318,7 @@ func (o *MoveMaintainerOperator) String() string {
 func (o *MoveMaintainerOperator) event(k spec.Kind) spec.Event {
 	e := spec.Event{Kind: k, Changefeed: string(o.cf.ID), Op: spec.OpMove, Node: string(o.dest), Origin: string(o.origin), Epoch: o.epoch}
 	if k == spec.MaintainerOpFinished && o.state != moveDoneSuccess {
-		e.Node, e.Reason = "", "aborted"
+		e.Reason = "aborted"
 	}
 	return e
 }

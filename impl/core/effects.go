@@ -57,7 +57,7 @@ func (e *Effects) Wake(t int64) {
 
 // TickInterval is the longest gap between two OnTick calls a runtime may
 // leave (virtual ms). Every period in section B.1 is a multiple of it.
-const TickInterval = 50
+const TickInterval = 100
 
 // MetaOpKind is an etcd operation.
 type MetaOpKind uint8

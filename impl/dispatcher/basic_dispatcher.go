@@ -8,6 +8,9 @@ import (
 	"cdcspec/spec"
 )
 
+// flushIntervalMs batches sink writes (the sink's flush interval).
+const flushIntervalMs = 200
+
 type pendingDDL struct {
 	ts       uint64
 	table    int64
@@ -28,6 +31,8 @@ type Dispatcher struct {
 	// sentTs: rows with commitTs <= sentTs were handed to the sink.
 	sentTs   uint64
 	inflight bool
+	// lastWrite: writes are batched, at most one per flushIntervalMs.
+	lastWrite int64
 
 	isTrigger bool
 	// pendingDDLs: add-table DDLs written and reported NONE, awaiting ACK.
@@ -79,9 +84,10 @@ func (d *Dispatcher) advance(now int64, out *core.Effects) {
 			d.dm.pendingStatuses = append(d.dm.pendingStatuses, core.TableSpanStatus{ID: d.id, State: core.ComponentWorking, CheckpointTs: d.checkpointTs})
 		}
 	}
-	if d.dm.firstErr != nil || resolved <= d.sentTs {
+	if d.dm.firstErr != nil || resolved <= d.sentTs || (d.lastWrite != 0 && now-d.lastWrite < flushIntervalMs) {
 		return
 	}
+	d.lastWrite = now
 	if d.isTrigger {
 		for _, ddl := range d.dm.o.up.DDLsBetween(d.sentTs, resolved) {
 			d.pendingDDLs = append(d.pendingDDLs, pendingDDL{ts: ddl.CommitTs, table: ddl.Table})

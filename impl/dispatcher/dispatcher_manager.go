@@ -53,6 +53,8 @@ type DispatcherManager struct {
 
 	pendingStatuses []core.TableSpanStatus
 	lastHeartbeat   int64
+	ids             []core.DispatcherID
+	idsSeq          uint64
 	lastComplete    int64
 }
 
@@ -65,12 +67,19 @@ func newDispatcherManager(o *Orchestrator, cf core.ChangefeedID, maintainer core
 	return dm
 }
 
+// sortedIDs returns the dispatcher IDs in order. The slice is cached until
+// the dispatcher set changes (seq moves); callers must not keep it across
+// a change.
 func (dm *DispatcherManager) sortedIDs() []core.DispatcherID {
-	ids := make([]core.DispatcherID, 0, len(dm.dispatchers))
+	if dm.idsSeq == dm.seq && dm.ids != nil && len(dm.ids) == len(dm.dispatchers) {
+		return dm.ids
+	}
+	ids := dm.ids[:0]
 	for id := range dm.dispatchers {
 		ids = append(ids, id)
 	}
 	sort.Slice(ids, func(i, j int) bool { return ids[i] < ids[j] })
+	dm.ids, dm.idsSeq = ids, dm.seq
 	return ids
 }
 
@@ -247,11 +256,14 @@ func (dm *DispatcherManager) cleanRemoved(out *core.Effects, closing bool) {
 	if dm.o.NotReadyToCloseDispatcher {
 		return
 	}
+	var removable []core.DispatcherID
 	for _, id := range dm.sortedIDs() {
-		d := dm.dispatchers[id]
-		if d.state != core.ComponentRemoving || d.inflight {
-			continue
+		if d := dm.dispatchers[id]; d.state == core.ComponentRemoving && !d.inflight {
+			removable = append(removable, id)
 		}
+	}
+	for _, id := range removable {
+		d := dm.dispatchers[id]
 		delete(dm.dispatchers, id)
 		delete(dm.currentOperatorMap, id)
 		dm.seq++

@@ -30,27 +30,46 @@ type Orchestrator struct {
 	// closedMaintainerEpochs: after a close, a bootstrap with epoch <= the
 	// closed epoch is dropped (tombstone).
 	closedMaintainerEpochs map[core.ChangefeedID]uint64
+	// lastSeq: a recreated DM continues its predecessor's watermark Seq, so
+	// a delayed heartbeat of the closed one can never outrank it (found by
+	// the soak test with long delays: the maintainer accepts a higher Seq
+	// only, and a stale high Seq froze the checkpoint).
+	lastSeq map[core.ChangefeedID]uint64
 
 	// Failpoints (tests/integration_tests/maintainer_failover_when_operator):
 	// BlockCreateDispatcher keeps journaled Creates pending;
 	// NotReadyToCloseDispatcher keeps removing dispatchers alive.
 	BlockCreateDispatcher     bool
 	NotReadyToCloseDispatcher bool
+	ids                       []core.ChangefeedID
 }
 
 // NewOrchestrator returns a node's orchestrator.
 func NewOrchestrator(self core.NodeID, opts *core.Options, rnd core.Rand, up core.Upstream, lg *logging.Logger) *Orchestrator {
 	return &Orchestrator{self: self, opts: opts, lg: lg, rnd: rnd, up: up, dms: map[core.ChangefeedID]*DispatcherManager{},
-		closedMaintainerEpochs: map[core.ChangefeedID]uint64{}}
+		closedMaintainerEpochs: map[core.ChangefeedID]uint64{}, lastSeq: map[core.ChangefeedID]uint64{}}
 }
 
 func (o *Orchestrator) sortedIDs() []core.ChangefeedID {
+	if len(o.ids) == len(o.dms) {
+		same := true
+		for _, id := range o.ids {
+			if o.dms[id] == nil {
+				same = false
+				break
+			}
+		}
+		if same {
+			return append([]core.ChangefeedID(nil), o.ids...)
+		}
+	}
 	ids := make([]core.ChangefeedID, 0, len(o.dms))
 	for id := range o.dms {
 		ids = append(ids, id)
 	}
 	sort.Slice(ids, func(i, j int) bool { return ids[i] < ids[j] })
-	return ids
+	o.ids = ids
+	return append([]core.ChangefeedID(nil), ids...)
 }
 
 // Get returns a changefeed's DM or nil.
@@ -95,6 +114,7 @@ func (o *Orchestrator) handleBootstrapRequest(from core.NodeID, req *core.Mainta
 	}
 	if dm == nil {
 		dm = newDispatcherManager(o, req.Changefeed, from, req.Epoch, req.StartTs, out)
+		dm.seq = o.lastSeq[req.Changefeed] + 1
 		o.dms[req.Changefeed] = dm
 	}
 	if !dm.TryUpdateMaintainer(from, req.Epoch) {
@@ -106,8 +126,12 @@ func (o *Orchestrator) handleBootstrapRequest(from core.NodeID, req *core.Mainta
 	resp := &core.MaintainerBootstrapResponse{Changefeed: req.Changefeed, Epoch: req.Epoch}
 	if req.TriggerID != "" {
 		dm.ensureTrigger(req.TriggerID, req.StartTs, out)
+		// The trigger's startTs, not its current checkpoint: a re-sent
+		// request (the first response lost) must not report a trigger that
+		// already ran ahead, or the maintainer would start tables past rows
+		// nobody flushed (found by the soak test with long delays).
 		if t := dm.dispatchers[dm.triggerID]; t != nil {
-			resp.CheckpointTs = t.checkpointTs
+			resp.CheckpointTs = t.startTs
 		}
 	}
 	for _, id := range dm.sortedIDs() {
@@ -143,6 +167,7 @@ func (o *Orchestrator) handleCloseRequest(from core.NodeID, req *core.Maintainer
 		zap.Bool("success", success))
 	if success {
 		o.closedMaintainerEpochs[req.Changefeed] = dm.epoch
+		o.lastSeq[req.Changefeed] = dm.seq
 		delete(o.dms, req.Changefeed)
 	}
 	out.SendTo(o.self, from, &core.MaintainerCloseResponse{Changefeed: req.Changefeed, Success: success, Epoch: req.Epoch})
@@ -159,6 +184,7 @@ func (o *Orchestrator) OnTick(now int64, out *core.Effects) {
 		// maintainer may be gone).
 		if dm.closing && dm.TryClose(out) {
 			o.closedMaintainerEpochs[id] = dm.epoch
+			o.lastSeq[id] = dm.seq
 			delete(o.dms, id)
 		}
 	}

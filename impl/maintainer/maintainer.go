@@ -54,6 +54,7 @@ type Maintainer struct {
 
 	startCheckpoint uint64
 	bootstrapper    map[core.NodeID]*bootstrapNode
+	bsIDs           []core.NodeID // sorted cache of bootstrapper's keys
 	// checkpointTsByCapture: node -> watermark with Seq (A.8 acceptance rule).
 	checkpointTsByCapture map[core.NodeID]core.Watermark
 	// runningErrors is drained by every GetMaintainerStatus.
@@ -150,11 +151,24 @@ func (m *Maintainer) initialize(out *core.Effects) {
 }
 
 func (m *Maintainer) sortedBootstrapper() []core.NodeID {
+	if len(m.bsIDs) == len(m.bootstrapper) {
+		same := true
+		for _, n := range m.bsIDs {
+			if m.bootstrapper[n] == nil {
+				same = false
+				break
+			}
+		}
+		if same {
+			return m.bsIDs
+		}
+	}
 	out := make([]core.NodeID, 0, len(m.bootstrapper))
 	for n := range m.bootstrapper {
 		out = append(out, n)
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i] < out[j] })
+	m.bsIDs = out
 	return out
 }
 

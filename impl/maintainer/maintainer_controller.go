@@ -57,6 +57,18 @@ func (m *Maintainer) handleStatus(from core.NodeID, st *core.TableSpanStatus, ou
 	if span.nodeID != from {
 		m.lg.Debug("maintainer_controller.go", 255, "nodeID not match", zap.String("changefeed", string(m.id)),
 			zap.String("from", string(from)), zap.String("node", string(span.nodeID)))
+		if st.State == core.ComponentWorking && !hadOp && m.ops.GetOperator(st.ID) == nil && !m.removing {
+			// Deviation (found by the soak test with long delays): a delayed
+			// Create of the current generation can land after the span moved
+			// (a move keeps the DispatcherID) and start a second dispatcher of
+			// the span on the old node. HEAD only ignores its statuses ("nodeID
+			// not match"), so it replicates forever; here it is removed.
+			m.lg.Warn("maintainer_controller.go", 255, "working dispatcher on an unexpected node, remove it",
+				zap.String("changefeed", m.id.Name()), zap.String("from", string(from)), zap.String("node", string(span.nodeID)),
+				zap.String("dispatcherID", string(st.ID)))
+			out.SendTo(m.self, from, &core.ScheduleDispatcherRequest{Changefeed: m.id, Action: core.ScheduleRemove, OpType: core.OpTypeRemove,
+				Epoch: m.epoch, Config: core.DispatcherConfig{ID: st.ID, Span: span.Span}})
+		}
 		return
 	}
 	if st.CheckpointTs > span.checkpointTs {

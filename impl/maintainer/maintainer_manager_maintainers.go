@@ -37,7 +37,13 @@ type Manager struct {
 	coordinatorVersion int64
 
 	maintainers map[core.ChangefeedID]*Maintainer
-	alive       []core.NodeID
+	// closedEpochs: the epoch of the last maintainer of a changefeed this
+	// manager closed and dropped. Deviation (found by the soak test with
+	// long delays): an AddMaintainerRequest delayed past its maintainer's
+	// removal otherwise recreates that stale generation, which can still
+	// bootstrap while the next generation bootstraps elsewhere.
+	closedEpochs map[core.ChangefeedID]uint64
+	alive        []core.NodeID
 	// stopping: liveness STOPPING (the node fenced itself); Add is rejected.
 	stopping      bool
 	lastHeartbeat int64
@@ -45,7 +51,8 @@ type Manager struct {
 
 // NewManager returns a node's maintainer manager.
 func NewManager(self core.NodeID, opts *core.Options, rnd core.Rand, up core.Upstream, lg *logging.Logger) *Manager {
-	return &Manager{self: self, opts: opts, lg: lg, rnd: rnd, up: up, maintainers: map[core.ChangefeedID]*Maintainer{}}
+	return &Manager{self: self, opts: opts, lg: lg, rnd: rnd, up: up, maintainers: map[core.ChangefeedID]*Maintainer{},
+		closedEpochs: map[core.ChangefeedID]uint64{}}
 }
 
 func (mm *Manager) aliveNodes() []core.NodeID { return mm.alive }
@@ -174,6 +181,11 @@ func (mm *Manager) handleAddMaintainer(req *core.AddMaintainerRequest, out *core
 	if req.CheckpointTs == 0 || mm.stopping {
 		return
 	}
+	if closed, ok := mm.closedEpochs[req.Changefeed]; ok && req.Epoch != 0 && req.Epoch <= closed {
+		mm.lg.Warn("maintainer_manager_maintainers.go", 1, "ignore stale add maintainer request", logging.CF(req.Changefeed),
+			zap.Uint64("requestMaintainerEpoch", req.Epoch), zap.Uint64("closedMaintainerEpoch", closed))
+		return
+	}
 	if old := mm.maintainers[req.Changefeed]; old != nil {
 		if old.removed && old.state == core.ComponentStopped && req.Epoch > old.epoch {
 			delete(mm.maintainers, req.Changefeed)
@@ -243,6 +255,9 @@ func (mm *Manager) OnTick(now int64, out *core.Effects) {
 		m := mm.maintainers[id]
 		if m.removed {
 			delete(mm.maintainers, id)
+			if !m.removalOnly && m.epoch > mm.closedEpochs[id] {
+				mm.closedEpochs[id] = m.epoch
+			}
 			mm.lg.Info("maintainer_manager_maintainers.go", 414, "maintainer removed, remove it from dynamic stream", logging.CF(id),
 				zap.Uint64("checkpointTs", m.committedCheckpointTs))
 		}

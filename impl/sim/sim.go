@@ -52,12 +52,31 @@ type Config struct {
 }
 
 // Faults are the random message faults, applied to every remote send.
+//
+// Ordering follows TiCDC's message center (protocol reference B.1): each
+// (sender, receiver, message type) is a FIFO stream, because one gRPC stream
+// carries it and one routing queue receives it; different types from one
+// sender may overtake each other. A delay therefore holds back the later
+// messages of its stream (a slow or congested connection), and a duplicate
+// is delivered right behind its original. Reorder lifts the FIFO rule so any
+// message may overtake any other: a fault model stronger than TiCDC's
+// transport (under it a stale Create can overtake the Remove of a move and
+// leave a second dispatcher on the origin until the maintainer removes it).
+// A Rule's "dup" with DelayMs is the explicit exception: it injects a stale
+// copy that arrives DelayMs later, outside the stream order, as a re-send
+// from before a reconnect or a coordinator switch would.
 type Faults struct {
 	DropProb float64
 	DupProb  float64
-	// Remote delivery delay is uniform in [DelayMinMs, DelayMaxMs]; random
-	// delays reorder messages.
+	// Remote delivery delay is uniform in [DelayMinMs, DelayMaxMs].
 	DelayMinMs, DelayMaxMs int64
+	Reorder                bool
+}
+
+// stream identifies a FIFO message stream.
+type stream struct {
+	from, to core.NodeID
+	typ      string
 }
 
 // Rule is a targeted message fault: the next Count messages of Type (a
@@ -117,6 +136,7 @@ type Sim struct {
 	nodeSeq uint64
 
 	faults    Faults
+	streams   map[stream]int64 // last scheduled delivery time per FIFO stream
 	rules     []Rule
 	partition map[core.NodeID]int
 
@@ -148,7 +168,7 @@ func New(cfg Config) *Sim {
 		cfg.SessionTTLMs = 10_000
 	}
 	s := &Sim{cfg: cfg, opts: cfg.Options.WithDefaults(), rng: rand.New(rand.NewPCG(cfg.Seed, 0x73696d)), now: StartMs,
-		store: NewMemStore(), sink: NewMemSink(), nodes: map[core.NodeID]*simNode{}, partition: map[core.NodeID]int{},
+		store: NewMemStore(), sink: NewMemSink(), nodes: map[core.NodeID]*simNode{}, partition: map[core.NodeID]int{}, streams: map[stream]int64{},
 		changefeeds: map[string]bool{}, faults: Faults{DelayMinMs: 1, DelayMaxMs: 5}}
 	s.lg = logging.New(cfg.Log, s, cfg.LogLevel)
 	if !cfg.NoChecker {
@@ -367,6 +387,8 @@ func (s *Sim) send(env core.Envelope) {
 			delay += s.rng.Int64N(s.faults.DelayMaxMs - s.faults.DelayMinMs + 1)
 		}
 	}
+	dup := false
+	var staleCopyAt int64 // a rule's "dup" with DelayMs: a stale copy outside the stream order
 rules:
 	for i := range s.rules {
 		r := &s.rules[i]
@@ -380,20 +402,39 @@ rules:
 		case "delay":
 			delay += r.DelayMs
 		case "dup":
-			s.push(&item{at: s.now + delay + r.DelayMs, kind: itemDeliver, env: env})
+			if r.DelayMs > 0 {
+				staleCopyAt = s.now + delay + r.DelayMs
+			} else {
+				dup = true
+			}
 		}
 		break rules
 	}
-	if local {
-		s.push(&item{at: s.now + delay, kind: itemDeliver, env: env})
+	if !local && s.faults.DropProb > 0 && s.rng.Float64() < s.faults.DropProb {
 		return
 	}
-	if s.faults.DropProb > 0 && s.rng.Float64() < s.faults.DropProb {
-		return
+	if !local && s.faults.DupProb > 0 && s.rng.Float64() < s.faults.DupProb {
+		dup = true
 	}
-	s.push(&item{at: s.now + delay, kind: itemDeliver, env: env})
-	if s.faults.DupProb > 0 && s.rng.Float64() < s.faults.DupProb {
-		s.push(&item{at: s.now + delay + s.rng.Int64N(2000), kind: itemDeliver, env: env})
+	at := s.now + delay
+	if !s.faults.Reorder || local {
+		// FIFO per stream: never overtake an earlier message of the stream.
+		k := stream{env.From, env.To, env.Msg.TypeName()}
+		if last, ok := s.streams[k]; ok && last > at {
+			at = last
+		}
+		s.streams[k] = at
+	}
+	s.push(&item{at: at, kind: itemDeliver, env: env})
+	if dup {
+		dupAt := at
+		if s.faults.Reorder && !local {
+			dupAt += s.rng.Int64N(2000)
+		}
+		s.push(&item{at: dupAt, kind: itemDeliver, env: env})
+	}
+	if staleCopyAt > 0 {
+		s.push(&item{at: staleCopyAt, kind: itemDeliver, env: env})
 	}
 }
 

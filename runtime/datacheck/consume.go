@@ -137,6 +137,9 @@ func endOffsets(ctx context.Context, cl *kgo.Client, topic string) (map[int32]in
 		return nil, fmt.Errorf("datacheck: metadata of topic %q: %d topics in the answer", topic, len(mresp.Topics))
 	}
 	if err := kerr.ErrorForCode(mresp.Topics[0].ErrorCode); err != nil {
+		if errors.Is(err, kerr.UnknownTopicOrPartition) {
+			return map[int32]int64{}, nil // never written: an empty topic, so everything is lost
+		}
 		return nil, fmt.Errorf("datacheck: metadata of topic %q: %w", topic, err)
 	}
 	lreq := kmsg.NewPtrListOffsetsRequest()

@@ -120,6 +120,12 @@ type Report struct {
 	Malformed        int `json:"malformed"`
 	SplitKeys        int `json:"split_keys"`
 	BeyondCheckpoint int `json:"beyond_checkpoint"` // distinct delivered changes above the checkpoint
+	// FirstDeliveryRegressions (informational, not a failure) counts first
+	// deliveries of a change below a commit ts already delivered for its
+	// key: the "6, 5, 6" pattern of a failed produce replayed after a
+	// restart. Non-zero with out_of_order 0 means order was restored by
+	// the replay.
+	FirstDeliveryRegressions int `json:"first_delivery_regressions"`
 	// Examples holds up to MaxExamples findings per kind.
 	Examples []Example `json:"examples"`
 }
@@ -135,8 +141,8 @@ func (r *Report) String() string {
 	if !r.OK() {
 		verdict = "FAILED"
 	}
-	return fmt.Sprintf("datacheck %s: produced=%d delivered=%d lost=%d out_of_order=%d duplicates=%d extra=%d malformed=%d split_keys=%d beyond_checkpoint=%d final_checkpoint_ts=%d",
-		verdict, r.Produced, r.Delivered, r.Lost, r.OutOfOrder, r.Duplicates, r.Extra, r.Malformed, r.SplitKeys, r.BeyondCheckpoint, r.FinalCheckpointTs)
+	return fmt.Sprintf("datacheck %s: produced=%d delivered=%d lost=%d out_of_order=%d duplicates=%d extra=%d malformed=%d split_keys=%d beyond_checkpoint=%d first_delivery_regressions=%d final_checkpoint_ts=%d",
+		verdict, r.Produced, r.Delivered, r.Lost, r.OutOfOrder, r.Duplicates, r.Extra, r.Malformed, r.SplitKeys, r.BeyondCheckpoint, r.FirstDeliveryRegressions, r.FinalCheckpointTs)
 }
 
 // MaxExamples bounds Report.Examples per kind.
@@ -178,6 +184,7 @@ type Analyzer struct {
 	rep       Report
 	want      map[changeID]*produced
 	changesOf map[keyID][]changeID
+	maxFirst  map[keyID]uint64 // highest commit ts delivered so far per key
 	partOf    map[keyID]int32
 	lastOff   map[int32]int64
 	counts    map[string]int
@@ -193,6 +200,7 @@ func NewAnalyzer(src Source, finalCheckpoint uint64) (*Analyzer, error) {
 		rep:       Report{FinalCheckpointTs: finalCheckpoint},
 		want:      make(map[changeID]*produced),
 		changesOf: map[keyID][]changeID{},
+		maxFirst:  map[keyID]uint64{},
 		partOf:    map[keyID]int32{},
 		lastOff:   map[int32]int64{},
 		counts:    map[string]int{},
@@ -284,6 +292,11 @@ func (a *Analyzer) Add(rec Record) error {
 		a.rep.BeyondCheckpoint++
 	}
 	a.changesOf[id.keyID] = append(a.changesOf[id.keyID], id)
+	if m := a.maxFirst[id.keyID]; id.ts < m {
+		a.rep.FirstDeliveryRegressions++
+	} else {
+		a.maxFirst[id.keyID] = id.ts
+	}
 	return nil
 }
 

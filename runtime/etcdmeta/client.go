@@ -279,7 +279,9 @@ func (c *Client) CompareAndSwap(ctx context.Context, key string, modRev int64, v
 type EventType int
 
 const (
+	// EventPut: the key was created or updated.
 	EventPut EventType = iota
+	// EventDelete: the key was deleted (or its lease ended).
 	EventDelete
 )
 
@@ -397,7 +399,10 @@ type Session struct {
 }
 
 // NewSession grants a lease with the given TTL (rounded up to whole
-// seconds; etcd may raise it to its minimum) and keeps it alive.
+// seconds; etcd may raise it to its minimum) and keeps it alive for as long
+// as ctx lives: pass the capture's lifetime context, not a setup timeout
+// (when ctx ends, keep-alives stop and Done fires; the lease then expires
+// after its TTL).
 func (c *Client) NewSession(ctx context.Context, ttl time.Duration) (*Session, error) {
 	secs := int(ttlSeconds(ttl))
 	s, err := concurrency.NewSession(c.cli, concurrency.WithTTL(secs), concurrency.WithContext(ctx))

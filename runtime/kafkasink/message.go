@@ -433,3 +433,22 @@ func TopicName(changefeed string) string {
 	}
 	return b.String()
 }
+
+// SyntheticRow is the canonical row change for a synthetic upstream's
+// (table id, key, commit ts), as impl/upstream reports it (a DataWritten
+// event: Span.Table, Span.Start = key, Checkpoint = commit ts). The writer
+// (the sink adapter) and the checker (runtime/datacheck's Source) both
+// build rows with it, so their content agrees: schema DefaultSchema, table
+// "t<id>", an UPDATE whose value names the change ("<table>/<key>@<ts>").
+func SyntheticRow(changefeed, dispatcher string, table int64, key string, commitTs uint64) Row {
+	t := "t" + strconv.FormatInt(table, 10)
+	return Row{
+		Changefeed: changefeed,
+		Dispatcher: dispatcher,
+		Table:      t,
+		Key:        key,
+		CommitTs:   commitTs,
+		Op:         OpUpdate,
+		Value:      t + "/" + key + "@" + strconv.FormatUint(commitTs, 10),
+	}
+}

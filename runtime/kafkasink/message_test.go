@@ -162,3 +162,15 @@ func BenchmarkEncodeRow(b *testing.B) {
 		buf = EncodeRow(buf[:0], &row, 1)
 	}
 }
+
+func TestSyntheticRow(t *testing.T) {
+	r := SyntheticRow("cf", "d", 7, "abc", 42)
+	if r.Table != "t7" || r.Key != "abc" || r.CommitTs != 42 || r.Op != OpUpdate || r.Value != "t7/abc@42" || r.Dispatcher != "d" {
+		t.Fatalf("%+v", r)
+	}
+	got, err := DecodeMessage(EncodeRow(nil, &r, 0))
+	r.Schema = DefaultSchema
+	if err != nil || got != r {
+		t.Fatalf("round trip %+v, %v", got, err)
+	}
+}

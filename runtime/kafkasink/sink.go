@@ -17,6 +17,9 @@ import (
 // CDC:ErrKafkaAsyncSendMessage, a retryable error).
 var ErrKafkaAsyncSendMessage = errors.New("[CDC:ErrKafkaAsyncSendMessage]kafka async send message failed")
 
+// ErrorCode is the RFC code of a SendError, for impl's RunningError.Code.
+const ErrorCode = "CDC:ErrKafkaAsyncSendMessage"
+
 // ErrSinkClosed is returned by Write after Close.
 var ErrSinkClosed = errors.New("kafkasink: sink is closed")
 
@@ -35,6 +38,9 @@ type SendError struct {
 func (e *SendError) Error() string {
 	return ErrKafkaAsyncSendMessage.Error() + ": " + e.Err.Error()
 }
+
+// RFCCode returns ErrorCode.
+func (e *SendError) RFCCode() string { return ErrorCode }
 
 // Unwrap returns both the sentinel and the sarama error.
 func (e *SendError) Unwrap() []error { return []error{ErrKafkaAsyncSendMessage, e.Err} }
@@ -221,7 +227,15 @@ func Start(ctx context.Context, cfg Config) (*Sink, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := ensureTopic(ctx, cfg, sc); err != nil {
+	// Topic setup is not under fault test: give it generous timeouts, so a
+	// short producer ReadTimeout on a loaded machine cannot break Start.
+	acfg := cfg
+	acfg.DialTimeout, acfg.ReadTimeout, acfg.WriteTimeout = 10*time.Second, 10*time.Second, 10*time.Second
+	asc, err := saramaConfig(&acfg)
+	if err != nil {
+		return nil, err
+	}
+	if err := ensureTopic(ctx, cfg, asc); err != nil {
 		return nil, err
 	}
 	p, err := sarama.NewAsyncProducer(cfg.Brokers, sc)

@@ -33,6 +33,7 @@ type ackLog struct {
 	total   int
 	badNote string
 	cond    *sync.Cond
+	sink    *Sink // when set, its error is reported by wait
 }
 
 func newAckLog() *ackLog {
@@ -66,7 +67,11 @@ func (l *ackLog) wait(t *testing.T, n int, d time.Duration) {
 	defer l.mu.Unlock()
 	for l.total < n {
 		if time.Now().After(deadline) {
-			t.Fatalf("got %d acks, want %d within %v", l.total, n, d)
+			var serr error
+			if l.sink != nil {
+				serr = l.sink.Err()
+			}
+			t.Fatalf("got %d acks, want %d within %v (sink error: %v)", l.total, n, d, serr)
 		}
 		l.mu.Unlock()
 		time.Sleep(5 * time.Millisecond)
@@ -120,7 +125,20 @@ func consumeAll(t *testing.T, brokers []string, topic string, n int) []*kgo.Reco
 }
 
 func TestRoundTripThroughKfake(t *testing.T) {
-	k := startKfake(t)
+	for _, brokers := range []int{1, 3} {
+		t.Run(fmt.Sprintf("brokers=%d", brokers), func(t *testing.T) { testRoundTrip(t, brokers) })
+	}
+}
+
+func testRoundTrip(t *testing.T, brokers int) {
+	k, err := StartKfake(KfakeConfig{Brokers: brokers})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer k.Close()
+	if got := len(k.Addrs()); got != brokers {
+		t.Fatalf("%d broker addresses, want %d", got, brokers)
+	}
 	acks := newAckLog()
 	s, err := Start(context.Background(), Config{
 		Brokers: k.Addrs(), Changefeed: "default/cf-1", Partitions: 4, OnAck: acks.onAck,
@@ -213,12 +231,13 @@ func TestTimeoutSurfacesAsWrappedIOTimeout(t *testing.T) {
 	errCh := make(chan error, 4)
 	s, err := Start(context.Background(), Config{
 		Brokers: k.Addrs(), Changefeed: "cf", Partitions: 2, Retries: -1,
-		ReadTimeout: 300 * time.Millisecond, OnAck: acks.onAck,
+		ReadTimeout: 2 * time.Second, OnAck: acks.onAck,
 		OnError: func(err error) { errCh <- err },
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
+	acks.sink = s
 	defer s.Close()
 	ctx := context.Background()
 	before := genRows("cf", 1, 20, 100)
@@ -236,8 +255,8 @@ func TestTimeoutSurfacesAsWrappedIOTimeout(t *testing.T) {
 	var got error
 	select {
 	case got = <-errCh:
-	case <-time.After(5 * time.Second):
-		t.Fatal("no producer error within 5s of a produce timeout")
+	case <-time.After(10 * time.Second):
+		t.Fatal("no producer error within 10s of a produce timeout")
 	}
 	took := time.Since(start)
 	msg := got.Error()
@@ -253,8 +272,8 @@ func TestTimeoutSurfacesAsWrappedIOTimeout(t *testing.T) {
 	if !errors.As(got, &ne) || !ne.Timeout() || !errors.As(got, &pe) {
 		t.Fatalf("error %v is not a net timeout inside a *sarama.ProducerError", got)
 	}
-	if took < 250*time.Millisecond {
-		t.Fatalf("error after %v, before the 300ms read timeout could expire", took)
+	if took < 1900*time.Millisecond {
+		t.Fatalf("error after %v, before the 2s read timeout could expire", took)
 	}
 	if k.SwallowedProduces() == 0 {
 		t.Fatal("no produce request was swallowed")
@@ -306,14 +325,14 @@ func TestTimeoutHealsWithinRetryBudget(t *testing.T) {
 	var errs sync.Map
 	s, err := Start(context.Background(), Config{
 		Brokers: k.Addrs(), Changefeed: "cf", Partitions: 2, Retries: 5,
-		RetryBackoff: 50 * time.Millisecond, ReadTimeout: 200 * time.Millisecond,
+		RetryBackoff: 50 * time.Millisecond, ReadTimeout: 500 * time.Millisecond,
 		OnAck: acks.onAck, OnError: func(err error) { errs.Store("e", err) },
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer s.Close()
-	k.TimeoutProduce(300 * time.Millisecond)
+	k.TimeoutProduce(600 * time.Millisecond)
 	rows := genRows("cf", 2, 50, 10)
 	if err := s.Write(context.Background(), rows...); err != nil {
 		t.Fatal(err)
@@ -395,7 +414,7 @@ func TestWriteRangeFlushes(t *testing.T) {
 	var flushed []Flushed
 	errCh := make(chan error, 1)
 	s, err := Start(context.Background(), Config{
-		Brokers: k.Addrs(), Changefeed: "cf", Partitions: 3, Retries: -1, ReadTimeout: 300 * time.Millisecond,
+		Brokers: k.Addrs(), Changefeed: "cf", Partitions: 3, Retries: 1, RetryBackoff: 100 * time.Millisecond, ReadTimeout: time.Second,
 		OnFlushed: func(f Flushed) {
 			mu.Lock()
 			flushed = append(flushed, f)
@@ -463,7 +482,7 @@ func TestWriteRangeFlushes(t *testing.T) {
 	}
 	select {
 	case <-errCh:
-	case <-time.After(5 * time.Second):
+	case <-time.After(10 * time.Second):
 		t.Fatal("no error")
 	}
 	k.Heal()
@@ -518,13 +537,13 @@ func TestKfakeFixedListenAddr(t *testing.T) {
 	}
 	addr := ln.Addr().String()
 	ln.Close()
-	k, err := StartKfake(KfakeConfig{ListenAddr: addr, Topics: []string{"seeded"}})
+	k, err := StartKfake(KfakeConfig{ListenAddr: addr, Brokers: 2, Topics: []string{"seeded"}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer k.Close()
-	if got := k.Addrs(); len(got) != 1 || got[0] != addr {
-		t.Fatalf("Addrs() = %v, want [%s]", got, addr)
+	if got := k.Addrs(); len(got) != 2 || got[0] != addr || !strings.HasPrefix(got[1], "127.0.0.1:") || got[1] == addr {
+		t.Fatalf("Addrs() = %v, want [%s 127.0.0.1:<other>]", got, addr)
 	}
 	for _, bad := range []string{"nonsense", "0.0.0.0:9092", "127.0.0.1:x"} {
 		if _, err := StartKfake(KfakeConfig{ListenAddr: bad}); err == nil {

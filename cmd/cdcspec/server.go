@@ -1,0 +1,90 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+	"time"
+
+	"cdcspec/runtime/server"
+)
+
+func init() {
+	register("server", "run one capture process (etcd session, owner election, TCP transport, Kafka sink)", runServer)
+}
+
+// listFlag is a repeatable (and comma-separated) string flag.
+type listFlag []string
+
+func (l *listFlag) String() string { return strings.Join(*l, ",") }
+func (l *listFlag) Set(v string) error {
+	for _, p := range strings.Split(v, ",") {
+		if p = strings.TrimSpace(p); p != "" {
+			*l = append(*l, p)
+		}
+	}
+	return nil
+}
+
+func runServer(args []string, stdout, stderr io.Writer) int {
+	fl := flag.NewFlagSet("server", flag.ContinueOnError)
+	fl.SetOutput(stderr)
+	var etcd, kafka, bugs listFlag
+	fl.Var(&etcd, "etcd", "etcd endpoints host:port[,host:port...] (required)")
+	fl.Var(&kafka, "kafka", "Kafka brokers host:port[,host:port...] (required)")
+	fl.Var(&bugs, "bug", "switch a catalogued bug on (repeatable; see `cdcspec bugs`)")
+	addr := fl.String("addr", "127.0.0.1:0", "transport listen address host:port")
+	apiAddr := fl.String("api-addr", "127.0.0.1:0", "admin API listen address host:port")
+	logFile := fl.String("log-file", "", "log file (TiCDC's format); empty: stderr")
+	logLevel := fl.String("log-level", "info", "log level: debug, info, warn, error")
+	ttl := fl.Duration("session-ttl", 5*time.Second, "etcd session TTL (TiCDC: 10s)")
+	readTimeout := fl.Duration("kafka-timeout", 2*time.Second, "Kafka read/write timeout per request (TiCDC: 10s)")
+	retries := fl.Int("kafka-retries", 1, "sarama producer retries (negative: none)")
+	partitions := fl.Int("partitions", 3, "partitions of a topic the sink creates")
+	rawWatermark := fl.Bool("legacy-raw-watermark", false, "pre-#4548 maintainer checkpoint reporting (seed #5709 needs it)")
+	fl.Usage = func() {
+		fmt.Fprintln(stderr, "usage: cdcspec server --etcd host:port --kafka host:port [--addr host:port] [--log-file F] [--bug NAME]...")
+		fmt.Fprintln(stderr, "\nRuns one capture. The shared synthetic upstream must be described in etcd (cdcspec run does it).")
+		fmt.Fprintln(stderr, "Exit status: 0 on SIGTERM/SIGINT, 1 on capture suicide (etcd session lost), 2 on usage or setup errors.")
+		fmt.Fprintln(stderr)
+		fl.PrintDefaults()
+	}
+	if err := fl.Parse(args); err != nil {
+		if err == flag.ErrHelp {
+			return exitOK
+		}
+		return exitUsage
+	}
+	if fl.NArg() > 0 {
+		fmt.Fprintf(stderr, "cdcspec server: unexpected argument %q\n", fl.Arg(0))
+		return exitUsage
+	}
+	if len(etcd) == 0 || len(kafka) == 0 {
+		fmt.Fprintln(stderr, "cdcspec server: --etcd and --kafka are required")
+		fl.Usage()
+		return exitUsage
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	cfg := server.Config{Etcd: etcd, Kafka: kafka, Addr: *addr, APIAddr: *apiAddr, LogFile: *logFile, LogLevel: *logLevel,
+		Bugs: bugs, SessionTTL: *ttl, Stdout: stdout,
+		Sink: server.SinkConfig{Partitions: int32(*partitions), Retries: *retries, ReadTimeout: *readTimeout, WriteTimeout: *readTimeout, DialTimeout: *readTimeout}}
+	cfg.Legacy.RawWatermarkCheckpoint = *rawWatermark
+	err := server.Run(ctx, cfg)
+	switch {
+	case err == nil:
+		return exitOK
+	case errors.Is(err, server.ErrCaptureSuicide):
+		fmt.Fprintf(stderr, "cdcspec server: %v\n", err)
+		return exitViolation
+	default:
+		fmt.Fprintf(stderr, "cdcspec server: %v\n", err)
+		return exitUsage
+	}
+}

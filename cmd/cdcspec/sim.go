@@ -1,0 +1,118 @@
+package main
+
+import (
+	"bytes"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"cdcspec/impl/core"
+	"cdcspec/impl/sim"
+)
+
+func init() {
+	register("sim", "run the implementation in deterministic simulation with random faults and check every property", runSim)
+}
+
+func runSim(args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("sim", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	seed := fs.Uint64("seed", 1, "first seed")
+	seeds := fs.Int("seeds", 1, "number of seeds to run (seed, seed+1, ...)")
+	bugs := fs.String("bugs", "", "comma-separated catalogued bugs to switch back on (see `cdcspec bugs`)")
+	rawWatermark := fs.Bool("raw-watermark", false, "pre-#4548 maintainer checkpoint (raw watermark, no startTs clamp)")
+	nodes := fs.Int("nodes", 3, "initial captures")
+	tables := fs.Int("tables", 0, "initial tables (0: 3 + seed%4)")
+	feeds := fs.Int("changefeeds", 0, "changefeeds (0: 1, or 2 for seeds divisible by 3)")
+	steps := fs.Int("steps", 40, "random actions and faults per seed")
+	logPath := fs.String("log", "", "write the TiCDC-format log of each seed to this file ('-' = stdout; with -seeds > 1, a directory)")
+	level := fs.String("level", "info", "log level: debug, info, warn, error")
+	if err := fs.Parse(args); err != nil {
+		return exitUsage
+	}
+	if fs.NArg() > 0 {
+		fmt.Fprintf(stderr, "cdcspec sim: unexpected argument %q\n", fs.Arg(0))
+		return exitUsage
+	}
+	if *seeds < 1 || *nodes < 1 || *steps < 0 {
+		fmt.Fprintln(stderr, "cdcspec sim: -seeds and -nodes must be at least 1, -steps at least 0")
+		return exitUsage
+	}
+	b, err := core.ParseBugs(strings.Split(*bugs, ","))
+	if err != nil {
+		fmt.Fprintf(stderr, "cdcspec sim: -bugs: %v\n", err)
+		return exitUsage
+	}
+	opts := core.Options{Bugs: b}
+	opts.Legacy.RawWatermarkCheckpoint = *rawWatermark
+	if *logPath != "" && *logPath != "-" && *seeds > 1 {
+		if err := os.MkdirAll(*logPath, 0o755); err != nil {
+			fmt.Fprintf(stderr, "cdcspec sim: -log: %v\n", err)
+			return exitUsage
+		}
+	}
+	failed := 0
+	for s := *seed; s < *seed+uint64(*seeds); s++ {
+		var buf bytes.Buffer
+		cfg := sim.ChaosConfig{Seed: s, Nodes: *nodes, Tables: *tables, Changefeeds: *feeds, Steps: *steps, Options: opts}
+		if *logPath != "" {
+			cfg.Log, cfg.LogLevel = &buf, *level
+		}
+		res := sim.RunChaos(cfg)
+		status := "ok"
+		if !res.OK() {
+			status = "FAIL"
+			failed++
+		}
+		fmt.Fprintf(stdout, "seed %d: %s, %d messages, converged=%t, %d violation(s)\n", s, status, res.Delivered, res.Converged, len(res.Violations))
+		if !res.Converged {
+			fmt.Fprintf(stdout, "  not converged: %s\n", res.Why)
+		}
+		for i, v := range res.Violations {
+			if i == 5 {
+				fmt.Fprintf(stdout, "  ... %d more\n", len(res.Violations)-5)
+				break
+			}
+			fmt.Fprintf(stdout, "  %s\n", v)
+		}
+		if *logPath != "" {
+			if !res.OK() {
+				res.Sim.DumpState(&buf)
+			}
+			if err := writeLog(*logPath, *seeds > 1, s, buf.Bytes(), stdout); err != nil {
+				fmt.Fprintf(stderr, "cdcspec sim: %v\n", err)
+				return exitUsage
+			}
+		}
+	}
+	fmt.Fprintf(stdout, "%d of %d seed(s) failed; bugs on: %s\n", failed, *seeds, orNone(b.Names()))
+	if failed > 0 {
+		return exitViolation
+	}
+	return exitOK
+}
+
+func writeLog(path string, dir bool, seed uint64, b []byte, stdout io.Writer) error {
+	if path == "-" {
+		_, err := stdout.Write(b)
+		return err
+	}
+	if dir {
+		path = filepath.Join(path, fmt.Sprintf("seed-%d.log", seed))
+	}
+	if err := os.WriteFile(path, b, 0o644); err != nil {
+		return fmt.Errorf("-log: %v", err)
+	}
+	fmt.Fprintf(stdout, "  log: %s\n", path)
+	return nil
+}
+
+func orNone(s []string) string {
+	if len(s) == 0 {
+		return "none (every fix on)"
+	}
+	return strings.Join(s, ",")
+}

@@ -1,0 +1,168 @@
+package main
+
+import (
+	"bytes"
+	"compress/gzip"
+	"encoding/json"
+	"encoding/xml"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+const fixtures = "../../traces/testdata/"
+
+func runTraceCmd(t *testing.T, stdin string, args ...string) (int, string, string) {
+	t.Helper()
+	old := traceStdin
+	traceStdin = strings.NewReader(stdin)
+	defer func() { traceStdin = old }()
+	var out, errb bytes.Buffer
+	code := run(append([]string{"trace"}, args...), &out, &errb)
+	return code, out.String(), errb.String()
+}
+
+func TestTraceSeed5709Text(t *testing.T) {
+	code, out, _ := runTraceCmd(t, "", fixtures+"seed000_5709.log")
+	if code != exitOK {
+		t.Fatalf("exit %d, want %d (a suspicion is not a violation)\n%s", code, exitOK, out)
+	}
+	for _, want := range []string{"error-never-dropped  SUSPECT  changefeed default/<changefeed>", "seed000_5709.log:21", "coverage:", "parse: 42 lines"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("output lacks %q:\n%s", want, out)
+		}
+	}
+}
+
+func TestTraceViolationExitsOne(t *testing.T) {
+	code, out, _ := runTraceCmd(t, "", fixtures+"planted_error_resends.log")
+	if code != exitViolation || !strings.Contains(out, "VIOLATION") {
+		t.Fatalf("exit %d\n%s", code, out)
+	}
+}
+
+func TestTraceJSON(t *testing.T) {
+	code, out, _ := runTraceCmd(t, "", "--format", "json", fixtures+"seed000_5709.log")
+	if code != exitOK {
+		t.Fatalf("exit %d", code)
+	}
+	var rep struct {
+		Lines, Parsed, Unparsed, Bytes int64
+		Seconds                        float64
+		Findings                       []struct {
+			Property, Severity, Changefeed, Message string
+			Evidence                                []struct {
+				File string
+				Line int
+				Text string
+			}
+		}
+		Coverage struct {
+			Events map[string]int64
+		}
+	}
+	if err := json.Unmarshal([]byte(out), &rep); err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	if rep.Lines != 42 || rep.Parsed != 34 || rep.Unparsed != 0 || rep.Bytes == 0 || len(rep.Findings) == 0 {
+		t.Fatalf("report %+v", rep)
+	}
+	f := rep.Findings[0]
+	if f.Property != "error-never-dropped" || f.Severity != "suspect" || len(f.Evidence) == 0 || f.Evidence[0].Line != 21 {
+		t.Fatalf("first finding %+v", f)
+	}
+	if rep.Coverage.Events["dispatcher-error-reported"] != 1 {
+		t.Fatalf("coverage %+v", rep.Coverage)
+	}
+}
+
+func TestTraceJUnit(t *testing.T) {
+	code, out, _ := runTraceCmd(t, "", "--format", "junit", fixtures+"planted_duplicate_dispatcher.log")
+	if code != exitViolation {
+		t.Fatalf("exit %d", code)
+	}
+	var suites struct {
+		Failures int `xml:"failures,attr"`
+		Suites   []struct {
+			Cases []struct {
+				Name    string `xml:"name,attr"`
+				Failure *struct {
+					Message string `xml:"message,attr"`
+				} `xml:"failure"`
+			} `xml:"testcase"`
+		} `xml:"testsuite"`
+	}
+	if err := xml.Unmarshal([]byte(out), &suites); err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	failed := ""
+	for _, c := range suites.Suites[0].Cases {
+		if c.Failure != nil {
+			failed += c.Name
+		}
+	}
+	if suites.Failures != 1 || failed != "at-most-one-dispatcher-per-span" {
+		t.Fatalf("failures %d %q\n%s", suites.Failures, failed, out)
+	}
+}
+
+func TestTraceInputs(t *testing.T) {
+	dir := t.TempDir()
+	seed, err := os.ReadFile(fixtures + "seed000_5709.log")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var gz bytes.Buffer
+	zw := gzip.NewWriter(&gz)
+	zw.Write(seed)
+	zw.Close()
+	gzPath := filepath.Join(dir, "cdc.log.1.gz")
+	if err := os.WriteFile(gzPath, gz.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for name, args := range map[string][]string{
+		"gzip":  {gzPath},
+		"stdin": {"-"},
+		"dir":   {dir},
+		"glob":  {filepath.Join(dir, "*.gz")},
+	} {
+		code, out, errOut := runTraceCmd(t, string(seed), args...)
+		if code != exitOK || !strings.Contains(out, "error-never-dropped  SUSPECT") {
+			t.Errorf("%s: exit %d\n%s%s", name, code, out, errOut)
+		}
+	}
+	// two captures merged by time
+	code, out, _ := runTraceCmd(t, "", fixtures+"healthy")
+	if code != exitOK || strings.Contains(out, "VIOLATION") || strings.Contains(out, "SUSPECT") {
+		t.Errorf("healthy: exit %d\n%s", code, out)
+	}
+}
+
+func TestTraceUsageErrors(t *testing.T) {
+	cases := []struct {
+		args []string
+		want string
+	}{
+		{nil, "no input"},
+		{[]string{"--format", "xml", "x.log"}, "unknown format"},
+		{[]string{"--error-window", "-1s", "x.log"}, "must be positive"},
+		{[]string{"--bogus"}, "flag provided but not defined"},
+		{[]string{"/nonexistent/cdc.log"}, "/nonexistent/cdc.log"},
+		{[]string{"/nonexistent/*.log"}, "no file matches"},
+	}
+	for _, c := range cases {
+		code, _, errOut := runTraceCmd(t, "", c.args...)
+		if code != exitUsage || !strings.Contains(errOut, c.want) {
+			t.Errorf("%v: exit %d, stderr %q (want %q)", c.args, code, errOut, c.want)
+		}
+	}
+	// an unreadable (non-gzip) .gz still reads as text; a corrupt gzip is an error naming the file
+	dir := t.TempDir()
+	bad := filepath.Join(dir, "bad.gz")
+	os.WriteFile(bad, []byte{0x1f, 0x8b, 0, 1, 2}, 0o644)
+	code, _, errOut := runTraceCmd(t, "", bad)
+	if code != exitUsage || !strings.Contains(errOut, "bad.gz") {
+		t.Errorf("corrupt gzip: exit %d, stderr %q", code, errOut)
+	}
+}

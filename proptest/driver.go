@@ -1,0 +1,619 @@
+// Package proptest drives the implementation's deterministic simulation
+// (impl/sim) through random domain actions and faults, checks every spec
+// property over its event stream after every action, checks the abstract
+// state's invariants, runs a bounded model (model/) alongside as a shadow,
+// and judges liveness after the faults heal.
+//
+// The rapid state machine lives in the tests (machine_test.go); this file
+// holds what a replay needs outside rapid: a Driver that applies recorded
+// Steps to a Sim deterministically. A failing rapid run records its Steps, so
+// its story can be re-run with the TiCDC-format log on (artifacts.go), and a
+// model counterexample can be turned into Steps (replay.go).
+package proptest
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"sort"
+	"strings"
+
+	"cdcspec/impl/core"
+	"cdcspec/impl/sim"
+	"cdcspec/spec"
+)
+
+// Op names a domain action. Names are the rapid action names, so a printed
+// counterexample and a recorded story read the same.
+type Op string
+
+// Domain actions.
+const (
+	OpCreateChangefeed Op = "create-changefeed"
+	OpPauseChangefeed  Op = "pause-changefeed"
+	OpResumeChangefeed Op = "resume-changefeed"
+	OpRemoveChangefeed Op = "remove-changefeed"
+	OpMoveMaintainer   Op = "move-maintainer"
+	OpCreateTable      Op = "create-table"
+	OpMoveTable        Op = "move-table"
+	OpSplitTable       Op = "split-table"
+	OpRemoveTable      Op = "remove-table-dispatchers"
+	OpKillCapture      Op = "kill-capture"
+	OpKillMaintainer   Op = "kill-maintainer-capture"
+	OpRestartCapture   Op = "restart-capture"
+	OpAddCapture       Op = "add-capture"
+	OpExpireSession    Op = "expire-session"
+	OpDropMessages     Op = "drop-messages"
+	OpDupMessages      Op = "duplicate-messages"
+	OpDelayMessages    Op = "delay-messages"
+	OpRandomFaults     Op = "random-message-faults"
+	OpPartition        Op = "partition"
+	OpHealNetwork      Op = "heal-network"
+	OpSinkError        Op = "sink-error"
+	OpStallUpstream    Op = "stall-upstream"
+	OpResumeUpstream   Op = "resume-upstream"
+	OpBlockCreate      Op = "block-create-dispatcher"
+	OpSlowClose        Op = "slow-close-dispatcher"
+	OpAdvanceTime      Op = "advance-time"
+)
+
+// MessageTypes are the control messages a targeted rule may match
+// (core.Message TypeName).
+var MessageTypes = []string{
+	"ScheduleDispatcherRequest", "HeartBeatRequest", "BlockStatusRequest", "MaintainerHeartbeat",
+	"RemoveMaintainerRequest", "MaintainerCloseResponse", "AddMaintainerRequest",
+	"MaintainerBootstrapRequest", "MaintainerBootstrapResponse", "MaintainerCloseRequest", "HeartBeatResponse",
+}
+
+// Step is one recorded domain action with its drawn parameters. Node is an
+// index into the running captures (creation order) at the time of the step;
+// To is -1 for "any node". The zero values of unused fields are ignored.
+type Step struct {
+	Op      Op     `json:"op"`
+	Feed    string `json:"feed,omitempty"`
+	Node    int    `json:"node,omitempty"`
+	To      int    `json:"to,omitempty"`
+	From    *int   `json:"from,omitempty"` // rules: sender index; nil = any
+	Table   int64  `json:"table,omitempty"`
+	MsgType string `json:"msg_type,omitempty"`
+	Count   int    `json:"count,omitempty"`
+	DelayMs int64  `json:"delay_ms,omitempty"`
+	Ms      int64  `json:"ms,omitempty"`
+	Prob    int    `json:"prob_pct,omitempty"` // random faults: drop/dup probability in percent
+	On      bool   `json:"on,omitempty"`
+}
+
+func (st Step) String() string {
+	var b strings.Builder
+	b.WriteString(string(st.Op))
+	if st.Feed != "" {
+		fmt.Fprintf(&b, " feed=%s", st.Feed)
+	}
+	switch st.Op {
+	case OpMoveMaintainer, OpMoveTable, OpKillCapture, OpExpireSession, OpPartition, OpSinkError, OpBlockCreate, OpSlowClose:
+		fmt.Fprintf(&b, " node=#%d", st.Node)
+	}
+	if st.Table != 0 {
+		fmt.Fprintf(&b, " table=%d", st.Table)
+	}
+	if st.MsgType != "" {
+		fmt.Fprintf(&b, " msg=%s", st.MsgType)
+		if st.From != nil {
+			fmt.Fprintf(&b, " from=#%d", *st.From)
+		}
+		if st.To >= 0 {
+			fmt.Fprintf(&b, " to=#%d", st.To)
+		}
+	}
+	if st.Count != 0 {
+		fmt.Fprintf(&b, " count=%d", st.Count)
+	}
+	if st.DelayMs != 0 {
+		fmt.Fprintf(&b, " delay=%dms", st.DelayMs)
+	}
+	if st.Prob != 0 {
+		fmt.Fprintf(&b, " prob=%d%%", st.Prob)
+	}
+	if st.Ms != 0 {
+		fmt.Fprintf(&b, " for=%dms", st.Ms)
+	}
+	if st.Op == OpBlockCreate || st.Op == OpSlowClose {
+		fmt.Fprintf(&b, " on=%v", st.On)
+	}
+	return b.String()
+}
+
+// Setup is the initial configuration of one run.
+type Setup struct {
+	Seed   uint64   `json:"seed"`
+	Nodes  int      `json:"nodes"`
+	Tables int      `json:"tables"`
+	Bugs   []string `json:"bugs,omitempty"`
+	// RawWatermark switches core.Legacy.RawWatermarkCheckpoint (before #4548),
+	// which regressed-checkpoint-drops-error needs to be reachable.
+	RawWatermark bool `json:"raw_watermark,omitempty"`
+}
+
+// SettleMs is the virtual time every step lets pass after its action (an
+// action is a call into the cluster; time moves on as it would between two
+// operator commands). advance-time adds more.
+const SettleMs = 100
+
+// QuiesceMaxMs bounds the run to quiescence after the faults heal.
+const QuiesceMaxMs = 120_000
+
+// Driver applies Steps to a simulation, feeds every new spec.Event to a
+// spec.Checker and checks the abstract state after every step.
+type Driver struct {
+	Setup Setup
+	Sim   *sim.Sim
+	Steps []Step // applied steps (skipped ones excluded), in order
+	// MinCaptures: kill-capture and expire-session keep at least this many
+	// captures running (NewDriver: 2).
+	MinCaptures int
+	// HealTarget is the upstream resolved ts when Finish healed the faults.
+	HealTarget uint64
+	Shadow     *Shadow // the model run alongside; nil when disabled
+	// Failures of the run so far, in the order found.
+	Failures    []Failure
+	brokenState bool
+	fed         int
+	stalled     bool
+	killed      int // crashed captures that may restart
+	feeds       map[string]string
+}
+
+// Feed states as the driver tracks them (what the API calls succeeded with).
+const (
+	feedRunning = "running"
+	feedPaused  = "paused"
+)
+
+// NewDriver builds the simulation. log (may be nil) receives the
+// TiCDC-format log at debug level.
+func NewDriver(su Setup, log io.Writer) (*Driver, error) {
+	bugs, err := core.ParseBugs(su.Bugs)
+	if err != nil {
+		return nil, err
+	}
+	// The simulation's own spec.Checker (every monitor, spec.Config{}) sees
+	// each event as it is emitted; Check reads its new violations. Events
+	// are recorded only when a log is asked for (artifacts), to keep checks
+	// cheap.
+	cfg := sim.Config{Seed: su.Seed, Nodes: su.Nodes, Tables: su.Tables, RecordEvents: log != nil,
+		Options: core.Options{Bugs: bugs, Legacy: core.Legacy{RawWatermarkCheckpoint: su.RawWatermark}}}
+	if log != nil {
+		cfg.Log, cfg.LogLevel = log, "debug"
+	}
+	d := &Driver{Setup: su, feeds: map[string]string{}, MinCaptures: 2}
+	d.Sim = sim.New(cfg)
+	return d, nil
+}
+
+// Feeds lists the changefeeds the driver created and did not remove, sorted.
+func (d *Driver) Feeds() []string {
+	out := make([]string, 0, len(d.feeds))
+	for f := range d.feeds {
+		out = append(out, f)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// FeedState returns "running", "paused" or "" (unknown / removed).
+func (d *Driver) FeedState(name string) string { return d.feeds[name] }
+
+// Stalled reports whether the driver stalled the upstream.
+func (d *Driver) Stalled() bool { return d.stalled }
+
+// Killed is the number of crashed captures that have not restarted.
+func (d *Driver) Killed() int { return d.killed }
+
+// ErrSkip marks a step whose precondition does not hold; it changed nothing.
+type ErrSkip struct{ Why string }
+
+func (e ErrSkip) Error() string { return "skip: " + e.Why }
+
+func skip(format string, args ...any) error { return ErrSkip{Why: fmt.Sprintf(format, args...)} }
+
+func (d *Driver) node(i int) (core.NodeID, error) {
+	caps := d.Sim.Captures()
+	if i < 0 || i >= len(caps) {
+		return "", skip("node #%d: only %d captures run", i, len(caps))
+	}
+	return caps[i], nil
+}
+
+// Do applies one step. An ErrSkip means the precondition failed and nothing
+// changed; other errors are the API's answer (the step still happened: time
+// passed). Applied steps are appended to Steps and mirrored on the shadow.
+func (d *Driver) Do(st Step) error {
+	before := d.Sim.Captures()
+	apiErr, err := d.apply(st)
+	if err != nil {
+		return err
+	}
+	d.Steps = append(d.Steps, st)
+	if d.Shadow != nil {
+		d.Shadow.Mirror(d, st, before)
+	}
+	d.Sim.RunFor(SettleMs + st.Ms)
+	return apiErr
+}
+
+func (d *Driver) apply(st Step) (apiErr, err error) {
+	s := d.Sim
+	switch st.Op {
+	case OpCreateChangefeed:
+		if _, ok := d.feeds[st.Feed]; ok {
+			return nil, skip("changefeed %s exists", st.Feed)
+		}
+		if apiErr = s.CreateChangefeed(st.Feed); apiErr == nil {
+			d.feeds[st.Feed] = feedRunning
+		}
+	case OpPauseChangefeed:
+		if d.feeds[st.Feed] != feedRunning {
+			return nil, skip("changefeed %s is not running", st.Feed)
+		}
+		if apiErr = s.PauseChangefeed(st.Feed); apiErr == nil {
+			d.feeds[st.Feed] = feedPaused
+		}
+	case OpResumeChangefeed:
+		if d.feeds[st.Feed] != feedPaused {
+			return nil, skip("changefeed %s is not paused", st.Feed)
+		}
+		if apiErr = s.ResumeChangefeed(st.Feed, 0); apiErr == nil {
+			d.feeds[st.Feed] = feedRunning
+		}
+	case OpRemoveChangefeed:
+		if _, ok := d.feeds[st.Feed]; !ok {
+			return nil, skip("changefeed %s does not exist", st.Feed)
+		}
+		if apiErr = s.RemoveChangefeed(st.Feed); apiErr == nil {
+			delete(d.feeds, st.Feed)
+		}
+	case OpMoveMaintainer:
+		if d.feeds[st.Feed] != feedRunning {
+			return nil, skip("changefeed %s is not running", st.Feed)
+		}
+		n, err := d.node(st.Node)
+		if err != nil {
+			return nil, err
+		}
+		apiErr = s.MoveMaintainer(st.Feed, n)
+	case OpCreateTable:
+		if len(s.Upstream().Tables()) >= 8 {
+			return nil, skip("enough tables")
+		}
+		s.CreateTable()
+	case OpMoveTable, OpSplitTable, OpRemoveTable:
+		if d.feeds[st.Feed] != feedRunning {
+			return nil, skip("changefeed %s is not running", st.Feed)
+		}
+		if _, ok := s.Upstream().TableCreateTs(st.Table); !ok {
+			return nil, skip("table %d does not exist", st.Table)
+		}
+		switch st.Op {
+		case OpMoveTable:
+			n, err := d.node(st.Node)
+			if err != nil {
+				return nil, err
+			}
+			_, apiErr = s.MoveTable(st.Feed, st.Table, n)
+		case OpSplitTable:
+			_, apiErr = s.SplitTable(st.Feed, st.Table)
+		default:
+			_, apiErr = s.RemoveTableDispatchers(st.Feed, st.Table)
+		}
+	case OpKillCapture, OpExpireSession, OpKillMaintainer:
+		if len(s.Captures()) <= d.MinCaptures {
+			return nil, skip("keep %d captures running", d.MinCaptures)
+		}
+		var n core.NodeID
+		if st.Op == OpKillMaintainer {
+			if n = d.maintainerNode(st.Feed); n == "" {
+				return nil, skip("no bootstrapped maintainer of %s runs", st.Feed)
+			}
+		} else if n, err = d.node(st.Node); err != nil {
+			return nil, err
+		}
+		if st.Op != OpExpireSession {
+			apiErr = s.KillCapture(n)
+		} else {
+			apiErr = s.ExpireSession(n)
+		}
+		if apiErr == nil {
+			d.killed++
+		}
+	case OpRestartCapture:
+		if d.killed == 0 {
+			return nil, skip("no crashed capture")
+		}
+		d.killed--
+		s.AddCapture()
+	case OpAddCapture:
+		if len(s.Captures()) >= 5 {
+			return nil, skip("five captures run")
+		}
+		s.AddCapture()
+	case OpDropMessages, OpDupMessages, OpDelayMessages:
+		r := sim.Rule{Type: st.MsgType, Count: st.Count, DelayMs: st.DelayMs}
+		if st.To >= 0 {
+			n, err := d.node(st.To)
+			if err != nil {
+				return nil, err
+			}
+			r.To = n
+		}
+		if st.From != nil {
+			n, err := d.node(*st.From)
+			if err != nil {
+				return nil, err
+			}
+			r.From = n
+		}
+		r.Action = map[Op]string{OpDropMessages: "drop", OpDupMessages: "dup", OpDelayMessages: "delay"}[st.Op]
+		s.AddRule(r)
+	case OpRandomFaults:
+		s.SetFaults(sim.Faults{DropProb: float64(st.Prob) / 100, DupProb: float64(st.Prob) / 200, DelayMinMs: 1, DelayMaxMs: 1 + st.DelayMs})
+	case OpPartition:
+		n, err := d.node(st.Node)
+		if err != nil {
+			return nil, err
+		}
+		s.Partition([]core.NodeID{n})
+	case OpHealNetwork:
+		s.Partition()
+		s.SetFaults(sim.Faults{DelayMinMs: 1, DelayMaxMs: 5})
+	case OpSinkError:
+		if d.feeds[st.Feed] == "" {
+			return nil, skip("changefeed %s does not exist", st.Feed)
+		}
+		n, err := d.node(st.Node)
+		if err != nil {
+			return nil, err
+		}
+		if s.SinkError(sim.CfID(st.Feed), n) != nil {
+			return nil, skip("no dispatcher manager of %s on node #%d", st.Feed, st.Node)
+		}
+	case OpStallUpstream:
+		if d.stalled {
+			return nil, skip("upstream already stalled")
+		}
+		d.stalled = true
+		s.StallUpstream()
+	case OpResumeUpstream:
+		if !d.stalled {
+			return nil, skip("upstream not stalled")
+		}
+		d.stalled = false
+		s.ResumeUpstream()
+	case OpBlockCreate, OpSlowClose:
+		n, err := d.node(st.Node)
+		if err != nil {
+			return nil, err
+		}
+		name := "BlockCreateDispatcher"
+		if st.Op == OpSlowClose {
+			name = "NotReadyToCloseDispatcher"
+		}
+		apiErr = s.SetFailpoint(n, name, st.On)
+	case OpAdvanceTime:
+		if st.Ms <= 0 {
+			return nil, skip("advance-time needs ms > 0")
+		}
+	default:
+		return nil, fmt.Errorf("unknown step op %q", st.Op)
+	}
+	return apiErr, nil
+}
+
+// maintainerNode is the running capture hosting feed's bootstrapped
+// maintainer, or "".
+func (d *Driver) maintainerNode(feed string) core.NodeID {
+	for _, n := range d.Sim.State().Nodes {
+		for _, m := range n.Maintainers {
+			if m.Changefeed == sim.CfID(feed) && m.Bootstrapped && !m.Removing && !m.RemovalOnly {
+				return n.ID
+			}
+		}
+	}
+	return ""
+}
+
+// Failure is what a run found: a violated property (or a broken state
+// invariant, Property "state-invariant", or "quiescence" when the cluster did
+// not converge though no property fired) and the message.
+type Failure struct {
+	Property spec.Property
+	Message  string
+	Step     int // index into Steps after which it was found; -1 = at the end
+}
+
+func (f *Failure) Error() string {
+	return fmt.Sprintf("%s: %s", f.Property, f.Message)
+}
+
+// Non-spec failure classes.
+const (
+	StateInvariant spec.Property = "state-invariant"
+	Quiescence     spec.Property = "quiescence"
+	Conformance    spec.Property = "model-conformance"
+)
+
+// Check collects the violations the simulation's spec.Checker found since
+// the last call (every property, over every event) and checks the abstract
+// state. It returns the first new failure; every failure
+// of the run is kept in Failures.
+func (d *Driver) Check() *Failure {
+	n := len(d.Failures)
+	vs := d.Sim.Violations()
+	for ; d.fed < len(vs); d.fed++ {
+		v := vs[d.fed]
+		d.Failures = append(d.Failures, Failure{Property: v.Property, Message: v.Message, Step: len(d.Steps) - 1})
+	}
+	if !d.brokenState {
+		if msg := d.stateInvariants(); msg != "" {
+			d.brokenState = true // report once: a broken invariant tends to stay broken
+			d.Failures = append(d.Failures, Failure{Property: StateInvariant, Message: msg, Step: len(d.Steps) - 1})
+		}
+	}
+	if len(d.Failures) > n {
+		return &d.Failures[n]
+	}
+	return nil
+}
+
+// Violated returns the first failure of the run with property p.
+func (d *Driver) Violated(p spec.Property) *Failure {
+	for i := range d.Failures {
+		if d.Failures[i].Property == p {
+			return &d.Failures[i]
+		}
+	}
+	return nil
+}
+
+// stateInvariants checks the implementation's abstract state (sim.State and
+// the etcd store) against invariants that must hold at every instant:
+//   - at most one running capture acts as coordinator;
+//   - the stored checkpoint of a changefeed never exceeds the upstream
+//     resolved ts (nothing can be flushed beyond what TiKV resolved);
+//   - at most one bootstrapped, non-removing maintainer of a changefeed runs
+//     on the running captures (single-maintainer-generation, on state);
+//   - no two working table dispatchers of a changefeed on running captures
+//     overlap (at-most-one-dispatcher-per-span, on state).
+func (d *Driver) stateInvariants() string {
+	s := d.Sim
+	st := s.State()
+	caps := map[core.NodeID]bool{}
+	for _, n := range st.Nodes {
+		caps[n.ID] = true
+	}
+	var coords []core.NodeID
+	for id := range caps {
+		if c := s.Capture(id); c != nil && c.Coordinator != nil {
+			coords = append(coords, id)
+		}
+	}
+	if len(coords) > 1 {
+		sort.Slice(coords, func(i, j int) bool { return coords[i] < coords[j] })
+		return fmt.Sprintf("%d running captures act as coordinator: %v", len(coords), coords)
+	}
+	resolved := s.Upstream().GlobalResolvedTs()
+	for _, f := range d.Feeds() {
+		if sc, ok := s.Stored(sim.CfID(f)); ok && sc.Status.CheckpointTs > resolved {
+			return fmt.Sprintf("changefeed %s: stored checkpoint %d is above the upstream resolved ts %d", f, sc.Status.CheckpointTs, resolved)
+		}
+	}
+	maint := map[core.ChangefeedID][]core.NodeID{}
+	type wd struct {
+		node core.NodeID
+		span spec.Span
+	}
+	working := map[core.ChangefeedID][]wd{}
+	for _, n := range st.Nodes {
+		for _, m := range n.Maintainers {
+			if m.Bootstrapped && !m.Removing && !m.Removed && !m.RemovalOnly {
+				maint[m.Changefeed] = append(maint[m.Changefeed], n.ID)
+			}
+		}
+		for _, dd := range n.Dispatchers {
+			if dd.Trigger || dd.State != "Working" {
+				continue
+			}
+			for _, o := range working[dd.Changefeed] {
+				if o.span.Overlaps(dd.Span) {
+					return fmt.Sprintf("changefeed %s: working dispatchers for %s on %s and %s on %s overlap", dd.Changefeed, o.span, o.node, dd.Span, n.ID)
+				}
+			}
+			working[dd.Changefeed] = append(working[dd.Changefeed], wd{n.ID, dd.Span})
+		}
+	}
+	for cf, ns := range maint {
+		if len(ns) > 1 {
+			return fmt.Sprintf("changefeed %s: %d bootstrapped maintainers run (on %v)", cf, len(ns), ns)
+		}
+	}
+	return ""
+}
+
+// Finish ends a run: heal every fault (FaultsHealed), run to quiescence
+// (Quiesced), feed the rest of the stream and judge the liveness
+// properties; then compare with the shadow model. Paused changefeeds stay
+// paused (they are not expected to progress). A run that did not converge
+// although no property fired is a Quiescence failure. It returns the first
+// failure of the whole run (Failures has them all).
+func (d *Driver) Finish() *Failure {
+	d.Check()
+	n := len(d.Failures)
+	d.Sim.Heal()
+	d.HealTarget = d.Sim.Upstream().GlobalResolvedTs()
+	d.stalled = false
+	ok, why := d.Sim.RunUntilQuiet(QuiesceMaxMs) // emits Quiesced and finishes the monitors
+	d.Check()
+	for i := n; i < len(d.Failures); i++ {
+		d.Failures[i].Step = -1
+	}
+	if !ok && len(d.Failures) == 0 {
+		d.Failures = append(d.Failures, Failure{Property: Quiescence, Message: "the cluster did not converge after faults healed: " + why, Step: -1})
+	}
+	if d.Shadow != nil && len(d.Failures) == 0 {
+		if msg := d.Shadow.Compare(d); msg != "" {
+			d.Failures = append(d.Failures, Failure{Property: Conformance, Message: msg, Step: -1})
+		}
+	}
+	if len(d.Failures) > 0 {
+		return &d.Failures[0]
+	}
+	return nil
+}
+
+// Story is a recorded run: the setup and its steps, JSON-encodable.
+type Story struct {
+	Setup Setup  `json:"setup"`
+	Steps []Step `json:"steps"`
+}
+
+// Run replays a story from scratch and returns the driver and the first
+// failure (during the steps or at the end). log (may be nil) receives the
+// TiCDC-format log. Steps that are skipped on replay are an error: a story
+// is replayed exactly or not at all.
+func Run(story Story, log io.Writer, shadow bool) (*Driver, *Failure, error) {
+	d, err := NewDriver(story.Setup, log)
+	if err != nil {
+		return nil, nil, err
+	}
+	if shadow {
+		d.Shadow = NewShadow(story.Setup)
+	}
+	for i, st := range story.Steps {
+		if err := d.Do(st); err != nil {
+			if _, ok := err.(ErrSkip); ok {
+				return d, nil, fmt.Errorf("story step %d (%s): %v", i+1, st, err)
+			}
+		}
+		if f := d.Check(); f != nil {
+			return d, f, nil
+		}
+	}
+	return d, d.Finish(), nil
+}
+
+// MarshalStory renders a story as indented JSON.
+func MarshalStory(s Story) []byte {
+	b, _ := json.MarshalIndent(s, "", "  ")
+	return b
+}
+
+// UnmarshalStory parses a story, naming what is wrong.
+func UnmarshalStory(b []byte) (Story, error) {
+	var s Story
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&s); err != nil {
+		return Story{}, fmt.Errorf("story: %v", err)
+	}
+	return s, nil
+}

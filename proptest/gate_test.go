@@ -1,0 +1,306 @@
+package proptest
+
+import (
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"pgregory.net/rapid"
+
+	"cdcspec/spec"
+)
+
+// The planted-bug gate. For every catalogued bug (spec.Bugs) a profile names
+// the action menu the state machine draws from (the domain actions the bug's
+// story needs, plus advance-time), a fixed rapid seed, a budget of checks and
+// the longest shrunk counterexample accepted. The gate asserts:
+//
+//  1. with the bug switched on in the implementation, rapid finds a violation
+//     of the bug's expected property within the budget, from the fixed seed
+//     (deterministic), and shrinks it to at most MaxShrunk actions;
+//  2. with every fix on, the same profile, seed and budget find nothing
+//     (any property, state invariant or quiescence failure fails the gate).
+//
+// Part 2 is what makes `make test` fail when a catalogued bug is switched on
+// in the implementation without touching the tests: the failure names the
+// property. The menu is the only help the search gets: parameters (which
+// capture, which message type, how long) are drawn and shrunk by rapid.
+type gateProfile struct {
+	Bug          string
+	Ops          []Op
+	MsgTypes     []string // message types targeted rules draw from (nil: all)
+	RawWatermark bool     // core.Legacy.RawWatermarkCheckpoint, before #4548 (the seed's version)
+	Seed         uint64
+	Checks       int // budget
+	MaxShrunk    int // longest accepted shrunk counterexample, in actions (create-changefeed included)
+}
+
+var gateProfiles = []gateProfile{
+	{Bug: "regressed-checkpoint-drops-error", RawWatermark: true,
+		Ops:  []Op{OpKillCapture, OpSinkError, OpAdvanceTime},
+		Seed: 1, Checks: 50, MaxShrunk: 8},
+	{Bug: "add-accepts-unbootstrapped-maintainer",
+		Ops:      []Op{OpDupMessages, OpDelayMessages, OpSinkError, OpAdvanceTime},
+		MsgTypes: []string{"RemoveMaintainerRequest", "MaintainerCloseResponse", "AddMaintainerRequest"},
+		Seed:     1, Checks: 50, MaxShrunk: 6},
+	{Bug: "restored-create-ignored-for-new-table",
+		Ops:      []Op{OpDropMessages, OpCreateTable, OpKillMaintainer, OpAdvanceTime},
+		MsgTypes: []string{"MaintainerHeartbeat", "BlockStatusRequest", "HeartBeatRequest"},
+		Seed:     1, Checks: 50, MaxShrunk: 12},
+	{Bug: "inflight-operators-lost-on-failover",
+		Ops:  []Op{OpBlockCreate, OpSlowClose, OpMoveTable, OpRemoveTable, OpKillMaintainer, OpAdvanceTime},
+		Seed: 1, Checks: 400, MaxShrunk: 8},
+	{Bug: "stuck-after-upstream-failure",
+		Ops:  []Op{OpStallUpstream, OpResumeUpstream, OpAdvanceTime},
+		Seed: 1, Checks: 50, MaxShrunk: 6},
+	{Bug: "no-epoch-fencing",
+		Ops:      []Op{OpDelayMessages, OpMoveTable, OpKillMaintainer, OpAdvanceTime},
+		MsgTypes: []string{"ScheduleDispatcherRequest", "HeartBeatRequest"},
+		Seed:     1, Checks: 50, MaxShrunk: 8},
+	{Bug: "trigger-passes-add-table-ddl",
+		Ops:      []Op{OpDelayMessages, OpCreateTable, OpAdvanceTime},
+		MsgTypes: []string{"BlockStatusRequest", "HeartBeatRequest"},
+		Seed:     1, Checks: 50, MaxShrunk: 6},
+}
+
+// gateSteps is rapid's average number of actions per check in the gate
+// (fixed, whatever RAPID_STEPS says, so the gate is deterministic).
+const gateSteps = 20
+
+// gateShrinkTime bounds rapid's minimization per found bug.
+const gateShrinkTime = "5s"
+
+// recTB is a rapid.TB that records instead of failing the Go test: the gate
+// runs rapid.Check on it and judges the outcome itself.
+type recTB struct {
+	name   string
+	mu     sync.Mutex
+	failed bool
+	errs   []string
+	logs   []string
+}
+
+func (r *recTB) Helper()      {}
+func (r *recTB) Name() string { return r.name }
+func (r *recTB) Logf(format string, args ...any) {
+	r.mu.Lock()
+	r.logs = append(r.logs, fmt.Sprintf(format, args...))
+	r.mu.Unlock()
+}
+func (r *recTB) Log(args ...any)                  { r.Logf("%s", fmt.Sprint(args...)) }
+func (r *recTB) Skipf(format string, args ...any) { panic("recTB: skip outside a rapid check") }
+func (r *recTB) Skip(args ...any)                 { panic("recTB: skip outside a rapid check") }
+func (r *recTB) SkipNow()                         { panic("recTB: skip outside a rapid check") }
+func (r *recTB) Errorf(format string, args ...any) {
+	r.mu.Lock()
+	r.failed = true
+	r.errs = append(r.errs, fmt.Sprintf(format, args...))
+	r.mu.Unlock()
+}
+func (r *recTB) Error(args ...any)                 { r.Errorf("%s", fmt.Sprint(args...)) }
+func (r *recTB) Fatalf(format string, args ...any) { r.Errorf(format, args...) }
+func (r *recTB) Fatal(args ...any)                 { r.Error(args...) }
+func (r *recTB) FailNow()                          { r.Fail() }
+func (r *recTB) Fail()                             { r.mu.Lock(); r.failed = true; r.mu.Unlock() }
+func (r *recTB) Failed() bool                      { r.mu.Lock(); defer r.mu.Unlock(); return r.failed }
+
+// withRapidFlags sets rapid's flags (registered on the default flag set) for
+// the duration of f and restores them: the gate fixes seed, checks, steps
+// and shrink time whatever RAPID_* says.
+func withRapidFlags(t testing.TB, set map[string]string, f func()) {
+	old := map[string]string{}
+	for k, v := range set {
+		fl := flag.Lookup(k)
+		if fl == nil {
+			panic("rapid flag " + k + " not registered")
+		}
+		old[k] = fl.Value.String()
+		if err := flag.Set(k, v); err != nil {
+			panic(fmt.Sprintf("set %s=%s: %v", k, v, err))
+		}
+	}
+	defer func() {
+		for k, v := range old {
+			_ = flag.Set(k, v)
+		}
+	}()
+	f()
+}
+
+// gateResult is one search.
+type gateResult struct {
+	Found    bool
+	Checks   int // checks run until the failing one (1-based), or all
+	Shrunk   int // actions in the minimized story
+	Property spec.Property
+	Message  string
+	Story    Story
+	Elapsed  time.Duration
+	Errs     string
+	Logs     []string
+}
+
+// search runs the profile's budget from its seed, with the bug on or off.
+// failName, if set, makes rapid write its minimized fail file under
+// testdata/rapid/<failName>/ (used to record the regression corpus).
+func search(t *testing.T, p gateProfile, bugOn bool, failName string) gateResult {
+	t.Helper()
+	m := &machine{ops: p.Ops, msgTypes: p.MsgTypes, rawWatermark: p.RawWatermark}
+	if bugOn {
+		b, _ := spec.LookupBug(p.Bug)
+		m.bugs, m.target = []string{p.Bug}, b.Property
+	}
+	name := "PlantedSearch-" + p.Bug
+	nofail := "true"
+	if failName != "" {
+		name, nofail = failName, "false"
+	}
+	tb := &recTB{name: name}
+	start := time.Now()
+	withRapidFlags(t, map[string]string{
+		"rapid.seed": strconv.FormatUint(p.Seed, 10), "rapid.checks": strconv.Itoa(p.Checks),
+		"rapid.steps": strconv.Itoa(gateSteps), "rapid.nofailfile": nofail, "rapid.shrinktime": gateShrinkTime,
+		"rapid.failfile": "", "rapid.v": "false",
+	}, func() {
+		rapid.Check(tb, m.prop)
+	})
+	if tb.Failed() && m.lastFail == nil {
+		t.Errorf("%s: rapid failed without a property violation: %s", p.Bug, strings.Join(tb.errs, "\n"))
+	}
+	r := gateResult{Found: tb.Failed() && m.lastFail != nil, Elapsed: time.Since(start), Errs: strings.Join(tb.errs, "\n"), Logs: tb.logs}
+	r.Checks = p.Checks
+	if r.Found {
+		r.Story = m.last
+		r.Shrunk = len(m.last.Steps)
+		if m.lastFail != nil {
+			r.Property, r.Message = m.lastFail.Property, m.lastFail.Message
+		}
+		// "failed after N tests": N checks passed before the failing one.
+		for _, e := range tb.errs {
+			var n int
+			if i := strings.Index(e, "failed after "); i >= 0 {
+				if _, err := fmt.Sscanf(e[i:], "failed after %d tests", &n); err == nil {
+					r.Checks = n + 1
+				}
+			}
+		}
+	}
+	return r
+}
+
+// TestPlantedBugGate: see gateProfile. Each bug is a subtest named after it.
+func TestPlantedBugGate(t *testing.T) {
+	for _, b := range spec.Bugs() {
+		b := b
+		t.Run(b.Name, func(t *testing.T) {
+			p, ok := profileFor(b.Name)
+			if !ok {
+				t.Fatalf("catalogued bug %s has no gate profile: add one to gateProfiles", b.Name)
+			}
+			// CDCSPEC_GATE_CHECKS / CDCSPEC_GATE_SEED explore other budgets
+			// (to tune a profile); the gate's verdict then is not the CI one.
+			if v, err := strconv.Atoi(os.Getenv("CDCSPEC_GATE_CHECKS")); err == nil && v > 0 {
+				p.Checks = v
+			}
+			if v, err := strconv.ParseUint(os.Getenv("CDCSPEC_GATE_SEED"), 10, 64); err == nil && v > 0 {
+				p.Seed = v
+			}
+			on := search(t, p, true, "")
+			if !on.Found {
+				t.Errorf("with %s switched on, %d checks from seed %d found no violation of %s (%v)", b.Name, p.Checks, p.Seed, b.Property, on.Elapsed.Round(time.Millisecond))
+			} else {
+				if on.Property != b.Property {
+					t.Errorf("with %s switched on, the search failed on %s, want %s: %s", b.Name, on.Property, b.Property, on.Errs)
+				}
+				if on.Shrunk > p.MaxShrunk {
+					t.Errorf("%s: shrunk counterexample has %d actions, want at most %d:\n%s", b.Name, on.Shrunk, p.MaxShrunk, storyText(on.Story))
+				}
+				t.Logf("%s: found %s after %d check(s), shrunk to %d actions, %v:\n%s", b.Name, on.Property, on.Checks, on.Shrunk, on.Elapsed.Round(time.Millisecond), storyText(on.Story))
+			}
+			off := search(t, p, false, "")
+			if off.Found {
+				dir, _ := WriteArtifacts(t.Name()+"-fixes-on", off.Story, fmt.Sprintf("go test ./proptest -run '^TestPlantedBugGate/%s$' -v", b.Name))
+				t.Errorf("with every fix on, the %s profile (seed %d, %d checks) found a violation: %s: %s\nstory:\n%s\nartifacts: %s",
+					b.Name, p.Seed, p.Checks, off.Property, off.Message, storyText(off.Story), dir)
+			} else {
+				t.Logf("%s: fixes on, %d checks found nothing (%v)", b.Name, p.Checks, off.Elapsed.Round(time.Millisecond))
+			}
+		})
+	}
+}
+
+func profileFor(bug string) (gateProfile, bool) {
+	for _, p := range gateProfiles {
+		if p.Bug == bug {
+			return p, true
+		}
+	}
+	return gateProfile{}, false
+}
+
+func storyText(s Story) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "  setup: seed=%d captures=%d tables=%d bugs=%v\n", s.Setup.Seed, s.Setup.Nodes, s.Setup.Tables, s.Setup.Bugs)
+	for i, st := range s.Steps {
+		fmt.Fprintf(&b, "  %2d. %s\n", i+1, st)
+	}
+	return b.String()
+}
+
+// TestGateWriteCorpus (CDCSPEC_WRITE_CORPUS=1) records the minimized fail
+// file of each planted bug under testdata/rapid/PlantedCorpus-<bug>/, the
+// regression corpus TestPlantedBugCorpus replays.
+func TestGateWriteCorpus(t *testing.T) {
+	if os.Getenv("CDCSPEC_WRITE_CORPUS") == "" {
+		t.Skip("set CDCSPEC_WRITE_CORPUS=1 to record the planted-bug fail files")
+	}
+	for _, p := range gateProfiles {
+		r := search(t, p, true, corpusName(p.Bug))
+		t.Logf("%s: found=%v %s shrunk=%d\n%s", p.Bug, r.Found, r.Property, r.Shrunk, r.Errs)
+	}
+}
+
+func corpusName(bug string) string { return "PlantedCorpus-" + bug }
+
+// TestPlantedBugCorpus replays the committed regression corpus: the
+// minimized fail file of each planted bug (testdata/rapid/PlantedCorpus-<bug>/,
+// recorded by TestGateWriteCorpus). With the bug on, rapid's replay of the
+// file must fail on the bug's property; with every fix on the same file must
+// pass. The corpus tests have their own names, so rapid never replays these
+// files for TestProtocol (it globs fail files by test name).
+func TestPlantedBugCorpus(t *testing.T) {
+	for _, p := range gateProfiles {
+		p := p
+		t.Run(p.Bug, func(t *testing.T) {
+			b, _ := spec.LookupBug(p.Bug)
+			pattern := "testdata/rapid/" + corpusName(p.Bug) + "/" + corpusName(p.Bug) + "-*.fail"
+			files, _ := filepath.Glob(pattern)
+			if len(files) == 0 {
+				t.Fatalf("no corpus file %s: record it with CDCSPEC_WRITE_CORPUS=1 go test ./proptest -run TestGateWriteCorpus", pattern)
+			}
+			for _, on := range []bool{true, false} {
+				m := &machine{ops: p.Ops, msgTypes: p.MsgTypes, rawWatermark: p.RawWatermark}
+				if on {
+					m.bugs, m.target = []string{p.Bug}, b.Property
+				}
+				tb := &recTB{name: corpusName(p.Bug)}
+				withRapidFlags(t, map[string]string{"rapid.checks": "0", "rapid.nofailfile": "true", "rapid.failfile": "", "rapid.steps": strconv.Itoa(gateSteps)},
+					func() { rapid.Check(tb, m.prop) })
+				switch {
+				case on && (m.lastFail == nil || m.lastFail.Property != b.Property):
+					t.Errorf("with %s on, the corpus %s no longer reproduces %s (regenerate it if the state machine changed): %s", p.Bug, pattern, b.Property, strings.Join(tb.errs, "\n"))
+				case !on && tb.Failed():
+					t.Errorf("with every fix on, the corpus of %s fails: %v: %s", p.Bug, m.lastFail, strings.Join(tb.errs, "\n"))
+				case on:
+					t.Logf("%s on: corpus reproduces %s in %d actions", p.Bug, m.lastFail.Property, len(m.last.Steps))
+				}
+			}
+		})
+	}
+}

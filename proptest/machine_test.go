@@ -1,0 +1,295 @@
+package proptest
+
+import (
+	"fmt"
+	"os"
+	"regexp"
+	"strings"
+	"testing"
+
+	"pgregory.net/rapid"
+
+	"cdcspec/spec"
+)
+
+// machine is one rapid property: a random run of domain actions against the
+// simulation. It is reused across rapid's checks; last holds the story of the
+// most recent check (after rapid's final replay: the minimized one).
+type machine struct {
+	// ops is the action menu (a profile); nil = every action.
+	ops []Op
+	// msgTypes are the message types a targeted rule draws from; nil = all.
+	msgTypes []string
+	// bugs are switched on in the implementation (and in the shadow).
+	bugs         []string
+	rawWatermark bool
+	// target: fail only on this property (planted-bug gate); "" = on any
+	// failure (the fixed protocol).
+	target spec.Property
+	// shadow steps the model alongside and compares at the end.
+	shadow bool
+
+	last     Story
+	lastFail *Failure
+	runs     int
+	// countSteps, if set, counts applied steps (the benchmark).
+	countSteps *int
+	// shadow statistics: runs compared with the model, and why others were not.
+	compared int
+	stopped  map[string]int
+}
+
+var allOps = []Op{
+	OpCreateChangefeed, OpPauseChangefeed, OpResumeChangefeed, OpRemoveChangefeed, OpMoveMaintainer,
+	OpCreateTable, OpMoveTable, OpSplitTable, OpRemoveTable,
+	OpKillCapture, OpKillMaintainer, OpRestartCapture, OpAddCapture, OpExpireSession,
+	OpDropMessages, OpDupMessages, OpDelayMessages, OpRandomFaults, OpPartition, OpHealNetwork,
+	OpSinkError, OpStallUpstream, OpResumeUpstream, OpBlockCreate, OpSlowClose, OpAdvanceTime,
+}
+
+var (
+	feedNames = []string{"cf1", "cf2"}
+	advanceMs = []int64{1000, 3000, 10_000, 30_000}
+	delayMs   = []int64{1000, 3000, 10_000, 30_000}
+	counts    = []int{1, 5, 50, 1000}
+)
+
+// actions builds rapid's action map over d for the menu.
+func (m *machine) actions(d *Driver) map[string]func(*rapid.T) {
+	ops := m.ops
+	if ops == nil {
+		ops = allOps
+	}
+	node := func(t *rapid.T, label string) int {
+		return rapid.IntRange(0, len(d.Sim.Captures())-1).Draw(t, label)
+	}
+	msgTypes := m.msgTypes
+	if msgTypes == nil {
+		msgTypes = MessageTypes
+	}
+	newFeed := func(t *rapid.T) string { return rapid.SampledFrom(feedNames).Draw(t, "changefeed") }
+	// feed draws one of the changefeeds that exist (removed ones are gone).
+	feed := func(t *rapid.T) string {
+		fs := d.Feeds()
+		if len(fs) == 0 {
+			t.Skip("no changefeed")
+		}
+		return rapid.SampledFrom(fs).Draw(t, "changefeed")
+	}
+	table := func(t *rapid.T) int64 { return rapid.SampledFrom(d.Sim.Upstream().Tables()).Draw(t, "table") }
+	do := func(t *rapid.T, st Step) {
+		if err := d.Do(st); err != nil {
+			if sk, ok := err.(ErrSkip); ok {
+				t.Skip(sk.Why)
+			}
+			t.Logf("api: %v", err)
+		}
+	}
+	out := map[string]func(*rapid.T){}
+	for _, op := range ops {
+		op := op
+		var f func(*rapid.T)
+		switch op {
+		case OpCreateChangefeed:
+			f = func(t *rapid.T) { do(t, Step{Op: op, Feed: newFeed(t)}) }
+		case OpPauseChangefeed, OpResumeChangefeed, OpRemoveChangefeed, OpKillMaintainer:
+			f = func(t *rapid.T) { do(t, Step{Op: op, Feed: feed(t)}) }
+		case OpMoveMaintainer:
+			f = func(t *rapid.T) { do(t, Step{Op: op, Feed: feed(t), Node: node(t, "to-capture")}) }
+		case OpCreateTable, OpRestartCapture, OpAddCapture, OpHealNetwork, OpStallUpstream, OpResumeUpstream:
+			f = func(t *rapid.T) { do(t, Step{Op: op}) }
+		case OpMoveTable:
+			f = func(t *rapid.T) { do(t, Step{Op: op, Feed: feed(t), Table: table(t), Node: node(t, "to-capture")}) }
+		case OpSplitTable, OpRemoveTable:
+			f = func(t *rapid.T) { do(t, Step{Op: op, Feed: feed(t), Table: table(t)}) }
+		case OpKillCapture, OpExpireSession, OpPartition:
+			f = func(t *rapid.T) { do(t, Step{Op: op, Node: node(t, "capture")}) }
+		case OpSinkError:
+			f = func(t *rapid.T) { do(t, Step{Op: op, Feed: feed(t), Node: node(t, "capture")}) }
+		case OpBlockCreate, OpSlowClose:
+			f = func(t *rapid.T) {
+				do(t, Step{Op: op, Node: node(t, "capture"), On: !rapid.Bool().Draw(t, "failpoint-off")})
+			}
+		case OpDropMessages, OpDupMessages, OpDelayMessages:
+			f = func(t *rapid.T) {
+				st := Step{Op: op, MsgType: rapid.SampledFrom(msgTypes).Draw(t, "message-type")}
+				st.To = rapid.IntRange(-1, len(d.Sim.Captures())-1).Draw(t, "to-capture")
+				st.Count = rapid.SampledFrom(counts).Draw(t, "messages")
+				if op != OpDropMessages {
+					st.DelayMs = rapid.SampledFrom(delayMs).Draw(t, "delay-ms")
+				}
+				do(t, st)
+			}
+		case OpRandomFaults:
+			f = func(t *rapid.T) {
+				do(t, Step{Op: op, Prob: rapid.IntRange(0, 10).Draw(t, "drop-pct"), DelayMs: rapid.SampledFrom([]int64{5, 100, 500}).Draw(t, "max-delay-ms")})
+			}
+		case OpAdvanceTime:
+			f = func(t *rapid.T) { do(t, Step{Op: op, Ms: rapid.SampledFrom(advanceMs).Draw(t, "ms")}) }
+		default:
+			panic("no rapid action for " + op)
+		}
+		out[string(op)] = f
+	}
+	out[""] = func(t *rapid.T) { m.check(t, d) }
+	return out
+}
+
+// check is rapid's invariant: every spec property over the new events and
+// the abstract state invariants.
+func (m *machine) check(t *rapid.T, d *Driver) {
+	d.Check()
+	m.judge(t, d)
+}
+
+func (m *machine) judge(t *rapid.T, d *Driver) {
+	m.last = Story{Setup: d.Setup, Steps: append([]Step(nil), d.Steps...)}
+	var f *Failure
+	if m.target != "" {
+		f = d.Violated(m.target)
+	} else if len(d.Failures) > 0 {
+		f = &d.Failures[0]
+	}
+	if f == nil {
+		return
+	}
+	m.lastFail = f
+	fail(t, f)
+}
+
+// fail stops the check with one call site per property, so rapid's shrinker
+// (which keeps a smaller input only if it fails at the same place) keeps the
+// violated property while it minimizes.
+func fail(t *rapid.T, f *Failure) {
+	t.Logf("%s", f.Message)
+	switch f.Property {
+	case spec.ErrorNeverDropped:
+		t.Fatalf("violated %s", f.Property)
+	case spec.CheckpointMonotonic:
+		t.Fatalf("violated %s", f.Property)
+	case spec.CheckpointNotPastUnflushed:
+		t.Fatalf("violated %s", f.Property)
+	case spec.AtMostOneDispatcherPerSpan:
+		t.Fatalf("violated %s", f.Property)
+	case spec.RunningMaintainerBootstrapped:
+		t.Fatalf("violated %s", f.Property)
+	case spec.SingleMaintainerGeneration:
+		t.Fatalf("violated %s", f.Property)
+	case spec.EverySpanReplicated:
+		t.Fatalf("violated %s", f.Property)
+	case spec.CheckpointAdvancesAfterHeal:
+		t.Fatalf("violated %s", f.Property)
+	case StateInvariant:
+		t.Fatalf("violated %s", f.Property)
+	case Quiescence:
+		t.Fatalf("violated %s", f.Property)
+	case Conformance:
+		t.Fatalf("violated %s", f.Property)
+	default:
+		t.Fatalf("violated %s", f.Property)
+	}
+}
+
+// prop is one check: draw a cluster, create cf1, run random actions, heal,
+// quiesce, judge.
+func (m *machine) prop(t *rapid.T) {
+	m.runs++
+	su := Setup{
+		Seed:         rapid.Uint64Range(0, 1<<20).Draw(t, "sim-seed"),
+		Nodes:        rapid.IntRange(3, 4).Draw(t, "captures"),
+		Tables:       rapid.IntRange(2, 4).Draw(t, "tables"),
+		Bugs:         m.bugs,
+		RawWatermark: m.rawWatermark,
+	}
+	d, err := NewDriver(su, nil)
+	if err != nil {
+		t.Fatalf("setup: %v", err)
+	}
+	if m.shadow {
+		d.Shadow = NewShadow(su)
+	}
+	m.last, m.lastFail = Story{Setup: su}, nil
+	if err := d.Do(Step{Op: OpCreateChangefeed, Feed: "cf1", Ms: 3000}); err != nil {
+		t.Fatalf("create cf1: %v", err)
+	}
+	t.Repeat(m.actions(d))
+	if m.countSteps != nil {
+		*m.countSteps += len(d.Steps)
+	}
+	d.Finish()
+	if sh := d.Shadow; sh != nil {
+		if m.stopped == nil {
+			m.stopped = map[string]int{}
+		}
+		switch {
+		case sh.Stopped != "":
+			m.stopped[shortReason(sh.Stopped)]++
+		case d.FeedState(ShadowFeed) != feedRunning:
+			m.stopped["cf1 not running at the end"]++
+		default:
+			m.compared++
+		}
+	}
+	m.judge(t, d)
+}
+
+// replayHint is the command that replays a failing test.
+func replayHint(testName string) string {
+	return fmt.Sprintf("RAPID_SEED=<seed printed above> go test ./proptest -run '^%s$' -v   (or -rapid.failfile=<path printed above>)", regexp.QuoteMeta(testName))
+}
+
+// TestProtocol: the state machine over every domain action with every fix
+// on. Every spec property after every step, the abstract state invariants,
+// liveness after heal, and conformance with the shadow model must hold.
+// Options: RAPID_CHECKS (default 100), RAPID_STEPS (default 30), RAPID_SEED.
+// On failure it writes an artifact folder and prints its path.
+func TestProtocol(t *testing.T) {
+	m := &machine{shadow: true}
+	t.Cleanup(func() { artifactsOnFailure(t, m) })
+	rapid.Check(t, m.prop)
+	t.Logf("shadow model: %d of %d runs compared at the end; not compared: %v", m.compared, m.runs, m.stopped)
+}
+
+func shortReason(s string) string {
+	if i := strings.IndexAny(s, ":"); i > 0 {
+		return s[:i]
+	}
+	return s
+}
+
+func artifactsOnFailure(t *testing.T, m *machine) {
+	if !t.Failed() || len(m.last.Steps) == 0 {
+		return
+	}
+	dir, err := WriteArtifacts(t.Name(), m.last, replayHint(t.Name()))
+	if err != nil {
+		t.Logf("artifacts: %v", err)
+	}
+	t.Logf("artifacts: %s (story.json, actions.txt, impl.log, violation.txt, events.txt, model.txt)", dir)
+	t.Logf("replay the story with its log: CDCSPEC_STORY=%s/story.json go test ./proptest -run TestReplayStory -v", dir)
+}
+
+// TestReplayStory replays a recorded story (CDCSPEC_STORY=path/story.json)
+// and reports what it finds; skipped without the variable.
+func TestReplayStory(t *testing.T) {
+	path := os.Getenv("CDCSPEC_STORY")
+	if path == "" {
+		t.Skip("set CDCSPEC_STORY to a story.json from an artifact folder")
+	}
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	story, err := UnmarshalStory(b)
+	if err != nil {
+		t.Fatalf("%s: %v", path, err)
+	}
+	_, f, err := Run(story, nil, true)
+	if err != nil {
+		t.Fatalf("%s: %v", path, err)
+	}
+	if f != nil {
+		t.Fatalf("%s: %s", path, f)
+	}
+	t.Logf("%s: %d steps, no violation", path, len(story.Steps))
+}

@@ -1,0 +1,481 @@
+package proptest
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+
+	"cdcspec/impl/core"
+	"cdcspec/impl/sim"
+	"cdcspec/model"
+	"cdcspec/spec"
+)
+
+// The mapping between the implementation's domain actions and the model.
+//
+// This is the one place where it is written down. The model (model/) is
+// deliberately more abstract than the implementation: one changefeed, at
+// most three node slots (slot 0 hosts the coordinator and never crashes), at
+// most three tables, timestamps 1..TsMax, and message-level steps
+// (deliveries, ticks) instead of virtual time. The Shadow steps a bounded
+// model instance alongside a Driver: every mirrored domain action becomes the
+// model actions below, after which the model runs its own fair schedule
+// until it repeats itself ("settles": the model is always quiescent between
+// two domain actions, the implementation is not). The two are compared only
+// at quiescent points: after the faults heal and both settle.
+//
+//	domain action (impl/sim)        model actions                   notes
+//	------------------------------  ------------------------------  ------------------------------------------
+//	create-changefeed cf1           (none)                          the model's changefeed exists from Init
+//	pause/resume/remove cf1         -- shadow stops --              the model has no pause, resume or remove
+//	move-maintainer cf1             -- shadow stops --              the model has no maintainer move
+//	any action on another feed      (none)                          the model has one changefeed
+//	create-table                    create-table                    while the model has DDL tables left, the
+//	                                                                upstream is not stalled and ts < TsMax
+//	advance-time                    upstream-advance                while ts < TsMax and not stalled
+//	move-table cf1 t -> node        maintainer-move m t -> slot     if t <= 3, both nodes have slots, enabled
+//	split-table, remove-table-      (none)                          the model has one span per table
+//	  dispatchers
+//	kill-capture / expire-session / crash slot, detect-node-left    a capture without slot: nothing; slot 0
+//	  kill-maintainer-capture
+//	                                  slot                          (the coordinator's node): shadow stops
+//	restart-capture                 restart slot                    the lowest detected slot; the new capture
+//	                                                                takes that slot
+//	add-capture                     (none)                          the model's slots are fixed at Init
+//	sink-error cf1 node             sink-error d                    d = the lowest working table dispatcher on
+//	                                                                the node's slot without a sink error
+//	stall-upstream                  upstream-stall                  while the stall budget lasts
+//	resume-upstream                 upstream-resume
+//	drop/duplicate/delay-messages,  (none)                          transient: the heal removes them; the model
+//	  random-message-faults,                                        checker explores message faults
+//	  partition, heal-network,                                      exhaustively instead
+//	  failpoints
+//	heal + quiesce                  upstream-resume, upstream-      the model's fair schedule, as in its
+//	                                  advance to TsMax, settle      liveness check
+//
+// Compared at the end (changefeed cf1 only, both after heal and settle):
+//
+//	changefeed state        coordinator FeedState     == Coord.State (normal|warning|failed)
+//	tables covered          every table has exactly one working dispatcher on a running node (both)
+//	maintainer              exactly one bootstrapped maintainer on a running node and the coordinator
+//	                        marks the changefeed replicating (both)
+//	checkpoint              stored checkpoint >= the upstream resolved ts at heal time (impl) /
+//	                        Coord.Ckpt >= UpTs after heal (model)
+//
+// Blind spots: the model never sees tables beyond its three, nodes beyond
+// its three slots, split spans, message faults or a second changefeed; a run
+// that pauses, removes or moves cf1's maintainer is not compared at all.
+
+// Shadow is the bounded model stepped alongside a Driver.
+type Shadow struct {
+	Cfg     model.Config
+	State   model.State
+	Trace   []model.Action // every model action applied, settle steps included
+	Stopped string         // why the shadow stopped following ("" = following)
+	slots   map[core.NodeID]uint8
+	bySlot  [model.MaxNodes]core.NodeID
+}
+
+// ShadowFeed is the changefeed the shadow mirrors.
+const ShadowFeed = "cf1"
+
+// NewShadow builds the model instance for a setup: HEAD's protocol with the
+// setup's bugs switched on in the model too.
+func NewShadow(su Setup) *Shadow {
+	cfg := model.Base()
+	cfg.Name = "proptest-shadow"
+	cfg.Nodes = su.Nodes
+	if cfg.Nodes > model.MaxNodes {
+		cfg.Nodes = model.MaxNodes
+	}
+	cfg.Tables = su.Tables
+	if cfg.Tables > 2 {
+		cfg.Tables = 2
+	}
+	cfg.DDLTables = model.MaxTables - cfg.Tables
+	cfg.TsMax = 9
+	cfg.Crashes, cfg.Restarts, cfg.SinkErrors, cfg.Stalls = 7, 7, 7, 7
+	cfg.SpanMoves = true
+	sh := &Shadow{slots: map[core.NodeID]uint8{}}
+	for _, name := range su.Bugs {
+		b, ok := model.ParseBug(name)
+		if !ok {
+			sh.Stopped = fmt.Sprintf("bug %q has no model switch", name)
+			continue
+		}
+		cfg.Bugs |= b
+		if name == "stuck-after-upstream-failure" {
+			cfg.Puller = true
+		}
+	}
+	if su.RawWatermark {
+		if f, ok := model.ParseFeature("committed-checkpoint"); ok {
+			cfg.Features &^= f
+		}
+	}
+	sh.Cfg = cfg
+	if err := cfg.Validate(); err != nil {
+		sh.Stopped = err.Error()
+		return sh
+	}
+	sh.State = model.Init(&sh.Cfg)
+	return sh
+}
+
+func (sh *Shadow) stop(format string, args ...any) {
+	if sh.Stopped == "" {
+		sh.Stopped = fmt.Sprintf(format, args...)
+	}
+}
+
+// apply steps the model if a is enabled; it reports whether it was.
+func (sh *Shadow) apply(a model.Action) bool {
+	for _, b := range model.Actions(sh.Cfg, sh.State) {
+		if b == a {
+			sh.State, _ = model.Step(sh.Cfg, sh.State, a)
+			sh.Trace = append(sh.Trace, a)
+			return true
+		}
+	}
+	return false
+}
+
+func (sh *Shadow) enabled(k model.ActKind) bool {
+	for _, b := range model.Actions(sh.Cfg, sh.State) {
+		if b.Kind == k {
+			return true
+		}
+	}
+	return false
+}
+
+// learn assigns model slots to the implementation's first captures.
+func (sh *Shadow) learn(caps []core.NodeID) {
+	for _, id := range caps {
+		if _, ok := sh.slots[id]; ok {
+			continue
+		}
+		for sl := 0; sl < sh.Cfg.Nodes; sl++ {
+			if sh.bySlot[sl] == "" {
+				sh.bySlot[sl] = id
+				sh.slots[id] = uint8(sl)
+				break
+			}
+		}
+	}
+}
+
+// Mirror applies the model actions of one domain step (see the table above)
+// and settles the model. before is the list of running captures before the
+// step (Step.Node indexes it).
+func (sh *Shadow) Mirror(d *Driver, st Step, before []core.NodeID) {
+	if sh.Stopped != "" {
+		return
+	}
+	if len(sh.bySlot[0]) == 0 {
+		sh.learn(before)
+		sh.settle()
+	}
+	nodeAt := func(i int) (core.NodeID, bool) {
+		if i < 0 || i >= len(before) {
+			return "", false
+		}
+		return before[i], true
+	}
+	mine := st.Feed == "" || st.Feed == ShadowFeed
+	switch st.Op {
+	case OpPauseChangefeed, OpResumeChangefeed, OpRemoveChangefeed, OpMoveMaintainer:
+		if mine {
+			sh.stop("%s %s: the model has no such action", st.Op, st.Feed)
+		}
+	case OpCreateTable:
+		sh.apply(model.Action{Kind: model.ACreateTable})
+	case OpAdvanceTime:
+		sh.apply(model.Action{Kind: model.AUpstreamAdvance})
+	case OpMoveTable:
+		n, ok := nodeAt(st.Node)
+		dst, ok2 := sh.slots[n]
+		if !mine || !ok || !ok2 || st.Table > model.MaxTables {
+			break
+		}
+		for m := uint8(0); m < uint8(sh.Cfg.Nodes); m++ {
+			if sh.apply(model.Action{Kind: model.AMaintMove, Node: m, Arg: uint8(st.Table), Arg2: dst}) {
+				break
+			}
+		}
+	case OpKillCapture, OpExpireSession, OpKillMaintainer:
+		n, ok := nodeAt(st.Node)
+		if st.Op == OpKillMaintainer {
+			n, ok = sh.killed(before, d.Sim.Captures())
+		}
+		sl, ok2 := sh.slots[n]
+		if !ok || !ok2 {
+			break
+		}
+		if sl == 0 {
+			sh.stop("%s of the coordinator's node: the model's slot 0 never crashes", st.Op)
+			return
+		}
+		if sh.apply(model.Action{Kind: model.ACrash, Node: sl}) {
+			sh.apply(model.Action{Kind: model.ADetect, Node: sl})
+		}
+	case OpRestartCapture:
+		caps := d.Sim.Captures()
+		newest := caps[len(caps)-1]
+		for sl := uint8(1); sl < uint8(sh.Cfg.Nodes); sl++ {
+			if sh.apply(model.Action{Kind: model.ARestart, Node: sl}) {
+				delete(sh.slots, sh.bySlot[sl])
+				sh.bySlot[sl] = newest
+				sh.slots[newest] = sl
+				break
+			}
+		}
+	case OpSinkError:
+		n, ok := nodeAt(st.Node)
+		sl, ok2 := sh.slots[n]
+		if !mine || !ok || !ok2 {
+			break
+		}
+		for _, a := range model.Actions(sh.Cfg, sh.State) {
+			if a.Kind == model.ASinkError && sh.dispNode(a.Arg) == sl {
+				sh.apply(a)
+				break
+			}
+		}
+	case OpStallUpstream:
+		sh.apply(model.Action{Kind: model.AUpstreamStall})
+	case OpResumeUpstream:
+		sh.apply(model.Action{Kind: model.AUpstreamResume})
+	}
+	sh.settle()
+}
+
+// killed is the capture in before that no longer runs.
+func (sh *Shadow) killed(before, after []core.NodeID) (core.NodeID, bool) {
+	alive := map[core.NodeID]bool{}
+	for _, id := range after {
+		alive[id] = true
+	}
+	for _, id := range before {
+		if !alive[id] {
+			return id, true
+		}
+	}
+	return "", false
+}
+
+func (sh *Shadow) dispNode(id uint8) uint8 {
+	for _, d := range sh.State.Disp {
+		if d.ID == id {
+			return d.Node
+		}
+	}
+	return 0xFF
+}
+
+// fair reports whether the settle schedule may take a: no fault, no
+// environment move (upstream, DDL, balance); the upstream is resumed only by
+// the heal.
+func fair(a *model.Action) bool {
+	switch a.Kind {
+	case model.AMaintMove, model.ACreateTable, model.AUpstreamAdvance, model.AUpstreamStall, model.AUpstreamResume:
+		return false
+	}
+	return !a.Kind.IsFault()
+}
+
+func actKey(a *model.Action) uint64 {
+	k := uint64(a.Kind) << 40
+	if a.Kind == model.ADeliver {
+		return k | uint64(a.Msg.Src)<<32 | uint64(a.Msg.Dst)<<24
+	}
+	return k | uint64(a.Node)<<32 | uint64(a.Arg)<<24 | uint64(a.Arg2)<<16
+}
+
+const maxSettleSteps = 4000
+
+// settle runs the model's round-robin fair schedule (the same rule as the
+// model's liveness check: the next enabled fair action after the previous
+// one in a fixed key order) until (state, cursor) repeats.
+func (sh *Shadow) settle() {
+	seen := map[string]bool{}
+	cursor := uint64(0)
+	for i := 0; i < maxSettleSteps; i++ {
+		if sh.State.Overflow {
+			sh.stop("the model's state left its bounds (network or dispatcher slots full)")
+			return
+		}
+		key := string(sh.State.Bytes()) + fmt.Sprint(cursor)
+		if seen[key] {
+			return
+		}
+		seen[key] = true
+		var pick, first *model.Action
+		acts := model.Actions(sh.Cfg, sh.State)
+		for j := range acts {
+			a := &acts[j]
+			if !fair(a) {
+				continue
+			}
+			k := actKey(a)
+			if first == nil || k < actKey(first) {
+				first = a
+			}
+			if k > cursor && (pick == nil || k < actKey(pick)) {
+				pick = a
+			}
+		}
+		if pick == nil {
+			pick = first
+		}
+		if pick == nil {
+			return
+		}
+		cursor = actKey(pick)
+		sh.State, _ = model.Step(sh.Cfg, sh.State, *pick)
+		sh.Trace = append(sh.Trace, *pick)
+	}
+	sh.stop("the model did not settle within %d steps", maxSettleSteps)
+}
+
+// Abstract is the comparable part of both states, for changefeed cf1.
+type Abstract struct {
+	State        string // normal | warning | failed | stopped | ...
+	Covered      bool   // every table has exactly one working dispatcher
+	OneMaint     bool   // one bootstrapped maintainer, changefeed replicating
+	CkptReached  bool   // stored checkpoint reached the heal-time target
+	Detail       string
+	TablesJudged int
+}
+
+func (a Abstract) String() string {
+	return fmt.Sprintf("state=%s covered=%v one-maintainer=%v checkpoint-reached=%v (%d tables; %s)", a.State, a.Covered, a.OneMaint, a.CkptReached, a.TablesJudged, a.Detail)
+}
+
+func (a Abstract) same(b Abstract) bool {
+	return a.State == b.State && a.Covered == b.Covered && a.OneMaint == b.OneMaint && a.CkptReached == b.CkptReached
+}
+
+// ModelAbstract heals and settles the model and abstracts it.
+func (sh *Shadow) ModelAbstract() Abstract {
+	if sh.State.Stalled {
+		sh.apply(model.Action{Kind: model.AUpstreamResume})
+	}
+	for sh.apply(model.Action{Kind: model.AUpstreamAdvance}) {
+	}
+	sh.settle()
+	s := &sh.State
+	var a Abstract
+	a.State = [...]string{spec.StateNormal, spec.StateWarning, spec.StateFailed}[s.Coord.State%3]
+	a.Covered = true
+	var missing []string
+	for t := 1; t <= model.MaxTables; t++ {
+		if s.TableT[t] == 0xFF {
+			continue
+		}
+		a.TablesJudged++
+		n := 0
+		for _, d := range s.Disp {
+			if d.ID != 0 && int(d.Table) == t && d.St == 2 && s.NodeSt[d.Node] == 0 {
+				n++
+			}
+		}
+		if n != 1 {
+			a.Covered = false
+			missing = append(missing, fmt.Sprintf("t%d:%d", t, n))
+		}
+	}
+	maints := 0
+	for i, m := range s.Maint {
+		if m.Exists && m.Bootstrapped && !m.Removing && !m.RemovalOnly && !m.Removed && s.NodeSt[i] == 0 {
+			maints++
+		}
+	}
+	a.OneMaint = maints == 1 && s.Coord.Repl == 2
+	a.CkptReached = s.Coord.Ckpt >= s.UpTs
+	a.Detail = fmt.Sprintf("model ckpt %d upTs %d maintainers %d repl %d dispatchers/table %v", s.Coord.Ckpt, s.UpTs, maints, s.Coord.Repl, missing)
+	return a
+}
+
+// ImplAbstract abstracts the implementation after Finish.
+func ImplAbstract(d *Driver) Abstract {
+	s := d.Sim
+	var a Abstract
+	id := sim.CfID(ShadowFeed)
+	st := s.State()
+	target := d.HealTarget
+	sched := ""
+	for _, cf := range st.Changefeeds {
+		if cf.ID == id {
+			a.State, sched = cf.State, cf.Sched
+		}
+	}
+	stored, _ := s.Stored(id)
+	a.CkptReached = stored.Status.CheckpointTs >= target
+	maints := 0
+	byTable := map[int64][]spec.Span{}
+	for _, n := range st.Nodes {
+		for _, m := range n.Maintainers {
+			if m.Changefeed == id && m.Bootstrapped && !m.Removing && !m.Removed && !m.RemovalOnly {
+				maints++
+			}
+		}
+		for _, dd := range n.Dispatchers {
+			if dd.Changefeed == id && !dd.Trigger && dd.State == "Working" {
+				byTable[dd.Span.Table] = append(byTable[dd.Span.Table], dd.Span)
+			}
+		}
+	}
+	a.OneMaint = maints == 1 && sched == "replicating"
+	a.Covered = true
+	var bad []string
+	for _, t := range s.Upstream().Tables() {
+		if ct, _ := s.Upstream().TableCreateTs(t); ct > stored.Status.CheckpointTs && ct > stored.Info.StartTs {
+			continue
+		}
+		a.TablesJudged++
+		if !tiles(byTable[t]) {
+			a.Covered = false
+			bad = append(bad, fmt.Sprintf("t%d", t))
+		}
+	}
+	a.Detail = fmt.Sprintf("impl stored %d target %d maintainers %d sched %q untiled %v", stored.Status.CheckpointTs, target, maints, sched, bad)
+	return a
+}
+
+// tiles reports whether spans cover one table exactly once.
+func tiles(spans []spec.Span) bool {
+	sort.Slice(spans, func(i, j int) bool { return spans[i].Start < spans[j].Start })
+	pos, end := "", false
+	for _, sp := range spans {
+		if end || sp.Start != pos {
+			return false
+		}
+		if sp.End == "" {
+			end = true
+		} else {
+			pos = sp.End
+		}
+	}
+	return end
+}
+
+// Compare heals and settles the model and compares it with the
+// implementation (after Finish). "" means they agree or the shadow stopped
+// following (see Stopped).
+func (sh *Shadow) Compare(d *Driver) string {
+	if sh.Stopped != "" || d.FeedState(ShadowFeed) != feedRunning {
+		return ""
+	}
+	m := sh.ModelAbstract()
+	if sh.Stopped != "" {
+		return ""
+	}
+	i := ImplAbstract(d)
+	if m.same(i) {
+		return ""
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "after heal and quiescence the implementation and the model disagree on changefeed %s:\n  impl:  %s\n  model: %s", ShadowFeed, i, m)
+	return b.String()
+}

@@ -1,0 +1,461 @@
+package proptest
+
+import (
+	"encoding/json"
+	"fmt"
+	"sort"
+	"strings"
+
+	"cdcspec/impl/core"
+	"cdcspec/model"
+	"cdcspec/spec"
+)
+
+// Replaying a model counterexample on the implementation.
+//
+// The model's counterexample is a list of fine-grained actions (deliveries,
+// ticks, crashes). The implementation cannot be stepped message by message
+// from outside, so ReplayModel translates the counterexample into an
+// environment script for the simulation and lets the simulation's scheduler
+// do the rest:
+//
+//	model action                       script step
+//	---------------------------------  --------------------------------------------------------------
+//	create-table                       create-table
+//	upstream-stall / upstream-resume   stall-upstream / resume-upstream
+//	crash n                            kill-capture of n's capture
+//	detect-node-left n                 advance-time past the session TTL (the key expires)
+//	restart n                          restart-capture (n's identity moves to the new capture)
+//	sink-error d                       sink-error cf1 on the capture of d's node
+//	coordinator-schedule n (first)     run 3 s; slot n is mapped to the capture the implementation
+//	                                   chose for cf1's maintainer (slots are swapped, not forced)
+//	maintainer-schedule / -move t->n   move-table cf1 t -> n's capture (aligns span placement)
+//	drop m / duplicate m               a targeted rule (drop / dup, count 1; type-only variant: 10) for m's type, sender and
+//	                                   receiver, added at the start of the segment in which m was sent
+//	deliver m, sent before and         a targeted delay rule (30 s) for m's type, sender and receiver,
+//	  delivered after an environment   added at the start of the segment in which m was sent: the
+//	  action (a "late" delivery)       message overtakes the crash / DDL / stall as in the model
+//	other deliveries, ticks, timers    left to the simulation's scheduler
+//
+// A segment is the stretch between two script steps; each step lets virtual
+// time pass (crash 1 s, detect 10.5 s, others 1 s). Slot i of the model is the
+// i-th capture of the simulation (slot 0, the coordinator's node, is the
+// first capture, the owner); the model's coordinator endpoint is the owner.
+// Every variant (rules bound to sender and receiver, or to the type only) is
+// tried with a few simulation seeds; the first run whose spec monitors report
+// the counterexample's property reproduces it. The run always ends with
+// heal + quiesce, so liveness counterexamples are judged too.
+
+// ReplayResult is the outcome of ReplayModel.
+type ReplayResult struct {
+	Property   spec.Property
+	Reproduced bool
+	Seed       uint64 // simulation seed of the reproducing run
+	Variant    string
+	Message    string
+	Story      Story    // the reproducing run (or the last one tried)
+	Script     []string // the translated script, for the report
+	Tried      []string // one line per run
+}
+
+// ReplayOptions tune ReplayModel.
+type ReplayOptions struct {
+	Seeds int // simulation seeds per variant (default 8)
+}
+
+type scriptItem struct {
+	at   int // model action index the item belongs to (rules: segment start)
+	rule bool
+	step func(r *replayer) (Step, bool)
+	text string
+}
+
+type replayer struct {
+	d       *Driver
+	slotCap [model.MaxNodes]core.NodeID
+	anyNode bool // rules bound to the message type only
+}
+
+func (r *replayer) index(id core.NodeID) (int, bool) {
+	for i, c := range r.d.Sim.Captures() {
+		if c == id {
+			return i, true
+		}
+	}
+	return 0, false
+}
+
+func (r *replayer) slotIndex(slot uint8) (int, bool) {
+	if int(slot) >= len(r.slotCap) || r.slotCap[slot] == "" {
+		return 0, false
+	}
+	return r.index(r.slotCap[slot])
+}
+
+// endpoint resolves a model message endpoint (identity or the coordinator).
+func (r *replayer) endpoint(id uint8) (int, bool) {
+	if id == model.MaxNodes { // the coordinator's endpoint
+		return r.index(r.d.Sim.Owner())
+	}
+	return r.slotIndex(id & 3)
+}
+
+// implMsgType maps a model message kind name to the impl's message type.
+func implMsgType(modelKind string) string {
+	switch {
+	case modelKind == "MaintainerStatus":
+		return "MaintainerHeartbeat"
+	case strings.HasPrefix(modelKind, "HeartBeatRequest"):
+		return "HeartBeatRequest"
+	case strings.HasPrefix(modelKind, "HeartBeatResponse"):
+		return "HeartBeatResponse"
+	case strings.HasPrefix(modelKind, "BlockStatusRequest"):
+		return "BlockStatusRequest"
+	}
+	return modelKind
+}
+
+// netHas reports whether a message like m (same kind, sender, receiver and
+// epoch) is in flight. Payloads are not compared: canonicalization may
+// renumber dispatcher IDs between states.
+func netHas(s *model.State, m model.Msg) bool {
+	for _, n := range s.Net {
+		if n.Kind == m.Kind && n.Src == m.Src && n.Dst == m.Dst && n.Epoch == m.Epoch {
+			return true
+		}
+	}
+	return false
+}
+
+func isEnv(k model.ActKind) bool {
+	switch k {
+	case model.ACreateTable, model.AUpstreamStall, model.AUpstreamResume, model.ACrash, model.ADetect,
+		model.ARestart, model.ASinkError, model.ACoordSchedule, model.AMaintSchedule, model.AMaintMove:
+		return true
+	}
+	return false
+}
+
+// isBoundary: environment actions end a segment; placement alignment
+// (schedule, move) does not.
+func isBoundary(k model.ActKind) bool {
+	return isEnv(k) && k != model.ACoordSchedule && k != model.AMaintSchedule && k != model.AMaintMove
+}
+
+// msgName is the model's exported name of a message kind (its JSON form).
+func msgName(a model.Action) string {
+	b, err := a.MarshalJSON()
+	if err != nil {
+		return ""
+	}
+	const key = `"msg":{"kind":"`
+	i := strings.Index(string(b), key)
+	if i < 0 {
+		return ""
+	}
+	rest := string(b)[i+len(key):]
+	return rest[:strings.IndexByte(rest, '"')]
+}
+
+// translate builds the script from the counterexample.
+func translate(cfg model.Config, actions []model.Action) ([]scriptItem, error) {
+	states, _, err := model.Replay(cfg, actions)
+	if err != nil && len(states) < len(actions)+1 {
+		// A liveness counterexample ends with its fair schedule, which Replay
+		// accepts; anything else that does not replay is an error.
+		return nil, fmt.Errorf("model replay: %v", err)
+	}
+	var items []scriptItem
+	segStart := 0 // index of the first action after the last environment action
+	segOf := make([]int, len(actions))
+	for i, a := range actions {
+		segOf[i] = segStart
+		if isBoundary(a.Kind) {
+			segStart = i + 1
+		}
+	}
+	firstSchedule := true
+	for i, a := range actions {
+		a := a
+		s := &states[i]
+		switch a.Kind {
+		case model.ACreateTable:
+			items = append(items, scriptItem{at: i, text: "create-table", step: func(*replayer) (Step, bool) { return Step{Op: OpCreateTable, Ms: 1000}, true }})
+		case model.AUpstreamStall:
+			items = append(items, scriptItem{at: i, text: "stall-upstream", step: func(*replayer) (Step, bool) { return Step{Op: OpStallUpstream, Ms: 1000}, true }})
+		case model.AUpstreamResume:
+			items = append(items, scriptItem{at: i, text: "resume-upstream", step: func(*replayer) (Step, bool) { return Step{Op: OpResumeUpstream, Ms: 1000}, true }})
+		case model.ACrash:
+			sl := a.Node
+			items = append(items, scriptItem{at: i, text: fmt.Sprintf("kill-capture slot %d", sl), step: func(r *replayer) (Step, bool) {
+				n, ok := r.slotIndex(sl)
+				return Step{Op: OpKillCapture, Node: n, Ms: 1000}, ok
+			}})
+		case model.ADetect:
+			items = append(items, scriptItem{at: i, text: "advance-time past the session TTL", step: func(*replayer) (Step, bool) {
+				return Step{Op: OpAdvanceTime, Ms: 10_500}, true
+			}})
+		case model.ARestart:
+			sl := a.Node
+			items = append(items, scriptItem{at: i, text: fmt.Sprintf("restart-capture slot %d", sl), step: func(r *replayer) (Step, bool) {
+				return Step{Op: OpRestartCapture, Ms: 1000}, true
+			}})
+		case model.ASinkError:
+			sl := uint8(0xFF)
+			for _, d := range s.Disp {
+				if d.ID == a.Arg {
+					sl = d.Node
+				}
+			}
+			items = append(items, scriptItem{at: i, text: fmt.Sprintf("sink-error on slot %d", sl), step: func(r *replayer) (Step, bool) {
+				n, ok := r.slotIndex(sl)
+				return Step{Op: OpSinkError, Feed: ShadowFeed, Node: n, Ms: 1000}, ok
+			}})
+		case model.ACoordSchedule:
+			if !firstSchedule {
+				continue
+			}
+			firstSchedule = false
+			sl := a.Node
+			items = append(items, scriptItem{at: i, text: fmt.Sprintf("slot %d is the capture the implementation chose for the maintainer", sl), step: func(r *replayer) (Step, bool) {
+				r.d.Sim.RunFor(3000) // let the coordinator place the maintainer
+				m := r.d.maintainerNode(ShadowFeed)
+				if m == "" || r.slotCap[sl] == m {
+					return Step{}, false
+				}
+				// swap slots: the model's maintainer slot is the impl's maintainer capture
+				for o := range r.slotCap {
+					if r.slotCap[o] == m {
+						r.slotCap[o] = r.slotCap[sl]
+					}
+				}
+				r.slotCap[sl] = m
+				return Step{}, false
+			}})
+		case model.AMaintSchedule, model.AMaintMove:
+			t, sl := int64(a.Arg), a.Arg2
+			items = append(items, scriptItem{at: i, text: fmt.Sprintf("table %d on slot %d", t, sl), step: func(r *replayer) (Step, bool) {
+				n, ok := r.slotIndex(sl)
+				return Step{Op: OpMoveTable, Feed: ShadowFeed, Table: t, Node: n, Ms: 500}, ok
+			}})
+		case model.ADeliver, model.ADrop, model.ADuplicate:
+			// when was it sent?
+			sent := i
+			for sent > 0 && netHas(&states[sent], a.Msg) {
+				sent--
+			}
+			late := false
+			for k := sent + 1; k < i; k++ {
+				if isEnv(actions[k].Kind) && actions[k].Kind != model.AMaintSchedule && actions[k].Kind != model.AMaintMove {
+					late = true
+				}
+			}
+			if a.Kind == model.ADeliver && !late {
+				continue
+			}
+			action := map[model.ActKind]Op{model.ADeliver: OpDelayMessages, model.ADrop: OpDropMessages, model.ADuplicate: OpDupMessages}[a.Kind]
+			typ := implMsgType(msgName(a))
+			src, dst := a.Msg.Src, a.Msg.Dst
+			at := segOf[sent]
+			if isBoundary(actions[sent].Kind) {
+				at = sent // sent by the scripted step itself: add the rule just before it
+			}
+			items = append(items, scriptItem{at: at, rule: true, text: fmt.Sprintf("%s %s %d->%d", action, typ, src, dst), step: func(r *replayer) (Step, bool) {
+				st := Step{Op: action, MsgType: typ, Count: 1, To: -1}
+				if action != OpDropMessages {
+					st.DelayMs = 30_000
+				}
+				if r.anyNode {
+					// bound to the type only: catch every message of the
+					// type the segment sends (the model's one message is one
+					// of them)
+					st.Count = 10
+				} else {
+					if f, ok := r.endpoint(src); ok {
+						st.From = &f
+					}
+					if t, ok := r.endpoint(dst); ok {
+						st.To = t
+					}
+				}
+				return st, true
+			}})
+		}
+	}
+	sort.SliceStable(items, func(i, j int) bool {
+		if items[i].at != items[j].at {
+			return items[i].at < items[j].at
+		}
+		return items[i].rule && !items[j].rule
+	})
+	return items, nil
+}
+
+// ReplayModel drives the simulation through a model counterexample's
+// environment (see the table above) and reports whether the implementation
+// shows the same property violation. bugs are switched on in the
+// implementation (normally the ones the model had on).
+func ReplayModel(cfg model.Config, actions []model.Action, prop spec.Property, bugs []string, opt ReplayOptions) (ReplayResult, error) {
+	res := ReplayResult{Property: prop}
+	if opt.Seeds <= 0 {
+		opt.Seeds = 8
+	}
+	if _, err := core.ParseBugs(bugs); err != nil {
+		return res, err
+	}
+	items, err := translate(cfg, actions)
+	if err != nil {
+		return res, err
+	}
+	for _, it := range items {
+		res.Script = append(res.Script, it.text)
+	}
+	raw := false
+	if f, ok := model.ParseFeature("committed-checkpoint"); ok && cfg.Features&f == 0 {
+		raw = true
+	}
+	nodes := cfg.Nodes
+	if nodes < 2 {
+		nodes = 2
+	}
+	for _, variant := range []string{"rules bound to sender and receiver", "rules bound to the message type only"} {
+		for seed := uint64(0); seed < uint64(opt.Seeds); seed++ {
+			su := Setup{Seed: seed, Nodes: nodes, Tables: cfg.Tables, Bugs: bugs, RawWatermark: raw}
+			d, err := NewDriver(su, nil)
+			if err != nil {
+				return res, err
+			}
+			d.MinCaptures = 1 // the model may crash all but its coordinator's node
+			r := &replayer{d: d, anyNode: strings.Contains(variant, "only")}
+			caps := d.Sim.Captures()
+			for sl := 0; sl < len(caps) && sl < model.MaxNodes; sl++ {
+				r.slotCap[sl] = caps[sl]
+			}
+			_ = d.Do(Step{Op: OpCreateChangefeed, Feed: ShadowFeed})
+			for _, it := range items {
+				st, ok := it.step(r)
+				if !ok {
+					continue
+				}
+				_ = d.Do(st)
+				if st.Op == OpRestartCapture {
+					// the lowest dead slot takes the newest capture
+					after := d.Sim.Captures()
+					for sl := 1; sl < model.MaxNodes; sl++ {
+						if r.slotCap[sl] != "" && !contains(after, r.slotCap[sl]) {
+							r.slotCap[sl] = after[len(after)-1]
+							break
+						}
+					}
+				}
+				d.Check()
+			}
+			d.Finish()
+			story := Story{Setup: su, Steps: d.Steps}
+			line := fmt.Sprintf("seed %d, %s: ", seed, variant)
+			if f := d.Violated(prop); f != nil {
+				res.Reproduced, res.Seed, res.Variant, res.Message, res.Story = true, seed, variant, f.Message, story
+				res.Tried = append(res.Tried, line+"reproduced "+string(prop))
+				return res, nil
+			}
+			var got []string
+			for _, f := range d.Failures {
+				got = append(got, string(f.Property))
+			}
+			if len(got) == 0 {
+				got = []string{"no violation"}
+			}
+			res.Tried = append(res.Tried, line+strings.Join(got, ", "))
+			res.Story = story
+		}
+	}
+	return res, nil
+}
+
+func contains(ids []core.NodeID, id core.NodeID) bool {
+	for _, x := range ids {
+		if x == id {
+			return true
+		}
+	}
+	return false
+}
+
+// Report renders a ReplayResult for people.
+func (r ReplayResult) Report() string {
+	var b strings.Builder
+	if r.Reproduced {
+		fmt.Fprintf(&b, "the implementation shows the same violation: %s (simulation seed %d, %s)\n%s\n", r.Property, r.Seed, r.Variant, r.Message)
+	} else {
+		fmt.Fprintf(&b, "the implementation did not show %s in %d runs\n", r.Property, len(r.Tried))
+	}
+	b.WriteString("\nscript translated from the model counterexample:\n")
+	for i, s := range r.Script {
+		fmt.Fprintf(&b, "  %2d. %s\n", i+1, s)
+	}
+	b.WriteString("\nruns:\n")
+	for _, t := range r.Tried {
+		fmt.Fprintf(&b, "  %s\n", t)
+	}
+	fmt.Fprintf(&b, "\nimplementation story (%s run):\n", map[bool]string{true: "reproducing", false: "last"}[r.Reproduced])
+	for i, st := range r.Story.Steps {
+		fmt.Fprintf(&b, "  %2d. %s\n", i+1, st)
+	}
+	return b.String()
+}
+
+// counterexampleJSON is the part of `cdcspec check --format json` (and its
+// counterexample.json artifact) that a replay needs.
+type counterexampleJSON struct {
+	Config struct {
+		model.Config
+		Features string `json:"features"`
+	} `json:"config"`
+	Bugs      []string `json:"bugs"`
+	Violation *struct {
+		Property string `json:"property"`
+		Steps    []struct {
+			Action model.Action `json:"action"`
+			Fair   bool         `json:"after_heal"`
+		} `json:"steps"`
+	} `json:"violation"`
+}
+
+// ParseCounterexample reads `cdcspec check --format json` output (or the
+// counterexample.json artifact): the model configuration, the actions, the
+// violated property and the bugs that were on.
+func ParseCounterexample(b []byte) (model.Config, []model.Action, spec.Property, []string, error) {
+	var j counterexampleJSON
+	if err := json.Unmarshal(b, &j); err != nil {
+		return model.Config{}, nil, "", nil, fmt.Errorf("counterexample json: %v", err)
+	}
+	if j.Violation == nil {
+		return model.Config{}, nil, "", nil, fmt.Errorf("counterexample json: no violation (result was not a violation)")
+	}
+	cfg := j.Config.Config
+	for _, f := range strings.Split(j.Config.Features, ",") {
+		if f = strings.TrimSpace(f); f == "" || f == "none" {
+			continue
+		}
+		ft, ok := model.ParseFeature(f)
+		if !ok {
+			return model.Config{}, nil, "", nil, fmt.Errorf("counterexample json: unknown feature %q", f)
+		}
+		cfg.Features |= ft
+	}
+	for _, name := range j.Bugs {
+		bg, ok := model.ParseBug(name)
+		if !ok {
+			return model.Config{}, nil, "", nil, fmt.Errorf("counterexample json: unknown bug %q", name)
+		}
+		cfg.Bugs |= bg
+	}
+	var acts []model.Action
+	for _, st := range j.Violation.Steps {
+		if st.Action.Kind == 0 { // a checker-only step ("faults healed")
+			continue
+		}
+		acts = append(acts, st.Action)
+	}
+	return cfg, acts, spec.Property(j.Violation.Property), j.Bugs, nil
+}

@@ -1,0 +1,63 @@
+package proptest
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+
+	"cdcspec/spec"
+)
+
+// replayExpect pins, per catalogued bug, whether replaying the model's
+// counterexample (testdata/model/<bug>.json, recorded with
+// `cdcspec check --config <bug config> --bug <bug> --format json`) makes the
+// implementation show the same violation. A change in either direction
+// fails: a replay that stops reproducing, or one that starts to (update the
+// pin and the readme).
+var replayExpect = map[string]bool{
+	"regressed-checkpoint-drops-error":      false,
+	"add-accepts-unbootstrapped-maintainer": false,
+	"restored-create-ignored-for-new-table": false,
+	"inflight-operators-lost-on-failover":   false,
+	"stuck-after-upstream-failure":          true,
+	"no-epoch-fencing":                      false,
+	"trigger-passes-add-table-ddl":          false,
+}
+
+// TestReplayModelCounterexamples: for every catalogued bug, the model's
+// counterexample replayed on the implementation with the bug on; and with
+// every fix on the same script must show nothing of that property.
+func TestReplayModelCounterexamples(t *testing.T) {
+	for _, b := range spec.Bugs() {
+		b := b
+		t.Run(b.Name, func(t *testing.T) {
+			path := filepath.Join("testdata", "model", b.Name+".json")
+			raw, err := os.ReadFile(path)
+			if err != nil {
+				t.Fatalf("%s: %v (record it with cdcspec check --bug %s --format json)", path, err, b.Name)
+			}
+			cfg, acts, prop, bugs, err := ParseCounterexample(raw)
+			if err != nil {
+				t.Fatalf("%s: %v", path, err)
+			}
+			if prop != b.Property {
+				t.Logf("note: the model's counterexample violates %s first; the catalogue names %s", prop, b.Property)
+			}
+			res, err := ReplayModel(cfg, acts, prop, bugs, ReplayOptions{})
+			if err != nil {
+				t.Fatalf("%s: %v", path, err)
+			}
+			t.Logf("%s", res.Report())
+			if want, ok := replayExpect[b.Name]; ok && want != res.Reproduced {
+				t.Errorf("replay of %s: reproduced=%v, pinned %v", b.Name, res.Reproduced, want)
+			}
+			off, err := ReplayModel(cfg, acts, prop, nil, ReplayOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if off.Reproduced {
+				t.Errorf("with every fix on, the replayed script still shows %s: %s\n%s", prop, off.Message, off.Report())
+			}
+		})
+	}
+}

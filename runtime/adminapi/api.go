@@ -1,0 +1,112 @@
+// Package adminapi is the capture's HTTP admin API in the shape of TiCDC's
+// open API v2 (/api/v2/changefeeds) and a Go client for it.
+//
+//	POST   /api/v2/changefeeds                      create  {"changefeed_id","start_ts","target_ts"}
+//	GET    /api/v2/changefeeds                      list    {"total":n,"items":[...]}
+//	GET    /api/v2/changefeeds/{id}                 get
+//	POST   /api/v2/changefeeds/{id}/pause           pause (no state check, as TiCDC)
+//	POST   /api/v2/changefeeds/{id}/resume          resume  {"overwrite_checkpoint_ts"}
+//	DELETE /api/v2/changefeeds/{id}                 remove (a missing changefeed is 200, as TiCDC)
+//	POST   /api/v2/changefeeds/{id}/move_table      {"table_id","target_node_id"}
+//	POST   /api/v2/changefeeds/{id}/split_table     {"table_id"}
+//	GET    /api/v2/captures                         the capture list with the owner flag
+//	GET    /api/v2/health                           200 once the capture runs
+//
+// Every capture serves it. Changefeed calls are answered by the owner (the
+// coordinator's capture): another capture forwards them to the owner's API
+// address, as TiCDC's middleware does. Move and split are answered by the
+// capture that runs the changefeed's maintainer; a capture without it
+// forwards to the maintainer's capture when it knows it, else it refuses.
+//
+// Errors are {"error_msg": "...", "error_code": "CDC:..."} with TiCDC's codes:
+// 400 ErrChangeFeedNotExists / ErrChangeFeedAlreadyExists / ErrAPIInvalidParam,
+// 503 ErrNotOwner-style "not ready" answers. A refusal never took effect.
+package adminapi
+
+import (
+	"context"
+	"errors"
+)
+
+// ChangefeedInfo is the JSON of one changefeed.
+type ChangefeedInfo struct {
+	ID           string        `json:"id"`
+	Namespace    string        `json:"namespace"`
+	State        string        `json:"state"`
+	CheckpointTs uint64        `json:"checkpoint_ts"`
+	StoredTs     uint64        `json:"stored_checkpoint_ts"`
+	MaintainerOn string        `json:"maintainer_addr,omitempty"`
+	Epoch        uint64        `json:"epoch"`
+	Error        *RunningError `json:"error,omitempty"`
+	Operator     string        `json:"operator,omitempty"`
+	Sched        string        `json:"sched,omitempty"`
+}
+
+// RunningError is a changefeed error.
+type RunningError struct {
+	Time    string `json:"time"`
+	Addr    string `json:"addr"`
+	Code    string `json:"code"`
+	Message string `json:"message"`
+}
+
+// Capture is one entry of /api/v2/captures.
+type Capture struct {
+	ID      string `json:"id"`
+	Address string `json:"address"`
+	APIAddr string `json:"api_address"`
+	IsOwner bool   `json:"is_owner"`
+}
+
+// CreateRequest is the body of a create.
+type CreateRequest struct {
+	ChangefeedID string `json:"changefeed_id"`
+	StartTs      uint64 `json:"start_ts"`
+	TargetTs     uint64 `json:"target_ts"`
+}
+
+// ResumeRequest is the body of a resume.
+type ResumeRequest struct {
+	OverwriteCheckpointTs uint64 `json:"overwrite_checkpoint_ts"`
+}
+
+// TableRequest is the body of move_table and split_table.
+type TableRequest struct {
+	TableID      int64  `json:"table_id"`
+	TargetNodeID string `json:"target_node_id"`
+}
+
+// Errors a Backend returns; the server maps them to TiCDC's codes.
+var (
+	ErrNotFound      = errors.New("[CDC:ErrChangeFeedNotExists]changefeed not exists")
+	ErrAlreadyExists = errors.New("[CDC:ErrChangeFeedAlreadyExists]changefeed already exists")
+	ErrInvalidState  = errors.New("[CDC:ErrAPIInvalidParam]operation not allowed in the changefeed's state")
+	ErrInvalidParam  = errors.New("[CDC:ErrAPIInvalidParam]invalid parameter")
+	// ErrNotOwner: this capture is not the owner (the server forwards).
+	ErrNotOwner = errors.New("[CDC:ErrNotOwner]this capture is not the owner")
+	// ErrNotReady: no initialized coordinator yet; nothing happened.
+	ErrNotReady = errors.New("[CDC:ErrCoordinatorNotReady]coordinator is not initialized")
+	// ErrNoMaintainer: this capture runs no bootstrapped maintainer of
+	// the changefeed.
+	ErrNoMaintainer = errors.New("[CDC:ErrMaintainerNotFound]no bootstrapped maintainer of the changefeed on this capture")
+)
+
+// Backend is what a capture provides to the API. Errors wrap the
+// variables above; any other error is an internal error (500, outcome
+// unknown).
+type Backend interface {
+	Create(ctx context.Context, req CreateRequest) (ChangefeedInfo, error)
+	List(ctx context.Context) ([]ChangefeedInfo, error)
+	Get(ctx context.Context, id string) (ChangefeedInfo, error)
+	Pause(ctx context.Context, id string) error
+	Resume(ctx context.Context, id string, overwriteCheckpointTs uint64) error
+	Remove(ctx context.Context, id string) error
+	MoveTable(ctx context.Context, id string, table int64, target string) (int, error)
+	SplitTable(ctx context.Context, id string, table int64) (int, error)
+	Captures(ctx context.Context) ([]Capture, error)
+	// OwnerAPIAddr is the owner's API host:port ("" when unknown).
+	OwnerAPIAddr() string
+	// MaintainerAPIAddr is the API host:port of the capture running the
+	// changefeed's maintainer ("" when unknown).
+	MaintainerAPIAddr(ctx context.Context, id string) string
+}
