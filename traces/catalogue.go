@@ -298,7 +298,7 @@ var catalogue = []entry{
 
 	// ---- cdcspec-only lines (impl/, spec.LogLines with TiCDC == false) ----
 	{msg: "upstream row committed", files: files("upstream.go"), kind: spec.DataWritten, v: "cdcspec",
-		keys: m("Changefeed", cfKeys, "Span", "key", "Checkpoint", "commitTs"), conv: convRowKey},
+		keys: m("Changefeed", cfKeys, "Span", "key", "Checkpoint", "commitTs")},
 	{msg: "sink flushed", files: files("sink.go"), kind: spec.DataFlushed, v: "cdcspec",
 		keys: m("Changefeed", cfKeys, "Node", "nodeID", "Span", "tableSpan", "Checkpoint", "flushedTs")},
 	{msg: "upstream table created", files: files("upstream.go"), kind: spec.TableCreated, v: "cdcspec",
@@ -638,12 +638,6 @@ func convMaintainerStarted(r *Record, it *Item, out []Item) []Item {
 	if _, ok := r.Field("removalOnly"); !ok && it.Event.Checkpoint == 1 {
 		it.Event.RemovalOnly = true
 	}
-	return out
-}
-
-// convRowKey: DataWritten's "key" field is "t<table>[<key>]"-like in
-// cdcspec's logs: the span form with Start = the row key.
-func convRowKey(r *Record, it *Item, out []Item) []Item {
 	return out
 }
 

@@ -108,7 +108,6 @@ type Checker struct {
 
 	lastTime int64
 	cfNames  map[string]string // bare name -> keyspace/name
-	cfLast   map[string]int64  // last time a line named the changefeed
 	nodeSeen map[string]bool   // nodes that logged a line of their own
 
 	errEp       map[string]*errEpisode
@@ -132,9 +131,15 @@ type Checker struct {
 	leftAt      map[string]int64 // node -> when it left
 	lastHandled map[string]int64 // changefeed -> last backoff line
 	cpStored    map[string]bool  // changefeeds with a stored-checkpoint line
+	untracked   int              // operators not tracked (maxTracked reached)
 
 	Coverage Coverage
 }
+
+// maxTracked bounds the operators tracked at once, so that operators whose
+// "operator finished" line is missing cannot make memory grow with the
+// log; operators beyond it are counted in untracked.
+const maxTracked = 100_000
 
 type pendingFinding struct {
 	f        Finding
@@ -178,7 +183,6 @@ func NewChecker(opt Options) *Checker {
 			ErrorMinReports: opt.ErrorMinReports,
 		}),
 		cfNames:     map[string]string{},
-		cfLast:      map[string]int64{},
 		nodeSeen:    map[string]bool{},
 		errEp:       map[string]*errEpisode{},
 		stillRun:    map[string]*stuckOp{},
@@ -256,9 +260,6 @@ func (c *Checker) Observe(it *Item) {
 	c.normalize(e)
 	if e.Time > c.lastTime {
 		c.lastTime = e.Time
-	}
-	if e.Changefeed != "" {
-		c.cfLast[e.Changefeed] = e.Time
 	}
 	if e.Node != "" && ownNodeKinds[e.Kind] {
 		c.nodeSeen[e.Node] = true
@@ -581,6 +582,10 @@ func (c *Checker) observeOperators(it *Item) {
 	case it.Sym == SymOperatorStillRunning:
 		k := e.Changefeed + "|" + it.OpID
 		s := c.stillRun[k]
+		if s == nil && len(c.stillRun) >= maxTracked {
+			c.untracked++
+			return
+		}
 		if s == nil {
 			s = &stuckOp{first: *it}
 			c.stillRun[k] = s
@@ -591,6 +596,10 @@ func (c *Checker) observeOperators(it *Item) {
 			s.maxDur = it.Dur
 		}
 	case e.Kind == spec.MaintainerOpStarted || e.Kind == spec.DispatcherOpStarted:
+		if len(c.openOps) >= maxTracked {
+			c.untracked++
+			return
+		}
 		x := *it
 		c.openOps[opKey(e)] = &x
 	case e.Kind == spec.MaintainerOpFinished || e.Kind == spec.DispatcherOpFinished:
@@ -607,6 +616,10 @@ func (c *Checker) observeOperators(it *Item) {
 }
 
 func (c *Checker) finishOperators() {
+	if c.untracked > 0 {
+		c.add(Finding{Property: PropOperatorStuck, Severity: InsufficientEvidence,
+			Message: fmt.Sprintf("%d operator line(s) were not tracked: more than %d operators were open at once (their \"operator finished\" lines may be missing)", c.untracked, maxTracked)})
+	}
 	for _, k := range sortedKeysOf(c.stillRun) {
 		s := c.stillRun[k]
 		if s.maxDur < c.stuck {

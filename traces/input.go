@@ -10,6 +10,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 
@@ -78,6 +79,7 @@ func ExpandInputs(args []string, stdin io.Reader) ([]Input, error) {
 			if len(files) == 0 {
 				return nil, fmt.Errorf("%s: directory has no files", p)
 			}
+			files = logFiles(files)
 			sort.Strings(files)
 			for _, f := range files {
 				out = append(out, fileInput(f))
@@ -85,6 +87,23 @@ func ExpandInputs(args []string, stdin io.Reader) ([]Input, error) {
 		}
 	}
 	return out, nil
+}
+
+// logFiles keeps the files of a directory that look like logs ("cdc.log",
+// "cdc-2026-01-08T06-12-39.log.gz", "ticdc_stderr.log"), or all of them if
+// none does.
+func logFiles(files []string) []string {
+	var out []string
+	for _, f := range files {
+		base := filepath.Base(f)
+		if strings.Contains(base, ".log") || strings.HasSuffix(base, ".gz") {
+			out = append(out, f)
+		}
+	}
+	if len(out) == 0 {
+		return files
+	}
+	return out
 }
 
 func unwrapPathErr(err error) error {
@@ -284,13 +303,16 @@ func (s *source) run() {
 			buf = append(buf[:0], carry...)
 			// read at least a chunk's worth beyond a carried, still unsplit,
 			// huge record
-			need := max(chunkSize, len(carry)+chunkSize/4)
+			// huge record, but never more than maxBuf in all (reads are
+			// bounded by need, so where a huge line is cut does not depend
+			// on which recycled buffer was used)
+			need := min(max(chunkSize, len(carry)+chunkSize/4), maxBuf)
+			if cap(buf) < need {
+				buf = slices.Grow(buf, need-len(buf))
+			}
 			for len(buf) < need && !eof {
-				if cap(buf)-len(buf) < 64<<10 {
-					buf = append(buf, make([]byte, chunkSize)...)[:len(buf)]
-				}
 				newStart := len(buf)
-				n, err := r.Read(buf[len(buf):cap(buf)])
+				n, err := r.Read(buf[len(buf):need])
 				buf = buf[:len(buf)+n]
 				if skipRest {
 					if i := bytes.IndexByte(buf[newStart:], '\n'); i >= 0 {

@@ -205,6 +205,9 @@ func (r *Report) WriteText(w io.Writer) {
 	}
 	fmt.Fprintln(w)
 	for _, in := range r.Inputs {
+		if in.Records == 0 && in.Lines > 0 {
+			fmt.Fprintf(w, "  %s: no TiCDC log record found (is this a TiCDC log?)\n", in.Name)
+		}
 		if len(in.UnparsedAt) > 0 {
 			lines := make([]string, len(in.UnparsedAt))
 			for i, l := range in.UnparsedAt {

@@ -537,7 +537,19 @@ func parseHeader(b []byte, r *Record, tc *timeCache) bool {
 		r.rest = nil
 		return true
 	}
-	e, closed := scanGroup(b, i)
+	var e int
+	var closed bool
+	if i+1 < len(b) && b[i+1] != '"' {
+		// An unquoted message has no brackets, quotes or spaces
+		// (pingcap/log quotes it otherwise): the first ']' ends it.
+		if j := bytes.IndexByte(b[i+1:], ']'); j >= 0 {
+			e, closed = i+1+j+1, true
+		} else {
+			e = len(b)
+		}
+	} else {
+		e, closed = scanGroup(b, i)
+	}
 	inner := b[i+1 : e]
 	if closed {
 		inner = b[i+1 : e-1]

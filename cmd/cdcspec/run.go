@@ -166,7 +166,8 @@ func writeRunText(w io.Writer, r *cluster.Result) {
 	}
 	fmt.Fprintf(w, "checkpoint: final %d (%s), settled %v %s\n", r.FinalCheckpointTs,
 		time.UnixMilli(int64(r.FinalCheckpointTs)).UTC().Format(time.RFC3339Nano), r.Settled, r.SettleError)
-	fmt.Fprintf(w, "throughput: %.0f rows/s produced upstream and checked; %d capture restarts\n", r.RowsPerSec, r.Restarts)
+	fmt.Fprintf(w, "throughput: %.0f rows/s produced upstream and checked; checkpoint lag avg %.1fs peak %.1fs; %d capture restarts\n",
+		r.RowsPerSec, float64(r.LagAvgMs)/1000, float64(r.LagPeakMs)/1000, r.Restarts)
 	fmt.Fprintf(w, "trace:      %d findings, %d violations\n", len(r.Findings), r.Violations)
 	for _, f := range r.Findings {
 		fmt.Fprintf(w, "  %s %s %s: %s\n", f.Severity, f.Property, f.Changefeed, f.Message)
