@@ -35,6 +35,7 @@ const (
 	AMaintMove     // span Arg (table) replicating: move dispatcher operator to node Arg2
 	// dispatcher manager on Node and dispatchers
 	ADMTick       // heartbeat: watermark, first error, NONE block status
+	ADMComplete   // complete statuses (every 10 s): the status of every dispatcher
 	ADispAdvance  // dispatcher Arg: first event (Working) or flush up to the resolved ts
 	ADispClosed   // dispatcher Arg finished closing: Stopped reported once, deleted
 	// upstream kv client (seed 004)
@@ -69,6 +70,7 @@ var actNames = [...]string{
 	AMaintSchedule:    "maintainer-schedule",
 	AMaintMove:        "maintainer-move",
 	ADMTick:           "dm-tick",
+	ADMComplete:       "dm-complete-status",
 	ADispAdvance:      "dispatcher-advance",
 	ADispClosed:       "dispatcher-closed",
 	APullResolved:     "puller-resolved",
@@ -133,7 +135,7 @@ func (a Action) Actor(s *State) string {
 		return "maintainer@" + NodeName(s.Ident(a.Node))
 	case AMaintCleanup:
 		return "maintainer-manager@" + NodeName(s.Ident(a.Node))
-	case ADMTick:
+	case ADMTick, ADMComplete:
 		return "dispatcher-manager@" + NodeName(s.Ident(a.Node))
 	}
 	return "upstream-puller"
@@ -186,7 +188,7 @@ func (a Action) String() string {
 	switch a.Kind {
 	case ADeliver, ADrop, ADuplicate:
 		return a.Kind.String() + " " + a.Msg.String()
-	case ACrash, ADetect, ARestart, ACoordSchedule, AMaintTick, AMaintCleanup, ADMTick:
+	case ACrash, ADetect, ARestart, ACoordSchedule, AMaintTick, AMaintCleanup, ADMTick, ADMComplete:
 		return fmt.Sprintf("%s n%d", a.Kind, a.Node)
 	case ASinkError, ADispAdvance, ADispClosed:
 		return fmt.Sprintf("%s %s", a.Kind, dispName(a.Arg))

@@ -180,7 +180,11 @@ type found struct {
 	parent int64 // global index of the state before the bad step (or the state itself for liveness)
 	action Action
 	live   bool
-	order  int64 // for a deterministic choice among violations of one level
+	// fairSafety: a safety property broke inside a liveness schedule. It is
+	// real but not shortest; the search goes on, and reports it only if it
+	// finds no shorter violation.
+	fairSafety bool
+	order      int64 // for a deterministic choice among violations of one level
 }
 
 // block holds states discovered in one level by one worker. States are
@@ -274,7 +278,7 @@ func Check(cfg Config, opt Options) Result {
 	}
 	defer close(done)
 
-	var best *found
+	var best, fallback *found
 	depth := 0
 	for len(frontier) > 0 {
 		curDepth.Store(int64(depth))
@@ -285,9 +289,10 @@ func Check(cfg Config, opt Options) Result {
 		queue.Store(n)
 		expand := cfg.MaxDepth == 0 || depth < cfg.MaxDepth
 		type out struct {
-			blocks []*block
-			best   *found
-			over   bool
+			blocks   []*block
+			best     *found
+			fallback *found
+			over     bool
 		}
 		outs := make([]out, workers)
 		var next atomic.Int64
@@ -320,6 +325,11 @@ func Check(cfg Config, opt Options) Result {
 							}
 							if v == fairNoQuiesce {
 								o.over = true
+							} else if v >= fairSafety {
+								f := &found{prop: verdictProperty(v), parent: gi, live: true, fairSafety: true, order: gi<<8 | 255}
+								if o.fallback == nil || f.order < o.fallback.order {
+									o.fallback = f
+								}
 							} else if v != fairOK {
 								f := &found{prop: verdictProperty(v), parent: gi, live: true, order: gi<<8 | 255}
 								if o.best == nil || f.order < o.best.order {
@@ -370,6 +380,9 @@ func Check(cfg Config, opt Options) Result {
 			if o.best != nil && (best == nil || o.best.order < best.order) {
 				best = o.best
 			}
+			if o.fallback != nil && fallback == nil {
+				fallback = o.fallback
+			}
 			if o.over && incomplete == "" {
 				incomplete = "a bound (depth or network size) cut the search"
 			}
@@ -396,6 +409,9 @@ func Check(cfg Config, opt Options) Result {
 			incomplete = fmt.Sprintf("stopped at the state bound (%d states)", cfg.MaxStates)
 			break
 		}
+	}
+	if best == nil && fallback != nil {
+		best = fallback
 	}
 	if best != nil {
 		// the chain of fingerprints from the initial state to best.parent

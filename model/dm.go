@@ -187,6 +187,49 @@ func dmTick(cfg *Config, s *State, slot uint8, e *emitter) {
 	}
 }
 
+// completeStatuses lists the status messages of a complete-status round:
+// every working table dispatcher of the node.
+func completeStatus(s *State, slot uint8, d *Disp) Msg {
+	dm := &s.DMs[slot]
+	return Msg{Kind: mDispStatus, Src: s.Ident(slot), Dst: dm.Owner, A: d.ID, B: dWorking, C: d.Ckpt, D: dmWatermark(s, slot)}
+}
+
+// dmCompleteWouldSend: some working dispatcher's status is not in flight.
+func dmCompleteWouldSend(s *State, slot uint8) bool {
+	if s.DMs[slot].Owner == none {
+		return false
+	}
+	for i := range s.Disp {
+		d := &s.Disp[i]
+		if d.ID == 0 || d.Node != slot || d.Table == 0 || d.St != dWorking {
+			continue
+		}
+		m := completeStatus(s, slot, d)
+		found := false
+		for j := 0; j < s.nmsgs(); j++ {
+			found = found || s.Net[j] == m
+		}
+		if !found {
+			return true
+		}
+	}
+	return false
+}
+
+// dmCompleteStatus: the heartbeat task's complete statuses (every 10 s):
+// the maintainer learns of every dispatcher again (a lost Working status,
+// a dispatcher it does not know: "no span found, remove it").
+func dmCompleteStatus(s *State, slot uint8) {
+	if s.DMs[slot].Owner == none {
+		return
+	}
+	for i := range s.Disp {
+		if d := &s.Disp[i]; d.ID != 0 && d.Node == slot && d.Table != 0 && d.St == dWorking {
+			s.send(completeStatus(s, slot, d))
+		}
+	}
+}
+
 // dmWatermark is the minimum checkpoint over the manager's dispatchers;
 // every HeartBeatRequest carries it, status changes included.
 func dmWatermark(s *State, slot uint8) uint8 {

@@ -9,13 +9,17 @@ import (
 // repeats itself (Quiesced); the liveness goals must hold then.
 //
 // The fair schedule: first heal (resume the upstream, let its resolved ts
-// reach TsMax: the heal-time target); then, repeatedly, take the next enabled
-// non-fault action after the previous one in a fixed round-robin order over
-// action keys (deliveries keyed by channel, timers by actor). Every action
-// that stays enabled is taken within one cycle of the order. Balance moves
-// and DDLs are not part of it. Because the schedule is a function of (state,
-// cursor), it is eventually periodic; Brent's algorithm detects the period,
-// and the goals are judged at that point.
+// reach TsMax: the heal-time target); then rounds. A round takes every
+// non-fault action enabled at its start, in a fixed order of action keys
+// (deliveries keyed by channel, timers by actor), skipping those an earlier
+// action of the round disabled. Every action that stays enabled is taken in
+// every round. A round is a function of the state at its start, so the
+// sequence of round-start states is eventually periodic (Brent's algorithm
+// finds the period: the system quiesced), and a memoized verdict of a
+// round-start state is exactly what a fresh run from it yields. Balance
+// moves and DDLs are not part of the schedule. Safety is checked on the way;
+// a liveness failure at quiescence is reported in preference to a safety
+// violation met on the way (the latter is reported if liveness holds).
 
 const maxFairSteps = 4000
 
@@ -73,8 +77,9 @@ func heal(cfg *Config, s *State, rec *[]Action) {
 	}
 }
 
-// fairRun runs the fair schedule from s. memo (may be nil) short-cuts states
-// already judged; every state visited is recorded into it.
+// fairRun runs the fair schedule from s. memo (may be nil) short-cuts
+// round-start states already judged; every round-start state visited is
+// recorded into it.
 func fairRun(cfg *Config, s State, memo *fairMemo, record bool) fairResult {
 	var res fairResult
 	var rec *[]Action
@@ -83,15 +88,14 @@ func fairRun(cfg *Config, s State, memo *fairMemo, record bool) fairResult {
 	}
 	heal(cfg, &s, rec)
 	res.target = s.UpTs
-	var buf []Action
+	var round, cur []Action
 	var visited []uint64
-	cursor := uint64(0)
-	// Brent: saved (fingerprint, cursor) and the power/length counters.
-	savedFP, savedCur := uint64(0), uint64(0)
+	savedFP := uint64(0)
 	power, lam := 1, 0
 	verdict := uint8(fairUnknown)
-	for i := 0; i < maxFairSteps; i++ {
-		if s.Overflow {
+	safetyVerdict, safetyMsg, safetyVisited := uint8(0), "", 0
+	for r := 0; ; r++ {
+		if s.Overflow || res.steps >= maxFairSteps {
 			verdict = fairNoQuiesce
 			break
 		}
@@ -103,51 +107,43 @@ func fairRun(cfg *Config, s State, memo *fairMemo, record bool) fairResult {
 			}
 			visited = append(visited, fp)
 		}
-		if i > 0 && fp == savedFP && cursor == savedCur {
+		if r > 0 && fp == savedFP {
 			break // periodic: quiesced
 		}
 		if power == lam {
-			savedFP, savedCur = fp, cursor
+			savedFP = fp
 			power *= 2
 			lam = 0
 		}
 		lam++
-		buf = appendActions(cfg, &s, buf[:0], false)
-		var pick *Action
-		var first *Action
-		for j := range buf {
-			a := &buf[j]
-			if !fairAction(a) {
+		round = appendActions(cfg, &s, round[:0], false)
+		sortActions(round)
+		for i := range round {
+			a := round[i]
+			if !fairAction(&a) {
 				continue
 			}
-			k := actKey(a)
-			if first == nil || k < actKey(first) {
-				first = a
+			if i > 0 {
+				cur = appendActions(cfg, &s, cur[:0], false)
+				if !containsAction(cur, a) {
+					continue
+				}
 			}
-			if k > cursor && (pick == nil || k < actKey(pick)) {
-				pick = a
+			prev := s
+			step(cfg, &s, a, nil)
+			res.steps++
+			if record {
+				res.actions = append(res.actions, a)
 			}
-		}
-		if pick == nil {
-			pick = first
-		}
-		if pick == nil {
-			break // nothing enabled at all
-		}
-		cursor = actKey(pick)
-		prev := s
-		step(cfg, &s, *pick, nil)
-		res.steps++
-		if record {
-			res.actions = append(res.actions, *pick)
-		}
-		// The schedule's states are reachable: check safety on the way.
-		if idx, msg := checkSafetyIndex(cfg, &prev, &s); idx >= 0 {
-			verdict, res.msg = fairSafety+uint8(idx), msg
-			break
-		}
-		if i == maxFairSteps-1 {
-			verdict = fairNoQuiesce
+			if safetyVerdict == 0 {
+				if idx, msg := checkSafetyIndex(cfg, &prev, &s); idx >= 0 {
+					// Remember the first safety violation; the run goes on
+					// to judge liveness, which takes precedence (the fair
+					// run exists to judge liveness).
+					safetyVerdict, safetyMsg = fairSafety+uint8(idx), msg
+					safetyVisited = len(visited)
+				}
+			}
 		}
 	}
 	res.final = s
@@ -159,13 +155,38 @@ func fairRun(cfg *Config, s State, memo *fairMemo, record bool) fairResult {
 			verdict, res.msg = fairNoCkpt, msg
 		}
 	}
-	res.verdict = verdict
 	if memo != nil {
-		for _, fp := range visited {
-			memo.put(fp, verdict)
+		// Round-start states after the safety violation do not meet it.
+		for i, fp := range visited {
+			v := verdict
+			if v == fairOK && safetyVerdict != 0 && i < safetyVisited {
+				v = safetyVerdict
+			}
+			memo.put(fp, v)
 		}
 	}
+	if verdict == fairOK && safetyVerdict != 0 {
+		verdict, res.msg = safetyVerdict, safetyMsg
+	}
+	res.verdict = verdict
 	return res
+}
+
+func sortActions(as []Action) {
+	for i := 1; i < len(as); i++ {
+		for j := i; j > 0 && actKey(&as[j]) < actKey(&as[j-1]); j-- {
+			as[j], as[j-1] = as[j-1], as[j]
+		}
+	}
+}
+
+func containsAction(as []Action, a Action) bool {
+	for i := range as {
+		if as[i] == a {
+			return true
+		}
+	}
+	return false
 }
 
 func verdictProperty(v uint8) spec.Property {

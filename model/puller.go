@@ -19,7 +19,7 @@ func appendPullActions(cfg *Config, s *State, buf []Action) []Action {
 	if p.Down && p.Region == regActive && p.Worker == gorRunning {
 		buf = append(buf, Action{Kind: APullRegionError})
 	}
-	if p.Worker == gorRunning && (p.Region != regActive || p.Cancelled) {
+	if p.Worker == gorRunning && (p.WorkerErr || p.Cancelled) {
 		buf = append(buf, Action{Kind: APullWorkerExit})
 	}
 	if p.Region == regQueued && !p.Down {
@@ -51,6 +51,7 @@ func pullStep(cfg *Config, s *State, k ActKind) {
 		p.Cancelled = true
 	case APullRegionError:
 		p.Region = regQueued // handleSingleRegionError -> onRegionFail
+		p.WorkerErr = true   // the worker has no region left: checkShouldExit
 	case APullWorkerExit:
 		p.Worker = gorExited
 		p.Cancelled = true // cancelStream
@@ -62,7 +63,7 @@ func pullStep(cfg *Config, s *State, k ActKind) {
 	case APullRequest:
 		if p.Receiver != gorRunning {
 			// a new stream generation
-			p.Worker, p.Receiver, p.Cancelled = gorRunning, gorRunning, false
+			p.Worker, p.Receiver, p.Cancelled, p.WorkerErr = gorRunning, gorRunning, false, false
 		}
 		p.Region = regPending
 	case APullFirstResp:

@@ -226,6 +226,7 @@ type Puller struct {
 	Cancelled bool  // the stream's context was cancelled (Recv fails)
 	Region    uint8 // regQueued | regPending | regActive (in the current generation)
 	Started   bool  // a stream generation exists
+	WorkerErr bool  // every region of the current worker failed: checkShouldExit says exit
 }
 
 // State is the whole system. Every field is a byte, so the struct has no

@@ -157,6 +157,8 @@ func step(cfg *Config, s *State, a Action, e *emitter) {
 		maintMove(cfg, s, a.Node, a.Arg, a.Arg2, e)
 	case ADMTick:
 		dmTick(cfg, s, a.Node, e)
+	case ADMComplete:
+		dmCompleteStatus(s, a.Node)
 	case ADispAdvance:
 		dispAdvance(cfg, s, a.Arg, e)
 	case ADispClosed:
@@ -351,6 +353,9 @@ func appendActions(cfg *Config, s *State, buf []Action, withFaults bool) []Actio
 	for i := uint8(0); i < uint8(cfg.Nodes); i++ {
 		if s.DMs[i].Exists && s.NodeSt[i] == nodeAlive {
 			buf = append(buf, Action{Kind: ADMTick, Node: i})
+			if dmCompleteWouldSend(s, i) {
+				buf = append(buf, Action{Kind: ADMComplete, Node: i})
+			}
 		}
 	}
 	for i := range s.Disp {

@@ -53,8 +53,8 @@ func buildCounterexample(cfg *Config, path []Action, prop spec.Property, msg str
 		return ce
 	}
 	fr := fairRun(cfg, s, nil, true)
-	if ce.Message == "" {
-		ce.Message = fr.msg
+	if p := verdictProperty(fr.verdict); p != "" {
+		ce.Property, ce.Message = p, fr.msg // the recorded run is authoritative
 	}
 	healed := false
 	for _, a := range fr.actions {
@@ -71,8 +71,10 @@ func buildCounterexample(cfg *Config, path []Action, prop spec.Property, msg str
 		ce.Steps = append(ce.Steps, TraceStep{Actor: "checker", Text: "faults healed", Fair: true,
 			Events: []spec.Event{{Kind: spec.FaultsHealed, Changefeed: Changefeed, Checkpoint: uint64(fr.target)}}})
 	}
-	last := &ce.Steps[len(ce.Steps)-1]
-	last.Events = append(last.Events, spec.Event{Kind: spec.Quiesced, Changefeed: Changefeed})
+	if fr.verdict < fairSafety {
+		last := &ce.Steps[len(ce.Steps)-1]
+		last.Events = append(last.Events, spec.Event{Kind: spec.Quiesced, Changefeed: Changefeed})
+	}
 	ce.Final = s
 	return ce
 }

@@ -16,6 +16,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"os"
 	"sort"
 	"strings"
 
@@ -57,6 +58,24 @@ const (
 	OpSlowClose        Op = "slow-close-dispatcher"
 	OpAdvanceTime      Op = "advance-time"
 )
+
+// Ops lists every domain action, in a stable order.
+var Ops = []Op{
+	OpCreateChangefeed, OpPauseChangefeed, OpResumeChangefeed, OpRemoveChangefeed, OpMoveMaintainer,
+	OpCreateTable, OpMoveTable, OpSplitTable, OpRemoveTable,
+	OpKillCapture, OpKillMaintainer, OpRestartCapture, OpAddCapture, OpExpireSession,
+	OpDropMessages, OpDupMessages, OpDelayMessages, OpRandomFaults, OpPartition, OpHealNetwork,
+	OpSinkError, OpStallUpstream, OpResumeUpstream, OpBlockCreate, OpSlowClose, OpAdvanceTime,
+}
+
+func knownOp(op Op) bool {
+	for _, o := range Ops {
+		if o == op {
+			return true
+		}
+	}
+	return false
+}
 
 // MessageTypes are the control messages a targeted rule may match
 // (core.Message TypeName).
@@ -133,6 +152,9 @@ type Setup struct {
 	// RawWatermark switches core.Legacy.RawWatermarkCheckpoint (before #4548),
 	// which regressed-checkpoint-drops-error needs to be reachable.
 	RawWatermark bool `json:"raw_watermark,omitempty"`
+	// MinCaptures: kill-capture and expire-session keep at least this many
+	// captures running (0 = 2).
+	MinCaptures int `json:"min_captures,omitempty"`
 }
 
 // SettleMs is the virtual time every step lets pass after its action (an
@@ -143,14 +165,15 @@ const SettleMs = 100
 // QuiesceMaxMs bounds the run to quiescence after the faults heal.
 const QuiesceMaxMs = 120_000
 
-// Driver applies Steps to a simulation, feeds every new spec.Event to a
-// spec.Checker and checks the abstract state after every step.
+// Driver applies Steps to a simulation; the simulation's spec.Checker sees
+// every event as it is emitted, Check collects its new violations and checks
+// the abstract state after every step.
 type Driver struct {
 	Setup Setup
 	Sim   *sim.Sim
 	Steps []Step // applied steps (skipped ones excluded), in order
 	// MinCaptures: kill-capture and expire-session keep at least this many
-	// captures running (NewDriver: 2).
+	// captures running (Setup.MinCaptures, default 2).
 	MinCaptures int
 	// HealTarget is the upstream resolved ts when Finish healed the faults.
 	HealTarget uint64
@@ -173,7 +196,7 @@ const (
 // NewDriver builds the simulation. log (may be nil) receives the
 // TiCDC-format log at debug level.
 func NewDriver(su Setup, log io.Writer) (*Driver, error) {
-	bugs, err := core.ParseBugs(su.Bugs)
+	bugs, err := core.ParseBugs(append(append([]string(nil), su.Bugs...), hardwired()...))
 	if err != nil {
 		return nil, err
 	}
@@ -186,7 +209,10 @@ func NewDriver(su Setup, log io.Writer) (*Driver, error) {
 	if log != nil {
 		cfg.Log, cfg.LogLevel = log, "debug"
 	}
-	d := &Driver{Setup: su, feeds: map[string]string{}, MinCaptures: 2}
+	d := &Driver{Setup: su, feeds: map[string]string{}, MinCaptures: su.MinCaptures}
+	if d.MinCaptures <= 0 {
+		d.MinCaptures = 2
+	}
 	d.Sim = sim.New(cfg)
 	return d, nil
 }
@@ -209,6 +235,19 @@ func (d *Driver) Stalled() bool { return d.stalled }
 
 // Killed is the number of crashed captures that have not restarted.
 func (d *Driver) Killed() int { return d.killed }
+
+// hardwired emulates a catalogued bug switched on inside the implementation
+// (CDCSPEC_HARDWIRE_BUG=name[,name]): every Driver gets it whatever the test
+// asked for, and no Setup records it. It exists to check the acceptance rule
+// "turning a catalogued bug on in the impl without touching tests makes
+// `make test` fail with a message naming the property".
+func hardwired() []string {
+	v := os.Getenv("CDCSPEC_HARDWIRE_BUG")
+	if v == "" {
+		return nil
+	}
+	return strings.Split(v, ",")
+}
 
 // ErrSkip marks a step whose precondition does not hold; it changed nothing.
 type ErrSkip struct{ Why string }
@@ -589,6 +628,9 @@ func Run(story Story, log io.Writer, shadow bool) (*Driver, *Failure, error) {
 		d.Shadow = NewShadow(story.Setup)
 	}
 	for i, st := range story.Steps {
+		if !knownOp(st.Op) {
+			return d, nil, fmt.Errorf("story step %d: unknown op %q", i+1, st.Op)
+		}
 		if err := d.Do(st); err != nil {
 			if _, ok := err.(ErrSkip); ok {
 				return d, nil, fmt.Errorf("story step %d (%s): %v", i+1, st, err)

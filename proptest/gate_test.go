@@ -44,7 +44,7 @@ type gateProfile struct {
 var gateProfiles = []gateProfile{
 	{Bug: "regressed-checkpoint-drops-error", RawWatermark: true,
 		Ops:  []Op{OpKillCapture, OpSinkError, OpAdvanceTime},
-		Seed: 1, Checks: 50, MaxShrunk: 8},
+		Seed: 1, Checks: 50, MaxShrunk: 10},
 	{Bug: "add-accepts-unbootstrapped-maintainer",
 		Ops:      []Op{OpDupMessages, OpDelayMessages, OpSinkError, OpAdvanceTime},
 		MsgTypes: []string{"RemoveMaintainerRequest", "MaintainerCloseResponse", "AddMaintainerRequest"},
@@ -52,21 +52,21 @@ var gateProfiles = []gateProfile{
 	{Bug: "restored-create-ignored-for-new-table",
 		Ops:      []Op{OpDropMessages, OpCreateTable, OpKillMaintainer, OpAdvanceTime},
 		MsgTypes: []string{"MaintainerHeartbeat", "BlockStatusRequest", "HeartBeatRequest"},
-		Seed:     1, Checks: 50, MaxShrunk: 12},
+		Seed:     1, Checks: 50, MaxShrunk: 14},
 	{Bug: "inflight-operators-lost-on-failover",
 		Ops:  []Op{OpBlockCreate, OpSlowClose, OpMoveTable, OpRemoveTable, OpKillMaintainer, OpAdvanceTime},
-		Seed: 1, Checks: 400, MaxShrunk: 8},
+		Seed: 1, Checks: 500, MaxShrunk: 10},
 	{Bug: "stuck-after-upstream-failure",
 		Ops:  []Op{OpStallUpstream, OpResumeUpstream, OpAdvanceTime},
 		Seed: 1, Checks: 50, MaxShrunk: 6},
 	{Bug: "no-epoch-fencing",
 		Ops:      []Op{OpDelayMessages, OpMoveTable, OpKillMaintainer, OpAdvanceTime},
 		MsgTypes: []string{"ScheduleDispatcherRequest", "HeartBeatRequest"},
-		Seed:     1, Checks: 50, MaxShrunk: 8},
+		Seed:     1, Checks: 50, MaxShrunk: 10},
 	{Bug: "trigger-passes-add-table-ddl",
 		Ops:      []Op{OpDelayMessages, OpCreateTable, OpAdvanceTime},
 		MsgTypes: []string{"BlockStatusRequest", "HeartBeatRequest"},
-		Seed:     1, Checks: 50, MaxShrunk: 6},
+		Seed:     1, Checks: 50, MaxShrunk: 8},
 }
 
 // gateSteps is rapid's average number of actions per check in the gate
@@ -163,9 +163,13 @@ func search(t *testing.T, p gateProfile, bugOn bool, failName string) gateResult
 	}
 	tb := &recTB{name: name}
 	start := time.Now()
+	checks, steps := p.Checks, gateSteps
+	if testing.Short() { // rapid divides checks by 5 and steps by 2 under -short
+		checks, steps = checks*5, steps*2
+	}
 	withRapidFlags(t, map[string]string{
-		"rapid.seed": strconv.FormatUint(p.Seed, 10), "rapid.checks": strconv.Itoa(p.Checks),
-		"rapid.steps": strconv.Itoa(gateSteps), "rapid.nofailfile": nofail, "rapid.shrinktime": gateShrinkTime,
+		"rapid.seed": strconv.FormatUint(p.Seed, 10), "rapid.checks": strconv.Itoa(checks),
+		"rapid.steps": strconv.Itoa(steps), "rapid.nofailfile": nofail, "rapid.shrinktime": gateShrinkTime,
 		"rapid.failfile": "", "rapid.v": "false",
 	}, func() {
 		rapid.Check(tb, m.prop)
@@ -261,6 +265,7 @@ func TestGateWriteCorpus(t *testing.T) {
 		t.Skip("set CDCSPEC_WRITE_CORPUS=1 to record the planted-bug fail files")
 	}
 	for _, p := range gateProfiles {
+		_ = os.RemoveAll(filepath.Join("testdata", "rapid", corpusName(p.Bug))) // one file per bug
 		r := search(t, p, true, corpusName(p.Bug))
 		t.Logf("%s: found=%v %s shrunk=%d\n%s", p.Bug, r.Found, r.Property, r.Shrunk, r.Errs)
 	}
@@ -290,7 +295,11 @@ func TestPlantedBugCorpus(t *testing.T) {
 					m.bugs, m.target = []string{p.Bug}, b.Property
 				}
 				tb := &recTB{name: corpusName(p.Bug)}
-				withRapidFlags(t, map[string]string{"rapid.checks": "0", "rapid.nofailfile": "true", "rapid.failfile": "", "rapid.steps": strconv.Itoa(gateSteps)},
+				steps := gateSteps
+				if testing.Short() {
+					steps *= 2
+				}
+				withRapidFlags(t, map[string]string{"rapid.checks": "0", "rapid.nofailfile": "true", "rapid.failfile": "", "rapid.steps": strconv.Itoa(steps)},
 					func() { rapid.Check(tb, m.prop) })
 				switch {
 				case on && (m.lastFail == nil || m.lastFail.Property != b.Property):

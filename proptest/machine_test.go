@@ -39,13 +39,7 @@ type machine struct {
 	stopped  map[string]int
 }
 
-var allOps = []Op{
-	OpCreateChangefeed, OpPauseChangefeed, OpResumeChangefeed, OpRemoveChangefeed, OpMoveMaintainer,
-	OpCreateTable, OpMoveTable, OpSplitTable, OpRemoveTable,
-	OpKillCapture, OpKillMaintainer, OpRestartCapture, OpAddCapture, OpExpireSession,
-	OpDropMessages, OpDupMessages, OpDelayMessages, OpRandomFaults, OpPartition, OpHealNetwork,
-	OpSinkError, OpStallUpstream, OpResumeUpstream, OpBlockCreate, OpSlowClose, OpAdvanceTime,
-}
+var allOps = Ops
 
 var (
 	feedNames = []string{"cf1", "cf2"}

@@ -67,13 +67,29 @@ type scriptItem struct {
 	at   int // model action index the item belongs to (rules: segment start)
 	rule bool
 	step func(r *replayer) (Step, bool)
+	post func(r *replayer) // after the step ran (may be nil)
 	text string
 }
 
 type replayer struct {
 	d       *Driver
+	tables  int     // the model's initial tables
+	ddl     []int64 // impl table IDs created by the script's DDLs, in order
 	slotCap [model.MaxNodes]core.NodeID
 	anyNode bool // rules bound to the message type only
+}
+
+// table maps a model table ID to the implementation's: initial tables keep
+// their IDs, the k-th DDL table is the k-th table the script created.
+func (r *replayer) table(t int64) (int64, bool) {
+	if t <= int64(r.tables) {
+		return t, true
+	}
+	k := int(t) - r.tables - 1
+	if k < 0 || k >= len(r.ddl) {
+		return 0, false
+	}
+	return r.ddl[k], true
 }
 
 func (r *replayer) index(id core.NodeID) (int, bool) {
@@ -180,7 +196,12 @@ func translate(cfg model.Config, actions []model.Action) ([]scriptItem, error) {
 		s := &states[i]
 		switch a.Kind {
 		case model.ACreateTable:
-			items = append(items, scriptItem{at: i, text: "create-table", step: func(*replayer) (Step, bool) { return Step{Op: OpCreateTable, Ms: 1000}, true }})
+			items = append(items, scriptItem{at: i, text: "create-table",
+				step: func(*replayer) (Step, bool) { return Step{Op: OpCreateTable, Ms: 1000}, true },
+				post: func(r *replayer) {
+					ts := r.d.Sim.Upstream().Tables()
+					r.ddl = append(r.ddl, ts[len(ts)-1])
+				}})
 		case model.AUpstreamStall:
 			items = append(items, scriptItem{at: i, text: "stall-upstream", step: func(*replayer) (Step, bool) { return Step{Op: OpStallUpstream, Ms: 1000}, true }})
 		case model.AUpstreamResume:
@@ -217,26 +238,29 @@ func translate(cfg model.Config, actions []model.Action) ([]scriptItem, error) {
 			}
 			firstSchedule = false
 			sl := a.Node
-			items = append(items, scriptItem{at: i, text: fmt.Sprintf("slot %d is the capture the implementation chose for the maintainer", sl), step: func(r *replayer) (Step, bool) {
-				r.d.Sim.RunFor(3000) // let the coordinator place the maintainer
-				m := r.d.maintainerNode(ShadowFeed)
-				if m == "" || r.slotCap[sl] == m {
-					return Step{}, false
-				}
-				// swap slots: the model's maintainer slot is the impl's maintainer capture
-				for o := range r.slotCap {
-					if r.slotCap[o] == m {
-						r.slotCap[o] = r.slotCap[sl]
+			items = append(items, scriptItem{at: i, text: fmt.Sprintf("slot %d is the capture the implementation chose for the maintainer", sl),
+				step: func(r *replayer) (Step, bool) {
+					return Step{Op: OpAdvanceTime, Ms: 3000}, true // let the coordinator place the maintainer
+				},
+				post: func(r *replayer) {
+					m := r.d.maintainerNode(ShadowFeed)
+					if m == "" || r.slotCap[sl] == m {
+						return
 					}
-				}
-				r.slotCap[sl] = m
-				return Step{}, false
-			}})
+					// swap slots: the model's maintainer slot is the impl's maintainer capture
+					for o := range r.slotCap {
+						if r.slotCap[o] == m {
+							r.slotCap[o] = r.slotCap[sl]
+						}
+					}
+					r.slotCap[sl] = m
+				}})
 		case model.AMaintSchedule, model.AMaintMove:
 			t, sl := int64(a.Arg), a.Arg2
 			items = append(items, scriptItem{at: i, text: fmt.Sprintf("table %d on slot %d", t, sl), step: func(r *replayer) (Step, bool) {
 				n, ok := r.slotIndex(sl)
-				return Step{Op: OpMoveTable, Feed: ShadowFeed, Table: t, Node: n, Ms: 500}, ok
+				it, ok2 := r.table(t)
+				return Step{Op: OpMoveTable, Feed: ShadowFeed, Table: it, Node: n, Ms: 2000}, ok && ok2
 			}})
 		case model.ADeliver, model.ADrop, model.ADuplicate:
 			// when was it sent?
@@ -257,8 +281,8 @@ func translate(cfg model.Config, actions []model.Action) ([]scriptItem, error) {
 			typ := implMsgType(msgName(a))
 			src, dst := a.Msg.Src, a.Msg.Dst
 			at := segOf[sent]
-			if isBoundary(actions[sent].Kind) {
-				at = sent // sent by the scripted step itself: add the rule just before it
+			if isEnv(actions[sent].Kind) {
+				at = sent // sent by a scripted step itself: add the rule just before it
 			}
 			items = append(items, scriptItem{at: at, rule: true, text: fmt.Sprintf("%s %s %d->%d", action, typ, src, dst), step: func(r *replayer) (Step, bool) {
 				st := Step{Op: action, MsgType: typ, Count: 1, To: -1}
@@ -269,7 +293,7 @@ func translate(cfg model.Config, actions []model.Action) ([]scriptItem, error) {
 					// bound to the type only: catch every message of the
 					// type the segment sends (the model's one message is one
 					// of them)
-					st.Count = 10
+					st.Count = 1
 				} else {
 					if f, ok := r.endpoint(src); ok {
 						st.From = &f
@@ -282,6 +306,7 @@ func translate(cfg model.Config, actions []model.Action) ([]scriptItem, error) {
 			}})
 		}
 	}
+	items = append(items, silencedChannels(actions, states, segOf)...)
 	sort.SliceStable(items, func(i, j int) bool {
 		if items[i].at != items[j].at {
 			return items[i].at < items[j].at
@@ -289,6 +314,77 @@ func translate(cfg model.Config, actions []model.Action) ([]scriptItem, error) {
 		return items[i].rule && !items[j].rule
 	})
 	return items, nil
+}
+
+// silencedChannels: a node the model crashes had sent messages on a channel
+// (kind, sender, receiver) that the model never delivered before the crash
+// (for example the maintainer's MaintainerStatus: the coordinator's
+// checkpoint stays where it was). The implementation sends such messages
+// periodically, so the script drops that channel's messages from the start
+// of the crash's segment (count 50). Channels that the model delivers on at
+// any later point are left alone (a delivery after the crash becomes a
+// delay rule instead).
+func silencedChannels(actions []model.Action, states []model.State, segOf []int) []scriptItem {
+	var items []scriptItem
+	type ch struct {
+		kind     string
+		src, dst uint8
+	}
+	for c, a := range actions {
+		if a.Kind != model.ACrash || c >= len(states) {
+			continue
+		}
+		start := segOf[c]
+		delivered := map[ch]bool{}
+		for k := start; k < len(actions); k++ { // delivered in the segment, or late (a delay rule covers it)
+			if actions[k].Kind == model.ADeliver {
+				m := actions[k].Msg
+				delivered[ch{msgName(actions[k]), m.Src, m.Dst}] = true
+			}
+		}
+		seen := map[ch]bool{}
+		net := states[c].Net[:]
+		if states[c].Maint[a.Node].Exists {
+			// the maintainer's periodic status to the coordinator, even if the
+			// model had none in flight
+			net = append(append([]model.Msg(nil), net...), model.Msg{Kind: statusKind(), Src: states[c].Ident(a.Node), Dst: model.MaxNodes})
+		}
+		for _, m := range net {
+			if m.Kind == 0 || m.Src == model.MaxNodes || m.Src&3 != a.Node {
+				continue
+			}
+			name := msgName(model.Action{Kind: model.ADeliver, Msg: m})
+			key := ch{name, m.Src, m.Dst}
+			if delivered[key] || seen[key] {
+				continue
+			}
+			seen[key] = true
+			typ, src, dst := implMsgType(name), m.Src, m.Dst
+			items = append(items, scriptItem{at: start, rule: true, text: fmt.Sprintf("drop-messages %s %d->%d (never delivered before the crash)", typ, src, dst),
+				step: func(r *replayer) (Step, bool) {
+					st := Step{Op: OpDropMessages, MsgType: typ, Count: 50, To: -1}
+					if !r.anyNode {
+						if f, ok := r.endpoint(src); ok {
+							st.From = &f
+						}
+						if t, ok := r.endpoint(dst); ok {
+							st.To = t
+						}
+					}
+					return st, true
+				}})
+		}
+	}
+	return items
+}
+
+// statusKind is the model's MaintainerStatus message kind.
+func statusKind() uint8 {
+	var a model.Action
+	if err := a.UnmarshalJSON([]byte(`{"kind":"deliver","msg":{"kind":"MaintainerStatus"}}`)); err != nil {
+		return 0
+	}
+	return a.Msg.Kind
 }
 
 // ReplayModel drives the simulation through a model counterexample's
@@ -318,15 +414,19 @@ func ReplayModel(cfg model.Config, actions []model.Action, prop spec.Property, b
 	if nodes < 2 {
 		nodes = 2
 	}
-	for _, variant := range []string{"rules bound to sender and receiver", "rules bound to the message type only"} {
+	tables := cfg.Tables
+	if tables < 1 {
+		tables = 1 // the simulation needs one table (0 means its default, 4)
+	}
+	for _, variant := range replayVariants {
 		for seed := uint64(0); seed < uint64(opt.Seeds); seed++ {
-			su := Setup{Seed: seed, Nodes: nodes, Tables: cfg.Tables, Bugs: bugs, RawWatermark: raw}
+			// MinCaptures 1: the model may crash all but its coordinator's node.
+			su := Setup{Seed: seed, Nodes: nodes, Tables: tables, Bugs: bugs, RawWatermark: raw, MinCaptures: 1}
 			d, err := NewDriver(su, nil)
 			if err != nil {
 				return res, err
 			}
-			d.MinCaptures = 1 // the model may crash all but its coordinator's node
-			r := &replayer{d: d, anyNode: strings.Contains(variant, "only")}
+			r := &replayer{d: d, anyNode: strings.Contains(variant, "only"), tables: cfg.Tables}
 			caps := d.Sim.Captures()
 			for sl := 0; sl < len(caps) && sl < model.MaxNodes; sl++ {
 				r.slotCap[sl] = caps[sl]
@@ -338,6 +438,9 @@ func ReplayModel(cfg model.Config, actions []model.Action, prop spec.Property, b
 					continue
 				}
 				_ = d.Do(st)
+				if it.post != nil {
+					it.post(r)
+				}
 				if st.Op == OpRestartCapture {
 					// the lowest dead slot takes the newest capture
 					after := d.Sim.Captures()
@@ -350,6 +453,9 @@ func ReplayModel(cfg model.Config, actions []model.Action, prop spec.Property, b
 				}
 				d.Check()
 			}
+			// let delayed messages land before the heal (Heal drops rules,
+			// not messages already in flight, and quiescence may come first)
+			_ = d.Do(Step{Op: OpAdvanceTime, Ms: 31_000})
 			d.Finish()
 			story := Story{Setup: su, Steps: d.Steps}
 			line := fmt.Sprintf("seed %d, %s: ", seed, variant)
@@ -459,3 +565,5 @@ func ParseCounterexample(b []byte) (model.Config, []model.Action, spec.Property,
 	}
 	return cfg, acts, spec.Property(j.Violation.Property), j.Bugs, nil
 }
+
+var replayVariants = []string{"rules bound to sender and receiver", "rules bound to the message type only"}

@@ -17,10 +17,10 @@ import (
 var replayExpect = map[string]bool{
 	"regressed-checkpoint-drops-error":      false,
 	"add-accepts-unbootstrapped-maintainer": false,
-	"restored-create-ignored-for-new-table": false,
+	"restored-create-ignored-for-new-table": true,
 	"inflight-operators-lost-on-failover":   false,
 	"stuck-after-upstream-failure":          true,
-	"no-epoch-fencing":                      false,
+	"no-epoch-fencing":                      true,
 	"trigger-passes-add-table-ddl":          false,
 }
 

@@ -55,7 +55,7 @@ func runRun(args []string, stdout, stderr io.Writer) int {
 	rate := fl.Float64("rate", 2000, "upstream row changes per second (all initial tables)")
 	duration := fl.Duration("duration", 60*time.Second, "fault phase length")
 	settle := fl.Duration("settle-timeout", 120*time.Second, "how long to wait for the checkpoint after healing")
-	scenario := fl.String("scenario", "", "run a seed's fault schedule instead: seed-5709")
+	scenario := fl.String("scenario", "", "run a seed's fault schedule instead: seed-5709, seed-3411, seed-6202, seed-5401, seed-5083, seed-3952")
 	seed := fl.Uint64("seed", 1, "seed of the upstream and of fault targets")
 	format := fl.String("format", "text", "report format: text or json")
 	logDir := fl.String("log-dir", "", "directory for the logs (default a new temp dir)")
@@ -100,9 +100,14 @@ func runRun(args []string, stdout, stderr io.Writer) int {
 		}
 		rc.Steps = steps
 		rc.Cluster.LegacyRawWatermark = legacy
+		nodesSet := false
+		fl.Visit(func(f *flag.Flag) { nodesSet = nodesSet || f.Name == "nodes" })
+		if n := cluster.ScenarioNodes(*scenario); n > 0 && !nodesSet {
+			rc.Cluster.Nodes = n
+		}
 		durSet := false
 		fl.Visit(func(f *flag.Flag) { durSet = durSet || f.Name == "duration" })
-		if last := steps[len(steps)-1].At + 12*time.Second; !durSet || rc.Duration < last {
+		if last := steps[len(steps)-1].At + 20*time.Second; !durSet || rc.Duration < last {
 			rc.Duration = last
 		}
 	case len(faults) == 1 && faults[0] == "none":

@@ -88,6 +88,20 @@ func (b *Backoff) resetBackoff(now int64, checkpoint uint64) {
 	b.timer.Reset(now)
 }
 
+// followCheckpoint raises the baseline to a checkpoint the coordinator
+// accepted outside step 6 of UpdateStatus (a BootstrapDone toggle, a
+// maintainer adopted at coordinator bootstrap), unless the changefeed is
+// retrying (then only CheckStatus may declare recovery).
+//
+// Deviation (found by the soak and proptest): HEAD does not, so the next
+// status's error is taken for "progress past the baseline" and ignored until
+// the DM re-sends it 5 s later.
+func (b *Backoff) followCheckpoint(checkpoint uint64) {
+	if checkpoint > b.checkpointTs && !b.retrying {
+		b.checkpointTs = checkpoint
+	}
+}
+
 // CheckStatus is step 6 of Changefeed.UpdateStatus: checkpoint progress
 // raises the baseline (and recovers a retrying changefeed); otherwise an
 // error goes to HandleError. Returns (changed, state, err).

@@ -97,13 +97,8 @@ func (c *Changefeed) UpdateStatus(now int64, s core.MaintainerStatus, out *core.
 	// 4. BootstrapDone toggled: report Normal, ignore a retryable error.
 	if s.BootstrapDone != old.BootstrapDone {
 		c.lg.Event(out, spec.Event{Kind: spec.BootstrapDoneChanged, Changefeed: string(c.ID), BootstrapDone: s.BootstrapDone})
-		// Deviation (found by the soak test): HEAD returns before step 6,
-		// so the backoff baseline does not follow this status's checkpoint
-		// and the next status's error is taken for "progress past the
-		// baseline" and ignored (until the DM re-sends it 5 s later).
-		if s.CheckpointTs > c.backoff.checkpointTs && !c.backoff.retrying {
-			c.backoff.checkpointTs = s.CheckpointTs
-		}
+		// HEAD returns before step 6; the baseline must still follow.
+		c.backoff.followCheckpoint(s.CheckpointTs)
 		return true, spec.StateNormal, nil
 	}
 	// 6. Backoff.

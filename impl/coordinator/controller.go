@@ -309,6 +309,7 @@ func (c *Coordinator) maybeInitialize(now int64, out *core.Effects) {
 				if r.s.CheckpointTs > cf.status.CheckpointTs {
 					cf.status.CheckpointTs = r.s.CheckpointTs
 				}
+				cf.backoff.followCheckpoint(cf.status.CheckpointTs)
 				cf.status.BootstrapDone = r.s.BootstrapDone
 				cf.status.Epoch = r.s.Epoch
 				continue

@@ -11,6 +11,8 @@
 //	POST   /api/v2/changefeeds/{id}/split_table     {"table_id"}
 //	GET    /api/v2/captures                         the capture list with the owner flag
 //	GET    /api/v2/health                           200 once the capture runs
+//	POST   /api/v2/debug/failpoints                 {"name","on"}: this capture's failpoint (test only)
+//	POST   /api/v2/debug/delay                      DelayRule: delay/duplicate inbound messages (test only)
 //
 // Every capture serves it. Changefeed calls are answered by the owner (the
 // coordinator's capture): another capture forwards them to the owner's API
@@ -56,6 +58,24 @@ type Capture struct {
 	Address string `json:"address"`
 	APIAddr string `json:"api_address"`
 	IsOwner bool   `json:"is_owner"`
+}
+
+// FailpointRequest is the body of /api/v2/debug/failpoints.
+type FailpointRequest struct {
+	Name string `json:"name"`
+	On   bool   `json:"on"`
+}
+
+// DelayRule is the body of /api/v2/debug/delay: the capture holds the
+// next Count inbound messages of Type ("" = any) for DelayMs before handling
+// them (Action "delay"), or handles them now and again after DelayMs
+// (Action "dup"). Clear removes every rule first.
+type DelayRule struct {
+	Type    string `json:"type"`
+	Action  string `json:"action"`
+	DelayMs int64  `json:"delay_ms"`
+	Count   int    `json:"count"`
+	Clear   bool   `json:"clear"`
 }
 
 // CreateRequest is the body of a create.
@@ -104,6 +124,12 @@ type Backend interface {
 	MoveTable(ctx context.Context, id string, table int64, target string) (int, error)
 	SplitTable(ctx context.Context, id string, table int64) (int, error)
 	Captures(ctx context.Context) ([]Capture, error)
+	// SetFailpoint switches a failpoint of this capture (never forwarded):
+	// BlockCreateDispatcher, NotReadyToCloseDispatcher.
+	SetFailpoint(ctx context.Context, name string, on bool) error
+	// AddDelayRule makes this capture delay (or duplicate) the next Count
+	// inbound messages of a type (never forwarded); Clear drops every rule.
+	AddDelayRule(ctx context.Context, r DelayRule) error
 	// OwnerAPIAddr is the owner's API host:port ("" when unknown).
 	OwnerAPIAddr() string
 	// MaintainerAPIAddr is the API host:port of the capture running the

@@ -92,8 +92,12 @@ func (f *fakeBackend) MoveTable(ctx context.Context, id string, t int64, to stri
 func (f *fakeBackend) SplitTable(ctx context.Context, id string, t int64) (int, error) {
 	return 0, ErrNoMaintainer
 }
-func (f *fakeBackend) Captures(ctx context.Context) ([]Capture, error) { return nil, nil }
-func (f *fakeBackend) OwnerAPIAddr() string                            { return f.owner }
+func (f *fakeBackend) Captures(ctx context.Context) ([]Capture, error)     { return nil, nil }
+func (f *fakeBackend) AddDelayRule(ctx context.Context, r DelayRule) error { return nil }
+func (f *fakeBackend) SetFailpoint(ctx context.Context, name string, on bool) error {
+	return fmt.Errorf("%w: unknown failpoint %q", ErrInvalidParam, name)
+}
+func (f *fakeBackend) OwnerAPIAddr() string { return f.owner }
 func (f *fakeBackend) MaintainerAPIAddr(ctx context.Context, id string) string {
 	return f.maint
 }

@@ -161,3 +161,14 @@ func (c *Client) Captures(ctx context.Context) ([]Capture, error) {
 func (c *Client) Health(ctx context.Context) error {
 	return c.do(ctx, "GET", "/api/v2/health", nil, nil)
 }
+
+// SetFailpoint switches a failpoint of the capture this client talks to.
+func (c *Client) SetFailpoint(ctx context.Context, name string, on bool) error {
+	return c.do(ctx, "POST", "/api/v2/debug/failpoints", FailpointRequest{Name: name, On: on}, nil)
+}
+
+// AddDelayRule installs an inbound message rule on the capture this client
+// talks to.
+func (c *Client) AddDelayRule(ctx context.Context, r DelayRule) error {
+	return c.do(ctx, "POST", "/api/v2/debug/delay", r, nil)
+}

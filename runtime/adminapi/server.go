@@ -27,6 +27,8 @@ func Handler(b Backend) http.Handler {
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /api/v2/health", func(w http.ResponseWriter, r *http.Request) { writeJSON(w, 200, map[string]bool{"ok": true}) })
 	mux.HandleFunc("GET /api/v2/captures", h.captures)
+	mux.HandleFunc("POST /api/v2/debug/failpoints", h.failpoint)
+	mux.HandleFunc("POST /api/v2/debug/delay", h.delay)
 	mux.HandleFunc("POST /api/v2/changefeeds", h.owner(h.create))
 	mux.HandleFunc("GET /api/v2/changefeeds", h.owner(h.list))
 	mux.HandleFunc("GET /api/v2/changefeeds/{id}", h.owner(h.get))
@@ -259,4 +261,36 @@ func (h *handler) captures(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	writeJSON(w, 200, cs)
+}
+
+func (h *handler) failpoint(w http.ResponseWriter, r *http.Request) {
+	var req FailpointRequest
+	body, err := io.ReadAll(io.LimitReader(r.Body, 1<<16))
+	if err == nil {
+		err = decode(body, &req)
+	}
+	if err == nil {
+		err = h.b.SetFailpoint(r.Context(), req.Name, req.On)
+	}
+	if err != nil {
+		writeErr(w, err)
+		return
+	}
+	writeJSON(w, 200, map[string]any{})
+}
+
+func (h *handler) delay(w http.ResponseWriter, r *http.Request) {
+	var req DelayRule
+	body, err := io.ReadAll(io.LimitReader(r.Body, 1<<16))
+	if err == nil {
+		err = decode(body, &req)
+	}
+	if err == nil {
+		err = h.b.AddDelayRule(r.Context(), req)
+	}
+	if err != nil {
+		writeErr(w, err)
+		return
+	}
+	writeJSON(w, 200, map[string]any{})
 }

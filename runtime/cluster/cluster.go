@@ -164,8 +164,10 @@ type Cluster struct {
 	stopping bool
 	members  map[string]server.CaptureValue
 	frozen   []frozenProc
-	timeline []Sample
-	StartTs  uint64 // the changefeed's start ts (ms)
+	// lastMaintainer: the maintainer host a scenario targeted last.
+	lastMaintainer string
+	timeline       []Sample
+	StartTs        uint64 // the changefeed's start ts (ms)
 }
 
 type frozenProc struct {
@@ -644,6 +646,138 @@ func (c *Cluster) bystander(ctx context.Context) (*proc, string, error) {
 	return nil, "", errors.New("no capture other than the owner")
 }
 
+// maintainerHost returns the capture running the changefeed's maintainer.
+func (c *Cluster) maintainerHost(ctx context.Context) (string, error) {
+	info, err := c.API().Get(ctx, c.cfg.Changefeed)
+	if err != nil {
+		return "", err
+	}
+	for id, v := range c.Members() {
+		if v.APIAddr == info.MaintainerOn {
+			return id, nil
+		}
+	}
+	return "", fmt.Errorf("maintainer of %s not found (api %q)", c.cfg.Changefeed, info.MaintainerOn)
+}
+
+// setFailpoint switches a failpoint on one capture.
+func (c *Cluster) setFailpoint(ctx context.Context, id, name string, on bool) error {
+	v, ok := c.Members()[id]
+	if !ok {
+		return fmt.Errorf("capture %s not registered", id)
+	}
+	return adminapi.NewClient(v.APIAddr).SetFailpoint(ctx, name, on)
+}
+
+// delayRule installs an inbound message rule on one capture.
+func (c *Cluster) delayRule(ctx context.Context, id string, r adminapi.DelayRule) error {
+	v, ok := c.Members()[id]
+	if !ok {
+		return fmt.Errorf("capture %s not registered", id)
+	}
+	return adminapi.NewClient(v.APIAddr).AddDelayRule(ctx, r)
+}
+
+// DelayBlockStatus makes the maintainer's capture hold the table
+// trigger's block statuses (a DDL's NONE report) for d.
+func (c *Cluster) DelayBlockStatus(ctx context.Context, d time.Duration) (string, error) {
+	maint, err := c.maintainerHost(ctx)
+	if err != nil {
+		return "", err
+	}
+	return maint, c.delayRule(ctx, maint, adminapi.DelayRule{Type: "BlockStatusRequest", Action: "delay", DelayMs: d.Milliseconds(), Count: 1000})
+}
+
+// StaleCreate moves a table to a capture that holds the move's Create for
+// d, then kill -9s the maintainer's capture: the Create of the old
+// maintainer generation lands after the next maintainer took over (#5083).
+func (c *Cluster) StaleCreate(ctx context.Context, d time.Duration) (string, error) {
+	maint, err := c.maintainerHost(ctx)
+	if err != nil {
+		return "", err
+	}
+	var others []string
+	for id := range c.Members() {
+		if id != maint {
+			others = append(others, id)
+		}
+	}
+	if len(others) == 0 {
+		return "", errors.New("stale-create needs 2 captures")
+	}
+	sort.Strings(others)
+	dest := others[c.rng.IntN(len(others))]
+	if err := c.delayRule(ctx, dest, adminapi.DelayRule{Type: "ScheduleDispatcherRequest", Action: "delay", DelayMs: d.Milliseconds(), Count: 1}); err != nil {
+		return "", err
+	}
+	moved := int64(0)
+	for _, t := range c.Up.TablesAt(uint64(time.Now().UnixMilli()) - 2000) {
+		if n, err := c.API().MoveTable(ctx, c.cfg.Changefeed, t, dest); err == nil && n > 0 {
+			moved = t
+			break
+		}
+	}
+	if moved == 0 {
+		return "", fmt.Errorf("no table could move to %s", dest)
+	}
+	time.Sleep(time.Second)
+	if _, err := c.KillCapture(maint); err != nil {
+		return "", err
+	}
+	return fmt.Sprintf("table %d -> %s (Create held %s), maintainer %s killed", moved, dest, d, maint), nil
+}
+
+// clearFailpoints switches every failpoint off on every capture.
+func (c *Cluster) clearFailpoints() {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	for id := range c.Members() {
+		_ = c.setFailpoint(ctx, id, "BlockCreateDispatcher", false)
+		_ = c.setFailpoint(ctx, id, "NotReadyToCloseDispatcher", false)
+		_ = c.delayRule(ctx, id, adminapi.DelayRule{Clear: true})
+	}
+}
+
+// FailoverInflight keeps dispatcher operators in flight (one capture does
+// not create dispatchers, another does not finish closing them), moves
+// every table to the first one and splits one, then kill -9s the
+// maintainer's capture: the next maintainer must restore the in-flight
+// operators from the dispatcher managers' journals (#3411/#3691).
+func (c *Cluster) FailoverInflight(ctx context.Context) (string, error) {
+	maint, err := c.maintainerHost(ctx)
+	if err != nil {
+		return "", err
+	}
+	var others []string
+	for id := range c.Members() {
+		if id != maint {
+			others = append(others, id)
+		}
+	}
+	sort.Strings(others)
+	if len(others) < 2 {
+		return "", errors.New("failover-inflight needs 3 captures")
+	}
+	dest, closer := others[0], others[1]
+	if err := c.setFailpoint(ctx, dest, "BlockCreateDispatcher", true); err != nil {
+		return "", err
+	}
+	if err := c.setFailpoint(ctx, closer, "NotReadyToCloseDispatcher", true); err != nil {
+		return "", err
+	}
+	moved := 0
+	for _, t := range c.Up.TablesAt(uint64(time.Now().UnixMilli()) - 2000) {
+		if n, err := c.API().MoveTable(ctx, c.cfg.Changefeed, t, dest); err == nil {
+			moved += n
+		}
+	}
+	time.Sleep(300 * time.Millisecond)
+	if _, err := c.KillCapture(maint); err != nil {
+		return "", err
+	}
+	return fmt.Sprintf("maintainer %s killed with %d moves to %s in flight", maint, moved, dest), nil
+}
+
 // Freeze SIGSTOPs a bystander capture (no heartbeats, its session lease
 // still alive until expired): a process stall, as in a long GC pause.
 func (c *Cluster) Freeze(ctx context.Context) (string, error) {
@@ -812,6 +946,7 @@ func (c *Cluster) Heal() uint64 {
 	}
 	_ = c.Stall(false)
 	c.thawAll()
+	c.clearFailpoints()
 	target := c.Up.GlobalResolvedTs()
 	c.lg.Event(nil, spec.Event{Kind: spec.FaultsHealed, Checkpoint: target})
 	return target

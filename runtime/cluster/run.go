@@ -3,6 +3,8 @@ package cluster
 import (
 	"context"
 	"fmt"
+
+	"cdcspec/runtime/adminapi"
 	"sort"
 	"strings"
 	"time"
@@ -13,7 +15,7 @@ import (
 )
 
 // Faults are the fault names a schedule may use.
-var Faults = []string{"kill", "kill-owner", "expire", "kafka", "pause", "move", "split", "create-table", "stall", "move-kill", "freeze", "expire-frozen"}
+var Faults = []string{"kill", "kill-owner", "expire", "kafka", "pause", "move", "split", "create-table", "stall", "move-kill", "freeze", "expire-frozen", "failover-inflight", "kill-maintainer", "delay-block-status", "stale-create", "dup-remove-maintainer", "slow-maintainer-close"}
 
 // DefaultFaults is the default schedule's mix.
 var DefaultFaults = []string{"kill", "kafka", "move", "expire", "split", "create-table", "pause", "move-kill"}
@@ -37,6 +39,14 @@ func Schedule(faults []string, d time.Duration) []Step {
 		out = append(out, Step{At: gap * time.Duration(i+1), Fault: f})
 	}
 	return out
+}
+
+// ScenarioNodes is the capture count a scenario needs (0: the default).
+func ScenarioNodes(name string) int {
+	if name == "seed-3952" {
+		return 1
+	}
+	return 0
 }
 
 // Scenario returns a named seed's schedule and whether it needs the
@@ -65,7 +75,47 @@ func Scenario(name string) ([]Step, bool, error) {
 			{At: 9 * time.Second, Fault: "expire-frozen"},
 		}, true, nil
 	}
-	return nil, false, fmt.Errorf("unknown scenario %q (known: seed-5709)", name)
+	if name == "seed-6202" {
+		// pingcap/ticdc#6202: the checkpoint is held below a CREATE TABLE
+		// (Kafka times out), the new table's dispatcher is created, then
+		// the maintainer's capture dies; the next maintainer bootstraps
+		// below the DDL.
+		return []Step{
+			{At: 4 * time.Second, Fault: "kafka", Dur: 10 * time.Second},
+			{At: 4100 * time.Millisecond, Fault: "create-table"},
+			{At: 6500 * time.Millisecond, Fault: "kill-maintainer"},
+		}, false, nil
+	}
+	if name == "seed-3952" {
+		// pingcap/ticdc#3952: a delayed duplicate RemoveMaintainerRequest
+		// re-creates a removal-only maintainer after the stop operator
+		// closed the real one; its close is slow; the backoff's add lands
+		// on the same capture (ScenarioNodes: 1) and sees it "Working".
+		return []Step{
+			{At: 4 * time.Second, Fault: "dup-remove-maintainer", Dur: 7 * time.Second},
+			{At: 4100 * time.Millisecond, Fault: "kafka", Dur: 5 * time.Second},
+			{At: 12 * time.Second, Fault: "slow-maintainer-close", Dur: 30 * time.Second},
+		}, false, nil
+	}
+	if name == "seed-5401" {
+		// pingcap/ticdc#5401: the table trigger's NONE report of a CREATE
+		// TABLE reaches the maintainer 3 s late.
+		return []Step{
+			{At: 4 * time.Second, Fault: "delay-block-status", Dur: 3 * time.Second},
+			{At: 4100 * time.Millisecond, Fault: "create-table"},
+		}, false, nil
+	}
+	if name == "seed-5083" {
+		// pingcap/ticdc#5083: a Create of the previous maintainer
+		// generation lands after the next maintainer took over.
+		return []Step{{At: 4 * time.Second, Fault: "stale-create", Dur: 20 * time.Second}}, false, nil
+	}
+	if name == "seed-3411" {
+		// pingcap/ticdc#3411: dispatcher operators in flight (held by
+		// failpoints) when the maintainer's capture dies.
+		return []Step{{At: 4 * time.Second, Fault: "failover-inflight"}}, false, nil
+	}
+	return nil, false, fmt.Errorf("unknown scenario %q (known: seed-5709, seed-3411, seed-6202, seed-5401, seed-5083, seed-3952)", name)
 }
 
 // RunConfig is a whole `cdcspec run`.
@@ -115,6 +165,10 @@ type Result struct {
 	Settled           bool             `json:"settled"`
 	SettleError       string           `json:"settle_error,omitempty"`
 	Restarts          int              `json:"restarts"`
+	// LagPeakMs and LagAvgMs: checkpoint lag (now - stored checkpoint)
+	// over the fault phase.
+	LagPeakMs int64 `json:"lag_peak_ms"`
+	LagAvgMs  int64 `json:"lag_avg_ms"`
 }
 
 // OK reports whether nothing was lost and no property was violated.
@@ -175,6 +229,19 @@ func Run(ctx context.Context, rc RunConfig) (*Result, error) {
 			return nil, ctx.Err()
 		case <-time.After(wait):
 		}
+	}
+	var lagSum, lagN int64
+	for _, smp := range c.Timeline() {
+		if smp.At < begin.UnixMilli() {
+			continue
+		}
+		lag := smp.At - int64(smp.Checkpoint)
+		res.LagPeakMs = max(res.LagPeakMs, lag)
+		lagSum += lag
+		lagN++
+	}
+	if lagN > 0 {
+		res.LagAvgMs = lagSum / lagN
 	}
 	target := c.Heal()
 	c.progress("healed; waiting for the checkpoint to pass %d", target)
@@ -270,6 +337,55 @@ func (c *Cluster) inject(ctx context.Context, st Step) Recovery {
 			return fail(err)
 		}
 		r.Target = id
+	case "dup-remove-maintainer", "slow-maintainer-close":
+		typ, action := "RemoveMaintainerRequest", "dup"
+		if st.Fault == "slow-maintainer-close" {
+			typ, action = "MaintainerCloseResponse", "delay"
+		}
+		id, err := c.maintainerHost(ctx)
+		if err != nil {
+			// The changefeed may be stopping: use the capture that ran it last.
+			id = c.lastMaintainer
+		}
+		if id == "" {
+			return fail(fmt.Errorf("no maintainer host: %v", err))
+		}
+		c.lastMaintainer = id
+		count := 1
+		if action == "delay" {
+			count = 1000
+		}
+		if err := c.delayRule(ctx, id, adminapi.DelayRule{Type: typ, Action: action, DelayMs: dur(10 * time.Second).Milliseconds(), Count: count}); err != nil {
+			return fail(err)
+		}
+		r.Target = id
+	case "delay-block-status":
+		id, err := c.DelayBlockStatus(ctx, dur(3*time.Second))
+		if err != nil {
+			return fail(err)
+		}
+		r.Target = id
+	case "stale-create":
+		what, err := c.StaleCreate(ctx, dur(20*time.Second))
+		if err != nil {
+			return fail(err)
+		}
+		r.Target = what
+	case "kill-maintainer":
+		id, err := c.maintainerHost(ctx)
+		if err != nil {
+			return fail(err)
+		}
+		if _, err := c.KillCapture(id); err != nil {
+			return fail(err)
+		}
+		r.Target = id
+	case "failover-inflight":
+		what, err := c.FailoverInflight(ctx)
+		if err != nil {
+			return fail(err)
+		}
+		r.Target = what
 	case "freeze":
 		id, err := c.Freeze(ctx)
 		if err != nil {

@@ -109,6 +109,8 @@ type Server struct {
 
 	inbox   chan func()
 	msgs    chan core.Envelope
+	delayed chan core.Envelope
+	rules   []adminapi.DelayRule // loop-owned
 	results chan core.SinkResult
 	resign  chan struct{}
 
@@ -163,7 +165,7 @@ func Run(ctx context.Context, cfg Config) error {
 		defer f.Close()
 		logw = f
 	}
-	s := &Server{cfg: cfg, id: NewNodeID(), inbox: make(chan func(), 256), msgs: make(chan core.Envelope, 8192),
+	s := &Server{cfg: cfg, id: NewNodeID(), inbox: make(chan func(), 256), msgs: make(chan core.Envelope, 8192), delayed: make(chan core.Envelope, 1024),
 		results: make(chan core.SinkResult, 8192), resign: make(chan struct{}, 1), peers: map[core.NodeID]CaptureValue{}}
 	s.opts = core.Options{Bugs: bugs, Legacy: cfg.Legacy}.WithDefaults()
 	s.lg = logging.New(&lockedWriter{w: logw}, wallClock{}, cfg.LogLevel)
@@ -273,6 +275,13 @@ func (s *Server) loop(ctx context.Context) error {
 			s.exec(out)
 			s.gcSinks()
 		case env := <-s.msgs:
+			if s.applyRules(env) {
+				continue
+			}
+			out := &core.Effects{}
+			s.cap.OnMessage(time.Now().UnixMilli(), env.From, env.Msg, out)
+			s.exec(out)
+		case env := <-s.delayed:
 			out := &core.Effects{}
 			s.cap.OnMessage(time.Now().UnixMilli(), env.From, env.Msg, out)
 			s.exec(out)
@@ -284,6 +293,28 @@ func (s *Server) loop(ctx context.Context) error {
 			f()
 		}
 	}
+}
+
+// applyRules applies the debug delay rules to an inbound message; it
+// reports whether the message was held back.
+func (s *Server) applyRules(env core.Envelope) bool {
+	for i := range s.rules {
+		r := &s.rules[i]
+		if r.Count <= 0 || (r.Type != "" && r.Type != env.Msg.TypeName()) {
+			continue
+		}
+		r.Count--
+		s.lg.Info("message_center.go", 1, "debug rule holds a message", zap.String("type", env.Msg.TypeName()),
+			zap.String("from", string(env.From)), zap.String("action", r.Action), zap.Int64("delayMs", r.DelayMs))
+		time.AfterFunc(time.Duration(r.DelayMs)*time.Millisecond, func() {
+			select {
+			case s.delayed <- env:
+			default:
+			}
+		})
+		return r.Action != "dup"
+	}
+	return false
 }
 
 // suicide is TiCDC's session-lost path: fence, log, exit.
@@ -688,4 +719,34 @@ func (b *backend) MaintainerAPIAddr(ctx context.Context, id string) string {
 		return ""
 	}
 	return info.MaintainerOn
+}
+
+func (b *backend) SetFailpoint(ctx context.Context, name string, on bool) error {
+	return b.call(ctx, func(now int64) error {
+		switch name {
+		case "BlockCreateDispatcher":
+			b.s.cap.Orchestrator.BlockCreateDispatcher = on
+		case "NotReadyToCloseDispatcher":
+			b.s.cap.Orchestrator.NotReadyToCloseDispatcher = on
+		default:
+			return fmt.Errorf("%w: unknown failpoint %q (known: BlockCreateDispatcher, NotReadyToCloseDispatcher)", adminapi.ErrInvalidParam, name)
+		}
+		b.s.lg.Warn("failpoint.go", 1, "failpoint switched", zap.String("name", name), zap.Bool("on", on))
+		return nil
+	})
+}
+
+func (b *backend) AddDelayRule(ctx context.Context, r adminapi.DelayRule) error {
+	if !r.Clear && (r.Count <= 0 || r.DelayMs <= 0 || (r.Action != "delay" && r.Action != "dup")) {
+		return fmt.Errorf("%w: a delay rule needs count > 0, delay_ms > 0 and action delay or dup", adminapi.ErrInvalidParam)
+	}
+	return b.call(ctx, func(now int64) error {
+		if r.Clear {
+			b.s.rules = nil
+		}
+		if r.Count > 0 {
+			b.s.rules = append(b.s.rules, r)
+		}
+		return nil
+	})
 }

@@ -20,6 +20,9 @@ type SinkConfig struct {
 	DialTimeout  time.Duration
 }
 
+// chunkMs is the ts window of one WriteRange call.
+const chunkMs = 250
+
 // sinks is the capture's core.Sink side: one kafkasink.Sink per sink
 // instance ID (one per dispatcher manager), created on its first write.
 // Each instance has a writer goroutine that turns a SinkWrite into the
@@ -209,14 +212,28 @@ func (s *sinkInst) run() {
 				}
 				started = true
 			}
-			rows = rows[:0]
-			s.m.up.Rows(w.Span, w.FromTs, w.ToTs, string(w.Dispatcher), func(r kafkasink.Row) { rows = append(rows, r) })
-			if err := s.sink.WriteRange(s.ctx, string(w.Dispatcher), TSO(w.ToTs), rows); err != nil {
-				if s.ctx.Err() != nil {
+			// A lagging dispatcher's range can span minutes: write it in
+			// windows of chunkMs so memory stays bounded (WriteRange blocks
+			// under back pressure). Only the last window's flush (ToTs)
+			// completes the SinkWrite.
+			for lo := w.FromTs; lo < w.ToTs; {
+				hi := min(lo+chunkMs, w.ToTs)
+				rows = rows[:0]
+				s.m.up.Rows(w.Span, lo, hi, string(w.Dispatcher), func(r kafkasink.Row) { rows = append(rows, r) })
+				if err := s.sink.WriteRange(s.ctx, string(w.Dispatcher), TSO(hi), rows); err != nil {
+					if s.ctx.Err() != nil {
+						return
+					}
+					s.fail(err)
 					return
 				}
-				s.fail(err)
-				return
+				lo = hi
+			}
+			if w.ToTs <= w.FromTs {
+				if err := s.sink.WriteRange(s.ctx, string(w.Dispatcher), TSO(w.ToTs), nil); err != nil && s.ctx.Err() == nil {
+					s.fail(err)
+					return
+				}
 			}
 		}
 	}

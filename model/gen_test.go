@@ -1,0 +1,88 @@
+package model
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"cdcspec/spec"
+)
+
+// dslAction renders an action as a scenario-file line (see scenario_test.go).
+func dslAction(s *State, a Action) string {
+	node := func(n uint8) string { return fmt.Sprintf("n%d", n) }
+	ep := func(id uint8) string {
+		if id == coordSlot {
+			return "coordinator"
+		}
+		return node(slotOf(id))
+	}
+	tableOf := func(id uint8) string {
+		if d := s.disp(id); d != nil {
+			return fmt.Sprintf("t%d", d.Table)
+		}
+		return "t?"
+	}
+	switch a.Kind {
+	case ACrash, ADetect, ARestart, ACoordSchedule, AMaintTick, AMaintCleanup, ADMTick:
+		return a.Kind.String() + " " + node(a.Node)
+	case ASinkError, ADispClosed:
+		return a.Kind.String() + " " + tableOf(a.Arg)
+	case AMaintSchedule, AMaintMove:
+		return fmt.Sprintf("%s %s t%d %s", a.Kind, node(a.Node), a.Arg, node(a.Arg2))
+	case ADeliver, ADrop, ADuplicate:
+		return fmt.Sprintf("%s %s %s", a.Kind, ep(a.Msg.Src), ep(a.Msg.Dst))
+	}
+	return a.Kind.String()
+}
+
+// TestGenerateScenarioSkeletons writes scenario files from the catalogued
+// bugs' counterexamples (GEN_SCENARIOS=1; then run TestScenarios -rewrite).
+func TestGenerateScenarioSkeletons(t *testing.T) {
+	if os.Getenv("GEN_SCENARIOS") == "" {
+		t.Skip("set GEN_SCENARIOS=1 to regenerate testdata skeletons")
+	}
+	for _, b := range spec.Bugs() {
+		cfg, _ := Standard(BugConfig(b.Name))
+		bug, _ := ParseBug(b.Name)
+		cfg.Bugs = bug
+		r := Check(cfg, Options{Workers: 1})
+		if r.Violation == nil {
+			t.Fatalf("%s: no violation", b.Name)
+		}
+		s := Init(&cfg)
+		var lines []string
+		fair := false
+		for _, st := range r.Violation.Steps {
+			if st.Fair {
+				fair = true
+				if st.Action.Kind == aNone {
+					continue
+				}
+				if b.Property == spec.EverySpanReplicated || b.Property == spec.CheckpointAdvancesAfterHeal {
+					continue
+				}
+			}
+			lines = append(lines, dslAction(&s, st.Action))
+			step(&cfg, &s, st.Action, nil)
+		}
+		var f strings.Builder
+		fmt.Fprintf(&f, "# %s (%s): %s\n#\n# %s\n\n", b.Name, b.Issue, b.Property, b.Story)
+		for _, mode := range []string{"bug", "fixed"} {
+			if mode == "bug" {
+				fmt.Fprintf(&f, "# With the bug switched on.\nnew config=%s bug=%s\n----\n\ndo\n%s\n----\n\n", cfg.Name, b.Name, strings.Join(lines, "\n"))
+			} else {
+				fmt.Fprintf(&f, "# The same steps with the fix.\nnew config=%s\n----\n\ndo\n%s\n----\n\n", cfg.Name, strings.Join(lines, "\n"))
+			}
+			if fair && (b.Property == spec.EverySpanReplicated || b.Property == spec.CheckpointAdvancesAfterHeal) {
+				f.WriteString("fair\n----\n\n")
+			}
+		}
+		path := filepath.Join("testdata", "bug_"+b.Name+".txt")
+		if err := os.WriteFile(path, []byte(f.String()), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+}

@@ -1,0 +1,224 @@
+package model
+
+import (
+	"encoding/json"
+	"flag"
+	"testing"
+
+	"cdcspec/spec"
+)
+
+var long = flag.Bool("long", false, "run the full-size checks (every standard configuration exhaustively)")
+
+// TestBugCatalogue: every catalogued bug has a model switch and a standard
+// configuration.
+func TestBugCatalogue(t *testing.T) {
+	if err := CheckBugCatalogue(); err != nil {
+		t.Fatal(err)
+	}
+	for _, b := range spec.Bugs() {
+		if _, ok := Standard(BugConfig(b.Name)); !ok {
+			t.Errorf("bug %s: configuration %q is not a standard configuration", b.Name, BugConfig(b.Name))
+		}
+	}
+}
+
+func prefixLen(ce *Counterexample) int {
+	n := 0
+	for _, s := range ce.Steps {
+		if !s.Fair {
+			n++
+		}
+	}
+	return n
+}
+
+// TestBugsFound: with each catalogued bug switched on, the checker finds a
+// violation of the bug's property in the bug's configuration; the
+// counterexample replays, exports to JSON and back, and the spec monitors
+// judge its events the same way; with the bug off, the same configuration
+// has no violation up to the same depth (plus two steps).
+func TestBugsFound(t *testing.T) {
+	for _, b := range spec.Bugs() {
+		t.Run(b.Name, func(t *testing.T) {
+			cfg, _ := Standard(BugConfig(b.Name))
+			bug, _ := ParseBug(b.Name)
+			cfg.Bugs = bug
+			r := Check(cfg, Options{})
+			if r.Outcome != "violation" || r.Violation == nil {
+				t.Fatalf("bug %s in config %s: outcome %s (%s), want a violation of %s", b.Name, cfg.Name, r.Outcome, r.Reason, b.Property)
+			}
+			ce := r.Violation
+			if ce.Property != b.Property {
+				t.Fatalf("bug %s: violated %s, want %s\n%s", b.Name, ce.Property, b.Property, ce.Story())
+			}
+			// The actions replay to the same final state, also through JSON.
+			data, err := json.Marshal(ce.Actions())
+			if err != nil {
+				t.Fatal(err)
+			}
+			var acts []Action
+			if err := json.Unmarshal(data, &acts); err != nil {
+				t.Fatal(err)
+			}
+			states, _, err := Replay(cfg, acts)
+			if err != nil {
+				t.Fatalf("replay: %v", err)
+			}
+			if states[len(states)-1] != ce.Final {
+				t.Fatalf("replay ends in a different state")
+			}
+			// The spec monitors see the same violation in the events. The
+			// error-never-dropped monitor judges a dropped error only at the
+			// next accepted status, which the counterexample does not reach.
+			if b.Property != spec.ErrorNeverDropped {
+				found := false
+				for _, v := range monitorsAgree(&cfg, ce) {
+					found = found || v.Property == b.Property
+				}
+				if !found {
+					t.Errorf("bug %s: the spec monitors do not report %s on the counterexample's events\n%s", b.Name, b.Property, ce.Story())
+				}
+			}
+			t.Logf("%s: %s in %d steps (%d before faults heal), %d states, %.2fs", b.Name, ce.Property, len(ce.Steps), prefixLen(ce), r.Distinct, r.Seconds)
+			if raceEnabled && !*long {
+				return // the fixed run is the slow part; covered without -race
+			}
+			fixed := cfg
+			fixed.Bugs = 0
+			fixed.MaxDepth = prefixLen(ce) + 2
+			if *long {
+				fixed.MaxDepth = 0
+			}
+			rf := Check(fixed, Options{})
+			if rf.Outcome == "violation" {
+				t.Fatalf("fixed model, config %s up to depth %d: %s\n%s", fixed.Name, fixed.MaxDepth, rf.Violation.Property, rf.Violation.Story())
+			}
+		})
+	}
+}
+
+// TestPinnedStateCounts pins the number of distinct states of each standard
+// configuration (explored to a depth bound; -long: completely), so an edit
+// that quietly changes the explored space fails here. Update the numbers
+// only with an explanation of why the space changed.
+func TestPinnedStateCounts(t *testing.T) {
+	pins := []struct {
+		config string
+		depth  int
+		want   int64
+	}{
+		{"default", 18, 203963},
+		{"regressed-checkpoint", 16, 159551},
+		{"ddl-failover", 18, 175384},
+		{"new-table", 17, 200518},
+		{"move-failover", 16, 136451},
+		{"upstream-outage", 12, 66554},
+		{"sink-error", 16, 101012},
+	}
+	full := map[string]int64{
+		"default": 336796,
+	}
+	for _, p := range pins {
+		t.Run(p.config, func(t *testing.T) {
+			cfg, _ := Standard(p.config)
+			cfg.Liveness = false
+			cfg.MaxDepth = p.depth
+			if raceEnabled {
+				cfg.MaxDepth = p.depth - 4
+			}
+			if *long {
+				if n, ok := full[p.config]; ok {
+					cfg.MaxDepth = 0
+					p.want = n
+				} else {
+					t.Skip("no full pin")
+				}
+			} else if raceEnabled {
+				t.Skip("pins are for the non-race build")
+			}
+			r := Check(cfg, Options{})
+			if r.Outcome == "violation" {
+				t.Fatalf("%s: %s\n%s", p.config, r.Violation.Property, r.Violation.Story())
+			}
+			if r.Distinct != p.want {
+				t.Errorf("%s depth %d: %d distinct states, pinned %d", p.config, cfg.MaxDepth, r.Distinct, p.want)
+			}
+		})
+	}
+}
+
+// TestDefaultComplete: the default configuration is explored completely,
+// liveness included, and every property holds.
+func TestDefaultComplete(t *testing.T) {
+	if raceEnabled {
+		t.Skip("too slow under -race; the non-race build covers it")
+	}
+	cfg, _ := Standard("default")
+	r := Check(cfg, Options{})
+	if r.Outcome != "ok" {
+		msg := r.Reason
+		if r.Violation != nil {
+			msg = r.Violation.Story()
+		}
+		t.Fatalf("default: %s %s", r.Outcome, msg)
+	}
+	t.Logf("default: %d states, depth %d, %.1fs, %.0f states/s", r.Distinct, r.Depth, r.Seconds, r.StatesPerSecond())
+}
+
+// TestStepIsPure: Step does not change its input, and the same action on the
+// same state gives the same result.
+func TestStepIsPure(t *testing.T) {
+	cfg, _ := Standard("default")
+	r := Simulate(cfg, 7, 20, 40)
+	_ = r
+	s := Init(&cfg)
+	for i := 0; i < 60; i++ {
+		acts := Actions(cfg, s)
+		if len(acts) == 0 {
+			break
+		}
+		a := acts[(i*7)%len(acts)]
+		before := s
+		n1, e1 := Step(cfg, s, a)
+		n2, e2 := Step(cfg, s, a)
+		if s != before {
+			t.Fatalf("Step changed its input")
+		}
+		if n1 != n2 || len(e1) != len(e2) {
+			t.Fatalf("Step is not deterministic for %s", a)
+		}
+		s = n1
+	}
+}
+
+// TestSimulateFindsBug: random walks find a shallow bug.
+func TestSimulateFindsBug(t *testing.T) {
+	cfg, _ := Standard("default")
+	cfg.Bugs = BugAddAcceptsUnbootstrapped
+	r := Simulate(cfg, 1, 200, 30)
+	if r.Outcome != "violation" || r.Violation.Property != spec.RunningMaintainerBootstrapped {
+		t.Fatalf("simulate: %s", r.Outcome)
+	}
+}
+
+func BenchmarkCheckDefault(b *testing.B) {
+	cfg, _ := Standard("default")
+	var r Result
+	for i := 0; i < b.N; i++ {
+		r = Check(cfg, Options{})
+	}
+	b.ReportMetric(r.StatesPerSecond(), "states/s")
+	b.ReportMetric(float64(r.Distinct), "states")
+}
+
+func BenchmarkCheckDefaultSafety(b *testing.B) {
+	cfg, _ := Standard("default")
+	cfg.Liveness = false
+	var r Result
+	for i := 0; i < b.N; i++ {
+		r = Check(cfg, Options{})
+	}
+	b.ReportMetric(r.StatesPerSecond(), "states/s")
+	b.ReportMetric(float64(r.Distinct), "states")
+}
