@@ -153,6 +153,7 @@ type Cluster struct {
 	logf  *os.File
 	procs []*proc
 	rng   *rand.Rand
+	rngMu sync.Mutex
 
 	brokers   []string
 	endpoints []string
@@ -266,6 +267,20 @@ func Start(ctx context.Context, cfg Config) (*Cluster, error) {
 	c.progress("changefeed %s created at ts %d over %d tables, %g rows/s", cfg.Changefeed, c.StartTs, cfg.Tables, cfg.Rate)
 	ok = true
 	return c, nil
+}
+
+// intn and perm draw from the seeded rng; faults and the delayed resume of
+// a pause draw from different goroutines.
+func (c *Cluster) intn(n int) int {
+	c.rngMu.Lock()
+	defer c.rngMu.Unlock()
+	return c.rng.IntN(n)
+}
+
+func (c *Cluster) perm(n int) []int {
+	c.rngMu.Lock()
+	defer c.rngMu.Unlock()
+	return c.rng.Perm(n)
 }
 
 // Brokers returns the Kafka brokers.
@@ -458,7 +473,7 @@ func (c *Cluster) API() *adminapi.Client {
 	if len(ids) == 0 {
 		return adminapi.NewClient("127.0.0.1:1")
 	}
-	return adminapi.NewClient(m[ids[c.rng.IntN(len(ids))]].APIAddr)
+	return adminapi.NewClient(m[ids[c.intn(len(ids))]].APIAddr)
 }
 
 // OwnerAPI returns a client for the owner's API.
@@ -564,7 +579,7 @@ func (c *Cluster) pickSlot(avoidOwner bool) (*proc, string, error) {
 	if len(cands) == 0 {
 		return nil, "", errors.New("no running capture to pick")
 	}
-	p := cands[c.rng.IntN(len(cands))]
+	p := cands[c.intn(len(cands))]
 	return p, slots[p.slot], nil
 }
 
@@ -706,7 +721,7 @@ func (c *Cluster) StaleCreate(ctx context.Context, d time.Duration) (string, err
 		return "", errors.New("stale-create needs 2 captures")
 	}
 	sort.Strings(others)
-	dest := others[c.rng.IntN(len(others))]
+	dest := others[c.intn(len(others))]
 	if err := c.delayRule(ctx, dest, adminapi.DelayRule{Type: "ScheduleDispatcherRequest", Action: "delay", DelayMs: d.Milliseconds(), Count: 1}); err != nil {
 		return "", err
 	}
@@ -902,11 +917,11 @@ func (c *Cluster) MoveTable(ctx context.Context) (int64, string, error) {
 		return 0, "", errors.New("nothing to move")
 	}
 	sort.Strings(targets)
-	t := tables[c.rng.IntN(len(tables))]
+	t := tables[c.intn(len(tables))]
 	var lastErr error
 	// The maintainer may be restarting (backoff, failover): retry for 10 s.
 	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline) && ctx.Err() == nil; time.Sleep(300 * time.Millisecond) {
-		for _, i := range c.rng.Perm(len(targets)) {
+		for _, i := range c.perm(len(targets)) {
 			n, err := c.API().MoveTable(ctx, c.cfg.Changefeed, t, targets[i])
 			if err == nil && n > 0 {
 				return t, targets[i], nil
@@ -926,7 +941,7 @@ func (c *Cluster) SplitTable(ctx context.Context) (int64, int, error) {
 	if len(tables) == 0 {
 		return 0, 0, errors.New("no table")
 	}
-	t := tables[c.rng.IntN(len(tables))]
+	t := tables[c.intn(len(tables))]
 	var n int
 	var err error
 	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline) && ctx.Err() == nil; time.Sleep(300 * time.Millisecond) {

@@ -156,3 +156,37 @@ func TestAdminAPILinearizable(t *testing.T) {
 		t.Fatalf("admin API history not linearizable: %s", res.String())
 	}
 }
+
+// TestScenarioSeed5709 (CDCSPEC_LONG=1, ~2.5 min): the seed's schedule on
+// real processes is clean with every fix on, and with
+// regressed-checkpoint-drops-error the trace check reports
+// error-never-dropped.
+func TestScenarioSeed5709(t *testing.T) {
+	if os.Getenv("CDCSPEC_LONG") == "" {
+		t.Skip("set CDCSPEC_LONG=1")
+	}
+	steps, legacy, err := Scenario("seed-5709")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, bug := range []string{"", "regressed-checkpoint-drops-error"} {
+		cfg := Config{Binary: binary, LogDir: t.TempDir(), LegacyRawWatermark: legacy, Progress: testLog{t}}
+		if bug != "" {
+			cfg.Bugs = []string{bug}
+		}
+		res, err := Run(context.Background(), RunConfig{Cluster: cfg, Steps: steps, Duration: 25 * time.Second, SettleTimeout: 40 * time.Second})
+		if err != nil {
+			t.Fatal(err)
+		}
+		found := false
+		for _, f := range res.Findings {
+			found = found || (f.Property == "error-never-dropped" && f.Severity == "violation")
+		}
+		if bug == "" && (!res.OK() || res.Lost != 0) {
+			t.Errorf("fixed run: ok=%v lost=%d violations=%d settle=%q", res.OK(), res.Lost, res.Violations, res.SettleError)
+		}
+		if bug != "" && (!found || res.OK()) {
+			t.Errorf("with %s: error-never-dropped found=%v, ok=%v (findings %+v)", bug, found, res.OK(), res.Findings)
+		}
+	}
+}

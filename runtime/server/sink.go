@@ -219,7 +219,10 @@ func (s *sinkInst) run() {
 			for lo := w.FromTs; lo < w.ToTs; {
 				hi := min(lo+chunkMs, w.ToTs)
 				rows = rows[:0]
-				s.m.up.Rows(w.Span, lo, hi, string(w.Dispatcher), func(r kafkasink.Row) { rows = append(rows, r) })
+				s.m.up.Rows(w.Span, lo, hi, string(w.Dispatcher), func(r kafkasink.Row) {
+					r.Changefeed = string(w.Changefeed)
+					rows = append(rows, r)
+				})
 				if err := s.sink.WriteRange(s.ctx, string(w.Dispatcher), TSO(hi), rows); err != nil {
 					if s.ctx.Err() != nil {
 						return
