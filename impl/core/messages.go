@@ -242,6 +242,11 @@ type ScheduleDispatcherRequest struct {
 	Action     ScheduleAction
 	OpType     OperatorType
 	Epoch      uint64
+	// OpSeq numbers the maintainer operator that sent the request; it grows
+	// with every operator of one maintainer (0: not sent by an operator,
+	// e.g. a cleanup remove). Not in TiCDC: cdcspec's fence against a stale
+	// copy of a same-generation request (see DispatcherManager.opFence).
+	OpSeq uint64
 }
 
 // Watermark is a DM's min checkpoint over its dispatchers; Seq grows with

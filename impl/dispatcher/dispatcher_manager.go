@@ -39,8 +39,20 @@ type DispatcherManager struct {
 	// DispatcherID (#3691): a Create until the dispatcher exists, a Remove
 	// until it is cleaned.
 	currentOperatorMap map[core.DispatcherID]core.ScheduleDispatcherRequest
-	pendingCreates     []core.DispatcherID
-	triggerID          core.DispatcherID
+	// opFence holds, per dispatcher ID, the highest OpSeq obeyed from the
+	// current owner generation; cleared when the owner changes.
+	//
+	// Deviation (found by proptest with stale message copies; not in
+	// TiCDC): a move keeps the DispatcherID and the epoch, so a stale copy
+	// of an earlier operator's Create that lands on the move's origin after
+	// the move passes every TiCDC fence and starts a second dispatcher of
+	// the span, which replicates until the maintainer notices ("nodeID not
+	// match"). A request of an older operator than one already obeyed for
+	// the same ID is dropped instead. The fence is part of generation
+	// fencing: the no-epoch-fencing bug switches it off too.
+	opFence        map[core.DispatcherID]uint64
+	pendingCreates []core.DispatcherID
+	triggerID      core.DispatcherID
 
 	sinkID uint64
 	// firstErr is the first dispatcher/sink error; re-sent every 5 s until
@@ -61,7 +73,8 @@ type DispatcherManager struct {
 func newDispatcherManager(o *Orchestrator, cf core.ChangefeedID, maintainer core.NodeID, epoch, startTs uint64, out *core.Effects) *DispatcherManager {
 	dm := &DispatcherManager{o: o, cf: cf, maintainerID: maintainer, epoch: epoch, startTs: startTs,
 		dispatchers: map[core.DispatcherID]*Dispatcher{}, currentOperatorMap: map[core.DispatcherID]core.ScheduleDispatcherRequest{},
-		sinkID: o.rnd.Uint64() >> 1, lastComplete: o.now}
+		opFence: map[core.DispatcherID]uint64{},
+		sinkID:  o.rnd.Uint64() >> 1, lastComplete: o.now}
 	o.lg.Info("dispatcher_manager.go", 414, "dispatcher manager initialized", logging.CF(cf), zap.String("maintainerID", string(maintainer)),
 		zap.Uint64("startTs", startTs), zap.Uint64("maintainerEpoch", epoch))
 	return dm
@@ -92,8 +105,32 @@ func (dm *DispatcherManager) TryUpdateMaintainer(from core.NodeID, epoch uint64)
 			return false
 		}
 	}
-	dm.maintainerID, dm.epoch = from, epoch
+	dm.setOwner(from, epoch)
 	return true
+}
+
+// setOwner records the owner generation; a new one starts a new op fence.
+func (dm *DispatcherManager) setOwner(from core.NodeID, epoch uint64) {
+	if from != dm.maintainerID || epoch != dm.epoch {
+		clear(dm.opFence)
+	}
+	dm.maintainerID, dm.epoch = from, epoch
+}
+
+// isStaleOperator applies opFence to a schedule request (see opFence).
+func (dm *DispatcherManager) isStaleOperator(from core.NodeID, req *core.ScheduleDispatcherRequest) bool {
+	if req.OpSeq == 0 || dm.o.opts.Bugs.NoEpochFencing {
+		return false
+	}
+	id := req.Config.ID
+	if last, ok := dm.opFence[id]; ok && req.OpSeq < last {
+		dm.o.lg.Warn("helper.go", 1, "drop stale schedule dispatcher request of an older operator", logging.CF(dm.cf),
+			zap.String("from", string(from)), zap.String("dispatcherID", string(id)), zap.Uint64("operatorSeq", req.OpSeq),
+			zap.Uint64("latestOperatorSeq", last))
+		return true
+	}
+	dm.opFence[id] = req.OpSeq
+	return false
 }
 
 // isMaintainerControlMessageAllowed is helper.go's fence.
@@ -155,6 +192,9 @@ func (dm *DispatcherManager) SchedulerDispatcherRequestHandler(from core.NodeID,
 	}
 	id := req.Config.ID
 	if !dm.isMaintainerControlMessageAllowed(from, req.Epoch, "drop stale schedule dispatcher request", id) {
+		return
+	}
+	if dm.isStaleOperator(from, req) {
 		return
 	}
 	switch req.Action {

@@ -160,7 +160,7 @@ func (o *Orchestrator) handleCloseRequest(from core.NodeID, req *core.Maintainer
 	if req.Epoch > dm.epoch {
 		// A newer generation closes the DM (e.g. a removal-only maintainer
 		// of a later stop): it takes ownership first.
-		dm.maintainerID, dm.epoch = from, req.Epoch
+		dm.setOwner(from, req.Epoch)
 	}
 	success := dm.TryClose(out)
 	o.lg.Info("dispatcher_orchestrator.go", 698, "try close dispatcher manager", zap.String("changefeed", string(req.Changefeed)),

@@ -34,6 +34,8 @@ type Maintainer struct {
 	id    core.ChangefeedID
 	self  core.NodeID
 	epoch uint64
+	// opSeq numbers this maintainer's dispatcher operators (OpSeq).
+	opSeq uint64
 	mgr   *Manager
 	lg    *logging.Logger
 	opts  *core.Options
@@ -423,12 +425,12 @@ func (m *Maintainer) createMessage(s *SpanReplication, t core.OperatorType) *cor
 	if !m.opts.Legacy.RawWatermarkCheckpoint && start < m.committedCheckpointTs {
 		start = m.committedCheckpointTs
 	}
-	return &core.ScheduleDispatcherRequest{Changefeed: m.id, Action: core.ScheduleCreate, OpType: t, Epoch: m.epoch,
+	return &core.ScheduleDispatcherRequest{Changefeed: m.id, Action: core.ScheduleCreate, OpType: t, Epoch: m.epoch, OpSeq: s.opSeq,
 		Config: core.DispatcherConfig{ID: s.ID, Span: s.Span, StartTs: start}}
 }
 
 func (m *Maintainer) removeMessage(s *SpanReplication, t core.OperatorType) *core.ScheduleDispatcherRequest {
-	return &core.ScheduleDispatcherRequest{Changefeed: m.id, Action: core.ScheduleRemove, OpType: t, Epoch: m.epoch,
+	return &core.ScheduleDispatcherRequest{Changefeed: m.id, Action: core.ScheduleRemove, OpType: t, Epoch: m.epoch, OpSeq: s.opSeq,
 		Config: core.DispatcherConfig{ID: s.ID, Span: s.Span}}
 }
 

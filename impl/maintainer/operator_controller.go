@@ -74,6 +74,8 @@ func (oc *OperatorController) AddOperator(op dispatcherOperator, out *core.Effec
 		return false
 	}
 	oc.ops[op.ID()] = &opEntry{op: op, phase: op.Phase()}
+	m.opSeq++
+	m.spans.GetTaskByID(op.ID()).opSeq = m.opSeq
 	op.Start()
 	m.lg.Event(out, op.event(spec.DispatcherOpStarted), logging.Role("maintainer"), zap.String("operator", op.String()))
 	// Send the first message at once.

@@ -40,6 +40,9 @@ type SpanReplication struct {
 	// checkpointTs only accepts values that are not lower (UpdateStatus).
 	checkpointTs uint64
 	status       core.ComponentState
+	// opSeq is the sequence number of the latest operator on this span; its
+	// Create and Remove requests carry it (core.ScheduleDispatcherRequest.OpSeq).
+	opSeq uint64
 }
 
 // NodeID is the span's node ("" when absent).
