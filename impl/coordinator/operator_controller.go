@@ -354,6 +354,15 @@ func (o *StopChangefeedOperator) Check(from core.NodeID, s *core.MaintainerStatu
 	if s.Epoch != 0 && o.epoch != 0 && s.Epoch != o.epoch {
 		return
 	}
+	// Deviation (found by proptest: remove a changefeed while its maintainer
+	// moves): a stop that replaced a move in RemoveOrigin targets the origin
+	// with the origin epoch, and the origin's Stopped from the move's
+	// non-cascade remove (only the table trigger closed) satisfied HEAD's
+	// check, so the dispatcher managers never closed. Only a Stopped that
+	// reports a finished cascade close ends a stop.
+	if !s.CascadeClosed {
+		return
+	}
 	o.c.lg.Info("operator_stop.go", 68, "maintainer report non-working status", zap.String("maintainer", string(o.id)))
 	o.finished = true
 }

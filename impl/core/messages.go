@@ -121,6 +121,11 @@ type MaintainerStatus struct {
 	Err           []RunningError
 	BootstrapDone bool
 	Epoch         uint64
+	// CascadeClosed: the maintainer finished a cascade close (every
+	// dispatcher manager closed). Not in TiCDC: a stop operator needs it to
+	// tell its own cascade close from the Stopped of a move's non-cascade
+	// remove (see StopChangefeedOperator.Check).
+	CascadeClosed bool
 }
 
 // MaintainerHeartbeat carries changed statuses (and any older than 1 s).

@@ -117,7 +117,8 @@ func (m *Maintainer) newDispatcherID() core.DispatcherID {
 
 // GetMaintainerStatus builds the status and drains runningErrors.
 func (m *Maintainer) GetMaintainerStatus() core.MaintainerStatus {
-	s := core.MaintainerStatus{Changefeed: m.id, State: m.state, CheckpointTs: m.reportedCheckpoint(), BootstrapDone: m.initialized, Epoch: m.epoch}
+	s := core.MaintainerStatus{Changefeed: m.id, State: m.state, CheckpointTs: m.reportedCheckpoint(), BootstrapDone: m.initialized, Epoch: m.epoch,
+		CascadeClosed: m.removed && m.cascadeRemoving}
 	if len(m.runningErrors) > 0 {
 		nodes := make([]string, 0, len(m.runningErrors))
 		for n := range m.runningErrors {
