@@ -34,10 +34,9 @@ const (
 	AMaintSchedule // span Arg (table) absent: add dispatcher operator to node Arg2
 	AMaintMove     // span Arg (table) replicating: move dispatcher operator to node Arg2
 	// dispatcher manager on Node and dispatchers
-	ADMTick       // heartbeat: watermark, first error, NONE block status
-	ADMComplete   // complete statuses (every 10 s): the status of every dispatcher
-	ADispAdvance  // dispatcher Arg: first event (Working) or flush up to the resolved ts
-	ADispClosed   // dispatcher Arg finished closing: Stopped reported once, deleted
+	ADMTick     // heartbeat: watermark, first error, NONE block status
+	ADMComplete // complete statuses (every 10 s): the status of every dispatcher
+	ADispClosed // dispatcher Arg finished closing: Stopped reported once, deleted
 	// upstream kv client (seed 004)
 	APullResolved     // region worker forwards the region's resolved ts
 	APullStreamError  // the store stream's Recv fails (stores down)
@@ -71,7 +70,6 @@ var actNames = [...]string{
 	AMaintMove:        "maintainer-move",
 	ADMTick:           "dm-tick",
 	ADMComplete:       "dm-complete-status",
-	ADispAdvance:      "dispatcher-advance",
 	ADispClosed:       "dispatcher-closed",
 	APullResolved:     "puller-resolved",
 	APullStreamError:  "puller-stream-error",
@@ -117,7 +115,7 @@ func (a Action) Actor(s *State) string {
 		return "node " + NodeName(s.Ident(a.Node))
 	case ADetect:
 		return "cluster"
-	case ASinkError, ADispAdvance, ADispClosed:
+	case ASinkError, ADispClosed:
 		for _, d := range s.Disp {
 			if d.ID == a.Arg && d.ID != 0 {
 				return fmt.Sprintf("dispatcher %s@%s", dispName(d.ID), NodeName(s.Ident(d.Node)))
@@ -176,10 +174,31 @@ func (a Action) Describe(s *State) string {
 		return fmt.Sprintf("adds dispatcher operator for t%d to %s", a.Arg, NodeName(s.Ident(a.Arg2)))
 	case AMaintMove:
 		return fmt.Sprintf("moves t%d to %s", a.Arg, NodeName(s.Ident(a.Arg2)))
-	case ADispAdvance:
-		return "advances"
 	case ADispClosed:
 		return "finishes closing"
+	case APullResolved:
+		return "region worker forwards the region's resolved ts"
+	case APullStreamError:
+		return "store stream's Recv fails (stores down)"
+	case APullRegionError:
+		return "region fails (stores down): onRegionFail re-queues it; the worker has no region left"
+	case APullWorkerExit:
+		if s.Pull.Receiver == gorExited {
+			return "region worker exits; the receive loop has exited too"
+		}
+		return "region worker exits and cancels the stream; the receive loop still runs"
+	case APullRequest:
+		if s.Pull.Receiver == gorRunning {
+			return "requests the region on the stream whose receive loop still runs"
+		}
+		return "requests the region on a new stream (new worker and receive loop)"
+	case APullFirstResp:
+		if s.Pull.Worker == gorExited {
+			return "first reply: the region joins the active set of the worker, which has exited"
+		}
+		return "first reply: the region joins the worker's active set"
+	case APullReceiverExit:
+		return "receive loop exits (stream cancelled); pending regions are re-queued"
 	}
 	return a.Kind.String()
 }
@@ -190,7 +209,7 @@ func (a Action) String() string {
 		return a.Kind.String() + " " + a.Msg.String()
 	case ACrash, ADetect, ARestart, ACoordSchedule, AMaintTick, AMaintCleanup, ADMTick, ADMComplete:
 		return fmt.Sprintf("%s n%d", a.Kind, a.Node)
-	case ASinkError, ADispAdvance, ADispClosed:
+	case ASinkError, ADispClosed:
 		return fmt.Sprintf("%s %s", a.Kind, dispName(a.Arg))
 	case AMaintSchedule, AMaintMove:
 		return fmt.Sprintf("%s n%d t%d -> n%d", a.Kind, a.Node, a.Arg, a.Arg2)

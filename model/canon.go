@@ -6,28 +6,29 @@ package model
 //     compared only for equality and order; a fresh ID is NextID = k+1);
 //   - dispatchers are sorted by ID, spans by table, journal entries by ID,
 //     unused slots last.
-func canonicalize(s *State) {
-	var used [256]bool
-	s.visitIDs(func(p *uint8) {
-		if *p != 0 {
-			used[*p] = true
-		}
-	})
-	var rank [256]uint8
-	k := uint8(0)
-	for i := 1; i < 256; i++ {
-		if used[i] {
-			k++
-			rank[i] = k
-		}
+func canonicalize(s *State, e *emitter) {
+	var bits [4]uint64
+	s.visitIDs(func(p *uint8) { bits[*p>>6] |= 1 << (*p & 63) })
+	bits[0] &^= 1 // 0 is "no ID"
+	k := 0
+	for _, w := range bits {
+		k += popcount(w)
 	}
-	if k+1 != s.NextID {
-		s.visitIDs(func(p *uint8) {
-			if *p != 0 {
-				*p = rank[*p]
+	// Already compact (IDs 1..k all used): nothing to renumber.
+	if k+1 != int(s.NextID) || !compact(&bits, k) {
+		var rank [256]uint8
+		r := uint8(0)
+		for i := 1; i < 256; i++ {
+			if bits[i>>6]&(1<<(i&63)) != 0 {
+				r++
+				rank[i] = r
 			}
-		})
-		s.NextID = k + 1
+		}
+		s.visitIDs(func(p *uint8) { *p = rank[*p] })
+		s.NextID = r + 1
+		if e != nil {
+			e.rank, e.renumbered = rank, true
+		}
 	}
 	// dispatchers by ID
 	for i := 1; i < MaxDisp; i++ {
@@ -52,6 +53,25 @@ func canonicalize(s *State) {
 			J[0], J[1] = J[1], J[0]
 		}
 	}
+}
+
+func popcount(w uint64) int {
+	n := 0
+	for w != 0 {
+		w &= w - 1
+		n++
+	}
+	return n
+}
+
+// compact reports whether bits holds exactly 1..k.
+func compact(bits *[4]uint64, k int) bool {
+	for i := 1; i <= k; i++ {
+		if bits[i>>6]&(1<<(i&63)) == 0 {
+			return false
+		}
+	}
+	return true
 }
 
 func dispLess(a, b *Disp) bool {

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"runtime"
+	"runtime/debug"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -16,26 +17,42 @@ import (
 // fingerprint is the 64-bit hash of a state's canonical encoding.
 func fingerprint(s *State) uint64 { return xxhash.Sum64(s.Bytes()) }
 
-// fpSet is a concurrent set of fingerprints: 256 shards, each an
-// open-addressing table guarded by its own mutex. 0 is never stored (a
-// fingerprint of 0 is mapped to 1).
+// fpSet is a concurrent set of fingerprints: one open-addressing table with
+// lock-free inserts (compare-and-swap on the slot). It only grows between
+// BFS levels (ensure), when no worker inserts, so inserts never race a
+// resize. 0 is never stored (a fingerprint of 0 is mapped to 1).
 type fpSet struct {
-	shards [256]fpShard
-}
-
-type fpShard struct {
-	mu    sync.Mutex
 	slots []uint64
-	n     int
-	_     [32]byte // keep shards on separate cache lines
+	n     atomic.Int64
+	full  atomic.Bool // a probe found no free slot: the state was dropped (incomplete)
 }
 
-func newFPSet() *fpSet {
-	s := &fpSet{}
-	for i := range s.shards {
-		s.shards[i].slots = make([]uint64, 1024)
+func newFPSet() *fpSet { return &fpSet{slots: make([]uint64, 1<<16)} }
+
+// ensure makes room for extra more fingerprints at a load factor <= 1/2.
+// Not safe to call concurrently with insert.
+func (s *fpSet) ensure(extra int64) {
+	need := 2 * (s.n.Load() + extra)
+	if need <= int64(len(s.slots)) {
+		return
 	}
-	return s
+	size := len(s.slots)
+	for int64(size) < need {
+		size *= 2
+	}
+	old := s.slots
+	s.slots = make([]uint64, size)
+	mask := uint64(size - 1)
+	for _, fp := range old {
+		if fp == 0 {
+			continue
+		}
+		i := fp & mask
+		for s.slots[i] != 0 {
+			i = (i + 1) & mask
+		}
+		s.slots[i] = fp
+	}
 }
 
 // insert adds fp and reports whether it was new.
@@ -43,39 +60,26 @@ func (s *fpSet) insert(fp uint64) bool {
 	if fp == 0 {
 		fp = 1
 	}
-	sh := &s.shards[fp&255]
-	sh.mu.Lock()
-	if (sh.n+1)*4 > len(sh.slots)*3 {
-		sh.grow()
-	}
-	mask := uint64(len(sh.slots) - 1)
-	for i := (fp >> 8) & mask; ; i = (i + 1) & mask {
-		switch sh.slots[i] {
-		case fp:
-			sh.mu.Unlock()
+	mask := uint64(len(s.slots) - 1)
+	for i, probes := fp&mask, 0; ; i, probes = (i+1)&mask, probes+1 {
+		if probes > len(s.slots) {
+			s.full.Store(true)
 			return false
-		case 0:
-			sh.slots[i] = fp
-			sh.n++
-			sh.mu.Unlock()
-			return true
 		}
-	}
-}
-
-func (sh *fpShard) grow() {
-	old := sh.slots
-	sh.slots = make([]uint64, len(old)*2)
-	mask := uint64(len(sh.slots) - 1)
-	for _, fp := range old {
-		if fp == 0 {
-			continue
+		p := &s.slots[i]
+		v := atomic.LoadUint64(p)
+		if v == fp {
+			return false
 		}
-		i := (fp >> 8) & mask
-		for sh.slots[i] != 0 {
-			i = (i + 1) & mask
+		if v == 0 {
+			if atomic.CompareAndSwapUint64(p, 0, fp) {
+				s.n.Add(1)
+				return true
+			}
+			if atomic.LoadUint64(p) == fp {
+				return false
+			}
 		}
-		sh.slots[i] = fp
 	}
 }
 
@@ -118,10 +122,10 @@ type Options struct {
 
 // Progress is a snapshot of a running check.
 type Progress struct {
-	Distinct    int64
-	Queue       int64
-	Depth       int
-	Elapsed     time.Duration
+	Distinct     int64
+	Queue        int64
+	Depth        int
+	Elapsed      time.Duration
 	StatesPerSec float64
 }
 
@@ -200,6 +204,9 @@ type block struct {
 
 const blockSize = 2048
 
+// maxActions bounds the enabled actions of one state (for sizing the set).
+const maxActions = 64
+
 func newBlock() *block {
 	return &block{
 		states:  make([]State, 0, blockSize),
@@ -238,6 +245,8 @@ func Check(cfg Config, opt Options) Result {
 	if workers <= 0 {
 		workers = runtime.GOMAXPROCS(0)
 	}
+	// The frontier is large and pointer-free; collect garbage less often.
+	defer debug.SetGCPercent(debug.SetGCPercent(400))
 	set := newFPSet()
 	var memo *fairMemo
 	if cfg.Liveness {
@@ -288,6 +297,8 @@ func Check(cfg Config, opt Options) Result {
 		}
 		queue.Store(n)
 		expand := cfg.MaxDepth == 0 || depth < cfg.MaxDepth
+		// every state has fewer than maxActions successors
+		set.ensure(n * maxActions)
 		type out struct {
 			blocks   []*block
 			best     *found
@@ -410,6 +421,9 @@ func Check(cfg Config, opt Options) Result {
 			break
 		}
 	}
+	if set.full.Load() && incomplete == "" {
+		incomplete = "the fingerprint set filled up (more successors per state than sized for)"
+	}
 	if best == nil && fallback != nil {
 		best = fallback
 	}
@@ -445,14 +459,17 @@ func Check(cfg Config, opt Options) Result {
 	return res
 }
 
-// canonicalFP is the fingerprint used for deduplication: with symmetry, the
-// smallest over the permutations of the crashable node slots.
+// canonicalFP is the fingerprint used for deduplication. (Symmetry reduction
+// over node slots is not implemented: slot 0 hosts the coordinator, and the
+// standard configurations have a single crashable slot.)
 func canonicalFP(cfg *Config, s *State) uint64 {
 	return fingerprint(s)
 }
 
 // Simulate runs random walks of at most maxDepth steps and checks every
-// property on the way (liveness at the end of each walk).
+// property on the way (liveness at the end of each walk). Its Result counts
+// visited states in Distinct (not deduplicated) and is "incomplete" unless
+// a walk finds a violation: random walks prove nothing.
 func Simulate(cfg Config, seed uint64, walks, maxDepth int) Result {
 	start := time.Now()
 	res := Result{Config: cfg}

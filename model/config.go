@@ -151,7 +151,6 @@ type Config struct {
 
 	MaxDepth  int  `json:"max_depth,omitempty"`  // 0 = unbounded
 	MaxStates int  `json:"max_states,omitempty"` // 0 = unbounded
-	Symmetry  bool `json:"symmetry"`             // reduce by permuting node slots 1..Nodes-1
 	Liveness  bool `json:"liveness"`             // check the liveness properties
 }
 
@@ -179,8 +178,8 @@ func (c *Config) bug(b Bug) bool     { return c.Bugs&b != 0 }
 
 // String is a one-line summary of the bounds.
 func (c *Config) String() string {
-	s := fmt.Sprintf("%s: nodes=%d tables=%d ddl=%d ts=1..%d crashes=%d restarts=%d drops=%d dups=%d sink-errors=%d stalls=%d moves=%v puller=%v features=%s symmetry=%v liveness=%v",
-		c.Name, c.Nodes, c.Tables, c.DDLTables, c.TsMax, c.Crashes, c.Restarts, c.Drops, c.Dups, c.SinkErrors, c.Stalls, c.SpanMoves, c.Puller, c.Features, c.Symmetry, c.Liveness)
+	s := fmt.Sprintf("%s: nodes=%d tables=%d ddl=%d ts=1..%d crashes=%d restarts=%d drops=%d dups=%d sink-errors=%d stalls=%d moves=%v puller=%v features=%s liveness=%v",
+		c.Name, c.Nodes, c.Tables, c.DDLTables, c.TsMax, c.Crashes, c.Restarts, c.Drops, c.Dups, c.SinkErrors, c.Stalls, c.SpanMoves, c.Puller, c.Features, c.Liveness)
 	if c.MaxDepth > 0 {
 		s += fmt.Sprintf(" depth<=%d", c.MaxDepth)
 	}

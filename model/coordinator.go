@@ -12,12 +12,16 @@ func coordSchedule(cfg *Config, s *State, slot uint8, e *emitter) {
 	c := &s.Coord
 	if cfg.has(FeatEpochs) {
 		c.Epoch++
-		e.add(spec.Event{Kind: spec.EpochBumped, Epoch: uint64(c.Epoch)})
+		if e != nil {
+			e.add(spec.Event{Kind: spec.EpochBumped, Epoch: uint64(c.Epoch)})
+		}
 	}
 	dest := s.Ident(slot)
 	c.Op, c.OpNode, c.OpEpoch = copAdd, dest, c.Epoch
 	c.Repl, c.Node = replScheduling, dest
-	e.add(spec.Event{Kind: spec.MaintainerOpStarted, Op: spec.OpAdd, Node: NodeName(dest), Epoch: uint64(c.Epoch)})
+	if e != nil {
+		e.add(spec.Event{Kind: spec.MaintainerOpStarted, Op: spec.OpAdd, Node: NodeName(dest), Epoch: uint64(c.Epoch)})
+	}
 	s.send(coordOpMsg(s))
 }
 
@@ -95,7 +99,9 @@ func coordHandleStatus(cfg *Config, s *State, m Msg, e *emitter) {
 			c.Op = copNone
 			c.Repl = replReplicating
 			c.Restarting = false // StartFinished
-			e.add(spec.Event{Kind: spec.MaintainerOpFinished, Op: spec.OpAdd, Node: NodeName(m.Src), Epoch: uint64(c.OpEpoch)})
+			if e != nil {
+				e.add(spec.Event{Kind: spec.MaintainerOpFinished, Op: spec.OpAdd, Node: NodeName(m.Src), Epoch: uint64(c.OpEpoch)})
+			}
 			c.OpNode = none
 		}
 	case copStop:
@@ -103,23 +109,35 @@ func coordHandleStatus(cfg *Config, s *State, m Msg, e *emitter) {
 		// with the stopped epoch; before epochs any non-Working report.
 		match := !working && (!cfg.has(FeatEpochs) || (m.Src == c.OpNode && m.Epoch == c.OpEpoch))
 		if match {
-			e.add(spec.Event{Kind: spec.MaintainerOpFinished, Op: spec.OpStop, Node: NodeName(c.OpNode), Epoch: uint64(c.OpEpoch)})
+			if e != nil {
+				e.add(spec.Event{Kind: spec.MaintainerOpFinished, Op: spec.OpStop, Node: NodeName(c.OpNode), Epoch: uint64(c.OpEpoch)})
+			}
 			c.Op, c.OpNode = copNone, none
 		}
 	}
 	// (3) node check, (4) epoch check.
 	if m.Src != c.Node {
-		e.add(recv)
-		e.add(spec.Event{Kind: spec.StatusIgnored, Node: NodeName(m.Src), Epoch: uint64(m.Epoch), Reason: "remote changefeed maintainer nodeID mismatch with local record"})
+		if e != nil {
+			e.add(recv)
+		}
+		if e != nil {
+			e.add(spec.Event{Kind: spec.StatusIgnored, Node: NodeName(m.Src), Epoch: uint64(m.Epoch), Reason: "remote changefeed maintainer nodeID mismatch with local record"})
+		}
 		return
 	}
 	if cfg.has(FeatEpochs) && m.Epoch != 0 && m.Epoch != c.Epoch {
-		e.add(recv)
-		e.add(spec.Event{Kind: spec.StatusIgnored, Node: NodeName(m.Src), Epoch: uint64(m.Epoch), Reason: "drop stale maintainer status"})
+		if e != nil {
+			e.add(recv)
+		}
+		if e != nil {
+			e.add(spec.Event{Kind: spec.StatusIgnored, Node: NodeName(m.Src), Epoch: uint64(m.Epoch), Reason: "drop stale maintainer status"})
+		}
 		return
 	}
 	recv.Accepted = true
-	e.add(recv)
+	if e != nil {
+		e.add(recv)
+	}
 	updateStatus(cfg, s, m, e)
 }
 
@@ -151,17 +169,23 @@ func updateStatus(cfg *Config, s *State, m Msg, e *emitter) {
 	// 2. Store it.
 	if ckpt > c.Ckpt {
 		c.Ckpt = ckpt
-		e.add(spec.Event{Kind: spec.CheckpointStored, Checkpoint: uint64(ckpt)})
+		if e != nil {
+			e.add(spec.Event{Kind: spec.CheckpointStored, Checkpoint: uint64(ckpt)})
+		}
 	}
 	// 3. Fast-fail errors are not modeled: every error is retryable.
 	// 4. BootstrapDone changed: report Normal, by design ignore the error.
 	if bootDone != c.BootDone {
 		c.BootDone = bootDone
 		handled = true
-		e.add(spec.Event{Kind: spec.BootstrapDoneChanged, Node: NodeName(m.Src), BootstrapDone: bootDone})
+		if e != nil {
+			e.add(spec.Event{Kind: spec.BootstrapDoneChanged, Node: NodeName(m.Src), BootstrapDone: bootDone})
+		}
 		if c.State != cfNormal {
 			c.State = cfNormal
-			e.add(spec.Event{Kind: spec.StateChanged, State: spec.StateNormal})
+			if e != nil {
+				e.add(spec.Event{Kind: spec.StateChanged, State: spec.StateNormal})
+			}
 		}
 		return
 	}
@@ -171,10 +195,14 @@ func updateStatus(cfg *Config, s *State, m Msg, e *emitter) {
 		handled = true // progress: the backoff ignores errors in this report
 		if c.Retrying {
 			c.Retrying = false
-			e.add(spec.Event{Kind: spec.BackoffRecovered, Checkpoint: uint64(ckpt)})
+			if e != nil {
+				e.add(spec.Event{Kind: spec.BackoffRecovered, Checkpoint: uint64(ckpt)})
+			}
 			if c.State != cfNormal {
 				c.State = cfNormal
-				e.add(spec.Event{Kind: spec.StateChanged, State: spec.StateNormal})
+				if e != nil {
+					e.add(spec.Event{Kind: spec.StateChanged, State: spec.StateNormal})
+				}
 			}
 		}
 		return
@@ -183,24 +211,36 @@ func updateStatus(cfg *Config, s *State, m Msg, e *emitter) {
 		return
 	}
 	handled = true
-	e.add(spec.Event{Kind: spec.BackoffErrorSeen, Node: NodeName(m.Src), Err: sinkErrText, Checkpoint: uint64(c.Ckpt), State: spec.StateWarning})
+	if e != nil {
+		e.add(spec.Event{Kind: spec.BackoffErrorSeen, Node: NodeName(m.Src), Err: sinkErrText, Checkpoint: uint64(c.Ckpt), State: spec.StateWarning})
+	}
 	if c.Restarting {
-		e.add(spec.Event{Kind: spec.BackoffIgnored, Err: sinkErrText})
+		if e != nil {
+			e.add(spec.Event{Kind: spec.BackoffIgnored, Err: sinkErrText})
+		}
 		return
 	}
 	c.Restarting, c.Retrying, c.RetryWait = true, true, true
-	e.add(spec.Event{Kind: spec.BackoffStarted, Checkpoint: uint64(c.Ckpt), NextRetry: 1, Err: sinkErrText})
+	if e != nil {
+		e.add(spec.Event{Kind: spec.BackoffStarted, Checkpoint: uint64(c.Ckpt), NextRetry: 1, Err: sinkErrText})
+	}
 	// handleStateChange(Warning): bump the epoch, cascade-stop the old
 	// maintainer with its epoch, move the changefeed to the scheduling queue.
 	c.State = cfWarning
-	e.add(spec.Event{Kind: spec.StateChanged, State: spec.StateWarning, Err: sinkErrText})
+	if e != nil {
+		e.add(spec.Event{Kind: spec.StateChanged, State: spec.StateWarning, Err: sinkErrText})
+	}
 	oldEpoch, oldNode := c.Epoch, c.Node
 	if cfg.has(FeatEpochs) {
 		c.Epoch++
-		e.add(spec.Event{Kind: spec.EpochBumped, Epoch: uint64(c.Epoch)})
+		if e != nil {
+			e.add(spec.Event{Kind: spec.EpochBumped, Epoch: uint64(c.Epoch)})
+		}
 	}
 	c.Op, c.OpNode, c.OpEpoch = copStop, oldNode, oldEpoch
 	c.Repl, c.Node = replAbsent, none
-	e.add(spec.Event{Kind: spec.MaintainerOpStarted, Op: spec.OpStop, Node: NodeName(oldNode), Epoch: uint64(oldEpoch)})
+	if e != nil {
+		e.add(spec.Event{Kind: spec.MaintainerOpStarted, Op: spec.OpStop, Node: NodeName(oldNode), Epoch: uint64(oldEpoch)})
+	}
 	s.send(coordOpMsg(s))
 }

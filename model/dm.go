@@ -28,7 +28,9 @@ func dmHandleBootstrap(cfg *Config, s *State, m Msg, e *emitter) {
 			}
 		}
 		if trig != nil && trig.ID != m.B {
-			e.add(spec.Event{Kind: spec.DispatcherRemoved, Node: NodeName(m.Dst), Dispatcher: dispName(trig.ID), Checkpoint: uint64(trig.Ckpt)})
+			if e != nil {
+				e.add(spec.Event{Kind: spec.DispatcherRemoved, Node: NodeName(m.Dst), Dispatcher: dispName(trig.ID), Checkpoint: uint64(trig.Ckpt)})
+			}
 			*trig = Disp{}
 			trig = nil
 		}
@@ -39,7 +41,9 @@ func dmHandleBootstrap(cfg *Config, s *State, m Msg, e *emitter) {
 			}
 			*trig = Disp{ID: m.B, Node: slot, Table: 0, St: dWorking, StartTs: m.A, Ckpt: m.A}
 			dm.NoneT, dm.NoneTable, dm.AckedT = 0, 0, 0
-			e.add(spec.Event{Kind: spec.DispatcherCreated, Node: NodeName(m.Dst), Dispatcher: dispName(m.B), Span: spec.WholeTable(0), Checkpoint: uint64(m.A)})
+			if e != nil {
+				e.add(spec.Event{Kind: spec.DispatcherCreated, Node: NodeName(m.Dst), Dispatcher: dispName(m.B), Span: spec.WholeTable(0), Checkpoint: uint64(m.A)})
+			}
 		}
 		snap.TrigCkpt = trig.StartTs // the response carries the trigger startTs
 	}
@@ -95,7 +99,9 @@ func dmHandleSchedule(cfg *Config, s *State, m Msg, e *emitter) {
 			return
 		}
 		*nd = Disp{ID: id, Node: slot, Table: m.C, St: dInit, StartTs: m.D, Ckpt: m.D}
-		e.add(spec.Event{Kind: spec.DispatcherCreated, Node: NodeName(m.Dst), Dispatcher: dispName(id), Span: spec.WholeTable(int64(m.C)), Checkpoint: uint64(m.D)})
+		if e != nil {
+			e.add(spec.Event{Kind: spec.DispatcherCreated, Node: NodeName(m.Dst), Dispatcher: dispName(id), Span: spec.WholeTable(int64(m.C)), Checkpoint: uint64(m.D)})
+		}
 	case schedRemove:
 		if d == nil {
 			// a missing dispatcher reports Stopped at once
@@ -140,12 +146,16 @@ func dmHandleClose(cfg *Config, s *State, m Msg, e *emitter) {
 	if dm.Exists && !(cfg.has(FeatDMFence) && dmFenced(dm, m)) {
 		for i := range s.Disp {
 			if d := &s.Disp[i]; d.ID != 0 && d.Node == slot {
-				e.add(spec.Event{Kind: spec.DispatcherRemoved, Node: NodeName(m.Dst), Dispatcher: dispName(d.ID), Checkpoint: uint64(d.Ckpt)})
+				if e != nil {
+					e.add(spec.Event{Kind: spec.DispatcherRemoved, Node: NodeName(m.Dst), Dispatcher: dispName(d.ID), Checkpoint: uint64(d.Ckpt)})
+				}
 				*d = Disp{}
 			}
 		}
 		*dm = DM{}
-		e.add(spec.Event{Kind: spec.DispatcherManagerClosed, Node: NodeName(m.Dst)})
+		if e != nil {
+			e.add(spec.Event{Kind: spec.DispatcherManagerClosed, Node: NodeName(m.Dst)})
+		}
 	}
 	s.send(Msg{Kind: mCloseResp, Src: m.Dst, Dst: m.Src, Epoch: m.Epoch, A: 1})
 }
@@ -291,7 +301,9 @@ func dispAdvance(cfg *Config, s *State, id uint8, e *emitter) {
 	node := s.Ident(d.Node)
 	if d.St == dInit {
 		d.St = dWorking
-		e.add(spec.Event{Kind: spec.DispatcherWorking, Node: NodeName(node), Dispatcher: dispName(id), Span: spec.WholeTable(int64(d.Table))})
+		if e != nil {
+			e.add(spec.Event{Kind: spec.DispatcherWorking, Node: NodeName(node), Dispatcher: dispName(id), Span: spec.WholeTable(int64(d.Table))})
+		}
 		if dm.Owner != none {
 			s.send(Msg{Kind: mDispStatus, Src: node, Dst: dm.Owner, A: id, B: dWorking, C: d.Ckpt, D: dmWatermark(s, d.Node)})
 		}
@@ -312,7 +324,9 @@ func dispAdvance(cfg *Config, s *State, id uint8, e *emitter) {
 	if d.StartTs <= s.Flushed[t] && d.Ckpt > s.Flushed[t] {
 		s.Flushed[t] = d.Ckpt
 	}
-	e.add(spec.Event{Kind: spec.DataFlushed, Node: NodeName(node), Dispatcher: dispName(id), Span: spec.Span{Table: int64(t)}, Checkpoint: uint64(d.Ckpt)})
+	if e != nil {
+		e.add(spec.Event{Kind: spec.DataFlushed, Node: NodeName(node), Dispatcher: dispName(id), Span: spec.Span{Table: int64(t)}, Checkpoint: uint64(d.Ckpt)})
+	}
 }
 
 // dispClosed: a removing dispatcher finished closing; it is reported
@@ -321,7 +335,9 @@ func dispClosed(cfg *Config, s *State, id uint8, e *emitter) {
 	d := s.disp(id)
 	dm := &s.DMs[d.Node]
 	node := s.Ident(d.Node)
-	e.add(spec.Event{Kind: spec.DispatcherRemoved, Node: NodeName(node), Dispatcher: dispName(id), Checkpoint: uint64(d.Ckpt)})
+	if e != nil {
+		e.add(spec.Event{Kind: spec.DispatcherRemoved, Node: NodeName(node), Dispatcher: dispName(id), Checkpoint: uint64(d.Ckpt)})
+	}
 	unjournal(dm, id)
 	ckpt, slot := d.Ckpt, d.Node
 	*d = Disp{}

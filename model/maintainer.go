@@ -30,7 +30,9 @@ func managerHandleAdd(cfg *Config, s *State, m Msg, e *emitter) {
 			return
 		}
 		if !(mt.Removed && m.Epoch > mt.Epoch) {
-			e.add(spec.Event{Kind: spec.MaintainerRejectedAdd, Node: NodeName(m.Dst), Epoch: uint64(m.Epoch)})
+			if e != nil {
+				e.add(spec.Event{Kind: spec.MaintainerRejectedAdd, Node: NodeName(m.Dst), Epoch: uint64(m.Epoch)})
+			}
 			return
 		}
 	}
@@ -41,7 +43,9 @@ func managerHandleAdd(cfg *Config, s *State, m Msg, e *emitter) {
 	for i := range mt.Boot {
 		mt.Boot[i].TrigCkpt = none
 	}
-	e.add(spec.Event{Kind: spec.MaintainerCreated, Node: NodeName(m.Dst), Epoch: uint64(m.Epoch), Checkpoint: uint64(m.A)})
+	if e != nil {
+		e.add(spec.Event{Kind: spec.MaintainerCreated, Node: NodeName(m.Dst), Epoch: uint64(m.Epoch), Checkpoint: uint64(m.A)})
+	}
 	// EventInit: ask every alive node for its dispatchers.
 	mt.Bootstrapper = memberMask(cfg, s)
 	sendBootstrapRequests(cfg, s, slot)
@@ -79,7 +83,9 @@ func managerHandleRemove(cfg *Config, s *State, m Msg, e *emitter) {
 		for i := range mt.Boot {
 			mt.Boot[i].TrigCkpt = none
 		}
-		e.add(spec.Event{Kind: spec.MaintainerCreated, Node: NodeName(m.Dst), Epoch: uint64(m.Epoch), RemovalOnly: true})
+		if e != nil {
+			e.add(spec.Event{Kind: spec.MaintainerCreated, Node: NodeName(m.Dst), Epoch: uint64(m.Epoch), RemovalOnly: true})
+		}
 	} else if cfg.has(FeatEpochs) && m.Epoch != 0 && m.Epoch != mt.Epoch {
 		return // "drop stale remove maintainer request"
 	}
@@ -113,7 +119,9 @@ func maybeClosed(cfg *Config, s *State, slot uint8, e *emitter) {
 		return
 	}
 	mt.Removed = true
-	e.add(spec.Event{Kind: spec.MaintainerClosed, Node: NodeName(s.Ident(slot)), Epoch: uint64(mt.Epoch), Checkpoint: uint64(mt.Reported)})
+	if e != nil {
+		e.add(spec.Event{Kind: spec.MaintainerClosed, Node: NodeName(s.Ident(slot)), Epoch: uint64(mt.Epoch), Checkpoint: uint64(mt.Reported)})
+	}
 }
 
 // maintTick is one maintainer period: checkpoint calculation (A.8), the
@@ -251,7 +259,9 @@ func maintSchedule(cfg *Config, s *State, slot, table, dslot uint8, e *emitter) 
 	dest := s.Ident(dslot)
 	sp.Op, sp.OpDest = mopAdd, dest
 	sp.State, sp.Node = replScheduling, dest
-	e.add(spec.Event{Kind: spec.DispatcherOpStarted, Op: spec.OpAdd, Dispatcher: dispName(sp.ID), Span: spec.WholeTable(int64(table)), Node: NodeName(dest)})
+	if e != nil {
+		e.add(spec.Event{Kind: spec.DispatcherOpStarted, Op: spec.OpAdd, Dispatcher: dispName(sp.ID), Span: spec.WholeTable(int64(table)), Node: NodeName(dest)})
+	}
 	resendOp(cfg, s, slot, sp)
 }
 
@@ -262,12 +272,16 @@ func maintMove(cfg *Config, s *State, slot, table, dslot uint8, e *emitter) {
 	dest := s.Ident(dslot)
 	sp.Op, sp.OpDest, sp.OpPh = mopMove, dest, movRemoveOrigin
 	sp.State = replScheduling
-	e.add(spec.Event{Kind: spec.DispatcherOpStarted, Op: spec.OpMove, Dispatcher: dispName(sp.ID), Span: spec.WholeTable(int64(table)), Node: NodeName(dest), Origin: NodeName(sp.Node)})
+	if e != nil {
+		e.add(spec.Event{Kind: spec.DispatcherOpStarted, Op: spec.OpMove, Dispatcher: dispName(sp.ID), Span: spec.WholeTable(int64(table)), Node: NodeName(dest), Origin: NodeName(sp.Node)})
+	}
 	resendOp(cfg, s, slot, sp)
 }
 
 func opFinished(e *emitter, op spec.Op, sp *SpanRep, node uint8) {
-	e.add(spec.Event{Kind: spec.DispatcherOpFinished, Op: op, Dispatcher: dispName(sp.ID), Span: spec.WholeTable(int64(sp.Table)), Node: NodeName(node)})
+	if e != nil {
+		e.add(spec.Event{Kind: spec.DispatcherOpFinished, Op: op, Dispatcher: dispName(sp.ID), Span: spec.WholeTable(int64(sp.Table)), Node: NodeName(node)})
+	}
 }
 
 func markAbsent(sp *SpanRep) {
@@ -357,7 +371,9 @@ func finishBootstrap(cfg *Config, s *State, slot uint8, e *emitter) {
 		}
 	}
 	if startTs == 0 {
-		e.add(spec.Event{Kind: spec.MaintainerBootstrapFailed, Node: NodeName(s.Ident(slot)), Err: "no table trigger checkpoint in bootstrap responses"})
+		if e != nil {
+			e.add(spec.Event{Kind: spec.MaintainerBootstrapFailed, Node: NodeName(s.Ident(slot)), Err: "no table trigger checkpoint in bootstrap responses"})
+		}
 		return
 	}
 	// Working dispatchers from the snapshots.
@@ -374,7 +390,9 @@ func finishBootstrap(cfg *Config, s *State, slot uint8, e *emitter) {
 				if cfg.bug(BugRestoredCreateIgnored) {
 					// handleRemainingWorkingTasks: "found a working table that
 					// is not in initial table map, just ignore it".
-					e.add(spec.Event{Kind: spec.WorkingTableIgnored, Span: spec.WholeTable(int64(d.Table)), Dispatcher: dispName(d.ID), Node: NodeName(s.Ident(i))})
+					if e != nil {
+						e.add(spec.Event{Kind: spec.WorkingTableIgnored, Span: spec.WholeTable(int64(d.Table)), Dispatcher: dispName(d.ID), Node: NodeName(s.Ident(i))})
+					}
 					continue
 				}
 				// #6207 direction: the DDL history after startTs creates the
@@ -422,7 +440,9 @@ func finishBootstrap(cfg *Config, s *State, slot uint8, e *emitter) {
 	for i := range mt.Boot {
 		mt.Boot[i].TrigCkpt = none
 	}
-	e.add(spec.Event{Kind: spec.MaintainerBootstrapped, Node: NodeName(s.Ident(slot)), Epoch: uint64(mt.Epoch), Checkpoint: uint64(startTs)})
+	if e != nil {
+		e.add(spec.Event{Kind: spec.MaintainerBootstrapped, Node: NodeName(s.Ident(slot)), Epoch: uint64(mt.Epoch), Checkpoint: uint64(startTs)})
+	}
 	for j := range mt.Spans {
 		if sp := &mt.Spans[j]; sp.ID != 0 && sp.Op != mopNone {
 			resendOp(cfg, s, slot, sp)
@@ -466,7 +486,9 @@ func maintHandleDM(cfg *Config, s *State, m Msg, e *emitter) {
 		// Before bootstrap heartbeats, errors included, are ignored.
 		if mt.Bootstrapped && mt.Err == 0 {
 			mt.Err = src + 1
-			e.add(spec.Event{Kind: spec.DispatcherErrorReported, Node: NodeName(m.Dst), Origin: NodeName(m.Src), Err: sinkErrText})
+			if e != nil {
+				e.add(spec.Event{Kind: spec.DispatcherErrorReported, Node: NodeName(m.Dst), Origin: NodeName(m.Src), Err: sinkErrText})
+			}
 		}
 	case mDispStatus:
 		if mt.Bootstrapped {
@@ -496,7 +518,9 @@ func handleDispStatus(cfg *Config, s *State, slot uint8, m Msg, e *emitter) {
 	sp := mt.spanByID(id)
 	if sp == nil {
 		if status == dWorking && !mt.Removing {
-			e.add(spec.Event{Kind: spec.SpanNotFound, Node: NodeName(m.Src), Dispatcher: dispName(id)})
+			if e != nil {
+				e.add(spec.Event{Kind: spec.SpanNotFound, Node: NodeName(m.Src), Dispatcher: dispName(id)})
+			}
 			s.send(scheduleMsg(s, slot, mt, m.Src, schedRemove, id, 0, 0, otRemove))
 		}
 		return

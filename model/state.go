@@ -232,13 +232,13 @@ type Puller struct {
 // State is the whole system. Every field is a byte, so the struct has no
 // padding and its memory is its canonical encoding.
 type State struct {
-	Inc     [MaxNodes]uint8 // incarnation of each slot: identity = slot | Inc<<2
-	NodeSt  [MaxNodes]uint8 // nodeAlive | nodeDead | nodeDetected
-	UpTs    uint8           // upstream resolved ts (TiKV)
-	PullTs  uint8           // resolved ts the dispatchers see (== UpTs unless the puller is modeled)
-	Stalled bool            // upstream resolved ts stopped advancing
+	Inc     [MaxNodes]uint8      // incarnation of each slot: identity = slot | Inc<<2
+	NodeSt  [MaxNodes]uint8      // nodeAlive | nodeDead | nodeDetected
+	UpTs    uint8                // upstream resolved ts (TiKV)
+	PullTs  uint8                // resolved ts the dispatchers see (== UpTs unless the puller is modeled)
+	Stalled bool                 // upstream resolved ts stopped advancing
 	TableT  [MaxTables + 1]uint8 // creation commitTs of each table; none = not created
-	NextID  uint8           // next DispatcherID
+	NextID  uint8                // next DispatcherID
 
 	// Fault budgets used.
 	Crashes, Drops, Dups, SinkErrs, Stalls, DDLs, Restarts uint8
@@ -276,7 +276,7 @@ func (s *State) Bytes() []byte {
 }
 
 func ident(slot, inc uint8) uint8 { return slot | inc<<2 }
-func slotOf(id uint8) uint8      { return id & 3 }
+func slotOf(id uint8) uint8       { return id & 3 }
 
 // Ident returns the current identity of a node slot.
 func (s *State) Ident(slot uint8) uint8 { return ident(slot, s.Inc[slot]) }
@@ -302,7 +302,17 @@ func (s *State) member(id uint8) bool {
 
 // NodeName renders an identity as TiCDC would show a node: "n1" for the
 // first incarnation of slot 1, "n1#2" after a restart.
-func NodeName(id uint8) string {
+func NodeName(id uint8) string { return nodeNames[id] }
+
+var nodeNames, dispNames = func() (n, d [256]string) {
+	for i := range n {
+		n[i] = nodeName(uint8(i))
+		d[i] = fmt.Sprintf("d%d", i)
+	}
+	return
+}()
+
+func nodeName(id uint8) string {
 	if id == none {
 		return ""
 	}
@@ -315,7 +325,7 @@ func NodeName(id uint8) string {
 	return fmt.Sprintf("n%d#%d", id&3, id>>2+1)
 }
 
-func dispName(id uint8) string { return fmt.Sprintf("d%d", id) }
+func dispName(id uint8) string { return dispNames[id] }
 
 func tsString(t uint8) string {
 	switch t {

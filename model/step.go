@@ -12,6 +12,10 @@ const nodeUnused = 3 // NodeSt of a slot beyond Config.Nodes
 // checker's hot path).
 type emitter struct {
 	evs []spec.Event
+	// renumbered: canonicalize compacted the DispatcherIDs; rank maps the
+	// old IDs to the new ones (for stable names in stories).
+	renumbered bool
+	rank       [256]uint8
 }
 
 func (e *emitter) add(ev spec.Event) {
@@ -83,7 +87,9 @@ func step(cfg *Config, s *State, a Action, e *emitter) {
 		}
 		for t := 1; t <= MaxTables; t++ {
 			if s.TableT[t] != none {
-				e.add(spec.Event{Kind: spec.DataWritten, Span: spec.Span{Table: int64(t), Start: "r"}, Checkpoint: uint64(s.UpTs)})
+				if e != nil {
+					e.add(spec.Event{Kind: spec.DataWritten, Span: spec.Span{Table: int64(t), Start: "r"}, Checkpoint: uint64(s.UpTs)})
+				}
 			}
 		}
 	case ACreateTable:
@@ -95,16 +101,22 @@ func step(cfg *Config, s *State, a Action, e *emitter) {
 		}
 		s.TableT[td] = s.UpTs
 		s.Flushed[td] = s.UpTs
-		e.add(spec.Event{Kind: spec.TableCreated, Span: spec.WholeTable(int64(td)), Checkpoint: uint64(s.UpTs)})
+		if e != nil {
+			e.add(spec.Event{Kind: spec.TableCreated, Span: spec.WholeTable(int64(td)), Checkpoint: uint64(s.UpTs)})
+		}
 	case AUpstreamStall:
 		s.Stalls++
 		s.Stalled = true
 		s.Pull.Down = true
-		e.add(spec.Event{Kind: spec.UpstreamStalled, Checkpoint: uint64(s.UpTs)})
+		if e != nil {
+			e.add(spec.Event{Kind: spec.UpstreamStalled, Checkpoint: uint64(s.UpTs)})
+		}
 	case AUpstreamResume:
 		s.Stalled = false
 		s.Pull.Down = false
-		e.add(spec.Event{Kind: spec.UpstreamResumed, Checkpoint: uint64(s.UpTs)})
+		if e != nil {
+			e.add(spec.Event{Kind: spec.UpstreamResumed, Checkpoint: uint64(s.UpTs)})
+		}
 	case ACrash:
 		crash(s, a.Node, e)
 	case ADetect:
@@ -113,15 +125,19 @@ func step(cfg *Config, s *State, a Action, e *emitter) {
 		s.Restarts++
 		s.NodeSt[a.Node] = nodeAlive
 		s.Inc[a.Node]++
-		e.add(spec.Event{Kind: spec.NodeJoined, Node: NodeName(s.Ident(a.Node))})
+		if e != nil {
+			e.add(spec.Event{Kind: spec.NodeJoined, Node: NodeName(s.Ident(a.Node))})
+		}
 		onNodeJoined(cfg, s, a.Node)
 	case ASinkError:
 		if d := s.disp(a.Arg); d != nil {
 			s.SinkErrs++
 			d.SinkErr = true
 			s.DMs[d.Node].Err = true
-			e.add(spec.Event{Kind: spec.SinkError, Node: NodeName(s.Ident(d.Node)), Dispatcher: dispName(d.ID), Span: spec.WholeTable(int64(d.Table)),
-				Err: "[CDC:ErrKafkaAsyncSendMessage]kafka async send message failed"})
+			if e != nil {
+				e.add(spec.Event{Kind: spec.SinkError, Node: NodeName(s.Ident(d.Node)), Dispatcher: dispName(d.ID), Span: spec.WholeTable(int64(d.Table)),
+					Err: "[CDC:ErrKafkaAsyncSendMessage]kafka async send message failed"})
+			}
 		}
 	case ADeliver, ADuplicate:
 		i := s.findHead(a.Msg)
@@ -149,7 +165,9 @@ func step(cfg *Config, s *State, a Action, e *emitter) {
 		maintTick(cfg, s, a.Node, e)
 	case AMaintCleanup:
 		m := &s.Maint[a.Node]
-		e.add(spec.Event{Kind: spec.MaintainerClosed, Node: NodeName(s.Ident(a.Node)), Epoch: uint64(m.Epoch), Checkpoint: uint64(m.Reported), Reason: "removed from the maintainer manager"})
+		if e != nil {
+			e.add(spec.Event{Kind: spec.MaintainerClosed, Node: NodeName(s.Ident(a.Node)), Epoch: uint64(m.Epoch), Checkpoint: uint64(m.Reported), Reason: "removed from the maintainer manager"})
+		}
 		*m = Maint{}
 	case AMaintSchedule:
 		maintSchedule(cfg, s, a.Node, a.Arg, a.Arg2, e)
@@ -159,21 +177,21 @@ func step(cfg *Config, s *State, a Action, e *emitter) {
 		dmTick(cfg, s, a.Node, e)
 	case ADMComplete:
 		dmCompleteStatus(s, a.Node)
-	case ADispAdvance:
-		dispAdvance(cfg, s, a.Arg, e)
 	case ADispClosed:
 		dispClosed(cfg, s, a.Arg, e)
 	default:
 		pullStep(cfg, s, a.Kind)
 	}
-	canonicalize(s)
+	canonicalize(s, e)
 }
 
 // crash kills a capture: its maintainer, dispatcher manager, dispatchers and
 // receive queues vanish at once (A.11). Messages it sent stay in flight.
 func crash(s *State, slot uint8, e *emitter) {
 	s.Crashes++
-	e.add(spec.Event{Kind: spec.CaptureSuicide, Node: NodeName(s.Ident(slot)), Err: "[CDC:ErrCaptureSuicide]capture suicide"})
+	if e != nil {
+		e.add(spec.Event{Kind: spec.CaptureSuicide, Node: NodeName(s.Ident(slot)), Err: "[CDC:ErrCaptureSuicide]capture suicide"})
+	}
 	s.NodeSt[slot] = nodeDead
 	s.Maint[slot] = Maint{}
 	s.DMs[slot] = DM{}
@@ -190,7 +208,9 @@ func crash(s *State, slot uint8, e *emitter) {
 func detect(cfg *Config, s *State, slot uint8, e *emitter) {
 	id := s.Ident(slot)
 	s.NodeSt[slot] = nodeDetected
-	e.add(spec.Event{Kind: spec.NodeLeft, Node: NodeName(id)})
+	if e != nil {
+		e.add(spec.Event{Kind: spec.NodeLeft, Node: NodeName(id)})
+	}
 	coordOnNodeRemoved(cfg, s, id, e)
 	for i := range s.Maint {
 		if s.Maint[i].Exists && s.NodeSt[i] == nodeAlive {

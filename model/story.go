@@ -2,6 +2,8 @@ package model
 
 import (
 	"fmt"
+	"regexp"
+	"strconv"
 	"strings"
 
 	"cdcspec/spec"
@@ -32,22 +34,81 @@ func pathTo(cfg *Config, chain []uint64) []Action {
 	return path
 }
 
+// idNames gives DispatcherIDs stable names in a story: the model compacts
+// IDs after every step (canonicalize), so the same dispatcher can have a
+// different ID in two steps; a story names each by order of creation.
+type idNames struct {
+	names map[uint8]string
+	next  int
+}
+
+var idRe = regexp.MustCompile(`\bd([0-9]+)\b`)
+
+func newIDNames() *idNames { return &idNames{names: map[uint8]string{}} }
+
+func (n *idNames) name(id uint8) string {
+	if s, ok := n.names[id]; ok {
+		return s
+	}
+	n.next++
+	s := "d" + strconv.Itoa(n.next)
+	n.names[id] = s
+	return s
+}
+
+// rewrite replaces model IDs in text by their story names.
+func (n *idNames) rewrite(text string) string {
+	return idRe.ReplaceAllStringFunc(text, func(m string) string {
+		v, err := strconv.Atoi(m[1:])
+		if err != nil || v > 255 {
+			return m
+		}
+		return n.name(uint8(v))
+	})
+}
+
+// stepNamed applies a with events and renames the IDs in the step's text
+// and events; it then follows the renumbering.
+func (n *idNames) stepNamed(cfg *Config, s *State, a Action, fair bool) TraceStep {
+	for i := uint8(1); i < s.NextID; i++ {
+		n.name(i) // every live ID has a name before the step
+	}
+	st := TraceStep{Actor: n.rewrite(a.Actor(s)), Action: a, Text: n.rewrite(a.Describe(s)), Fair: fair}
+	e := &emitter{}
+	step(cfg, s, a, e)
+	for _, ev := range e.evs {
+		if ev.Dispatcher != "" {
+			ev.Dispatcher = n.rewrite(ev.Dispatcher)
+		}
+		st.Events = append(st.Events, ev)
+	}
+	if e.renumbered {
+		m := map[uint8]string{}
+		for old, name := range n.names {
+			if r := e.rank[old]; r != 0 {
+				m[r] = name
+			}
+		}
+		n.names = m
+	}
+	return st
+}
+
 // buildCounterexample replays path with events; for a liveness violation it
 // appends the fair schedule (heal, then run to quiescence) from the end.
 func buildCounterexample(cfg *Config, path []Action, prop spec.Property, msg string, live bool) *Counterexample {
 	ce := &Counterexample{Property: prop, Message: msg}
 	s := Init(cfg)
 	var prev State
+	names := newIDNames()
 	for _, a := range path {
-		actor, text := a.Actor(&s), a.Describe(&s)
 		prev = s
-		e := &emitter{}
-		step(cfg, &s, a, e)
-		ce.Steps = append(ce.Steps, TraceStep{Actor: actor, Action: a, Text: text, Events: e.evs})
+		ce.Steps = append(ce.Steps, names.stepNamed(cfg, &s, a, false))
 	}
 	if !live {
-		if ce.Message == "" && len(path) > 0 {
-			_, ce.Message = checkSafety(cfg, &prev, &s)
+		if len(path) > 0 {
+			_, m := checkSafety(cfg, &prev, &s)
+			ce.Message = names.rewrite(m)
 		}
 		ce.Final = s
 		return ce
@@ -58,15 +119,15 @@ func buildCounterexample(cfg *Config, path []Action, prop spec.Property, msg str
 	}
 	healed := false
 	for _, a := range fr.actions {
-		actor, text := a.Actor(&s), a.Describe(&s)
-		e := &emitter{}
-		if !healed && a.Kind != AUpstreamResume && a.Kind != AUpstreamAdvance {
+		mark := !healed && a.Kind != AUpstreamResume && a.Kind != AUpstreamAdvance
+		st := names.stepNamed(cfg, &s, a, true)
+		if mark {
 			healed = true
-			e.add(spec.Event{Kind: spec.FaultsHealed, Checkpoint: uint64(fr.target)})
+			st.Events = append([]spec.Event{{Kind: spec.FaultsHealed, Changefeed: Changefeed, Checkpoint: uint64(fr.target)}}, st.Events...)
 		}
-		step(cfg, &s, a, e)
-		ce.Steps = append(ce.Steps, TraceStep{Actor: actor, Action: a, Text: text, Events: e.evs, Fair: true})
+		ce.Steps = append(ce.Steps, st)
 	}
+	ce.Message = names.rewrite(ce.Message)
 	if !healed {
 		ce.Steps = append(ce.Steps, TraceStep{Actor: "checker", Text: "faults healed", Fair: true,
 			Events: []spec.Event{{Kind: spec.FaultsHealed, Changefeed: Changefeed, Checkpoint: uint64(fr.target)}}})
@@ -122,7 +183,9 @@ func (c *Counterexample) Story() string {
 				}
 				sig.WriteString("|" + e.String())
 			}
-			if len(st.Events) == 0 || seen[sig.String()] {
+			// The kv-client steps carry no spec event but are the story of seed 004.
+			pull := st.Action.Kind >= APullResolved
+			if (len(st.Events) == 0 && !pull) || (!pull && seen[sig.String()]) {
 				silent++
 				continue
 			}

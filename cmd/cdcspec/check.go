@@ -87,7 +87,6 @@ func runCheck(args []string, stdout, stderr io.Writer) int {
 	moves := fs.Bool("moves", false, "the maintainer may move spans (balance)")
 	puller := fs.Bool("puller", false, "model the upstream kv client (seed 004)")
 	liveness := fs.Bool("liveness", true, "check the liveness properties")
-	symmetry := fs.Bool("symmetry", false, "symmetry reduction over crashable node slots")
 	var bugs, without stringList
 	fs.Var(&bugs, "bug", "switch a catalogued bug back on (repeatable); see 'cdcspec bugs'")
 	fs.Var(&without, "without", "switch a protocol feature off (repeatable): "+strings.Join(model.FeatureNames(), ", "))
@@ -154,9 +153,6 @@ func runCheck(args []string, stdout, stderr io.Writer) int {
 	}
 	if set["liveness"] {
 		cfg.Liveness = *liveness
-	}
-	if set["symmetry"] {
-		cfg.Symmetry = *symmetry
 	}
 	for _, b := range bugs {
 		bb, ok := model.ParseBug(b)

@@ -1,0 +1,117 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"cdcspec/model"
+	"cdcspec/spec"
+)
+
+func runCheckCmd(args ...string) (int, string, string) {
+	var out, errb bytes.Buffer
+	code := run(args, &out, &errb)
+	return code, out.String(), errb.String()
+}
+
+// TestCheckFindsBugJSON: a catalogued bug exits 1 and the JSON names the
+// property, the steps and the actions, which replay on the model.
+func TestCheckFindsBugJSON(t *testing.T) {
+	dir := t.TempDir()
+	code, out, errs := runCheckCmd("check", "--config", "upstream-outage", "--bug", "stuck-after-upstream-failure", "--format", "json", "--artifacts", dir)
+	if code != exitViolation {
+		t.Fatalf("exit %d, want %d; stderr %s", code, exitViolation, errs)
+	}
+	var j checkJSON
+	if err := json.Unmarshal([]byte(out), &j); err != nil {
+		t.Fatalf("json: %v\n%s", err, out)
+	}
+	if j.Result != "violation" || j.Violation == nil || j.Violation.Property != string(spec.CheckpointAdvancesAfterHeal) {
+		t.Fatalf("got %+v", j)
+	}
+	if len(j.Violation.Steps) == 0 || j.Violation.Steps[0].Actor == "" || len(j.Properties) != len(spec.Properties()) {
+		t.Fatalf("incomplete violation: %+v", j.Violation)
+	}
+	if len(j.Bugs) != 1 || j.Bugs[0] != "stuck-after-upstream-failure" || j.DistinctStates == 0 || j.Artifacts != dir {
+		t.Fatalf("bad header: %+v", j)
+	}
+	// The exported actions replay.
+	var acts []model.Action
+	for _, s := range j.Violation.Steps {
+		acts = append(acts, s.Action)
+	}
+	cfg, _ := model.Standard("upstream-outage")
+	cfg.Bugs, _ = model.ParseBug("stuck-after-upstream-failure")
+	var real []model.Action
+	for _, a := range acts {
+		if a.Kind != 0 {
+			real = append(real, a)
+		}
+	}
+	if _, _, err := model.Replay(cfg, real); err != nil {
+		t.Fatalf("replay: %v", err)
+	}
+}
+
+// TestCheckText: the text output reports the numbers and the story.
+func TestCheckText(t *testing.T) {
+	code, out, _ := runCheckCmd("check", "--bug", "add-accepts-unbootstrapped-maintainer", "--artifacts", t.TempDir())
+	if code != exitViolation {
+		t.Fatalf("exit %d\n%s", code, out)
+	}
+	for _, want := range []string{"distinct states", "states/s", "running-maintainer-bootstrapped", "violated", "1. coordinator"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("output lacks %q:\n%s", want, out)
+		}
+	}
+}
+
+func TestCheckUsageErrors(t *testing.T) {
+	for _, args := range [][]string{
+		{"check", "--bug", "no-such-bug"},
+		{"check", "--config", "no-such-config"},
+		{"check", "--format", "xml"},
+		{"check", "--nodes", "9"},
+		{"check", "--without", "no-such-feature"},
+		{"check", "extra"},
+		{"check", "--nodes", "x"},
+	} {
+		if code, _, errs := runCheckCmd(args...); code != exitUsage || errs == "" {
+			t.Errorf("%v: exit %d, stderr %q; want %d and a message", args, code, errs, exitUsage)
+		}
+	}
+}
+
+func TestCheckIncomplete(t *testing.T) {
+	code, out, _ := runCheckCmd("check", "--max-states", "1000", "--format", "json")
+	if code != exitIncomplete {
+		t.Fatalf("exit %d, want %d\n%s", code, exitIncomplete, out)
+	}
+	var j checkJSON
+	if err := json.Unmarshal([]byte(out), &j); err != nil || j.Result != "incomplete" {
+		t.Fatalf("%v %+v", err, j)
+	}
+}
+
+func TestCheckOK(t *testing.T) {
+	if raceEnabled {
+		t.Skip("a complete run is slow under -race")
+	}
+	code, out, _ := runCheckCmd("check", "--crashes", "0")
+	if code != exitOK || !strings.Contains(out, "result ok") {
+		t.Fatalf("exit %d\n%s", code, out)
+	}
+}
+
+func TestCheckSimulate(t *testing.T) {
+	code, out, _ := runCheckCmd("check", "--simulate", "--seed", "3", "--walks", "50", "--bug", "add-accepts-unbootstrapped-maintainer", "--artifacts", t.TempDir())
+	if code != exitViolation {
+		t.Fatalf("exit %d\n%s", code, out)
+	}
+	code, _, _ = runCheckCmd("check", "--simulate", "--seed", "3", "--walks", "5")
+	if code != exitIncomplete {
+		t.Fatalf("random walks without a violation must exit %d, got %d", exitIncomplete, code)
+	}
+}
