@@ -246,6 +246,7 @@ type MoveMaintainerOperator struct {
 	originEpoch uint64
 	epoch       uint64
 	state       moveState
+	gone        map[core.NodeID]bool // nodes seen leaving while the move ran
 }
 
 func (o *MoveMaintainerOperator) ID() core.ChangefeedID { return o.cf.ID }
@@ -280,6 +281,10 @@ func (o *MoveMaintainerOperator) Check(from core.NodeID, s *core.MaintainerStatu
 	}
 }
 func (o *MoveMaintainerOperator) OnNodeRemove(n core.NodeID) {
+	if o.gone == nil {
+		o.gone = map[core.NodeID]bool{}
+	}
+	o.gone[n] = true
 	switch o.state {
 	case moveRemoveOrigin:
 		if n == o.origin {
@@ -293,14 +298,27 @@ func (o *MoveMaintainerOperator) OnNodeRemove(n core.NodeID) {
 		}
 	case moveAddTarget:
 		if n == o.dest {
-			o.c.lg.Info("operator_move.go", 205, "move maintainer operator aborted, mark changefeed absent", zap.String("changefeed", string(o.cf.ID)))
-			o.state = moveDoneNoPostFinish
-			if o.c.db.Get(o.cf.ID) == o.cf {
-				o.c.db.MarkReplicaAbsent(o.cf)
-			}
+			o.abort()
+			return
 		}
 	}
+	// Deviation (found by proptest: the target left, then the origin died):
+	// HEAD falls back to the origin as the target even when the origin has
+	// left too, and then sends AddMaintainerRequest to a dead node forever;
+	// the changefeed is never scheduled again. With no live target, abort.
+	if !o.IsFinished() && o.gone[o.dest] {
+		o.abort()
+	}
 }
+
+func (o *MoveMaintainerOperator) abort() {
+	o.c.lg.Info("operator_move.go", 205, "move maintainer operator aborted, mark changefeed absent", zap.String("changefeed", string(o.cf.ID)))
+	o.state = moveDoneNoPostFinish
+	if o.c.db.Get(o.cf.ID) == o.cf {
+		o.c.db.MarkReplicaAbsent(o.cf)
+	}
+}
+
 func (o *MoveMaintainerOperator) IsFinished() bool {
 	return o.state == moveDoneSuccess || o.state == moveDoneNoPostFinish
 }
