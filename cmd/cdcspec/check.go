@@ -99,6 +99,7 @@ func runCheck(args []string, stdout, stderr io.Writer) int {
 	walks := fs.Int("walks", 1000, "random walks")
 	walkDepth := fs.Int("walk-depth", 60, "steps per random walk")
 	artifacts := fs.String("artifacts", "", "directory for the counterexample files (default: a new temporary directory)")
+	replayImplFlag := fs.Bool("replay-impl", false, "replay the model's counterexample on the implementation's simulation (impl/sim) and report whether it shows the same violation")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return exitOK
@@ -205,6 +206,15 @@ func runCheck(args []string, stdout, stderr io.Writer) int {
 		dir, err = writeArtifacts(*artifacts, &cfg, &res, args)
 		if err != nil {
 			fmt.Fprintf(stderr, "cdcspec check: writing the counterexample: %v\n", err)
+		}
+		if *replayImplFlag {
+			w := stdout
+			if *format == "json" {
+				w = stderr
+			}
+			if _, err := replayImpl(cfg, res.Violation, []string(bugs), w); err != nil {
+				fmt.Fprintf(stderr, "cdcspec check: replaying on the implementation: %v\n", err)
+			}
 		}
 	}
 	code := exitOK
