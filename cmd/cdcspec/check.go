@@ -114,13 +114,20 @@ func runCheck(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "cdcspec check: --format must be text or json, got %q\n", *format)
 		return exitUsage
 	}
+	set := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+	// Without --config, a bug is checked in the configuration that exposes
+	// it (cdcspec bugs lists them); several bugs use the first bug's.
+	if !set["config"] && len(bugs) > 0 {
+		if name := model.BugConfig(bugs[0]); name != "" {
+			*configName = name
+		}
+	}
 	cfg, ok := model.Standard(*configName)
 	if !ok {
 		fmt.Fprintf(stderr, "cdcspec check: unknown --config %q (have %s)\n", *configName, strings.Join(model.StandardNames(), ", "))
 		return exitUsage
 	}
-	set := map[string]bool{}
-	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
 	if set["faults"] {
 		cfg.Crashes, cfg.SinkErrors = *faults, *faults
 	}
