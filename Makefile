@@ -36,12 +36,13 @@ test-long:
 	RAPID_SEED=0 RAPID_CHECKS=1000 RAPID_STEPS=200 $(GO) test -count=1 -timeout 60m ./proptest -run '^TestProtocol$$'
 	CDCSPEC_SOAK_SEEDS=2000 $(GO) test -count=1 -timeout 60m ./impl/sim -run TestSoak
 	CDCSPEC_XCHECK=1 $(GO) test -count=1 -timeout 30m ./traces/xcheck/
-	CDCSPEC_LONG=1 $(GO) test -count=1 -timeout 60m ./linearizability/ ./runtime/cluster/ ./model/...
+	CDCSPEC_LONG=1 $(GO) test -count=1 -timeout 60m ./linearizability/ ./runtime/cluster/
+	$(GO) test -count=1 -timeout 60m ./model -long
 
 bench: bench-model bench-sim bench-trace bench-proptest bench-run
 
 bench-model: build
-	$(GO) test -run '^$$' -bench . -benchtime 1x ./model/...
+	$(GO) test ./model -run '^$$' -bench BenchmarkCheckDefault -benchtime 1x
 	./$(BIN) check --format json | grep -E '"(distinct_states|seconds|states_per_second)"'
 
 bench-sim:
