@@ -2,7 +2,6 @@ package main
 
 import (
 	"encoding/json"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -100,15 +99,8 @@ func runCheck(args []string, stdout, stderr io.Writer) int {
 	walkDepth := fs.Int("walk-depth", 60, "steps per random walk")
 	artifacts := fs.String("artifacts", "", "directory for the counterexample files (default: a new temporary directory)")
 	replayImplFlag := fs.Bool("replay-impl", false, "replay the model's counterexample on the implementation's simulation (impl/sim) and report whether it shows the same violation")
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return exitOK
-		}
-		return exitUsage
-	}
-	if fs.NArg() > 0 {
-		fmt.Fprintf(stderr, "cdcspec check: unexpected argument %q\n", fs.Arg(0))
-		return exitUsage
+	if code, ok := parseFlags(fs, args, false, stderr); !ok {
+		return code
 	}
 	if *format != "text" && *format != "json" {
 		fmt.Fprintf(stderr, "cdcspec check: --format must be text or json, got %q\n", *format)

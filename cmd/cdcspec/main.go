@@ -5,6 +5,8 @@
 package main
 
 import (
+	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -64,4 +66,21 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return exitUsage
 	}
 	return c.run(args[1:], stdout, stderr)
+}
+
+// parseFlags parses a subcommand's flags. When ok is false the subcommand
+// returns code at once: exitOK for -h, exitUsage for a bad flag or, unless
+// positional is set, a stray argument (named on stderr).
+func parseFlags(fs *flag.FlagSet, args []string, positional bool, stderr io.Writer) (code int, ok bool) {
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return exitOK, false
+		}
+		return exitUsage, false
+	}
+	if !positional && fs.NArg() > 0 {
+		fmt.Fprintf(stderr, "cdcspec %s: unexpected argument %q\n", fs.Name(), fs.Arg(0))
+		return exitUsage, false
+	}
+	return exitOK, true
 }

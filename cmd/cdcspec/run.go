@@ -70,15 +70,8 @@ func runRun(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr)
 		fl.PrintDefaults()
 	}
-	if err := fl.Parse(args); err != nil {
-		if err == flag.ErrHelp {
-			return exitOK
-		}
-		return exitUsage
-	}
-	if fl.NArg() > 0 {
-		fmt.Fprintf(stderr, "cdcspec run: unexpected argument %q\n", fl.Arg(0))
-		return exitUsage
+	if code, ok := parseFlags(fl, args, false, stderr); !ok {
+		return code
 	}
 	if *format != "text" && *format != "json" {
 		fmt.Fprintf(stderr, "cdcspec run: unknown format %q (want text or json)\n", *format)

@@ -55,15 +55,8 @@ func runServer(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr)
 		fl.PrintDefaults()
 	}
-	if err := fl.Parse(args); err != nil {
-		if err == flag.ErrHelp {
-			return exitOK
-		}
-		return exitUsage
-	}
-	if fl.NArg() > 0 {
-		fmt.Fprintf(stderr, "cdcspec server: unexpected argument %q\n", fl.Arg(0))
-		return exitUsage
+	if code, ok := parseFlags(fl, args, false, stderr); !ok {
+		return code
 	}
 	if len(etcd) == 0 || len(kafka) == 0 {
 		fmt.Fprintln(stderr, "cdcspec server: --etcd and --kafka are required")

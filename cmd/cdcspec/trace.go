@@ -33,11 +33,8 @@ func runTrace(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr)
 		fl.PrintDefaults()
 	}
-	if err := fl.Parse(args); err != nil {
-		if err == flag.ErrHelp {
-			return exitOK
-		}
-		return exitUsage
+	if code, ok := parseFlags(fl, args, true, stderr); !ok {
+		return code
 	}
 	switch *format {
 	case "text", "json", "junit":

@@ -115,21 +115,6 @@ func (c Config) withDefaults() (Config, error) {
 	return c, nil
 }
 
-type wallClock struct{}
-
-func (wallClock) NowMs() int64 { return time.Now().UnixMilli() }
-
-type lockedWriter struct {
-	mu sync.Mutex
-	w  io.Writer
-}
-
-func (l *lockedWriter) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.w.Write(p)
-}
-
 // proc is one capture slot: a process, restarted after it exits.
 type proc struct {
 	slot    int
@@ -202,7 +187,7 @@ func Start(ctx context.Context, cfg Config) (*Cluster, error) {
 	if err != nil {
 		return nil, err
 	}
-	c.lg = logging.New(&lockedWriter{w: c.logf}, wallClock{}, "info")
+	c.lg = server.NewWallClockLogger(c.logf, "info")
 	c.endpoints = cfg.Etcd
 	if len(c.endpoints) == 0 {
 		c.emb, err = etcdmeta.StartEmbedded(etcdmeta.EmbedConfig{})

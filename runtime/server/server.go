@@ -80,6 +80,13 @@ type wallClock struct{}
 
 func (wallClock) NowMs() int64 { return time.Now().UnixMilli() }
 
+// NewWallClockLogger returns an impl logger (TiCDC's log format) that stamps
+// lines with real time and serializes writes from several goroutines; the
+// runtime's processes (captures and cdcspec run itself) log through it.
+func NewWallClockLogger(w io.Writer, level string) *logging.Logger {
+	return logging.New(&lockedWriter{w: w}, wallClock{}, level)
+}
+
 type lockedWriter struct {
 	mu sync.Mutex
 	w  io.Writer
@@ -168,7 +175,7 @@ func Run(ctx context.Context, cfg Config) error {
 	s := &Server{cfg: cfg, id: NewNodeID(), inbox: make(chan func(), 256), msgs: make(chan core.Envelope, 8192), delayed: make(chan core.Envelope, 1024),
 		results: make(chan core.SinkResult, 8192), resign: make(chan struct{}, 1), peers: map[core.NodeID]CaptureValue{}}
 	s.opts = core.Options{Bugs: bugs, Legacy: cfg.Legacy}.WithDefaults()
-	s.lg = logging.New(&lockedWriter{w: logw}, wallClock{}, cfg.LogLevel)
+	s.lg = NewWallClockLogger(logw, cfg.LogLevel)
 	s.lg.Info("server.go", 1, "Welcome to Change Data Capture (CDC)", zap.String("release-version", "cdcspec"),
 		zap.String("captureID", string(s.id)), zap.Strings("bugs", bugs.Names()))
 

@@ -141,10 +141,28 @@ func (s *sinkInst) fail(err error) {
 	out = append(out, s.queue...)
 	s.pending = map[string]core.SinkWrite{}
 	s.queue = nil
+	sk := s.sink
 	s.mu.Unlock()
-	for _, w := range out {
-		s.m.result(core.SinkResult{Changefeed: w.Changefeed, Sink: w.Sink, Dispatcher: w.Dispatcher, ToTs: w.ToTs, Err: re})
+	report := func() {
+		for _, w := range out {
+			s.m.result(core.SinkResult{Changefeed: w.Changefeed, Sink: w.Sink, Dispatcher: w.Dispatcher, ToTs: w.ToTs, Err: re})
+		}
 	}
+	if sk == nil {
+		report()
+		return
+	}
+	// The failed writes are reported only once the producer has drained:
+	// until then sarama may still retry messages of this sink, and one landing
+	// after a replacement dispatcher wrote newer changes of the same key would
+	// break per-key order (found by runtime/cluster's integration test). A
+	// dispatcher stays removable-but-inflight until its write's result comes
+	// back, so its Stopped (and the span's next Create) waits for the drain.
+	// (Called from the producer's error callback: close on another goroutine.)
+	go func() {
+		_ = sk.Close()
+		report()
+	}()
 }
 
 func (s *sinkInst) start() bool {
