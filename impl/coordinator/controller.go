@@ -631,14 +631,24 @@ func (c *Coordinator) CreateChangefeed(now int64, id core.ChangefeedID, startTs 
 	return nil
 }
 
-// PauseChangefeed stops a running changefeed (C.2).
-func (c *Coordinator) PauseChangefeed(now int64, id core.ChangefeedID, out *core.Effects) error {
+// apiChangefeed is the API calls' common prologue: the coordinator must be
+// initialized and the changefeed must exist.
+func (c *Coordinator) apiChangefeed(id core.ChangefeedID) (*Changefeed, error) {
 	if !c.initialized {
-		return ErrNotInitialized
+		return nil, ErrNotInitialized
 	}
 	cf := c.db.Get(id)
 	if cf == nil {
-		return fmt.Errorf("changefeed %s not found", id)
+		return nil, fmt.Errorf("changefeed %s not found", id)
+	}
+	return cf, nil
+}
+
+// PauseChangefeed stops a running changefeed (C.2).
+func (c *Coordinator) PauseChangefeed(now int64, id core.ChangefeedID, out *core.Effects) error {
+	cf, err := c.apiChangefeed(id)
+	if err != nil {
+		return err
 	}
 	if c.db.IsStopped(id) {
 		return fmt.Errorf("changefeed %s is not running (state %s)", id, cf.Info.State)
@@ -661,12 +671,9 @@ func (c *Coordinator) PauseChangefeed(now int64, id core.ChangefeedID, out *core
 // ResumeChangefeed resumes a stopped, failed or finished changefeed (C.3).
 // overwriteCheckpoint 0 keeps the in-memory checkpoint.
 func (c *Coordinator) ResumeChangefeed(now int64, id core.ChangefeedID, overwriteCheckpoint uint64, out *core.Effects) error {
-	if !c.initialized {
-		return ErrNotInitialized
-	}
-	cf := c.db.Get(id)
-	if cf == nil {
-		return fmt.Errorf("changefeed %s not found", id)
+	cf, err := c.apiChangefeed(id)
+	if err != nil {
+		return err
 	}
 	switch cf.Info.State {
 	case spec.StateStopped, spec.StateFailed, spec.StateFinished:
@@ -704,12 +711,9 @@ func (c *Coordinator) ResumeChangefeed(now int64, id core.ChangefeedID, overwrit
 
 // RemoveChangefeed deletes a changefeed (C.4).
 func (c *Coordinator) RemoveChangefeed(now int64, id core.ChangefeedID, out *core.Effects) error {
-	if !c.initialized {
-		return ErrNotInitialized
-	}
-	cf := c.db.Get(id)
-	if cf == nil {
-		return fmt.Errorf("changefeed %s not found", id)
+	cf, err := c.apiChangefeed(id)
+	if err != nil {
+		return err
 	}
 	node := cf.nodeID
 	if node == "" {

@@ -2,7 +2,6 @@ package coordinator
 
 import (
 	"fmt"
-	"sort"
 
 	"go.uber.org/zap"
 
@@ -91,14 +90,7 @@ func (oc *operatorController) replaceWithStop(stop *StopChangefeedOperator, out 
 	oc.AddOperator(stop, out)
 }
 
-func (oc *operatorController) sortedIDs() []core.ChangefeedID {
-	ids := make([]core.ChangefeedID, 0, len(oc.ops))
-	for id := range oc.ops {
-		ids = append(ids, id)
-	}
-	sort.Slice(ids, func(i, j int) bool { return ids[i] < ids[j] })
-	return ids
-}
+func (oc *operatorController) sortedIDs() []core.ChangefeedID { return core.SortedKeys(oc.ops) }
 
 // poll runs every 500 ms: finished operators are post-finished and deleted,
 // the others re-send their message.

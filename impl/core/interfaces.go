@@ -1,6 +1,10 @@
 package core
 
-import "cdcspec/spec"
+import (
+	"slices"
+
+	"cdcspec/spec"
+)
 
 // The interfaces below are everything outside the control plane. impl/sim
 // provides deterministic in-memory implementations (sim.MemStore,
@@ -76,4 +80,15 @@ type Upstream interface {
 type DDL struct {
 	CommitTs uint64
 	Table    int64
+}
+
+// SortedKeys returns a map's keys in ascending order: components iterate maps
+// through it so that every run (and every simulation log) is deterministic.
+func SortedKeys[K ~string, V any](m map[K]V) []K {
+	ks := make([]K, 0, len(m))
+	for k := range m {
+		ks = append(ks, k)
+	}
+	slices.Sort(ks)
+	return ks
 }

@@ -60,14 +60,7 @@ func (mm *Manager) aliveNodes() []core.NodeID { return mm.alive }
 // SetStopping moves liveness to STOPPING.
 func (mm *Manager) SetStopping() { mm.stopping = true }
 
-func (mm *Manager) sortedIDs() []core.ChangefeedID {
-	ids := make([]core.ChangefeedID, 0, len(mm.maintainers))
-	for id := range mm.maintainers {
-		ids = append(ids, id)
-	}
-	sort.Slice(ids, func(i, j int) bool { return ids[i] < ids[j] })
-	return ids
-}
+func (mm *Manager) sortedIDs() []core.ChangefeedID { return core.SortedKeys(mm.maintainers) }
 
 // OnNodesChanged is the NodeManager callback.
 func (mm *Manager) OnNodesChanged(now int64, alive []core.NodeID, out *core.Effects) {

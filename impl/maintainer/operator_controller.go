@@ -2,7 +2,6 @@ package maintainer
 
 import (
 	"fmt"
-	"sort"
 
 	"go.uber.org/zap"
 
@@ -83,14 +82,7 @@ func (oc *OperatorController) AddOperator(op dispatcherOperator, out *core.Effec
 	return true
 }
 
-func (oc *OperatorController) sortedIDs() []core.DispatcherID {
-	ids := make([]core.DispatcherID, 0, len(oc.ops))
-	for id := range oc.ops {
-		ids = append(ids, id)
-	}
-	sort.Slice(ids, func(i, j int) bool { return ids[i] < ids[j] })
-	return ids
-}
+func (oc *OperatorController) sortedIDs() []core.DispatcherID { return core.SortedKeys(oc.ops) }
 
 func (oc *OperatorController) send(e *opEntry, now int64, out *core.Effects) {
 	if ph := e.op.Phase(); ph != e.phase {

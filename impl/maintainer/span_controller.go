@@ -165,14 +165,7 @@ func (sc *SpanController) ReplaceReplicaSet(old *SpanReplication, parts []spec.S
 }
 
 // sortedIDs returns every span ID, sorted (determinism).
-func (sc *SpanController) sortedIDs() []core.DispatcherID {
-	out := make([]core.DispatcherID, 0, len(sc.spans))
-	for id := range sc.spans {
-		out = append(out, id)
-	}
-	sort.Slice(out, func(i, j int) bool { return out[i] < out[j] })
-	return out
-}
+func (sc *SpanController) sortedIDs() []core.DispatcherID { return core.SortedKeys(sc.spans) }
 
 // tableSpans returns a table's spans ordered by start key.
 func (sc *SpanController) tableSpans(t int64) []*SpanReplication {
