@@ -77,55 +77,6 @@ func (f Feature) String() string {
 	return strings.Join(parts, ",")
 }
 
-// Bug is one catalogued bug switched on in the model.
-type Bug uint16
-
-// The catalogue, in spec.Bugs() order. Each restores TiCDC's pre-fix logic at
-// exactly one decision point (see each use).
-const (
-	BugRegressedCheckpointDropsError Bug = 1 << iota
-	BugAddAcceptsUnbootstrapped
-	BugRestoredCreateIgnored
-	BugInflightOperatorsLost
-	BugStuckAfterUpstreamFailure
-	BugNoEpochFencing
-	BugTriggerPassesAddTableDDL
-)
-
-var bugNames = []struct {
-	b    Bug
-	name string
-}{
-	{BugRegressedCheckpointDropsError, "regressed-checkpoint-drops-error"},
-	{BugAddAcceptsUnbootstrapped, "add-accepts-unbootstrapped-maintainer"},
-	{BugRestoredCreateIgnored, "restored-create-ignored-for-new-table"},
-	{BugInflightOperatorsLost, "inflight-operators-lost-on-failover"},
-	{BugStuckAfterUpstreamFailure, "stuck-after-upstream-failure"},
-	{BugNoEpochFencing, "no-epoch-fencing"},
-	{BugTriggerPassesAddTableDDL, "trigger-passes-add-table-ddl"},
-}
-
-// ParseBug returns the model switch for a catalogued bug name.
-func ParseBug(name string) (Bug, bool) {
-	for _, b := range bugNames {
-		if b.name == name {
-			return b.b, true
-		}
-	}
-	return 0, false
-}
-
-// Names lists the bug names in the set, in catalogue order.
-func (b Bug) Names() []string {
-	var out []string
-	for _, n := range bugNames {
-		if b&n.b != 0 {
-			out = append(out, n.name)
-		}
-	}
-	return out
-}
-
 // Config bounds and parameterizes the model.
 type Config struct {
 	Name string `json:"name"`
@@ -147,7 +98,7 @@ type Config struct {
 	Puller    bool `json:"puller"`     // model the upstream kv client (seed 004)
 
 	Features Feature `json:"-"`
-	Bugs     Bug     `json:"-"`
+	Bugs     spec.BugSet `json:"-"` // catalogue entries switched on (spec.Bugs)
 
 	MaxDepth  int  `json:"max_depth,omitempty"`  // 0 = unbounded
 	MaxStates int  `json:"max_states,omitempty"` // 0 = unbounded
@@ -174,7 +125,7 @@ func (c *Config) Validate() error {
 }
 
 func (c *Config) has(f Feature) bool { return c.Features&f != 0 }
-func (c *Config) bug(b Bug) bool     { return c.Bugs&b != 0 }
+func (c *Config) bug(id spec.BugID) bool { return c.Bugs.Has(id) }
 
 // String is a one-line summary of the bounds.
 func (c *Config) String() string {
@@ -279,28 +230,42 @@ func StandardNames() []string {
 	return append([]string{"default"}, out...)
 }
 
-// BugConfig names the standard configuration that exposes a catalogued bug.
+// bugConfig is the standard configuration that exposes each catalogue entry
+// the model expresses; entries not listed are exposed by "default".
+var bugConfig = map[spec.BugID]string{
+	spec.BugRegressedCheckpointDropsError:    "regressed-checkpoint",
+	spec.BugRestoredCreateIgnoredForNewTable: "ddl-failover",
+	spec.BugTriggerPassesAddTableDDL:         "new-table",
+	spec.BugInflightOperatorsLostOnFailover:  "move-failover",
+	spec.BugStuckAfterUpstreamFailure:        "upstream-outage",
+}
+
+// BugConfig names the standard configuration that exposes a catalogue entry,
+// or "" when the model cannot express it (its spec.Bug.ModelGap says why).
 func BugConfig(name string) string {
-	switch name {
-	case "regressed-checkpoint-drops-error":
-		return "regressed-checkpoint"
-	case "restored-create-ignored-for-new-table":
-		return "ddl-failover"
-	case "trigger-passes-add-table-ddl":
-		return "new-table"
-	case "inflight-operators-lost-on-failover":
-		return "move-failover"
-	case "stuck-after-upstream-failure":
-		return "upstream-outage"
+	b, ok := spec.LookupBug(name)
+	if !ok || b.ModelGap != "" {
+		return ""
+	}
+	if c, ok := bugConfig[b.ID]; ok {
+		return c
 	}
 	return "default"
 }
 
-// CheckBugCatalogue verifies that every spec bug has a model switch.
+// CheckBugCatalogue verifies that every catalogue entry is either exposed by
+// a standard configuration or names the model feature it is waiting for.
 func CheckBugCatalogue() error {
 	for _, b := range spec.Bugs() {
-		if _, ok := ParseBug(b.Name); !ok {
-			return fmt.Errorf("spec bug %q has no model switch", b.Name)
+		c := BugConfig(b.Name)
+		switch {
+		case b.ModelGap != "":
+		case c == "":
+			return fmt.Errorf("catalogue entry %q has no model configuration and no ModelGap", b.Name)
+		default:
+			if _, ok := Standard(c); !ok {
+				return fmt.Errorf("catalogue entry %q: configuration %q is not standard", b.Name, c)
+			}
 		}
 	}
 	return nil

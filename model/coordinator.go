@@ -94,7 +94,7 @@ func coordHandleStatus(cfg *Config, s *State, m Msg, e *emitter) {
 		// Working and BootstrapDone. Before #3976 (bug) BootstrapDone was not
 		// required, so a removal-only maintainer's Working report finished it.
 		epochOK := !cfg.has(FeatEpochs) || m.Epoch == c.OpEpoch
-		bootOK := bootDone || cfg.bug(BugAddAcceptsUnbootstrapped)
+		bootOK := bootDone || cfg.bug(spec.BugAddAcceptsUnbootstrappedMaintainer)
 		if m.Src == c.OpNode && epochOK && working && bootOK {
 			c.Op = copNone
 			c.Repl = replReplicating
@@ -160,7 +160,7 @@ func updateStatus(cfg *Config, s *State, m Msg, e *emitter) {
 			handled = true // nothing to drop
 			return
 		}
-		if cfg.bug(BugRegressedCheckpointDropsError) {
+		if cfg.bug(spec.BugRegressedCheckpointDropsError) {
 			// Before #5779 the whole status, Err included, was dropped here.
 			return
 		}

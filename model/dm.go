@@ -81,7 +81,7 @@ func dmHandleSchedule(cfg *Config, s *State, m Msg, e *emitter) {
 	}
 	// preCheckForSchedulerHandler. With no-epoch-fencing (before #5436) a
 	// request from a previous maintainer generation is obeyed.
-	if cfg.has(FeatDMFence) && !cfg.bug(BugNoEpochFencing) && dmFenced(dm, m) {
+	if cfg.has(FeatDMFence) && !cfg.bug(spec.BugNoEpochFencing) && dmFenced(dm, m) {
 		return // "drop stale schedule dispatcher request"
 	}
 	id := m.B
@@ -108,7 +108,7 @@ func dmHandleSchedule(cfg *Config, s *State, m Msg, e *emitter) {
 			s.send(Msg{Kind: mDispStatus, Src: m.Dst, Dst: dm.Owner, A: id, B: 0, C: 0, D: dmWatermark(s, slot)})
 			return
 		}
-		if !cfg.bug(BugInflightOperatorsLost) {
+		if !cfg.bug(spec.BugInflightOperatorsLostOnFailover) {
 			journal(dm, Journal{ID: id, Table: d.Table, Action: schedRemove, OpType: m.E})
 		}
 		d.St = dRemoving
@@ -270,7 +270,7 @@ func pendingDDL(s *State, d *Disp) (uint8, uint8) {
 func triggerTarget(cfg *Config, s *State, d *Disp) uint8 {
 	target := s.PullTs
 	dm := &s.DMs[d.Node]
-	if cfg.bug(BugTriggerPassesAddTableDDL) {
+	if cfg.bug(spec.BugTriggerPassesAddTableDDL) {
 		return target
 	}
 	if t, T := pendingDDL(s, d); t != 0 && dm.AckedT != T {

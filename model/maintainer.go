@@ -387,7 +387,7 @@ func finishBootstrap(cfg *Config, s *State, slot uint8, e *emitter) {
 			}
 			adopt := tableInSnapshot(s, d.Table, startTs)
 			if !adopt {
-				if cfg.bug(BugRestoredCreateIgnored) {
+				if cfg.bug(spec.BugRestoredCreateIgnoredForNewTable) {
 					// handleRemainingWorkingTasks: "found a working table that
 					// is not in initial table map, just ignore it".
 					if e != nil {
@@ -413,7 +413,7 @@ func finishBootstrap(cfg *Config, s *State, slot uint8, e *emitter) {
 	// restoreCurrentWorkingOperators (#3691): a journaled Remove becomes a
 	// remove operator; one that belonged to a move marks the span absent
 	// when done, so the scheduler re-adds it.
-	if !cfg.bug(BugInflightOperatorsLost) {
+	if !cfg.bug(spec.BugInflightOperatorsLostOnFailover) {
 		for i := uint8(0); i < uint8(cfg.Nodes); i++ {
 			if mt.Answered&(1<<i) == 0 {
 				continue
@@ -564,7 +564,7 @@ func handleDispStatus(cfg *Config, s *State, slot uint8, m Msg, e *emitter) {
 		return // "nodeID not match"
 	}
 	sp.Ckpt = max(sp.Ckpt, ckpt)
-	if !working && !hadOp && !mt.Removing && !cfg.bug(BugInflightOperatorsLost) {
+	if !working && !hadOp && !mt.Removing && !cfg.bug(spec.BugInflightOperatorsLostOnFailover) {
 		// #3691 fallback: "dispatcher becomes non-working without operator,
 		// mark span absent for rescheduling".
 		markAbsent(sp)

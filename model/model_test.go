@@ -17,6 +17,9 @@ func TestBugCatalogue(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, b := range spec.Bugs() {
+		if b.ModelGap != "" {
+			continue
+		}
 		if _, ok := Standard(BugConfig(b.Name)); !ok {
 			t.Errorf("bug %s: configuration %q is not a standard configuration", b.Name, BugConfig(b.Name))
 		}
@@ -42,8 +45,10 @@ func TestBugsFound(t *testing.T) {
 	for _, b := range spec.Bugs() {
 		t.Run(b.Name, func(t *testing.T) {
 			cfg, _ := Standard(BugConfig(b.Name))
-			bug, _ := ParseBug(b.Name)
-			cfg.Bugs = bug
+			if b.ModelGap != "" {
+				t.Skipf("the model cannot express %s yet: %s", b.Name, b.ModelGap)
+			}
+			cfg.Bugs = spec.BugSet(0).With(b.ID)
 			if raceEnabled {
 				cfg.MaxStates = 150000 // the race detector is ~10x slower
 			}
@@ -202,7 +207,7 @@ func TestStepIsPure(t *testing.T) {
 // TestSimulateFindsBug: random walks find a shallow bug.
 func TestSimulateFindsBug(t *testing.T) {
 	cfg, _ := Standard("default")
-	cfg.Bugs = BugAddAcceptsUnbootstrapped
+	cfg.Bugs = spec.BugSet(0).With(spec.BugAddAcceptsUnbootstrappedMaintainer)
 	r := Simulate(cfg, 1, 200, 30)
 	if r.Outcome != "violation" || r.Violation.Property != spec.RunningMaintainerBootstrapped {
 		t.Fatalf("simulate: %s", r.Outcome)

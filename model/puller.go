@@ -1,7 +1,9 @@
 package model
 
-// The upstream kv client of seed 004 (tiflow #9595, see
-// /work/notes/tiflow-9595.md and spec/SPEC.md "Seed 004"). One region, the
+import "cdcspec/spec"
+
+// The upstream kv client of seed 004 (tiflow #9595, see spec/SPEC.md
+// "Seed 004"). One region, the
 // current store stream's region worker and receive loop. The resolved ts the
 // dispatchers see (PullTs) advances only while the region is active in a
 // running worker. The decision point is when evictAllRegions runs:
@@ -55,7 +57,7 @@ func pullStep(cfg *Config, s *State, k ActKind) {
 	case APullWorkerExit:
 		p.Worker = gorExited
 		p.Cancelled = true // cancelStream
-		if cfg.bug(BugStuckAfterUpstreamFailure) || p.Receiver == gorExited {
+		if cfg.bug(spec.BugStuckAfterUpstreamFailure) || p.Receiver == gorExited {
 			// tiflow #9519: evictAllRegions in regionWorker.run's defer.
 			// Fixed (#9597): in receiveFromStream once both have exited.
 			evictAllRegions(p)
@@ -73,7 +75,7 @@ func pullStep(cfg *Config, s *State, k ActKind) {
 		if p.Region == regPending {
 			p.Region = regQueued // pendingRegions.takeAll
 		}
-		if !cfg.bug(BugStuckAfterUpstreamFailure) && p.Worker == gorExited {
+		if !cfg.bug(spec.BugStuckAfterUpstreamFailure) && p.Worker == gorExited {
 			evictAllRegions(p)
 		}
 	}

@@ -76,13 +76,11 @@ func parseConfig(td *datadriven.TestData) (Config, error) {
 	if !ok {
 		return cfg, fmt.Errorf("unknown config %q", name)
 	}
-	for _, b := range bugs {
-		bb, ok := ParseBug(b)
-		if !ok {
-			return cfg, fmt.Errorf("unknown bug %q", b)
-		}
-		cfg.Bugs |= bb
+	bs, err := spec.ParseBugs(bugs)
+	if err != nil {
+		return cfg, err
 	}
+	cfg.Bugs |= bs
 	for _, w := range without {
 		f, ok := ParseFeature(w)
 		if !ok {

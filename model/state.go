@@ -11,8 +11,8 @@
 // and fixed arrays, so copying it is a memcpy and its bytes are its canonical
 // encoding (see State.Bytes); the checker (check.go) explores it breadth-first.
 //
-// Section references (A.2, C.7, ...) point into the protocol reference
-// (../shared/reference/ticdc-protocol.md); spec/SPEC.md states the protocol.
+// Section references (A.2, C.7, ...) name sections of the TiCDC protocol
+// reference that spec/SPEC.md condenses; spec/SPEC.md states the protocol.
 package model
 
 import (

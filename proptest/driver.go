@@ -196,7 +196,7 @@ const (
 // NewDriver builds the simulation. log (may be nil) receives the
 // TiCDC-format log at debug level.
 func NewDriver(su Setup, log io.Writer) (*Driver, error) {
-	bugs, err := core.ParseBugs(append(append([]string(nil), su.Bugs...), hardwired()...))
+	bugs, err := spec.ParseBugs(append(append([]string(nil), su.Bugs...), hardwired()...))
 	if err != nil {
 		return nil, err
 	}

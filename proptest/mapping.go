@@ -98,13 +98,13 @@ func NewShadow(su Setup) *Shadow {
 	cfg.SpanMoves = true
 	sh := &Shadow{slots: map[core.NodeID]uint8{}}
 	for _, name := range su.Bugs {
-		b, ok := model.ParseBug(name)
-		if !ok {
+		b, ok := spec.LookupBug(name)
+		if !ok || b.ModelGap != "" {
 			sh.Stopped = fmt.Sprintf("bug %q has no model switch", name)
 			continue
 		}
-		cfg.Bugs |= b
-		if name == "stuck-after-upstream-failure" {
+		cfg.Bugs = cfg.Bugs.With(b.ID)
+		if b.ID == spec.BugStuckAfterUpstreamFailure {
 			cfg.Puller = true
 		}
 	}

@@ -396,7 +396,7 @@ func ReplayModel(cfg model.Config, actions []model.Action, prop spec.Property, b
 	if opt.Seeds <= 0 {
 		opt.Seeds = 8
 	}
-	if _, err := core.ParseBugs(bugs); err != nil {
+	if _, err := spec.ParseBugs(bugs); err != nil {
 		return res, err
 	}
 	items, err := translate(cfg, actions)
@@ -549,13 +549,11 @@ func ParseCounterexample(b []byte) (model.Config, []model.Action, spec.Property,
 		}
 		cfg.Features |= ft
 	}
-	for _, name := range j.Bugs {
-		bg, ok := model.ParseBug(name)
-		if !ok {
-			return model.Config{}, nil, "", nil, fmt.Errorf("counterexample json: unknown bug %q", name)
-		}
-		cfg.Bugs |= bg
+	bs, err := spec.ParseBugs(j.Bugs)
+	if err != nil {
+		return model.Config{}, nil, "", nil, fmt.Errorf("counterexample json: %w", err)
 	}
+	cfg.Bugs |= bs
 	var acts []model.Action
 	for _, st := range j.Violation.Steps {
 		if st.Action.Kind == 0 { // a checker-only step ("faults healed")

@@ -17,6 +17,5 @@
 // encoding) complete the set.
 //
 // Each package is standalone with its own small interface; the lead adapts
-// them to impl's transport, metadata-store and sink interfaces
-// (/work/notes/runtime-readme.md describes the mapping).
+// them to impl's transport, metadata-store and sink interfaces.
 package runtime

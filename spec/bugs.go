@@ -1,73 +1,238 @@
 package spec
 
-// Bug is a catalogued historical TiCDC bug. Each can be switched back on by
-// name in model/ and impl/, where it restores TiCDC's pre-fix logic at the same
-// decision point; the checkers must then find a violation of Property.
+import (
+	"fmt"
+	"strings"
+)
+
+// BugID names one catalogue entry. It is the only switch model/ and impl/
+// read: both take a BugSet and ask Has(id) at the entry's decision point, so
+// one entry is one switch everywhere.
+type BugID uint8
+
+// The catalogue's entries. The zero value is not an entry.
+const (
+	_ BugID = iota
+	BugRegressedCheckpointDropsError
+	BugAddAcceptsUnbootstrappedMaintainer
+	BugRestoredCreateIgnoredForNewTable
+	BugInflightOperatorsLostOnFailover
+	BugStuckAfterUpstreamFailure
+	BugNoEpochFencing
+	BugTriggerPassesAddTableDDL
+	bugLimit
+)
+
+// BugKind says where the behaviour an entry switches back on comes from.
+type BugKind uint8
+
+const (
+	// KindFixedUpstream: a historical TiCDC bug, fixed upstream; the switch
+	// restores the pre-fix logic.
+	KindFixedUpstream BugKind = iota + 1
+	// KindHead: TiCDC's behaviour at the pinned commit (HeadCommit) that
+	// cdcspec's generated tests showed to break a property. cdcspec runs the
+	// fixed logic by default; the switch restores HEAD's.
+	KindHead
+)
+
+func (k BugKind) String() string {
+	switch k {
+	case KindFixedUpstream:
+		return "fixed-upstream"
+	case KindHead:
+		return "head"
+	}
+	return fmt.Sprintf("BugKind(%d)", uint8(k))
+}
+
+// HeadCommit is the pingcap/ticdc commit that cdcspec's rules cite and that
+// KindHead entries were read against.
+const HeadCommit = "b813e76f9"
+
+// Delivery is the message-delivery assumption a finding needs.
+type Delivery uint8
+
+const (
+	// DeliveryMessageCenter: reachable with the deliveries TiCDC's message
+	// center makes (SPEC.md, "Delivery semantics").
+	DeliveryMessageCenter Delivery = iota + 1
+	// DeliveryStronger: needs a delivery TiCDC's message center never makes
+	// (reordering within one stream, or a stale copy out of stream order).
+	DeliveryStronger
+)
+
+func (d Delivery) String() string {
+	switch d {
+	case DeliveryMessageCenter:
+		return "message-center"
+	case DeliveryStronger:
+		return "stronger-than-message-center"
+	}
+	return fmt.Sprintf("Delivery(%d)", uint8(d))
+}
+
+// Bug is one catalogue entry: a behaviour of TiCDC, historical or at HEAD,
+// that breaks Property. It can be switched on by name in model/ and impl/,
+// where it restores that behaviour at the decision point Where names; the
+// checkers must then find a violation of Property.
 type Bug struct {
-	Name     string
-	Issue    string // TiCDC (or tiflow) issue, and the fix
-	Seed     string // seed report under ../shared/seeds, if any
+	ID   BugID
+	Name string // stable interface: CLI flags, scenario files, artifacts
+	Kind BugKind
+	// Issue is the TiCDC (or tiflow) issue and the fix, if any.
+	Issue string
+	// Seed is the number of the seed report it came from (000-004), if any.
+	// The report's log excerpt, where it had one, is traces/testdata/seedNNN_*.log.
+	Seed     string
 	Property Property
-	// Where names TiCDC's decision point that the bug switches.
+	// Where names TiCDC's decision point that the switch restores.
 	Where string
 	// Story is the failure in one paragraph, in TiCDC's terms.
 	Story string
+	// Delivery is what the failure needs from the network.
+	Delivery Delivery
+	// ModelGap is empty when the model can express the entry; otherwise it
+	// names the feature the model needs first.
+	ModelGap string
 }
 
-// Bugs is the catalogue, in a stable order. Names are stable interface.
+// catalogue is the one declaration of every entry, in ID order.
+var catalogue = [...]Bug{
+	{
+		ID: BugRegressedCheckpointDropsError, Name: "regressed-checkpoint-drops-error", Kind: KindFixedUpstream,
+		Issue: "pingcap/ticdc#5709 (fixed by #5779)", Seed: "000",
+		Property: ErrorNeverDropped, Delivery: DeliveryMessageCenter,
+		Where: "coordinator/changefeed/changefeed.go Changefeed.UpdateStatus: a status whose checkpoint is below the stored one is dropped whole, Err included",
+		Story: "a capture dies, its dispatchers are rescheduled, the maintainer's reported checkpoint falls below the stored one, a sink error arrives and every 5 s re-send of it is dropped; the changefeed stays normal and never restarts",
+	},
+	{
+		ID: BugAddAcceptsUnbootstrappedMaintainer, Name: "add-accepts-unbootstrapped-maintainer", Kind: KindFixedUpstream,
+		Issue: "pingcap/ticdc#3952 (fixed by #3976)", Seed: "001",
+		Property: RunningMaintainerBootstrapped, Delivery: DeliveryMessageCenter,
+		Where: "coordinator/operator/operator_add.go AddMaintainerOperator.Check: any Working report from the destination finishes the add, BootstrapDone not required",
+		Story: "a late cascade remove creates a removal-only maintainer on an empty node; the retry's add targets that node, the manager ignores the add, the removal-only maintainer reports Working and the coordinator marks the changefeed replicating with no real maintainer",
+	},
+	{
+		ID: BugRestoredCreateIgnoredForNewTable, Name: "restored-create-ignored-for-new-table", Kind: KindFixedUpstream,
+		Issue: "pingcap/ticdc#6202 (fix PR #6207, open)", Seed: "002",
+		Property: AtMostOneDispatcherPerSpan, Delivery: DeliveryMessageCenter,
+		Where: "maintainer/maintainer_controller_bootstrap.go handleRemainingWorkingTasks: a working dispatcher of a table missing from the bootstrap snapshot is only logged, not adopted",
+		Story: "the old maintainer creates a dispatcher for a table created by DDL and dies before ACKing the DDL; the new maintainer bootstraps below the DDL, ignores the dispatcher, and the re-sent NONE status makes the barrier add a second dispatcher for the same span",
+	},
+	{
+		ID: BugInflightOperatorsLostOnFailover, Name: "inflight-operators-lost-on-failover", Kind: KindFixedUpstream,
+		Issue: "pingcap/ticdc#3411 (fixed by #3691)", Seed: "003",
+		Property: EverySpanReplicated, Delivery: DeliveryMessageCenter,
+		Where: "dispatcher manager journal (currentOperatorMap) and maintainer bootstrap restoreCurrentWorkingOperators, plus the handleStatus fallback: without them a new maintainer rebuilds only from dispatcher snapshots",
+		Story: "a move's Remove reaches the origin, the maintainer dies before sending Create to the destination; the new maintainer sees no dispatcher and no operator for the span, which stays replicating with a dead dispatcher, or is never created",
+	},
+	{
+		ID: BugStuckAfterUpstreamFailure, Name: "stuck-after-upstream-failure", Kind: KindFixedUpstream,
+		Issue: "pingcap/tiflow#9595 (introduced by tiflow#9519)", Seed: "004",
+		Property: CheckpointAdvancesAfterHeal, Delivery: DeliveryMessageCenter,
+		Where: "see spec/SPEC.md, section 'Seed 004'",
+		Story: "all TiKV nodes fail for a minute; after they recover the changefeed's checkpoint never moves again",
+	},
+	{
+		ID: BugNoEpochFencing, Name: "no-epoch-fencing", Kind: KindFixedUpstream,
+		Issue:    "pingcap/ticdc#5083 (fixed by #5434, #5435, #5436)",
+		Property: AtMostOneDispatcherPerSpan, Delivery: DeliveryMessageCenter,
+		Where: "downstreamadapter/dispatchermanager/helper.go preCheckForSchedulerHandler: without the maintainer epoch a Create from the previous maintainer generation is obeyed",
+		Story: "the old maintainer's Create is delayed in transit; the maintainer fails over, the new one re-creates the span elsewhere, then the delayed Create lands and a second dispatcher replicates the same span",
+	},
+	{
+		ID: BugTriggerPassesAddTableDDL, Name: "trigger-passes-add-table-ddl", Kind: KindFixedUpstream,
+		Issue:    "pingcap/ticdc#5401 (fixed by #5402)",
+		Property: CheckpointNotPastUnflushed, Delivery: DeliveryMessageCenter,
+		Where: "table trigger dispatcher checkpoint (addTableCheckpointBlocker): without the blocker the trigger's checkpoint passes a CREATE TABLE before the maintainer ACKs the NONE status",
+		Story: "the trigger writes CREATE TABLE at T and reports NONE; before the maintainer schedules the new table, the trigger's watermark moves past T, the global checkpoint passes T, and rows of the new table at or after T are behind the checkpoint but not flushed",
+	},
+}
+
+// Bugs is the catalogue, in ID order. Names are stable interface.
 func Bugs() []Bug {
-	return []Bug{
-		{
-			Name: "regressed-checkpoint-drops-error", Issue: "pingcap/ticdc#5709 (fixed by #5779)", Seed: "000_8fdab149bc0ab0ac.txt",
-			Property: ErrorNeverDropped,
-			Where:    "coordinator/changefeed/changefeed.go Changefeed.UpdateStatus: a status whose checkpoint is below the stored one is dropped whole, Err included",
-			Story:    "a capture dies, its dispatchers are rescheduled, the maintainer's reported checkpoint falls below the stored one, a sink error arrives and every 5 s re-send of it is dropped; the changefeed stays normal and never restarts",
-		},
-		{
-			Name: "add-accepts-unbootstrapped-maintainer", Issue: "pingcap/ticdc#3952 (fixed by #3976)", Seed: "001_127eed88a1fba2a2.txt",
-			Property: RunningMaintainerBootstrapped,
-			Where:    "coordinator/operator/operator_add.go AddMaintainerOperator.Check: any Working report from the destination finishes the add, BootstrapDone not required",
-			Story:    "a late cascade remove creates a removal-only maintainer on an empty node; the retry's add targets that node, the manager ignores the add, the removal-only maintainer reports Working and the coordinator marks the changefeed replicating with no real maintainer",
-		},
-		{
-			Name: "restored-create-ignored-for-new-table", Issue: "pingcap/ticdc#6202 (fix PR #6207, open)", Seed: "002_3d41aa5375485e8e.txt",
-			Property: AtMostOneDispatcherPerSpan,
-			Where:    "maintainer/maintainer_controller_bootstrap.go handleRemainingWorkingTasks: a working dispatcher of a table missing from the bootstrap snapshot is only logged, not adopted",
-			Story:    "the old maintainer creates a dispatcher for a table created by DDL and dies before ACKing the DDL; the new maintainer bootstraps below the DDL, ignores the dispatcher, and the re-sent NONE status makes the barrier add a second dispatcher for the same span",
-		},
-		{
-			Name: "inflight-operators-lost-on-failover", Issue: "pingcap/ticdc#3411 (fixed by #3691)", Seed: "003_ad69367b7f2abe6b.txt",
-			Property: EverySpanReplicated,
-			Where:    "dispatcher manager journal (currentOperatorMap) and maintainer bootstrap restoreCurrentWorkingOperators, plus the handleStatus fallback: without them a new maintainer rebuilds only from dispatcher snapshots",
-			Story:    "a move's Remove reaches the origin, the maintainer dies before sending Create to the destination; the new maintainer sees no dispatcher and no operator for the span, which stays replicating with a dead dispatcher, or is never created",
-		},
-		{
-			Name: "stuck-after-upstream-failure", Issue: "pingcap/tiflow#9595 (introduced by tiflow#9519)", Seed: "004_2961d8959c6e0acb.txt",
-			Property: CheckpointAdvancesAfterHeal,
-			Where:    "see spec/SPEC.md, section 'Seed 004'",
-			Story:    "all TiKV nodes fail for a minute; after they recover the changefeed's checkpoint never moves again",
-		},
-		{
-			Name: "no-epoch-fencing", Issue: "pingcap/ticdc#5083 (fixed by #5434, #5435, #5436)",
-			Property: AtMostOneDispatcherPerSpan,
-			Where:    "downstreamadapter/dispatchermanager/helper.go preCheckForSchedulerHandler: without the maintainer epoch a Create from the previous maintainer generation is obeyed",
-			Story:    "the old maintainer's Create is delayed in transit; the maintainer fails over, the new one re-creates the span elsewhere, then the delayed Create lands and a second dispatcher replicates the same span",
-		},
-		{
-			Name: "trigger-passes-add-table-ddl", Issue: "pingcap/ticdc#5401 (fixed by #5402)",
-			Property: CheckpointNotPastUnflushed,
-			Where:    "table trigger dispatcher checkpoint (addTableCheckpointBlocker): without the blocker the trigger's checkpoint passes a CREATE TABLE before the maintainer ACKs the NONE status",
-			Story:    "the trigger writes CREATE TABLE at T and reports NONE; before the maintainer schedules the new table, the trigger's watermark moves past T, the global checkpoint passes T, and rows of the new table at or after T are behind the checkpoint but not flushed",
-		},
-	}
+	return append([]Bug(nil), catalogue[:]...)
 }
 
-// LookupBug returns the catalogued bug with that name.
+// LookupBug returns the catalogue entry with that name.
 func LookupBug(name string) (Bug, bool) {
-	for _, b := range Bugs() {
+	for _, b := range catalogue {
 		if b.Name == name {
 			return b, true
 		}
 	}
 	return Bug{}, false
+}
+
+// Entry returns the catalogue entry of id.
+func (id BugID) Entry() Bug {
+	if id == 0 || id >= bugLimit {
+		panic(fmt.Sprintf("spec: BugID %d is not in the catalogue", uint8(id)))
+	}
+	return catalogue[id-1]
+}
+
+func (id BugID) String() string {
+	if id == 0 || id >= bugLimit {
+		return fmt.Sprintf("BugID(%d)", uint8(id))
+	}
+	return catalogue[id-1].Name
+}
+
+// BugSet is the set of catalogue entries switched on. The zero value runs
+// cdcspec's fixed protocol.
+type BugSet uint64
+
+// Has reports whether id is switched on.
+func (s BugSet) Has(id BugID) bool { return s&(1<<id) != 0 }
+
+// With returns s with id switched on.
+func (s BugSet) With(id BugID) BugSet { return s | 1<<id }
+
+// Bugs lists the entries switched on, in catalogue order.
+func (s BugSet) Bugs() []Bug {
+	var out []Bug
+	for _, b := range catalogue {
+		if s.Has(b.ID) {
+			out = append(out, b)
+		}
+	}
+	return out
+}
+
+// Names lists the names switched on, in catalogue order.
+func (s BugSet) Names() []string {
+	var out []string
+	for _, b := range s.Bugs() {
+		out = append(out, b.Name)
+	}
+	return out
+}
+
+// ParseBugs turns catalogue names into a BugSet. Blank names are skipped; an
+// unknown name is an error that lists the known ones.
+func ParseBugs(names []string) (BugSet, error) {
+	var s BugSet
+	for _, n := range names {
+		n = strings.TrimSpace(n)
+		if n == "" {
+			continue
+		}
+		b, ok := LookupBug(n)
+		if !ok {
+			return 0, fmt.Errorf("unknown bug %q (known: %s)", n, strings.Join(BugNames(), ", "))
+		}
+		s = s.With(b.ID)
+	}
+	return s, nil
+}
+
+// BugNames lists every entry's name, in catalogue order.
+func BugNames() []string {
+	out := make([]string, len(catalogue))
+	for i, b := range catalogue {
+		out[i] = b.Name
+	}
+	return out
 }

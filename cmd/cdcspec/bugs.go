@@ -17,10 +17,13 @@ func init() {
 
 type bugJSON struct {
 	Name     string `json:"name"`
+	Kind     string `json:"kind"`
 	Issue    string `json:"issue"`
 	Seed     string `json:"seed,omitempty"`
 	Property string `json:"property"`
-	Config   string `json:"config"`
+	Delivery string `json:"delivery"`
+	Config   string `json:"config,omitempty"`
+	ModelGap string `json:"model_gap,omitempty"`
 	Command  string `json:"command"`
 	Where    string `json:"where"`
 	Story    string `json:"story"`
@@ -40,10 +43,14 @@ func runBugs(args []string, stdout, stderr io.Writer) int {
 	var out []bugJSON
 	for _, b := range spec.Bugs() {
 		cfg := model.BugConfig(b.Name)
+		cmd := fmt.Sprintf("cdcspec check --config %s --bug %s", cfg, b.Name)
+		if cfg == "" {
+			cmd = fmt.Sprintf("cdcspec sim -seeds 200 -bugs %s", b.Name)
+		}
 		out = append(out, bugJSON{
-			Name: b.Name, Issue: b.Issue, Seed: b.Seed, Property: string(b.Property), Config: cfg,
-			Command: fmt.Sprintf("cdcspec check --config %s --bug %s", cfg, b.Name),
-			Where:   b.Where, Story: b.Story,
+			Name: b.Name, Kind: b.Kind.String(), Issue: b.Issue, Seed: b.Seed, Property: string(b.Property),
+			Delivery: b.Delivery.String(), Config: cfg, ModelGap: b.ModelGap, Command: cmd,
+			Where: b.Where, Story: b.Story,
 		})
 	}
 	if *format == "json" {
@@ -56,16 +63,23 @@ func runBugs(args []string, stdout, stderr io.Writer) int {
 		return exitOK
 	}
 	tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "BUG\tISSUE\tSEED\tPROPERTY\tCONFIG")
+	fmt.Fprintln(tw, "BUG\tKIND\tISSUE\tSEED\tPROPERTY\tDELIVERY\tMODEL CONFIG")
 	for _, b := range out {
-		seed := b.Seed
-		if seed == "" {
-			seed = "-"
+		cfg := b.Config
+		if cfg == "" {
+			cfg = "not expressible yet: " + b.ModelGap
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", b.Name, b.Issue, seed, b.Property, b.Config)
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", b.Name, b.Kind, b.Issue, dash(b.Seed), b.Property, b.Delivery, cfg)
 	}
 	tw.Flush()
 	fmt.Fprintln(stdout)
-	fmt.Fprintln(stdout, "Reproduce one: cdcspec check --config CONFIG --bug BUG")
+	fmt.Fprintln(stdout, "Reproduce one: cdcspec check --config CONFIG --bug BUG (the model), cdcspec sim -bugs BUG (the implementation)")
 	return exitOK
+}
+
+func dash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
 }

@@ -2,8 +2,10 @@ package main
 
 import (
 	"encoding/json"
-	"strings"
 	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 
 	"cdcspec/model"
 	"cdcspec/spec"
@@ -11,32 +13,31 @@ import (
 
 func TestBugsJSON(t *testing.T) {
 	code, out, _ := runCheckCmd("bugs", "--format", "json")
-	if code != exitOK {
-		t.Fatalf("exit %d", code)
-	}
+	require.Equal(t, exitOK, code)
 	var bs []bugJSON
-	if err := json.Unmarshal([]byte(out), &bs); err != nil {
-		t.Fatal(err)
-	}
-	if len(bs) != len(spec.Bugs()) {
-		t.Fatalf("%d bugs, want %d", len(bs), len(spec.Bugs()))
-	}
+	require.NoError(t, json.Unmarshal([]byte(out), &bs))
+	require.Len(t, bs, len(spec.Bugs()))
 	for i, b := range spec.Bugs() {
-		if bs[i].Name != b.Name || bs[i].Property != string(b.Property) {
-			t.Errorf("row %d: %+v", i, bs[i])
+		assert.Equal(t, b.Name, bs[i].Name)
+		assert.Equal(t, string(b.Property), bs[i].Property)
+		assert.Equal(t, b.Kind.String(), bs[i].Kind)
+		assert.Equal(t, b.Delivery.String(), bs[i].Delivery)
+		if b.ModelGap != "" {
+			assert.Empty(t, bs[i].Config, "%s cannot be expressed in the model", b.Name)
+			assert.Contains(t, bs[i].Command, "cdcspec sim")
+			continue
 		}
-		if _, ok := model.Standard(bs[i].Config); !ok {
-			t.Errorf("%s: config %q is not a standard configuration", b.Name, bs[i].Config)
-		}
+		_, ok := model.Standard(bs[i].Config)
+		assert.True(t, ok, "%s: config %q is not a standard configuration", b.Name, bs[i].Config)
+		assert.Contains(t, bs[i].Command, "cdcspec check --config "+bs[i].Config+" --bug "+b.Name)
 	}
 }
 
 func TestBugsText(t *testing.T) {
 	code, out, _ := runCheckCmd("bugs")
-	if code != exitOK || !strings.Contains(out, "regressed-checkpoint-drops-error") || !strings.Contains(out, "CONFIG") {
-		t.Fatalf("exit %d\n%s", code, out)
-	}
-	if code, _, _ := runCheckCmd("bugs", "--format", "yaml"); code != exitUsage {
-		t.Fatalf("bad format: exit %d", code)
-	}
+	require.Equal(t, exitOK, code, out)
+	assert.Contains(t, out, "regressed-checkpoint-drops-error")
+	assert.Contains(t, out, "MODEL CONFIG")
+	code, _, _ = runCheckCmd("bugs", "--format", "yaml")
+	assert.Equal(t, exitUsage, code, "bad format")
 }

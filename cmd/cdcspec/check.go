@@ -155,12 +155,16 @@ func runCheck(args []string, stdout, stderr io.Writer) int {
 		cfg.Liveness = *liveness
 	}
 	for _, b := range bugs {
-		bb, ok := model.ParseBug(b)
+		e, ok := spec.LookupBug(b)
 		if !ok {
 			fmt.Fprintf(stderr, "cdcspec check: unknown --bug %q; 'cdcspec bugs' lists the catalogue\n", b)
 			return exitUsage
 		}
-		cfg.Bugs |= bb
+		if e.ModelGap != "" {
+			fmt.Fprintf(stderr, "cdcspec check: --bug %s: the model cannot express it yet (needs %s); 'cdcspec sim -bugs %s' runs it on the implementation\n", b, e.ModelGap, b)
+			return exitUsage
+		}
+		cfg.Bugs = cfg.Bugs.With(e.ID)
 	}
 	for _, w := range without {
 		f, ok := model.ParseFeature(w)

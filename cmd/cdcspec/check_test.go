@@ -43,7 +43,7 @@ func TestCheckFindsBugJSON(t *testing.T) {
 		acts = append(acts, s.Action)
 	}
 	cfg, _ := model.Standard("upstream-outage")
-	cfg.Bugs, _ = model.ParseBug("stuck-after-upstream-failure")
+	cfg.Bugs = spec.BugSet(0).With(spec.BugStuckAfterUpstreamFailure)
 	var real []model.Action
 	for _, a := range acts {
 		if a.Kind != 0 {

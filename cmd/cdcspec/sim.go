@@ -11,6 +11,7 @@ import (
 
 	"cdcspec/impl/core"
 	"cdcspec/impl/sim"
+	"cdcspec/spec"
 )
 
 func init() {
@@ -41,7 +42,7 @@ func runSim(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "cdcspec sim: -seeds and -nodes must be at least 1, -steps at least 0")
 		return exitUsage
 	}
-	b, err := core.ParseBugs(strings.Split(*bugs, ","))
+	b, err := spec.ParseBugs(strings.Split(*bugs, ","))
 	if err != nil {
 		fmt.Fprintf(stderr, "cdcspec sim: -bugs: %v\n", err)
 		return exitUsage

@@ -17,7 +17,7 @@ type clock struct{ ms int64 }
 
 func (c *clock) NowMs() int64 { return c.ms }
 
-func newTestChangefeed(t *testing.T, bugs core.Bugs) (*Changefeed, *clock, *[]spec.Event) {
+func newTestChangefeed(t *testing.T, bugs spec.BugSet) (*Changefeed, *clock, *[]spec.Event) {
 	t.Helper()
 	ck := &clock{ms: 1_000_000}
 	lg := logging.New(nil, ck, "debug")
@@ -35,7 +35,7 @@ var kafkaErr = []core.RunningError{{Code: "CDC:ErrChangefeedRetryable", Message:
 // TestBackoffSchedule pins coordinator/changefeed/backoff.go's schedule:
 // 10 s initial, doubling, 10 min cap, failed once 30 min are spent.
 func TestBackoffSchedule(t *testing.T) {
-	cf, ck, _ := newTestChangefeed(t, core.Bugs{})
+	cf, ck, _ := newTestChangefeed(t, 0)
 	var waits []int64
 	for i := 0; i < 12; i++ {
 		cf.backoff.isRestarting = false // the restart's add operator finished
@@ -75,7 +75,7 @@ func TestBackoffSchedule(t *testing.T) {
 // checkpoint. With the bug regressed-checkpoint-drops-error the error is
 // dropped too.
 func TestUpdateStatusRegressedCheckpoint(t *testing.T) {
-	cf, ck, evs := newTestChangefeed(t, core.Bugs{})
+	cf, ck, evs := newTestChangefeed(t, 0)
 	if changed, _, _ := cf.UpdateStatus(ck.ms, core.MaintainerStatus{CheckpointTs: 50, BootstrapDone: true}, nil); changed {
 		t.Fatal("regressed status without error changed the state")
 	}
@@ -87,7 +87,7 @@ func TestUpdateStatusRegressedCheckpoint(t *testing.T) {
 		t.Fatalf("fix: %d backoff-error-seen events", n)
 	}
 
-	cf, ck, evs = newTestChangefeed(t, core.Bugs{RegressedCheckpointDropsError: true})
+	cf, ck, evs = newTestChangefeed(t, spec.BugSet(0).With(spec.BugRegressedCheckpointDropsError))
 	if changed, _, _ := cf.UpdateStatus(ck.ms, core.MaintainerStatus{CheckpointTs: 50, BootstrapDone: true, Err: kafkaErr}, nil); changed {
 		t.Fatal("bug: regressed status with error changed the state")
 	}
@@ -100,16 +100,16 @@ func TestUpdateStatusRegressedCheckpoint(t *testing.T) {
 // BootstrapDone toggle reports Normal and ignores a retryable error;
 // checkpoint progress ignores errors.
 func TestUpdateStatusOrder(t *testing.T) {
-	cf, ck, _ := newTestChangefeed(t, core.Bugs{})
+	cf, ck, _ := newTestChangefeed(t, 0)
 	fast := []core.RunningError{{Code: "CDC:ErrGCTTLExceeded", Message: "gc ttl exceeded"}}
 	if _, state, _ := cf.UpdateStatus(ck.ms, core.MaintainerStatus{CheckpointTs: 200, BootstrapDone: false, Err: fast}, nil); state != spec.StateFailed {
 		t.Fatalf("fast-fail: state %s, want failed", state)
 	}
-	cf, ck, _ = newTestChangefeed(t, core.Bugs{})
+	cf, ck, _ = newTestChangefeed(t, 0)
 	if changed, state, _ := cf.UpdateStatus(ck.ms, core.MaintainerStatus{CheckpointTs: 100, BootstrapDone: false, Err: kafkaErr}, nil); !changed || state != spec.StateNormal {
 		t.Fatalf("BootstrapDone toggle: changed=%v state=%s, want normal", changed, state)
 	}
-	cf, ck, _ = newTestChangefeed(t, core.Bugs{})
+	cf, ck, _ = newTestChangefeed(t, 0)
 	if changed, _, _ := cf.UpdateStatus(ck.ms, core.MaintainerStatus{CheckpointTs: 150, BootstrapDone: true, Err: kafkaErr}, nil); changed {
 		t.Fatal("progress: an error with checkpoint progress changed the state")
 	}

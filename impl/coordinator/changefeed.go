@@ -81,7 +81,7 @@ func (c *Changefeed) UpdateStatus(now int64, s core.MaintainerStatus, out *core.
 	old := c.status
 	// 1. Regressed checkpoint.
 	if s.CheckpointTs < old.CheckpointTs {
-		if c.opts.Bugs.RegressedCheckpointDropsError || len(s.Err) == 0 {
+		if c.opts.Bugs.Has(spec.BugRegressedCheckpointDropsError) || len(s.Err) == 0 {
 			// Before #5779 the whole status, Err included, was dropped here.
 			return false, "", nil
 		}

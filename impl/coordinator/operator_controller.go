@@ -178,7 +178,7 @@ func (o *AddMaintainerOperator) Check(from core.NodeID, s *core.MaintainerStatus
 	if o.finished || from != o.dest || s.State != core.ComponentWorking {
 		return
 	}
-	if !o.c.opts.Bugs.AddAcceptsUnbootstrappedMaintainer {
+	if !o.c.opts.Bugs.Has(spec.BugAddAcceptsUnbootstrappedMaintainer) {
 		if !s.BootstrapDone || (s.Epoch != 0 && s.Epoch != o.epoch) {
 			return
 		}

@@ -56,7 +56,7 @@ func (d *Dispatcher) reportState() core.ComponentState {
 // trigger-passes-add-table-ddl switches the blocker off.
 func (d *Dispatcher) reportedCheckpoint() uint64 {
 	cp := d.checkpointTs
-	if d.isTrigger && !d.dm.o.opts.Bugs.TriggerPassesAddTableDDL {
+	if d.isTrigger && !d.dm.o.opts.Bugs.Has(spec.BugTriggerPassesAddTableDDL) {
 		for _, p := range d.pendingDDLs {
 			if p.ts-1 < cp {
 				cp = p.ts - 1

@@ -100,7 +100,7 @@ func (dm *DispatcherManager) sortedIDs() []core.DispatcherID {
 // an equal epoch needs the same node. Without epoch fencing (no-epoch-
 // fencing, before #5436) any maintainer takes over.
 func (dm *DispatcherManager) TryUpdateMaintainer(from core.NodeID, epoch uint64) bool {
-	if !dm.o.opts.Bugs.NoEpochFencing {
+	if !dm.o.opts.Bugs.Has(spec.BugNoEpochFencing) {
 		if epoch < dm.epoch || (epoch == dm.epoch && from != dm.maintainerID) {
 			return false
 		}
@@ -119,7 +119,7 @@ func (dm *DispatcherManager) setOwner(from core.NodeID, epoch uint64) {
 
 // isStaleOperator applies opFence to a schedule request (see opFence).
 func (dm *DispatcherManager) isStaleOperator(from core.NodeID, req *core.ScheduleDispatcherRequest) bool {
-	if req.OpSeq == 0 || dm.o.opts.Bugs.NoEpochFencing {
+	if req.OpSeq == 0 || dm.o.opts.Bugs.Has(spec.BugNoEpochFencing) {
 		return false
 	}
 	id := req.Config.ID
@@ -135,7 +135,7 @@ func (dm *DispatcherManager) isStaleOperator(from core.NodeID, req *core.Schedul
 
 // isMaintainerControlMessageAllowed is helper.go's fence.
 func (dm *DispatcherManager) isMaintainerControlMessageAllowed(from core.NodeID, epoch uint64, what string, id core.DispatcherID) bool {
-	if dm.o.opts.Bugs.NoEpochFencing {
+	if dm.o.opts.Bugs.Has(spec.BugNoEpochFencing) {
 		return true
 	}
 	if from == dm.maintainerID && epoch == dm.epoch {

@@ -96,7 +96,7 @@ func (o *Orchestrator) OnMessage(now int64, from core.NodeID, msg core.Message, 
 }
 
 func (o *Orchestrator) handleBootstrapRequest(from core.NodeID, req *core.MaintainerBootstrapRequest, out *core.Effects) {
-	fenced := !o.opts.Bugs.NoEpochFencing
+	fenced := !o.opts.Bugs.Has(spec.BugNoEpochFencing)
 	if closed, ok := o.closedMaintainerEpochs[req.Changefeed]; ok && fenced && req.Epoch <= closed {
 		o.lg.Warn("dispatcher_orchestrator.go", 203, "drop stale maintainer bootstrap request after close", zap.String("changefeed", string(req.Changefeed)),
 			zap.String("from", string(from)), zap.Uint64("requestMaintainerEpoch", req.Epoch), zap.Uint64("closedMaintainerEpoch", closed))
@@ -151,7 +151,7 @@ func (o *Orchestrator) handleCloseRequest(from core.NodeID, req *core.Maintainer
 		out.SendTo(o.self, from, &core.MaintainerCloseResponse{Changefeed: req.Changefeed, Success: true, Epoch: req.Epoch})
 		return
 	}
-	if !o.opts.Bugs.NoEpochFencing && (from != dm.maintainerID || req.Epoch != dm.epoch) && req.Epoch < dm.epoch {
+	if !o.opts.Bugs.Has(spec.BugNoEpochFencing) && (from != dm.maintainerID || req.Epoch != dm.epoch) && req.Epoch < dm.epoch {
 		o.lg.Warn("dispatcher_orchestrator.go", 685, "drop stale maintainer close request", zap.String("changefeed", string(req.Changefeed)),
 			zap.String("from", string(from)), zap.Uint64("requestMaintainerEpoch", req.Epoch), zap.Uint64("currentMaintainerEpoch", dm.epoch))
 		out.SendTo(o.self, from, &core.MaintainerCloseResponse{Changefeed: req.Changefeed, Success: true, Epoch: req.Epoch})

@@ -76,7 +76,7 @@ func (m *Maintainer) handleStatus(from core.NodeID, st *core.TableSpanStatus, ou
 	}
 	span.status = st.State
 	if (st.State == core.ComponentStopped || st.State == core.ComponentRemoved) && !hadOp && m.ops.GetOperator(st.ID) == nil &&
-		!m.removing && !m.opts.Bugs.InflightOperatorsLostOnFailover {
+		!m.removing && !m.opts.Bugs.Has(spec.BugInflightOperatorsLostOnFailover) {
 		m.lg.Warn("maintainer_controller.go", 295, "dispatcher becomes non-working without operator, mark span absent for rescheduling",
 			zap.String("changefeed", m.id.Name()), zap.String("from", string(from)), zap.String("dispatcherID", string(st.ID)),
 			zap.String("status", st.State.String()))

@@ -75,7 +75,7 @@ func (m *Maintainer) FinishBootstrap(out *core.Effects) {
 		req  core.ScheduleDispatcherRequest
 	}
 	var journal []restored
-	if !m.opts.Bugs.InflightOperatorsLostOnFailover {
+	if !m.opts.Bugs.Has(spec.BugInflightOperatorsLostOnFailover) {
 		for _, n := range nodes {
 			if r := m.bootstrapper[n].resp; r != nil {
 				for _, op := range r.Operators {
@@ -96,7 +96,7 @@ func (m *Maintainer) FinishBootstrap(out *core.Effects) {
 				continue
 			}
 			t := j.req.Config.Span.Table
-			if !inSnapshot[t] && (m.opts.Bugs.RestoredCreateIgnoredForNewTable || !m.createdAfter(t, startTs)) {
+			if !inSnapshot[t] && (m.opts.Bugs.Has(spec.BugRestoredCreateIgnoredForNewTable) || !m.createdAfter(t, startTs)) {
 				m.lg.Warn("maintainer_controller_bootstrap.go", 1065, "bootstrap create operator references table missing from schema snapshot, skip restoring it",
 					zap.String("nodeID", string(j.node)), zap.String("changefeed", string(m.id)), zap.String("dispatcherID", string(j.req.Config.ID)),
 					zap.String("operatorType", j.req.OpType.String()), zap.Int64("tableID", t))
@@ -202,7 +202,7 @@ func (m *Maintainer) createdAfter(t int64, startTs uint64) bool {
 // created after startTs is adopted, so the trigger's re-sent NONE status
 // finds it ("table already add, ignore").
 func (m *Maintainer) handleRemainingWorkingTask(t int64, startTs uint64, addWorking func(int64), out *core.Effects) {
-	if m.opts.Bugs.RestoredCreateIgnoredForNewTable || !m.createdAfter(t, startTs) {
+	if m.opts.Bugs.Has(spec.BugRestoredCreateIgnoredForNewTable) || !m.createdAfter(t, startTs) {
 		m.lg.Event(out, spec.Event{Kind: spec.WorkingTableIgnored, Changefeed: string(m.id), Span: spec.WholeTable(t)})
 		return
 	}

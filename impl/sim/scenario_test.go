@@ -130,7 +130,7 @@ func (h *harness) run(d *datadriven.TestData) (string, error) {
 			cfg.Tables, _ = strconv.Atoi(v)
 		}
 		if v, ok := arg(d, "bugs"); ok {
-			bugs, err := core.ParseBugs(strings.Split(v, ","))
+			bugs, err := spec.ParseBugs(strings.Split(v, ","))
 			if err != nil {
 				return "", err
 			}

@@ -7,7 +7,6 @@ import (
 	"strings"
 	"testing"
 
-	"cdcspec/impl/core"
 	"cdcspec/spec"
 )
 
@@ -112,21 +111,6 @@ func TestEveryBugHasScenario(t *testing.T) {
 	for _, b := range spec.Bugs() {
 		if !strings.Contains(all, "bugs="+b.Name) {
 			t.Errorf("bug %s (%s) has no scenario in testdata", b.Name, b.Issue)
-		}
-	}
-}
-
-func TestParseBugsRejectsUnknown(t *testing.T) {
-	if _, err := core.ParseBugs([]string{"no-such-bug"}); err == nil || !strings.Contains(err.Error(), "no-such-bug") {
-		t.Fatalf("want error naming the unknown bug, got %v", err)
-	}
-	b, err := core.ParseBugs([]string{"no-epoch-fencing", "stuck-after-upstream-failure"})
-	if err != nil || !b.NoEpochFencing || !b.StuckAfterUpstreamFailure || len(b.Names()) != 2 {
-		t.Fatalf("ParseBugs: %+v %v", b, err)
-	}
-	for _, k := range spec.Bugs() {
-		if _, err := core.ParseBugs([]string{k.Name}); err != nil {
-			t.Errorf("catalogue bug %s not switchable: %v", k.Name, err)
 		}
 	}
 }

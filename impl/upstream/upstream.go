@@ -13,7 +13,7 @@
 // exit) into the worker's defer: a region re-requested on the old stream
 // while its receiver still runs gets its first response after the worker is
 // gone, becomes active in a dead worker, is never evicted, keeps its range
-// lock, and its resolved ts freezes forever. See /work/notes/tiflow-9595.md.
+// lock, and its resolved ts freezes forever. See spec/SPEC.md "Seed 004".
 package upstream
 
 import (
@@ -87,7 +87,7 @@ type table struct {
 type Upstream struct {
 	cfg  Config
 	rng  *rand.Rand
-	bugs *core.Bugs
+	bugs *spec.BugSet
 	lg   *logging.Logger
 
 	now        int64
@@ -103,7 +103,7 @@ type Upstream struct {
 }
 
 // New returns an upstream with tables 1..n existing from the start.
-func New(seed uint64, n int, now int64, cfg Config, bugs *core.Bugs, lg *logging.Logger) *Upstream {
+func New(seed uint64, n int, now int64, cfg Config, bugs *spec.BugSet, lg *logging.Logger) *Upstream {
 	cfg = cfg.withDefaults()
 	u := &Upstream{cfg: cfg, rng: rand.New(rand.NewPCG(seed, 0x75707374)), bugs: bugs, lg: lg, now: now,
 		tables: map[int64]*table{}, nextTable: 1}
@@ -211,7 +211,7 @@ func rowKey(r *rand.Rand) string {
 func (u *Upstream) stepPuller(t *table) {
 	p := &t.p
 	s := p.cur
-	buggy := u.bugs != nil && u.bugs.StuckAfterUpstreamFailure
+	buggy := u.bugs != nil && u.bugs.Has(spec.BugStuckAfterUpstreamFailure)
 	// Worker exit: all its regions errored (store down, or NotLeader while
 	// leaders move after recovery).
 	regionErr := u.stalled || (u.now < u.recovering && u.rng.IntN(5) == 0)

@@ -159,7 +159,7 @@ func Run(ctx context.Context, cfg Config) error {
 	if cfg.LogLevel == "" {
 		cfg.LogLevel = "info"
 	}
-	bugs, err := core.ParseBugs(cfg.Bugs)
+	bugs, err := spec.ParseBugs(cfg.Bugs)
 	if err != nil {
 		return fmt.Errorf("server: %w", err)
 	}

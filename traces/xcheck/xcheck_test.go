@@ -12,7 +12,6 @@ import (
 	"strings"
 	"testing"
 
-	"cdcspec/impl/core"
 	"cdcspec/impl/sim"
 	"cdcspec/spec"
 	. "cdcspec/traces"
@@ -32,7 +31,7 @@ func TestImplLogsXCheck(t *testing.T) {
 		cfg := sim.Config{Seed: 5, Nodes: 3, Tables: 6, Log: &log, LogLevel: "info"}
 		cfg.Options.Legacy.RawWatermarkCheckpoint = true
 		if bug {
-			bugs, err := core.ParseBugs([]string{"regressed-checkpoint-drops-error"})
+			bugs, err := spec.ParseBugs([]string{"regressed-checkpoint-drops-error"})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -125,7 +124,7 @@ func TestImplChaosBugsAgree(t *testing.T) {
 		t.Skip("set CDCSPEC_XCHECK=1 to cross-check impl/'s logs")
 	}
 	for _, b := range spec.Bugs() {
-		bugs, err := core.ParseBugs([]string{b.Name})
+		bugs, err := spec.ParseBugs([]string{b.Name})
 		if err != nil {
 			t.Fatal(err)
 		}
