@@ -97,7 +97,7 @@ type Config struct {
 	SpanMoves bool `json:"span_moves"` // the maintainer may move spans between nodes (balance)
 	Puller    bool `json:"puller"`     // model the upstream kv client (seed 004)
 
-	Features Feature `json:"-"`
+	Features Feature     `json:"-"`
 	Bugs     spec.BugSet `json:"-"` // catalogue entries switched on (spec.Bugs)
 
 	MaxDepth  int  `json:"max_depth,omitempty"`  // 0 = unbounded
@@ -124,7 +124,7 @@ func (c *Config) Validate() error {
 	return nil
 }
 
-func (c *Config) has(f Feature) bool { return c.Features&f != 0 }
+func (c *Config) has(f Feature) bool     { return c.Features&f != 0 }
 func (c *Config) bug(id spec.BugID) bool { return c.Bugs.Has(id) }
 
 // String is a one-line summary of the bounds.
