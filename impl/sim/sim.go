@@ -148,6 +148,8 @@ type Sim struct {
 
 	// Delivered counts handled messages.
 	Delivered uint64
+	observer  func(Step)
+	lastLeft  []core.NodeID
 	bufs      []*core.Effects
 	depth     int
 }
@@ -294,6 +296,7 @@ func (s *Sim) handle(it *item) {
 		n.cap.OnMessage(s.now, it.env.From, it.env.Msg, out)
 		s.exec(n, out)
 		s.release()
+		s.observe(Step{Kind: StepDeliver, Node: it.env.To, From: it.env.From, Msg: it.env.Msg})
 	case itemTick:
 		n := s.nodes[it.node]
 		if n == nil || !n.alive {
@@ -304,9 +307,11 @@ func (s *Sim) handle(it *item) {
 		s.exec(n, out)
 		s.release()
 		s.push(&item{at: s.now + core.TickInterval, kind: itemTick, node: it.node})
+		s.observe(Step{Kind: StepTick, Node: it.node})
 	case itemUpstream:
 		s.up.Advance(s.now, nil)
 		s.push(&item{at: s.now + core.TickInterval, kind: itemUpstream})
+		s.observe(Step{Kind: StepUpstream})
 	case itemSinkResult:
 		n := s.nodes[it.node]
 		if n == nil || !n.alive {
@@ -316,11 +321,53 @@ func (s *Sim) handle(it *item) {
 		n.cap.OnSinkResult(s.now, it.sr, out)
 		s.exec(n, out)
 		s.release()
+		s.observe(Step{Kind: StepSinkResult, Node: it.node})
 	case itemLeaseExpire:
 		if _, ok := s.store.leases[it.ls]; ok {
 			s.store.Revoke(it.ls)
 			s.membershipChanged()
+			s.observe(Step{Kind: StepMembership, Left: s.lastLeft})
 		}
+	}
+}
+
+// StepKind names what one observed step of the simulation was.
+type StepKind uint8
+
+// Observed steps: everything that can change a component's state.
+const (
+	StepDeliver    StepKind = iota + 1 // Msg from From handled by Node
+	StepTick                           // Node's OnTick
+	StepUpstream                       // the upstream advanced
+	StepSinkResult                     // a sink write's outcome reached Node
+	StepMembership                     // capture keys expired: Left seen leaving
+	StepFault                          // a fault or API call, named by Name
+)
+
+func (k StepKind) String() string {
+	return [...]string{"?", "deliver", "tick", "upstream", "sink-result", "membership", "fault"}[k]
+}
+
+// Step is one observed step, reported after its effects were executed.
+type Step struct {
+	Kind StepKind
+	Node core.NodeID   // the node that handled it, or the fault's target
+	From core.NodeID   // StepDeliver: the sender
+	Msg  core.Message  // StepDeliver
+	Left []core.NodeID // StepMembership, and a session expiry: nodes seen leaving
+	Name string        // StepFault: the fault or API call ("kill-capture", ...)
+	Arg  int64         // StepFault: a table for create-table, else 0
+}
+
+// Observe registers f to be called after every step that can change a
+// component's state: deliveries, ticks, upstream and sink progress,
+// membership changes, and every fault and API call made through Sim's
+// methods. One observer; nil removes it.
+func (s *Sim) Observe(f func(Step)) { s.observer = f }
+
+func (s *Sim) observe(st Step) {
+	if s.observer != nil {
+		s.observer(st)
 	}
 }
 
@@ -463,6 +510,7 @@ func (s *Sim) AddCapture() core.NodeID {
 	s.order = append(s.order, id)
 	s.push(&item{at: s.now + s.rng.Int64N(core.TickInterval), kind: itemTick, node: id})
 	s.membershipChanged()
+	s.observe(Step{Kind: StepFault, Name: "add-capture", Node: id})
 	return id
 }
 
@@ -475,6 +523,7 @@ func (s *Sim) KillCapture(id core.NodeID) error {
 	}
 	n.alive = false
 	s.push(&item{at: s.now + s.cfg.SessionTTLMs, kind: itemLeaseExpire, ls: n.lease})
+	s.observe(Step{Kind: StepFault, Name: "kill-capture", Node: id})
 	return nil
 }
 
@@ -491,6 +540,7 @@ func (s *Sim) ExpireSession(id core.NodeID) error {
 	s.lg.Event(nil, spec.Event{Kind: spec.CaptureSuicide, Node: string(id), Err: "[CDC:ErrCaptureSuicide]capture suicide"})
 	s.store.Revoke(n.lease)
 	s.membershipChanged()
+	s.observe(Step{Kind: StepFault, Name: "expire-session", Node: id, Left: s.lastLeft})
 	return nil
 }
 
@@ -516,9 +566,11 @@ func (s *Sim) membershipChanged() {
 	for _, n := range prev {
 		old[n] = true
 	}
+	s.lastLeft = nil
 	for _, n := range prev {
 		if !set[n] {
 			s.lg.Event(nil, spec.Event{Kind: spec.NodeLeft, Node: string(n)})
+			s.lastLeft = append(s.lastLeft, n)
 		}
 	}
 	for _, n := range alive {
@@ -595,10 +647,16 @@ func (s *Sim) resign(n *simNode) {
 // --- faults ---
 
 // SetFaults sets the random message faults.
-func (s *Sim) SetFaults(f Faults) { s.faults = f }
+func (s *Sim) SetFaults(f Faults) {
+	s.faults = f
+	s.observe(Step{Kind: StepFault, Name: "message-faults"})
+}
 
 // AddRule adds a targeted message fault.
-func (s *Sim) AddRule(r Rule) { s.rules = append(s.rules, r) }
+func (s *Sim) AddRule(r Rule) {
+	s.rules = append(s.rules, r)
+	s.observe(Step{Kind: StepFault, Name: "message-rule"})
+}
 
 // Partition splits the captures into groups; messages cross no group
 // boundary. Captures not listed are in group 0.
@@ -609,6 +667,7 @@ func (s *Sim) Partition(groups ...[]core.NodeID) {
 			s.partition[n] = i + 1
 		}
 	}
+	s.observe(Step{Kind: StepFault, Name: "partition"})
 }
 
 // SinkError breaks the sink instance of the changefeed's dispatcher manager
@@ -625,12 +684,20 @@ func (s *Sim) SinkError(cf core.ChangefeedID, node core.NodeID) error {
 	}
 	s.sink.Break(dm.SinkID(), core.RunningError{Time: s.now, Node: node, Code: "CDC:ErrChangefeedRetryable",
 		Message: "[CDC:ErrKafkaAsyncSendMessage]kafka async send message failed: i/o timeout"})
+	s.observe(Step{Kind: StepFault, Name: "sink-error", Node: node})
 	return nil
 }
 
 // StallUpstream makes every TiKV unavailable; ResumeUpstream brings it back.
-func (s *Sim) StallUpstream()  { s.up.Stall(nil) }
-func (s *Sim) ResumeUpstream() { s.up.Resume(nil) }
+func (s *Sim) StallUpstream() {
+	s.up.Stall(nil)
+	s.observe(Step{Kind: StepFault, Name: "stall-upstream"})
+}
+
+func (s *Sim) ResumeUpstream() {
+	s.up.Resume(nil)
+	s.observe(Step{Kind: StepFault, Name: "resume-upstream"})
+}
 
 // SetFailpoint switches BlockCreateDispatcher / NotReadyToCloseDispatcher on
 // a capture.
@@ -647,6 +714,7 @@ func (s *Sim) SetFailpoint(node core.NodeID, name string, on bool) error {
 	default:
 		return fmt.Errorf("unknown failpoint %q (known: BlockCreateDispatcher, NotReadyToCloseDispatcher)", name)
 	}
+	s.observe(Step{Kind: StepFault, Name: "failpoint", Node: node})
 	return nil
 }
 
@@ -665,6 +733,7 @@ func (s *Sim) Heal() {
 	s.up.Resume(nil)
 	s.healTarget = s.up.GlobalResolvedTs()
 	s.lg.Event(nil, spec.Event{Kind: spec.FaultsHealed, Checkpoint: s.healTarget})
+	s.observe(Step{Kind: StepFault, Name: "heal"})
 }
 
 // --- API ---
@@ -677,7 +746,7 @@ func (s *Sim) coordinator() (*coordinator.Coordinator, *simNode, error) {
 	return n.cap.Coordinator, n, nil
 }
 
-func (s *Sim) api(f func(c *coordinator.Coordinator, out *core.Effects) error) error {
+func (s *Sim) api(name string, f func(c *coordinator.Coordinator, out *core.Effects) error) error {
 	c, n, err := s.coordinator()
 	if err != nil {
 		return err
@@ -688,6 +757,7 @@ func (s *Sim) api(f func(c *coordinator.Coordinator, out *core.Effects) error) e
 		return err
 	}
 	s.exec(n, out)
+	s.observe(Step{Kind: StepFault, Name: name, Node: s.owner})
 	return nil
 }
 
@@ -697,35 +767,35 @@ func CfID(name string) core.ChangefeedID { return core.ChangefeedID("default/" +
 // CreateChangefeed creates a changefeed starting at the upstream resolved ts.
 func (s *Sim) CreateChangefeed(name string) error {
 	start := s.up.GlobalResolvedTs()
-	return s.api(func(c *coordinator.Coordinator, out *core.Effects) error {
+	return s.api("create-changefeed", func(c *coordinator.Coordinator, out *core.Effects) error {
 		return c.CreateChangefeed(s.now, CfID(name), start, s.up.TablesAt(start), out)
 	})
 }
 
 // PauseChangefeed pauses a changefeed.
 func (s *Sim) PauseChangefeed(name string) error {
-	return s.api(func(c *coordinator.Coordinator, out *core.Effects) error {
+	return s.api("pause-changefeed", func(c *coordinator.Coordinator, out *core.Effects) error {
 		return c.PauseChangefeed(s.now, CfID(name), out)
 	})
 }
 
 // ResumeChangefeed resumes a changefeed (checkpoint 0: keep it).
 func (s *Sim) ResumeChangefeed(name string, checkpoint uint64) error {
-	return s.api(func(c *coordinator.Coordinator, out *core.Effects) error {
+	return s.api("resume-changefeed", func(c *coordinator.Coordinator, out *core.Effects) error {
 		return c.ResumeChangefeed(s.now, CfID(name), checkpoint, out)
 	})
 }
 
 // RemoveChangefeed removes a changefeed.
 func (s *Sim) RemoveChangefeed(name string) error {
-	return s.api(func(c *coordinator.Coordinator, out *core.Effects) error {
+	return s.api("remove-changefeed", func(c *coordinator.Coordinator, out *core.Effects) error {
 		return c.RemoveChangefeed(s.now, CfID(name), out)
 	})
 }
 
 // MoveMaintainer moves a changefeed's maintainer to node.
 func (s *Sim) MoveMaintainer(name string, node core.NodeID) error {
-	return s.api(func(c *coordinator.Coordinator, out *core.Effects) error {
+	return s.api("move-maintainer", func(c *coordinator.Coordinator, out *core.Effects) error {
 		return c.MoveChangefeed(s.now, CfID(name), node, out)
 	})
 }
@@ -733,6 +803,7 @@ func (s *Sim) MoveMaintainer(name string, node core.NodeID) error {
 // CreateTable runs CREATE TABLE upstream and returns the table ID.
 func (s *Sim) CreateTable() int64 {
 	t, _ := s.up.CreateTable(nil)
+	s.observe(Step{Kind: StepFault, Name: "create-table", Arg: t})
 	return t
 }
 
@@ -764,6 +835,7 @@ func (s *Sim) MoveTable(name string, table int64, node core.NodeID) (int, error)
 	defer s.release()
 	k := m.MoveTable(table, node, out)
 	s.exec(n, out)
+	s.observe(Step{Kind: StepFault, Name: "move-table", Node: n.cap.ID, Arg: table})
 	return k, nil
 }
 
@@ -777,6 +849,7 @@ func (s *Sim) SplitTable(name string, table int64) (int, error) {
 	defer s.release()
 	k := m.SplitTable(table, out)
 	s.exec(n, out)
+	s.observe(Step{Kind: StepFault, Name: "split-table", Node: n.cap.ID, Arg: table})
 	return k, nil
 }
 
@@ -791,6 +864,7 @@ func (s *Sim) RemoveTableDispatchers(name string, table int64) (int, error) {
 	defer s.release()
 	k := m.RemoveTableDispatchers(table, out)
 	s.exec(n, out)
+	s.observe(Step{Kind: StepFault, Name: "remove-table-dispatchers", Node: n.cap.ID, Arg: table})
 	return k, nil
 }
 

@@ -1,0 +1,194 @@
+package model
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+)
+
+// View is the part of the control plane's state that the implementation is
+// compared on after every one of its steps (package refinement): what each
+// actor believes about the one changefeed, with nodes as identities
+// (NodeName) and without timestamps, dispatcher IDs, epochs or messages in
+// flight. Those are left out on purpose: the model's timestamps are 1..TsMax
+// where the implementation's are milliseconds, its IDs and epochs are
+// allocated per model run, and its network is a bounded multiset. Every
+// field is a fact both sides keep.
+type View struct {
+	Feed  string // coordinator FeedState: normal | warning | failed
+	Sched string // coordinator replica state: absent | scheduling | replicating
+	Bound string // node the coordinator binds the maintainer to; "" none
+	Op    string // coordinator maintainer operator: "" | add | stop
+	// Maint is the maintainer of each running node, "" when it has none.
+	Maint [MaxNodes]string
+	// DM is the dispatcher manager of each running node: "" none, else its
+	// owner (the maintainer node it obeys).
+	DM [MaxNodes]string
+	// Disp lists every dispatcher as "node/table/state" (table 0 is the
+	// table trigger), sorted.
+	Disp []string
+}
+
+// MaintView renders a maintainer's flags in View.Maint.
+func MaintView(removalOnly, bootstrapped, removing, removed bool) string {
+	var f []string
+	switch {
+	case removalOnly:
+		f = append(f, "removal-only")
+	case bootstrapped:
+		f = append(f, "bootstrapped")
+	default:
+		f = append(f, "bootstrapping")
+	}
+	if removed {
+		f = append(f, "removed")
+	} else if removing {
+		f = append(f, "removing")
+	}
+	return strings.Join(f, ",")
+}
+
+// DispView renders one dispatcher in View.Disp. The table trigger's
+// Initializing is rendered Working: the model creates the trigger Working
+// (it has no first-event wait for it), so that one difference is not compared.
+func DispView(node string, table int, state string) string {
+	if table == 0 && state == "Initializing" {
+		state = "Working"
+	}
+	return fmt.Sprintf("%s/t%d/%s", node, table, state)
+}
+
+// View projects s. Slots that are not running show no maintainer and no
+// dispatcher manager: a crashed capture's components are gone.
+func (s *State) View() View {
+	var v View
+	v.Feed = [...]string{cfNormal: "normal", cfWarning: "warning", cfFailed: "failed"}[s.Coord.State]
+	v.Sched = [...]string{replAbsent: "absent", replScheduling: "scheduling", replReplicating: "replicating"}[s.Coord.Repl]
+	if s.Coord.Node != none {
+		v.Bound = NodeName(s.Coord.Node)
+	}
+	v.Op = [...]string{copNone: "", copAdd: "add", copStop: "stop"}[s.Coord.Op]
+	for i := range s.Maint {
+		if s.NodeSt[i] != nodeAlive {
+			continue
+		}
+		if m := &s.Maint[i]; m.Exists {
+			v.Maint[i] = MaintView(m.RemovalOnly, m.Bootstrapped, m.Removing, m.Removed)
+		}
+		if dm := &s.DMs[i]; dm.Exists {
+			v.DM[i] = NodeName(dm.Owner)
+		}
+	}
+	for _, d := range s.Disp {
+		if d.ID == 0 || s.NodeSt[d.Node] != nodeAlive {
+			continue
+		}
+		v.Disp = append(v.Disp, DispView(NodeName(s.Ident(d.Node)), int(d.Table), statusName(d.St)))
+	}
+	sort.Strings(v.Disp)
+	return v
+}
+
+// Diff names the first field where v and w differ ("" when equal), as
+// "field: v-value != w-value".
+func (v View) Diff(w View) string {
+	switch {
+	case v.Feed != w.Feed:
+		return fmt.Sprintf("changefeed state: %q != %q", v.Feed, w.Feed)
+	case v.Sched != w.Sched:
+		return fmt.Sprintf("coordinator replica state: %q != %q", v.Sched, w.Sched)
+	case v.Bound != w.Bound:
+		return fmt.Sprintf("coordinator's maintainer node: %q != %q", v.Bound, w.Bound)
+	case v.Op != w.Op:
+		return fmt.Sprintf("coordinator operator: %q != %q", v.Op, w.Op)
+	}
+	for i := range v.Maint {
+		if v.Maint[i] != w.Maint[i] {
+			return fmt.Sprintf("maintainer on slot %d: %q != %q", i, v.Maint[i], w.Maint[i])
+		}
+	}
+	for i := range v.DM {
+		if v.DM[i] != w.DM[i] {
+			return fmt.Sprintf("dispatcher manager on slot %d (its owner): %q != %q", i, v.DM[i], w.DM[i])
+		}
+	}
+	if a, b := strings.Join(v.Disp, " "), strings.Join(w.Disp, " "); a != b {
+		return fmt.Sprintf("dispatchers: [%s] != [%s]", a, b)
+	}
+	return ""
+}
+
+// KindName is the heartbeatpb name of m's kind ("ScheduleDispatcherRequest",
+// "HeartBeatRequest(status)", ...), for mappings that match messages by kind.
+func (m Msg) KindName() string { return msgNames[m.Kind] }
+
+// ToCoordinator reports whether m is addressed to the coordinator (and not
+// to a node's maintainer manager or dispatcher manager).
+func (m Msg) ToCoordinator() bool { return m.Dst == coordSlot }
+
+// DstSlot is the node slot m is addressed to (meaningless when
+// ToCoordinator).
+func (m Msg) DstSlot() uint8 { return slotOf(m.Dst) }
+
+// Running reports whether slot's capture runs now.
+func (s *State) Running(slot uint8) bool { return s.NodeSt[slot] == nodeAlive }
+
+// Detected reports whether slot's capture crashed and was seen leaving, so
+// that it may restart with a fresh identity.
+func (s *State) Detected(slot uint8) bool { return s.NodeSt[slot] == nodeDetected }
+
+// DispatcherSlot is the node slot of dispatcher id, if it exists.
+func (s *State) DispatcherSlot(id uint8) (uint8, bool) {
+	if d := s.disp(id); d != nil {
+		return d.Node, true
+	}
+	return 0, false
+}
+
+// IdentOf is the identity of incarnation inc of slot, as NodeName renders it.
+func IdentOf(slot, inc uint8) uint8 { return ident(slot, inc) }
+
+// FromCoordinator reports whether m was sent by the coordinator.
+func (m Msg) FromCoordinator() bool { return m.Src == coordSlot }
+
+// IsCreate reports whether m is a ScheduleDispatcherRequest that creates a
+// dispatcher (and not one that removes it).
+func (m Msg) IsCreate() bool { return m.Kind == mSchedule && m.A == schedCreate }
+
+// ForgetResendsBefore removes, from the channel of the first queued Create
+// addressed to slot dst, the re-sent requests queued ahead of it
+// (bootstrap requests), and reports whether it removed any. It is for the
+// refinement mapping only: the model re-sends a pending bootstrap request at
+// every maintainer tick, the implementation on a slower timer, so a re-send
+// the implementation never made can sit in front of a Create it did make.
+// Forgetting a re-send is the model's own lossy delivery, never a new
+// behaviour.
+func (s *State) ForgetResendsBefore(dst uint8) bool {
+	n := s.nmsgs()
+	for i := 0; i < n; i++ {
+		m := &s.Net[i]
+		if m.Dst == coordSlot || slotOf(m.Dst) != dst || !m.IsCreate() {
+			continue
+		}
+		forgot := false
+		for j := i - 1; j >= 0 && samePair(&s.Net[j], m); j-- {
+			if s.Net[j].Kind == mBootReq {
+				s.removeMsg(j)
+				forgot = true
+				i--
+			}
+		}
+		return forgot
+	}
+	return false
+}
+
+// CreateQueuedFor reports whether a Create addressed to slot dst is in flight.
+func (s *State) CreateQueuedFor(dst uint8) bool {
+	for i, n := 0, s.nmsgs(); i < n; i++ {
+		if m := &s.Net[i]; m.Dst != coordSlot && slotOf(m.Dst) == dst && m.IsCreate() {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,239 @@
+package refinement
+
+import (
+	"fmt"
+
+	"cdcspec/impl/core"
+	"cdcspec/impl/sim"
+	"cdcspec/model"
+)
+
+// filter says which model actions an implementation step may stand for;
+// depth is the number of model actions already taken for it.
+type filter func(a model.Action, s *model.State, depth int) bool
+
+func nothing(model.Action, *model.State, int) bool { return false }
+
+func coordinatorAction(a model.Action) bool {
+	switch a.Kind {
+	case model.ACoordSchedule, model.ACoordTick, model.ACoordRetryTimer:
+		return true
+	}
+	return false
+}
+
+// nodeAction: a periodic or follow-up action of the components on slot sl
+// (the coordinator's when sl is 0).
+func nodeAction(a model.Action, s *model.State, sl uint8) bool {
+	switch a.Kind {
+	case model.ACoordSchedule, model.ACoordTick, model.ACoordRetryTimer:
+		return sl == 0
+	case model.AMaintTick, model.AMaintCleanup, model.AMaintSchedule, model.ADMTick, model.ADMComplete:
+		return a.Node == sl
+	case model.ADispClosed:
+		d, ok := s.DispatcherSlot(a.Arg)
+		return ok && d == sl
+	}
+	return false
+}
+
+// modelKinds maps an implementation message to the model message kinds it
+// carries; nil for messages the model does not have.
+func modelKinds(m core.Message) []string {
+	switch m.(type) {
+	case core.MaintainerHeartbeat, *core.MaintainerHeartbeat:
+		return []string{"MaintainerStatus"}
+	case core.HeartBeatRequest, *core.HeartBeatRequest:
+		return []string{"HeartBeatRequest(watermark)", "HeartBeatRequest(status)", "HeartBeatRequest(err)"}
+	case core.BlockStatusRequest, *core.BlockStatusRequest:
+		return []string{"BlockStatusRequest(NONE)"}
+	case core.HeartBeatResponse, *core.HeartBeatResponse:
+		return []string{"HeartBeatResponse(ACK)"}
+	case core.CoordinatorBootstrapRequest, *core.CoordinatorBootstrapRequest,
+		core.CoordinatorBootstrapResponse, *core.CoordinatorBootstrapResponse:
+		return nil
+	}
+	return []string{m.TypeName()}
+}
+
+// mapStep maps one implementation step to a description, the model actions
+// it may stand for and whether at least one must be taken; or to the reason
+// the Tracker must stop following.
+func (t *Tracker) mapStep(st sim.Step) (what string, f filter, mustAct bool, stop string) {
+	slotOf := func(id core.NodeID) (uint8, bool) {
+		sl, ok := t.slot[id]
+		return sl, ok && t.ident[id] == t.current(sl)
+	}
+	switch st.Kind {
+	case sim.StepDeliver:
+		sl, ok := slotOf(st.Node)
+		what = fmt.Sprintf("%s delivered %s->%s", st.Msg.TypeName(), t.name(st.From), t.name(st.Node))
+		kinds := modelKinds(st.Msg)
+		if !ok || kinds == nil {
+			return what, nothing, false, ""
+		}
+		return what, func(a model.Action, s *model.State, depth int) bool {
+			return !periodicKind(a.Kind) && a.Kind != model.ADeliver && nodeAction(a, s, sl)
+		}, false, ""
+	case sim.StepTick:
+		sl, ok := slotOf(st.Node)
+		what = "tick on " + t.name(st.Node)
+		if !ok {
+			return what, nothing, false, ""
+		}
+		return what, func(a model.Action, s *model.State, _ int) bool {
+			if a.Kind == model.ADeliver && !a.Msg.ToCoordinator() && a.Msg.DstSlot() == sl && s.CreateQueuedFor(sl) {
+				// The implementation's dispatcher manager creates a
+				// requested dispatcher at its next tick (the journaled
+				// Create); the model creates it on delivery, after what
+				// its channel holds ahead of the Create.
+				return true
+			}
+			return !periodicKind(a.Kind) && nodeAction(a, s, sl)
+		}, false, ""
+	case sim.StepUpstream:
+		return "upstream advances", func(a model.Action, _ *model.State, depth int) bool {
+			return depth == 0 && a.Kind == model.AUpstreamAdvance
+		}, true, ""
+	case sim.StepSinkResult:
+		// A write's outcome moves a dispatcher's checkpoint (not in the
+		// View) or records a sink error the model took at the fault.
+		return "sink result on " + t.name(st.Node), nothing, false, ""
+	case sim.StepMembership:
+		var left []uint8
+		for _, id := range st.Left {
+			if sl, ok := slotOf(id); ok {
+				left = append(left, sl)
+				t.detected[sl] = true
+			}
+		}
+		what = fmt.Sprintf("capture keys expired: %v left", st.Left)
+		if len(left) == 0 {
+			return what, nothing, false, ""
+		}
+		return what, detects(left), true, ""
+	}
+	// Faults and API calls.
+	what = st.Name
+	if st.Node != "" {
+		what += " " + t.name(st.Node)
+	}
+	switch st.Name {
+	case "kill-capture", "expire-session":
+		sl, ok := slotOf(st.Node)
+		if !ok {
+			return what, nothing, false, ""
+		}
+		if sl == 0 {
+			return what, nil, false, "the coordinator's capture died: the model has no coordinator failover"
+		}
+		if st.Name == "expire-session" {
+			t.detected[sl] = true
+		} else {
+			return what, func(a model.Action, _ *model.State, depth int) bool {
+				return depth == 0 && a.Kind == model.ACrash && a.Node == sl
+			}, true, ""
+		}
+		return what, func(a model.Action, _ *model.State, depth int) bool {
+			return (depth == 0 && a.Kind == model.ACrash && a.Node == sl) || (depth == 1 && a.Kind == model.ADetect && a.Node == sl)
+		}, true, ""
+	case "add-capture":
+		sl, ok := t.restartSlot()
+		if !ok {
+			return what, nil, false, "a capture joined and no model slot is free"
+		}
+		t.inc[sl]++
+		t.slot[st.Node], t.ident[st.Node] = sl, model.IdentOf(sl, t.inc[sl])
+		t.detected[sl] = false
+		what = "add-capture " + t.name(st.Node)
+		return what, func(a model.Action, _ *model.State, depth int) bool {
+			return depth == 0 && a.Kind == model.ARestart && a.Node == sl
+		}, true, ""
+	case "sink-error":
+		sl, ok := slotOf(st.Node)
+		if !ok {
+			return what, nothing, false, ""
+		}
+		return what, func(a model.Action, s *model.State, depth int) bool {
+			d, ok := s.DispatcherSlot(a.Arg)
+			return depth == 0 && a.Kind == model.ASinkError && ok && d == sl
+		}, false, ""
+	case "stall-upstream":
+		return what, only(model.AUpstreamStall), false, ""
+	case "resume-upstream":
+		return what, only(model.AUpstreamResume), false, ""
+	case "create-table":
+		if st.Arg > model.MaxTables {
+			return what, nil, false, fmt.Sprintf("table %d: the model has tables 1..%d", st.Arg, model.MaxTables)
+		}
+		return what, only(model.ACreateTable), true, ""
+	case "move-table":
+		return what, nil, false, "move-table: the model's maintainer moves spans on its own, not on request"
+	case "heal", "message-faults", "message-rule", "partition":
+		return what, nothing, false, ""
+	}
+	return what, nil, false, st.Name + ": the model has no " + st.Name
+}
+
+// periodicKind: the actions Tracker.periodic takes at every tick of a node
+// and nowhere else.
+func periodicKind(k model.ActKind) bool {
+	switch k {
+	case model.AMaintTick, model.ADMTick, model.ADMComplete, model.ACoordTick:
+		return true
+	}
+	return false
+}
+
+func only(k model.ActKind) filter {
+	return func(a model.Action, _ *model.State, depth int) bool { return depth == 0 && a.Kind == k }
+}
+
+// detects: the model sees every slot in left leave, in any order.
+func detects(left []uint8) filter {
+	return func(a model.Action, _ *model.State, depth int) bool {
+		if a.Kind != model.ADetect || depth >= len(left) {
+			return false
+		}
+		for _, sl := range left {
+			if a.Node == sl {
+				return true
+			}
+		}
+		return false
+	}
+}
+
+// deliverMatching delivers, in s, the model messages an implementation
+// message stands for: for each model kind it carries, the first deliverable
+// message of that kind from the sender to the receiver. A kind with no such
+// message is skipped: the model sent it earlier or not yet, or this is a
+// duplicate.
+func (t *Tracker) deliverMatching(s model.State, st sim.Step, kinds []string) model.State {
+	if req, ok := st.Msg.(*core.ScheduleDispatcherRequest); ok && req.Action == core.ScheduleCreate {
+		return s // taken at the receiver's next tick (see mapStep)
+	}
+	toCoord := st.Msg.Topic() == core.TopicCoordinator
+	fromSl, fromOK := t.slot[st.From]
+	toSl := t.slot[st.Node]
+	for _, k := range kinds {
+		for _, a := range model.Actions(t.Cfg, s) {
+			m := a.Msg
+			if a.Kind != model.ADeliver || m.KindName() != k || m.IsCreate() || m.ToCoordinator() != toCoord || (!toCoord && m.DstSlot() != toSl) {
+				continue
+			}
+			if m.FromCoordinator() {
+				if fromSl != 0 || !fromOK {
+					continue
+				}
+			} else if !fromOK || m.Src != t.ident[st.From] {
+				continue
+			}
+			if n, _ := model.Step(t.Cfg, s, a); !n.Overflow {
+				s = n
+			}
+			break
+		}
+	}
+	return s
+}

@@ -1,0 +1,399 @@
+// Package refinement checks that the implementation (impl/, run by impl/sim)
+// refines the model (model/) step by step: after every step the simulation
+// takes (a delivery, a tick, upstream or sink progress, a membership change,
+// a fault), some run of the model that takes only the model actions mapped
+// from that step reaches a state with the same model.View as the
+// implementation. This is trace validation: the Tracker keeps the set of
+// model states consistent with every implementation step so far, and a
+// divergence is the first step after which that set is empty.
+//
+// The mapping, one implementation step to the model actions it may stand for
+// (each a model action of the same actor; see allowed):
+//
+//	implementation step                 model actions
+//	----------------------------------  ----------------------------------------------------
+//	deliver m to node N                 deliver a message of m's kind addressed to N (to the
+//	                                    coordinator for MaintainerHeartbeat); a HeartBeatRequest
+//	                                    may stand for up to three model deliveries (watermark,
+//	                                    status, error); then N's own follow-up actions
+//	tick on node N                      N's periodic actions: coordinator-schedule/-tick/
+//	                                    -retry-timer (N hosts the coordinator), maintainer-tick,
+//	                                    manager-cleanup, maintainer-schedule, dm-tick,
+//	                                    dm-complete-status, dispatcher-closed
+//	upstream advance                    upstream-advance (while ts < TsMax), dm-tick
+//	sink result on N                    N's dispatcher and DM actions
+//	kill-capture N                      crash N
+//	capture keys expire (N left)        detect-node-left N
+//	expire-session N                    crash N, detect-node-left N
+//	add-capture                         restart of the lowest slot whose capture was seen leaving
+//	sink-error on N                     sink-error of one of N's table dispatchers
+//	stall-upstream / resume-upstream    upstream-stall / upstream-resume
+//	create-table                        create-table
+//	move-table t to N                   maintainer-move t to N
+//	heal, message-faults, message-rule  (none): message faults take effect only as deliveries
+//	  partition                         that do not happen; a model message that is never
+//	                                    delivered is the model's drop
+//
+// What the mapping leaves out, and what makes the Tracker stop following
+// (Stopped names it; a stopped Tracker checks nothing more and says so):
+// a second changefeed, pause/resume/remove and maintainer moves (the model
+// has none of them yet), split and remove-table-dispatchers (one span per
+// table), failpoints, a crash of the coordinator's capture (coordinator
+// failover), more captures or tables than the model's slots, and a model
+// state outside its bounds (network full, ts at TsMax with a DDL pending).
+// The View leaves out timestamps, dispatcher IDs, epochs and messages in
+// flight (see model.View).
+package refinement
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+
+	"cdcspec/impl/core"
+	"cdcspec/impl/sim"
+	"cdcspec/model"
+)
+
+// DefaultMaxCandidates bounds the model states the Tracker keeps.
+const DefaultMaxCandidates = 4096
+
+// maxFollowUps bounds the model actions one implementation step stands for.
+const maxFollowUps = 6
+
+// Tracker follows one changefeed of a simulation with a set of model states.
+type Tracker struct {
+	Cfg  model.Config
+	Feed core.ChangefeedID
+	// Stopped says why the Tracker stopped following ("" while it follows).
+	Stopped string
+	// Steps counts the implementation steps compared; Divergence is set at
+	// the first step no model run matches.
+	Steps      int
+	Divergence *Divergence
+	// MaxCandidates bounds the candidate set; exceeding it stops the
+	// Tracker (never a silent truncation).
+	MaxCandidates int
+
+	sim   *sim.Sim
+	cands []model.State
+	ident map[core.NodeID]uint8 // implementation node -> model identity
+	slot  map[core.NodeID]uint8
+	hist  []string // the implementation steps so far, for the story
+	peak  int
+	inc      [model.MaxNodes]uint8 // incarnation of each slot
+	detected [model.MaxNodes]bool  // the slot's capture was seen leaving
+}
+
+func (t *Tracker) current(sl uint8) uint8 { return model.IdentOf(sl, t.inc[sl]) }
+
+// restartSlot is the slot a joining capture takes: the lowest one whose
+// capture was seen leaving, as the model's restart.
+func (t *Tracker) restartSlot() (uint8, bool) {
+	for sl := 1; sl < t.Cfg.Nodes; sl++ {
+		if t.detected[sl] {
+			return uint8(sl), true
+		}
+	}
+	return 0, false
+}
+
+// Divergence is the first implementation step after which no model run has
+// the implementation's View.
+type Divergence struct {
+	Step  int    // 1-based index of the implementation step
+	What  string // the implementation step
+	Field string // the first View field that differs from the closest model state
+	Impl  model.View
+	Model model.View // the closest candidate's view
+	Story []string   // the implementation steps up to the divergence
+}
+
+func (d *Divergence) Error() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "the implementation left the model at step %d (%s): %s\n", d.Step, d.What, d.Field)
+	fmt.Fprintf(&b, "implementation view: %+v\nclosest model view:  %+v\nsteps:\n", d.Impl, d.Model)
+	from := 0
+	if len(d.Story) > 40 {
+		from = len(d.Story) - 40
+		fmt.Fprintf(&b, "  ... %d earlier steps\n", from)
+	}
+	for i := from; i < len(d.Story); i++ {
+		fmt.Fprintf(&b, "  %d. %s\n", i+1, d.Story[i])
+	}
+	return b.String()
+}
+
+// Config is the model configuration a simulation of nodes captures and
+// tables tables maps to, with bugs switched on in the model.
+func Config(nodes, tables int, bugs model.Config) model.Config {
+	cfg := model.Base()
+	cfg.Name = "refinement"
+	cfg.Nodes = nodes
+	cfg.Tables = tables
+	cfg.DDLTables = model.MaxTables - tables
+	cfg.TsMax = 9
+	cfg.Crashes, cfg.Restarts, cfg.SinkErrors, cfg.Stalls = 7, 7, 7, 7
+	cfg.SpanMoves = true
+	cfg.Bugs = bugs.Bugs
+	cfg.Features = bugs.Features
+	cfg.Puller = bugs.Puller
+	return cfg
+}
+
+// Follow starts following changefeed name of s, which must have just been
+// created (CreateChangefeed returned, no step since). Captures map to model
+// slots: the coordinator's capture to slot 0, the others in start order.
+func Follow(s *sim.Sim, name string, cfg model.Config) *Tracker {
+	t := &Tracker{Cfg: cfg, Feed: sim.CfID(name), MaxCandidates: DefaultMaxCandidates, sim: s,
+		ident: map[core.NodeID]uint8{}, slot: map[core.NodeID]uint8{}}
+	caps := s.Captures()
+	switch {
+	case len(caps) != cfg.Nodes:
+		t.stop(fmt.Sprintf("%d captures, the model has %d slots", len(caps), cfg.Nodes))
+		return t
+	case len(s.State().Changefeeds) != 1:
+		t.stop("more than one changefeed: the model has one")
+		return t
+	}
+	next := uint8(1)
+	for _, id := range caps {
+		sl := next
+		if id == s.Owner() {
+			sl = 0
+		} else {
+			next++
+		}
+		t.slot[id], t.ident[id] = sl, sl
+	}
+	init := model.Init(&t.Cfg)
+	t.cands = []model.State{init}
+	// The creation itself: the coordinator may already have acted on it.
+	t.advance("create-changefeed "+name, func(a model.Action, _ *model.State, _ int) bool { return coordinatorAction(a) }, false, nil)
+	s.Observe(t.observe)
+	return t
+}
+
+func (t *Tracker) stop(why string) {
+	if t.Stopped == "" && t.Divergence == nil {
+		t.Stopped = why
+		if t.sim != nil {
+			t.sim.Observe(nil)
+		}
+	}
+}
+
+// Following reports whether the Tracker still compares steps.
+func (t *Tracker) Following() bool { return t.Stopped == "" && t.Divergence == nil }
+
+// PeakCandidates is the largest candidate set seen.
+func (t *Tracker) PeakCandidates() int { return t.peak }
+
+func (t *Tracker) observe(st sim.Step) {
+	if !t.Following() {
+		return
+	}
+	what, filter, mustAct, why := t.mapStep(st)
+	if why != "" {
+		t.stop(why)
+		return
+	}
+	if st.Kind == sim.StepDeliver {
+		if sl, ok := t.slot[st.Node]; ok && t.ident[st.Node] == t.current(sl) {
+			if kinds := modelKinds(st.Msg); kinds != nil {
+				for i := range t.cands {
+					t.cands[i] = t.deliverMatching(t.cands[i], st, kinds)
+				}
+				t.cands = dedupe(t.cands)
+			}
+		}
+	}
+	var post func(model.State) model.State
+	if st.Kind == sim.StepTick {
+		if sl, ok := t.slot[st.Node]; ok && t.ident[st.Node] == t.current(sl) {
+			for i := range t.cands {
+				t.cands[i].ForgetResendsBefore(sl)
+			}
+			t.cands = dedupe(t.cands)
+			post = func(s model.State) model.State { return t.periodic(s, sl) }
+		}
+	}
+	t.advance(what, filter, mustAct, post)
+}
+
+// periodic takes, in s, every periodic action of slot sl's components that
+// the implementation's OnTick always runs: the maintainer's tick
+// (checkpoint, heartbeat, re-sends), the dispatcher manager's heartbeat and
+// complete status, and the coordinator's operator re-sends on slot 0. They
+// only re-send and report, so taking them at every tick keeps the candidate
+// set from multiplying by when a re-send happened. Choices (scheduling,
+// retry timers, cleanup, closing dispatchers) stay optional (see mapStep).
+func (t *Tracker) periodic(s model.State, sl uint8) model.State {
+	for _, k := range []model.ActKind{model.AMaintTick, model.ADMTick, model.ADMComplete, model.ACoordTick} {
+		if k == model.ACoordTick && sl != 0 {
+			continue
+		}
+		for _, a := range model.Actions(t.Cfg, s) {
+			if a.Kind == k && (k == model.ACoordTick || a.Node == sl) {
+				n, _ := model.Step(t.Cfg, s, a)
+				if !n.Overflow {
+					s = n
+				}
+				break
+			}
+		}
+	}
+	return s
+}
+
+// advance replaces the candidates by every state reachable with up to
+// maxFollowUps model actions that filter allows (at least one when mustAct)
+// whose View is the implementation's.
+//
+// post, when set, is applied to every reached state before it is compared
+// and kept: a tick's periodic actions, which the implementation runs after
+// the tick's choices.
+func (t *Tracker) advance(what string, filter func(model.Action, *model.State, int) bool, mustAct bool, post func(model.State) model.State) {
+	t.Steps++
+	t.hist = append(t.hist, what)
+	want := t.implView()
+	seen := map[model.State]bool{}
+	var next []model.State
+	frontier := t.cands
+	closest, closestDiff := model.View{}, ""
+	for depth := 0; depth <= maxFollowUps && len(frontier) > 0; depth++ {
+		var grow []model.State
+		for i := range frontier {
+			s := frontier[i]
+			if depth > 0 || !mustAct || !canAct(t.Cfg, s, filter) {
+				c := s
+				if post != nil {
+					c = post(s)
+				}
+				v := c.View()
+				if d := want.Diff(v); d == "" {
+					if !seen[c] {
+						seen[c] = true
+						next = append(next, c)
+					}
+				} else if closestDiff == "" || len(d) < len(closestDiff) {
+					closest, closestDiff = v, d
+				}
+			}
+			if depth == maxFollowUps {
+				continue
+			}
+			for _, a := range model.Actions(t.Cfg, s) {
+				if !filter(a, &s, depth) {
+					continue
+				}
+				n, _ := model.Step(t.Cfg, s, a)
+				if n.Overflow {
+					continue
+				}
+				grow = append(grow, n)
+			}
+		}
+		frontier = dedupe(grow)
+	}
+	if len(next) == 0 {
+		t.Divergence = &Divergence{Step: t.Steps, What: what, Field: closestDiff, Impl: want, Model: closest,
+			Story: append([]string(nil), t.hist...)}
+		t.sim.Observe(nil)
+		return
+	}
+	if len(next) > t.MaxCandidates {
+		t.stop(fmt.Sprintf("more than %d model states match the implementation", t.MaxCandidates))
+		return
+	}
+	if len(next) > t.peak {
+		t.peak = len(next)
+	}
+	t.cands = next
+}
+
+// canAct reports whether some model action that filter allows at depth 0 is
+// enabled in s: a step that must act may stutter only where it cannot.
+func canAct(cfg model.Config, s model.State, filter func(model.Action, *model.State, int) bool) bool {
+	for _, a := range model.Actions(cfg, s) {
+		if filter(a, &s, 0) {
+			return true
+		}
+	}
+	return false
+}
+
+func dedupe(ss []model.State) []model.State {
+	seen := make(map[model.State]bool, len(ss))
+	out := ss[:0]
+	for _, s := range ss {
+		if !seen[s] {
+			seen[s] = true
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+// implView projects the implementation's state of the followed changefeed.
+func (t *Tracker) implView() model.View {
+	st := t.sim.State()
+	var v model.View
+	v.Feed, v.Sched = "normal", "absent"
+	for _, cf := range st.Changefeeds {
+		if cf.ID != t.Feed {
+			continue
+		}
+		v.Feed = cf.State
+		if cf.Sched != "" {
+			v.Sched = cf.Sched
+		}
+		if cf.Node != "" {
+			v.Bound = t.name(cf.Node)
+		}
+		switch {
+		case strings.HasPrefix(cf.Operator, "add "):
+			v.Op = "add"
+		case strings.HasPrefix(cf.Operator, "stop "):
+			v.Op = "stop"
+		case cf.Operator != "":
+			v.Op = cf.Operator
+		}
+	}
+	for _, n := range st.Nodes {
+		sl, ok := t.slot[n.ID]
+		if !ok {
+			continue
+		}
+		for _, m := range n.Maintainers {
+			if m.Changefeed == t.Feed {
+				v.Maint[sl] = model.MaintView(m.RemovalOnly, m.Bootstrapped, m.Removing, m.Removed)
+			}
+		}
+		for _, dm := range n.Managers {
+			if dm.Changefeed == t.Feed {
+				v.DM[sl] = t.name(dm.MaintainerID)
+			}
+		}
+		for _, d := range n.Dispatchers {
+			if d.Changefeed != t.Feed {
+				continue
+			}
+			table := int(d.Span.Table)
+			if d.Trigger {
+				table = 0
+			}
+			v.Disp = append(v.Disp, model.DispView(t.name(n.ID), table, d.State))
+		}
+	}
+	sort.Strings(v.Disp)
+	return v
+}
+
+// name renders an implementation node as its model identity.
+func (t *Tracker) name(id core.NodeID) string {
+	if x, ok := t.ident[id]; ok {
+		return model.NodeName(x)
+	}
+	return "?" + string(id)
+}
