@@ -75,12 +75,12 @@ type Tracker struct {
 	// Tracker (never a silent truncation).
 	MaxCandidates int
 
-	sim   *sim.Sim
-	cands []model.State
-	ident map[core.NodeID]uint8 // implementation node -> model identity
-	slot  map[core.NodeID]uint8
-	hist  []string // the implementation steps so far, for the story
-	peak  int
+	sim      *sim.Sim
+	cands    []model.State
+	ident    map[core.NodeID]uint8 // implementation node -> model identity
+	slot     map[core.NodeID]uint8
+	hist     []string // the implementation steps so far, for the story
+	peak     int
 	inc      [model.MaxNodes]uint8 // incarnation of each slot
 	detected [model.MaxNodes]bool  // the slot's capture was seen leaving
 }
