@@ -30,7 +30,7 @@ func TestQuietRunConforms(t *testing.T) {
 // slow, so a new maintainer reports Working before it has bootstrapped.
 func slowBootstrap(t *testing.T, seed uint64, implBugs spec.BugSet) *Tracker {
 	s := sim.New(sim.Config{Seed: seed, Nodes: 3, Tables: 2, Options: core.Options{Bugs: implBugs}})
-	s.AddRule(sim.Rule{Type: "MaintainerBootstrapResponse", Action: "delay", DelayMs: 1500, Count: 100})
+	require.NoError(t, s.AddRule(sim.Rule{Type: "MaintainerBootstrapResponse", Action: "delay", DelayMs: 1500, Count: 100}))
 	require.NoError(t, s.CreateChangefeed("cf1"))
 	tr := Follow(s, "cf1", Config(3, 2, model.Config{Features: model.Base().Features})) // the model keeps every fix
 	s.RunFor(20_000)

@@ -50,28 +50,6 @@ func (k BugKind) String() string {
 // KindHead entries were read against.
 const HeadCommit = "b813e76f9"
 
-// Delivery is the message-delivery assumption a finding needs.
-type Delivery uint8
-
-const (
-	// DeliveryMessageCenter: reachable with the deliveries TiCDC's message
-	// center makes (SPEC.md, "Delivery semantics").
-	DeliveryMessageCenter Delivery = iota + 1
-	// DeliveryStronger: needs a delivery TiCDC's message center never makes
-	// (reordering within one stream, or a stale copy out of stream order).
-	DeliveryStronger
-)
-
-func (d Delivery) String() string {
-	switch d {
-	case DeliveryMessageCenter:
-		return "message-center"
-	case DeliveryStronger:
-		return "stronger-than-message-center"
-	}
-	return fmt.Sprintf("Delivery(%d)", uint8(d))
-}
-
 // Bug is one catalogue entry: a behaviour of TiCDC, historical or at HEAD,
 // that breaks Property. It can be switched on by name in model/ and impl/,
 // where it restores that behaviour at the decision point Where names; the
@@ -90,7 +68,9 @@ type Bug struct {
 	Where string
 	// Story is the failure in one paragraph, in TiCDC's terms.
 	Story string
-	// Delivery is what the failure needs from the network.
+	// Delivery is the weakest delivery assumption under which the failure
+	// happens; anything but DeliveryMessageCenter means TiCDC's transport
+	// cannot make it happen as such.
 	Delivery Delivery
 	// ModelGap is empty when the model can express the entry; otherwise it
 	// names the feature the model needs first.

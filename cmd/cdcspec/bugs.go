@@ -49,7 +49,7 @@ func runBugs(args []string, stdout, stderr io.Writer) int {
 		}
 		out = append(out, bugJSON{
 			Name: b.Name, Kind: b.Kind.String(), Issue: b.Issue, Seed: b.Seed, Property: string(b.Property),
-			Delivery: b.Delivery.String(), Config: cfg, ModelGap: b.ModelGap, Command: cmd,
+			Delivery: string(b.Delivery), Config: cfg, ModelGap: b.ModelGap, Command: cmd,
 			Where: b.Where, Story: b.Story,
 		})
 	}

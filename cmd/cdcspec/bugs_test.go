@@ -21,7 +21,7 @@ func TestBugsJSON(t *testing.T) {
 		assert.Equal(t, b.Name, bs[i].Name)
 		assert.Equal(t, string(b.Property), bs[i].Property)
 		assert.Equal(t, b.Kind.String(), bs[i].Kind)
-		assert.Equal(t, b.Delivery.String(), bs[i].Delivery)
+		assert.Equal(t, string(b.Delivery), bs[i].Delivery)
 		if b.ModelGap != "" {
 			assert.Empty(t, bs[i].Config, "%s cannot be expressed in the model", b.Name)
 			assert.Contains(t, bs[i].Command, "cdcspec sim")

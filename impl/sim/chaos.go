@@ -8,6 +8,7 @@ import (
 	"go.uber.org/zap"
 
 	"cdcspec/impl/core"
+	"cdcspec/spec"
 )
 
 // ChaosConfig describes one random-fault run: setup, Steps random actions
@@ -23,6 +24,11 @@ type ChaosConfig struct {
 	LogLevel    string
 	// QuiesceMs bounds the run after heal (default 240 s).
 	QuiesceMs int64
+	// Delivery is the message-delivery assumption ("" = TiCDC's message
+	// center).
+	Delivery spec.Delivery
+	// observe, if set, sees every message's fate (tests).
+	observe func(NetEvent)
 }
 
 // ChaosResult is the outcome of RunChaos.
@@ -60,7 +66,7 @@ func RunChaos(cfg ChaosConfig) ChaosResult {
 	if cfg.QuiesceMs == 0 {
 		cfg.QuiesceMs = 240_000
 	}
-	s := New(Config{Seed: seed, Nodes: cfg.Nodes, Tables: cfg.Tables, Options: cfg.Options, Log: cfg.Log, LogLevel: cfg.LogLevel})
+	s := New(Config{Seed: seed, Nodes: cfg.Nodes, Tables: cfg.Tables, Options: cfg.Options, Log: cfg.Log, LogLevel: cfg.LogLevel, Delivery: cfg.Delivery, observe: cfg.observe})
 	res := ChaosResult{Sim: s}
 	r := rand.New(rand.NewPCG(seed, 0x736f616b))
 	var feeds []string
@@ -128,7 +134,13 @@ func RandomAction(s *Sim, r *rand.Rand, feeds []string, stalled *bool, paused ma
 	f := feeds[r.IntN(len(feeds))]
 	switch k := r.IntN(18); k {
 	case 0:
-		s.SetFaults(Faults{DropProb: r.Float64() * 0.1, DupProb: r.Float64() * 0.05, DelayMinMs: 1, DelayMaxMs: 1 + r.Int64N(100)})
+		f := Faults{DropProb: r.Float64() * 0.1, DupProb: r.Float64() * 0.05, DelayMinMs: 1, DelayMaxMs: 1 + r.Int64N(100)}
+		if !s.Delivery().Duplicates() {
+			f.DupProb = 0 // TiCDC's transport never duplicates
+		}
+		if err := s.SetFaults(f); err != nil {
+			panic(err) // unreachable: duplicates only where the delivery allows them
+		}
 		return "faults"
 	case 1:
 		if len(caps) > 2 {
@@ -138,7 +150,7 @@ func RandomAction(s *Sim, r *rand.Rand, feeds []string, stalled *bool, paused ma
 		}
 	case 2:
 		s.Partition()
-		s.SetFaults(Faults{DelayMinMs: 1, DelayMaxMs: 5})
+		_ = s.SetFaults(Faults{DelayMinMs: 1, DelayMaxMs: 5})
 		return "heal-network"
 	case 3:
 		if len(caps) > 2 {
@@ -202,10 +214,12 @@ func RandomAction(s *Sim, r *rand.Rand, feeds []string, stalled *bool, paused ma
 		_, _ = s.RemoveTableDispatchers(f, tables[r.IntN(len(tables))])
 		return "remove-table"
 	case 16, 17:
-		// A long delay of a few messages of one type (a stale copy arriving
-		// late, as after a reconnect).
+		// A long delay of a few messages of one type. Under the message
+		// center the delayed message holds back what is behind it in its
+		// sending queue or on its stream (a congested connection); under the
+		// stronger deliveries it holds back its type only.
 		typ := delayableTypes[r.IntN(len(delayableTypes))]
-		s.AddRule(Rule{Type: typ, Action: "delay", DelayMs: 5000 + r.Int64N(35000), Count: 1 + r.IntN(3)})
+		_ = s.AddRule(Rule{Type: typ, Action: "delay", DelayMs: 5000 + r.Int64N(35000), Count: 1 + r.IntN(3)}) // a delay rule is always accepted
 		return "delay " + typ
 	}
 	return "noop"

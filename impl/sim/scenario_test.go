@@ -139,6 +139,13 @@ func (h *harness) run(d *datadriven.TestData) (string, error) {
 		if _, ok := arg(d, "raw-watermark"); ok {
 			cfg.Options.Legacy.RawWatermarkCheckpoint = true
 		}
+		if v, ok := arg(d, "delivery"); ok {
+			dl, err := spec.ParseDelivery(v)
+			if err != nil {
+				return "", err
+			}
+			cfg.Delivery = dl
+		}
 		h.alias, h.ids = map[core.NodeID]string{}, map[string]core.NodeID{}
 		h.log.Reset()
 		h.logMark = 0
@@ -146,6 +153,9 @@ func (h *harness) run(d *datadriven.TestData) (string, error) {
 		h.s = New(cfg)
 		h.learn()
 		fmt.Fprintf(&b, "captures: %s; owner %s\n", strings.Join(h.names(), " "), h.name(h.s.Owner()))
+		if !h.s.Delivery().TiCDC() {
+			fmt.Fprintf(&b, "delivery: %s\n", h.s.Delivery().Label())
+		}
 	case "run":
 		v, _ := arg(d, "for")
 		ms, err := parseDur(v)
@@ -251,7 +261,9 @@ func (h *harness) run(d *datadriven.TestData) (string, error) {
 			}
 			r.DelayMs = ms
 		}
-		h.s.AddRule(r)
+		if err := h.s.AddRule(r); err != nil {
+			return "", err
+		}
 		b.WriteString("ok\n")
 	case "faults":
 		f := Faults{DelayMinMs: 1, DelayMaxMs: 5}
@@ -266,7 +278,9 @@ func (h *harness) run(d *datadriven.TestData) (string, error) {
 			f.DelayMinMs, _ = strconv.ParseInt(lo, 10, 64)
 			f.DelayMaxMs, _ = strconv.ParseInt(hi, 10, 64)
 		}
-		h.s.SetFaults(f)
+		if err := h.s.SetFaults(f); err != nil {
+			return "", err
+		}
 		b.WriteString("ok\n")
 	case "partition":
 		var groups [][]core.NodeID

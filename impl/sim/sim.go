@@ -1,9 +1,11 @@
 // Package sim is the deterministic simulation runtime: it hosts captures
 // (impl/capture) on a virtual clock and a seeded scheduler, executes their
 // Effects in the documented order (persist, then send, then sink writes),
-// and injects faults: message drops, duplicates, delays and reordering,
-// partitions, capture crashes and session expiry (capture suicide, fresh
-// node IDs on restart), sink errors and upstream stalls. The same Config
+// and injects faults: message drops and delays, partitions, capture crashes
+// and session expiry (capture suicide, fresh node IDs on restart), sink
+// errors and upstream stalls. Messages travel as TiCDC's message center
+// carries them (delivery.go); stronger delivery assumptions (duplicates,
+// stale copies, reordering) are options (Config.Delivery). The same Config
 // (seed included) gives the same run byte for byte, log included.
 //
 // Every fault and API action is a method, so a property-based test can drive
@@ -49,39 +51,38 @@ type Config struct {
 	NoChecker bool
 	// SessionTTLMs: a crashed capture's key vanishes after this (default 10 s).
 	SessionTTLMs int64
+	// Delivery is the message-delivery assumption ("" = TiCDC's message
+	// center, spec.DeliveryMessageCenter).
+	Delivery spec.Delivery
+	// observe, if set, sees every message's fate from the start (tests).
+	observe func(NetEvent)
 }
 
-// Faults are the random message faults, applied to every remote send.
-//
-// Ordering follows TiCDC's message center (protocol reference B.1): each
-// (sender, receiver, message type) is a FIFO stream, because one gRPC stream
-// carries it and one routing queue receives it; different types from one
-// sender may overtake each other. A delay therefore holds back the later
-// messages of its stream (a slow or congested connection), and a duplicate
-// is delivered right behind its original. Reorder lifts the FIFO rule so any
-// message may overtake any other: a fault model stronger than TiCDC's
-// transport (under it a stale Create can overtake the Remove of a move and
-// leave a second dispatcher on the origin until the maintainer removes it).
-// A Rule's "dup" with DelayMs is the explicit exception: it injects a stale
-// copy that arrives DelayMs later, outside the stream order, as a re-send
-// from before a reconnect or a coordinator switch would.
+// Faults are the random message faults, applied to every remote send:
+// loss, and a delivery delay uniform in [DelayMinMs, DelayMaxMs]. What a
+// delay does to the order of later messages is the run's delivery
+// assumption (Config.Delivery): under the message center it holds back the
+// rest of its stream (a slow or congested connection). DupProb duplicates
+// a message, which TiCDC's transport never does: SetFaults refuses it under
+// the message center.
 type Faults struct {
 	DropProb float64
 	DupProb  float64
 	// Remote delivery delay is uniform in [DelayMinMs, DelayMaxMs].
 	DelayMinMs, DelayMaxMs int64
-	Reorder                bool
 }
 
-// stream identifies a FIFO message stream.
-type stream struct {
+// typeStream identifies a FIFO stream under DeliveryPerTypeStreams.
+type typeStream struct {
 	from, to core.NodeID
 	typ      string
 }
 
 // Rule is a targeted message fault: the next Count messages of Type (a
 // core.Message TypeName, "" = any) from From to To ("" = any) are dropped,
-// delayed by DelayMs, or duplicated (the copy delayed by DelayMs).
+// delayed by DelayMs, or duplicated (the copy delayed by DelayMs: a stale
+// copy outside every stream order). AddRule refuses "dup" under the message
+// center, whose transport never duplicates.
 type Rule struct {
 	Type     string
 	From, To core.NodeID
@@ -98,6 +99,8 @@ const (
 	itemUpstream
 	itemSinkResult
 	itemLeaseExpire
+	itemEnterStream // a queued message is sent on its stream (delivery.go)
+	itemArrive      // a message reaches a selective receiving queue (delivery.go)
 )
 
 type item struct {
@@ -106,8 +109,18 @@ type item struct {
 	kind itemKind
 	node core.NodeID
 	env  core.Envelope
+	msg  uint64 // message ID (send order; a duplicate shares its original's)
 	sr   core.SinkResult
 	ls   int64
+	// Message-center bookkeeping (delivery.go): flight is a message between
+	// stages; slot the orchestrator queue slot a delivery drains (its
+	// message may have been replaced since); release the block statuses a
+	// delivery releases; gate the delivery an arrival admits or cancels.
+	flight    *inFlight
+	slot      orchKey
+	release   []blockKey
+	gate      *item
+	cancelled bool
 }
 
 type simNode struct {
@@ -136,9 +149,23 @@ type Sim struct {
 	nodeSeq uint64
 
 	faults    Faults
-	streams   map[stream]int64 // last scheduled delivery time per FIFO stream
 	rules     []Rule
 	partition map[core.NodeID]int
+
+	// The network (delivery.go). streams: last arrival per stream under the
+	// message center; typeStreams: last delivery per per-type stream;
+	// lanes: last handling per lane; orch, blockPending: the gated queues.
+	delivery     spec.Delivery
+	laneRng      *rand.Rand
+	sendQueues   map[sendQueueKey]int64
+	streams      map[streamKey]int64
+	typeStreams  map[typeStream]int64
+	lanes        map[laneKey]int64
+	orch         map[orchKey]*orchSlot
+	blockPending map[blockKey]bool
+	msgID        uint64
+	// observe, if set, sees every send, delivery and network drop (tests).
+	observe func(NetEvent)
 
 	events      []spec.Event
 	checker     *spec.Checker
@@ -170,8 +197,11 @@ func New(cfg Config) *Sim {
 		cfg.SessionTTLMs = 10_000
 	}
 	s := &Sim{cfg: cfg, opts: cfg.Options.WithDefaults(), rng: rand.New(rand.NewPCG(cfg.Seed, 0x73696d)), now: StartMs,
-		store: NewMemStore(), sink: NewMemSink(), nodes: map[core.NodeID]*simNode{}, partition: map[core.NodeID]int{}, streams: map[stream]int64{},
-		changefeeds: map[string]bool{}, faults: Faults{DelayMinMs: 1, DelayMaxMs: 5}}
+		store: NewMemStore(), sink: NewMemSink(), nodes: map[core.NodeID]*simNode{}, partition: map[core.NodeID]int{},
+		delivery: cfg.Delivery.OrDefault(), laneRng: rand.New(rand.NewPCG(cfg.Seed, 0x6c616e65)),
+		sendQueues: map[sendQueueKey]int64{}, streams: map[streamKey]int64{}, typeStreams: map[typeStream]int64{}, lanes: map[laneKey]int64{},
+		orch: map[orchKey]*orchSlot{}, blockPending: map[blockKey]bool{},
+		changefeeds: map[string]bool{}, faults: Faults{DelayMinMs: 1, DelayMaxMs: 5}, observe: cfg.observe}
 	s.lg = logging.New(cfg.Log, s, cfg.LogLevel)
 	if !cfg.NoChecker {
 		s.checker = spec.NewChecker(spec.Config{})
@@ -287,16 +317,36 @@ func (s *Sim) RunFor(ms int64) {
 func (s *Sim) handle(it *item) {
 	switch it.kind {
 	case itemDeliver:
-		n := s.nodes[it.env.To]
+		env, id := it.env, it.msg
+		if it.slot.typ != "" {
+			slot := s.orch[it.slot]
+			delete(s.orch, it.slot)
+			env, id = slot.env, slot.id
+		}
+		for _, k := range it.release {
+			delete(s.blockPending, k)
+		}
+		if it.cancelled {
+			return
+		}
+		n := s.nodes[env.To]
 		if n == nil || !n.alive {
+			s.observeDrop(env, id, "receiver is not running")
 			return
 		}
 		s.Delivered++
+		if s.observe != nil {
+			s.observe(NetEvent{Kind: NetDelivered, ID: id, Env: env})
+		}
 		out := s.buf()
-		n.cap.OnMessage(s.now, it.env.From, it.env.Msg, out)
+		n.cap.OnMessage(s.now, env.From, env.Msg, out)
 		s.exec(n, out)
 		s.release()
-		s.observe(Step{Kind: StepDeliver, Node: it.env.To, From: it.env.From, Msg: it.env.Msg})
+		s.notify(Step{Kind: StepDeliver, Node: env.To, From: env.From, Msg: env.Msg})
+	case itemEnterStream:
+		s.enterStream(it.flight)
+	case itemArrive:
+		s.arrive(it)
 	case itemTick:
 		n := s.nodes[it.node]
 		if n == nil || !n.alive {
@@ -307,11 +357,11 @@ func (s *Sim) handle(it *item) {
 		s.exec(n, out)
 		s.release()
 		s.push(&item{at: s.now + core.TickInterval, kind: itemTick, node: it.node})
-		s.observe(Step{Kind: StepTick, Node: it.node})
+		s.notify(Step{Kind: StepTick, Node: it.node})
 	case itemUpstream:
 		s.up.Advance(s.now, nil)
 		s.push(&item{at: s.now + core.TickInterval, kind: itemUpstream})
-		s.observe(Step{Kind: StepUpstream})
+		s.notify(Step{Kind: StepUpstream})
 	case itemSinkResult:
 		n := s.nodes[it.node]
 		if n == nil || !n.alive {
@@ -321,12 +371,12 @@ func (s *Sim) handle(it *item) {
 		n.cap.OnSinkResult(s.now, it.sr, out)
 		s.exec(n, out)
 		s.release()
-		s.observe(Step{Kind: StepSinkResult, Node: it.node})
+		s.notify(Step{Kind: StepSinkResult, Node: it.node})
 	case itemLeaseExpire:
 		if _, ok := s.store.leases[it.ls]; ok {
 			s.store.Revoke(it.ls)
 			s.membershipChanged()
-			s.observe(Step{Kind: StepMembership, Left: s.lastLeft})
+			s.notify(Step{Kind: StepMembership, Left: s.lastLeft})
 		}
 	}
 }
@@ -365,7 +415,7 @@ type Step struct {
 // methods. One observer; nil removes it.
 func (s *Sim) Observe(f func(Step)) { s.observer = f }
 
-func (s *Sim) observe(st Step) {
+func (s *Sim) notify(st Step) {
 	if s.observer != nil {
 		s.observer(st)
 	}
@@ -418,11 +468,17 @@ func (s *Sim) exec(n *simNode, out *core.Effects) {
 }
 
 // send applies partitions, rules and random faults, then schedules
-// delivery. Own-node sends (a local channel in TiCDC) see only targeted
-// rules, never random faults or partitions.
+// delivery by the run's delivery assumption. Own-node sends (a local
+// channel in TiCDC) see only targeted rules, never random faults or
+// partitions.
 func (s *Sim) send(env core.Envelope) {
+	s.msgID++
+	if s.observe != nil {
+		s.observe(NetEvent{Kind: NetSent, ID: s.msgID, Env: env})
+	}
 	local := env.From == env.To
 	if !local && s.partition[env.From] != s.partition[env.To] {
+		s.observeDrop(env, s.msgID, "partition")
 		return
 	}
 	var delay int64
@@ -435,6 +491,7 @@ func (s *Sim) send(env core.Envelope) {
 		}
 	}
 	dup := false
+	var ruleDelay int64
 	var staleCopyAt int64 // a rule's "dup" with DelayMs: a stale copy outside the stream order
 rules:
 	for i := range s.rules {
@@ -445,9 +502,10 @@ rules:
 		r.Count--
 		switch r.Action {
 		case "drop":
+			s.observeDrop(env, s.msgID, "rule")
 			return
 		case "delay":
-			delay += r.DelayMs
+			ruleDelay = r.DelayMs
 		case "dup":
 			if r.DelayMs > 0 {
 				staleCopyAt = s.now + delay + r.DelayMs
@@ -458,32 +516,67 @@ rules:
 		break rules
 	}
 	if !local && s.faults.DropProb > 0 && s.rng.Float64() < s.faults.DropProb {
+		s.observeDrop(env, s.msgID, "random loss")
 		return
 	}
 	if !local && s.faults.DupProb > 0 && s.rng.Float64() < s.faults.DupProb {
 		dup = true
 	}
+	if s.delivery == spec.DeliveryMessageCenter {
+		// AddRule and SetFaults refuse duplicates under the message center.
+		s.sendMessageCenter(env, delay, ruleDelay)
+		return
+	}
+	delay += ruleDelay
 	at := s.now + delay
-	if !s.faults.Reorder || local {
-		// FIFO per stream: never overtake an earlier message of the stream.
-		k := stream{env.From, env.To, env.Msg.TypeName()}
-		if last, ok := s.streams[k]; ok && last > at {
+	reorder := s.delivery == spec.DeliveryReordering
+	if !reorder || local {
+		// FIFO per (sender, receiver, type): never overtake an earlier
+		// message of the same type.
+		k := typeStream{env.From, env.To, env.Msg.TypeName()}
+		if last, ok := s.typeStreams[k]; ok && last > at {
 			at = last
 		}
-		s.streams[k] = at
+		s.typeStreams[k] = at
 	}
-	s.push(&item{at: at, kind: itemDeliver, env: env})
+	s.push(&item{at: at, kind: itemDeliver, env: env, msg: s.msgID})
 	if dup {
 		dupAt := at
-		if s.faults.Reorder && !local {
+		if reorder && !local {
 			dupAt += s.rng.Int64N(2000)
 		}
-		s.push(&item{at: dupAt, kind: itemDeliver, env: env})
+		s.push(&item{at: dupAt, kind: itemDeliver, env: env, msg: s.msgID})
 	}
 	if staleCopyAt > 0 {
-		s.push(&item{at: staleCopyAt, kind: itemDeliver, env: env})
+		s.push(&item{at: staleCopyAt, kind: itemDeliver, env: env, msg: s.msgID})
 	}
 }
+
+// NetEventKind classifies what the network did with a message.
+type NetEventKind uint8
+
+const (
+	NetSent      NetEventKind = iota + 1 // a component sent it (ID assigned)
+	NetDelivered                         // its handler ran
+	NetDropped                           // lost (Why says where)
+)
+
+// NetEvent is one message's fate, for tests that check delivery rules.
+type NetEvent struct {
+	Kind NetEventKind
+	ID   uint64 // send order over the run; a duplicate shares its original's
+	Env  core.Envelope
+	Why  string
+}
+
+func (s *Sim) observeDrop(env core.Envelope, id uint64, why string) {
+	if s.observe != nil {
+		s.observe(NetEvent{Kind: NetDropped, ID: id, Env: env, Why: why})
+	}
+}
+
+// Delivery is the run's delivery assumption.
+func (s *Sim) Delivery() spec.Delivery { return s.delivery }
 
 // --- membership ---
 
@@ -510,7 +603,7 @@ func (s *Sim) AddCapture() core.NodeID {
 	s.order = append(s.order, id)
 	s.push(&item{at: s.now + s.rng.Int64N(core.TickInterval), kind: itemTick, node: id})
 	s.membershipChanged()
-	s.observe(Step{Kind: StepFault, Name: "add-capture", Node: id})
+	s.notify(Step{Kind: StepFault, Name: "add-capture", Node: id})
 	return id
 }
 
@@ -523,7 +616,7 @@ func (s *Sim) KillCapture(id core.NodeID) error {
 	}
 	n.alive = false
 	s.push(&item{at: s.now + s.cfg.SessionTTLMs, kind: itemLeaseExpire, ls: n.lease})
-	s.observe(Step{Kind: StepFault, Name: "kill-capture", Node: id})
+	s.notify(Step{Kind: StepFault, Name: "kill-capture", Node: id})
 	return nil
 }
 
@@ -540,7 +633,7 @@ func (s *Sim) ExpireSession(id core.NodeID) error {
 	s.lg.Event(nil, spec.Event{Kind: spec.CaptureSuicide, Node: string(id), Err: "[CDC:ErrCaptureSuicide]capture suicide"})
 	s.store.Revoke(n.lease)
 	s.membershipChanged()
-	s.observe(Step{Kind: StepFault, Name: "expire-session", Node: id, Left: s.lastLeft})
+	s.notify(Step{Kind: StepFault, Name: "expire-session", Node: id, Left: s.lastLeft})
 	return nil
 }
 
@@ -646,16 +739,32 @@ func (s *Sim) resign(n *simNode) {
 
 // --- faults ---
 
-// SetFaults sets the random message faults.
-func (s *Sim) SetFaults(f Faults) {
+// SetFaults sets the random message faults. Duplicates (DupProb > 0) need
+// a delivery assumption that allows them; otherwise nothing changes and the
+// error says why.
+func (s *Sim) SetFaults(f Faults) error {
+	if f.DupProb > 0 {
+		if err := s.deliveryAllows("random duplicates"); err != nil {
+			return err
+		}
+	}
 	s.faults = f
-	s.observe(Step{Kind: StepFault, Name: "message-faults"})
+	s.notify(Step{Kind: StepFault, Name: "message-faults"})
+	return nil
 }
 
-// AddRule adds a targeted message fault.
-func (s *Sim) AddRule(r Rule) {
+// AddRule adds a targeted message fault. A "dup" rule needs a delivery
+// assumption that allows duplicates; otherwise it is not added and the
+// error says why.
+func (s *Sim) AddRule(r Rule) error {
+	if r.Action == "dup" {
+		if err := s.deliveryAllows(fmt.Sprintf("a dup rule (%s)", r.Type)); err != nil {
+			return err
+		}
+	}
 	s.rules = append(s.rules, r)
-	s.observe(Step{Kind: StepFault, Name: "message-rule"})
+	s.notify(Step{Kind: StepFault, Name: "message-rule"})
+	return nil
 }
 
 // Partition splits the captures into groups; messages cross no group
@@ -667,7 +776,7 @@ func (s *Sim) Partition(groups ...[]core.NodeID) {
 			s.partition[n] = i + 1
 		}
 	}
-	s.observe(Step{Kind: StepFault, Name: "partition"})
+	s.notify(Step{Kind: StepFault, Name: "partition"})
 }
 
 // SinkError breaks the sink instance of the changefeed's dispatcher manager
@@ -684,19 +793,19 @@ func (s *Sim) SinkError(cf core.ChangefeedID, node core.NodeID) error {
 	}
 	s.sink.Break(dm.SinkID(), core.RunningError{Time: s.now, Node: node, Code: "CDC:ErrChangefeedRetryable",
 		Message: "[CDC:ErrKafkaAsyncSendMessage]kafka async send message failed: i/o timeout"})
-	s.observe(Step{Kind: StepFault, Name: "sink-error", Node: node})
+	s.notify(Step{Kind: StepFault, Name: "sink-error", Node: node})
 	return nil
 }
 
 // StallUpstream makes every TiKV unavailable; ResumeUpstream brings it back.
 func (s *Sim) StallUpstream() {
 	s.up.Stall(nil)
-	s.observe(Step{Kind: StepFault, Name: "stall-upstream"})
+	s.notify(Step{Kind: StepFault, Name: "stall-upstream"})
 }
 
 func (s *Sim) ResumeUpstream() {
 	s.up.Resume(nil)
-	s.observe(Step{Kind: StepFault, Name: "resume-upstream"})
+	s.notify(Step{Kind: StepFault, Name: "resume-upstream"})
 }
 
 // SetFailpoint switches BlockCreateDispatcher / NotReadyToCloseDispatcher on
@@ -714,7 +823,7 @@ func (s *Sim) SetFailpoint(node core.NodeID, name string, on bool) error {
 	default:
 		return fmt.Errorf("unknown failpoint %q (known: BlockCreateDispatcher, NotReadyToCloseDispatcher)", name)
 	}
-	s.observe(Step{Kind: StepFault, Name: "failpoint", Node: node})
+	s.notify(Step{Kind: StepFault, Name: "failpoint", Node: node})
 	return nil
 }
 
@@ -733,7 +842,7 @@ func (s *Sim) Heal() {
 	s.up.Resume(nil)
 	s.healTarget = s.up.GlobalResolvedTs()
 	s.lg.Event(nil, spec.Event{Kind: spec.FaultsHealed, Checkpoint: s.healTarget})
-	s.observe(Step{Kind: StepFault, Name: "heal"})
+	s.notify(Step{Kind: StepFault, Name: "heal"})
 }
 
 // --- API ---
@@ -757,7 +866,7 @@ func (s *Sim) api(name string, f func(c *coordinator.Coordinator, out *core.Effe
 		return err
 	}
 	s.exec(n, out)
-	s.observe(Step{Kind: StepFault, Name: name, Node: s.owner})
+	s.notify(Step{Kind: StepFault, Name: name, Node: s.owner})
 	return nil
 }
 
@@ -803,7 +912,7 @@ func (s *Sim) MoveMaintainer(name string, node core.NodeID) error {
 // CreateTable runs CREATE TABLE upstream and returns the table ID.
 func (s *Sim) CreateTable() int64 {
 	t, _ := s.up.CreateTable(nil)
-	s.observe(Step{Kind: StepFault, Name: "create-table", Arg: t})
+	s.notify(Step{Kind: StepFault, Name: "create-table", Arg: t})
 	return t
 }
 
@@ -835,7 +944,7 @@ func (s *Sim) MoveTable(name string, table int64, node core.NodeID) (int, error)
 	defer s.release()
 	k := m.MoveTable(table, node, out)
 	s.exec(n, out)
-	s.observe(Step{Kind: StepFault, Name: "move-table", Node: n.cap.ID, Arg: table})
+	s.notify(Step{Kind: StepFault, Name: "move-table", Node: n.cap.ID, Arg: table})
 	return k, nil
 }
 
@@ -849,7 +958,7 @@ func (s *Sim) SplitTable(name string, table int64) (int, error) {
 	defer s.release()
 	k := m.SplitTable(table, out)
 	s.exec(n, out)
-	s.observe(Step{Kind: StepFault, Name: "split-table", Node: n.cap.ID, Arg: table})
+	s.notify(Step{Kind: StepFault, Name: "split-table", Node: n.cap.ID, Arg: table})
 	return k, nil
 }
 
@@ -864,7 +973,7 @@ func (s *Sim) RemoveTableDispatchers(name string, table int64) (int, error) {
 	defer s.release()
 	k := m.RemoveTableDispatchers(table, out)
 	s.exec(n, out)
-	s.observe(Step{Kind: StepFault, Name: "remove-table-dispatchers", Node: n.cap.ID, Arg: table})
+	s.notify(Step{Kind: StepFault, Name: "remove-table-dispatchers", Node: n.cap.ID, Arg: table})
 	return k, nil
 }
 

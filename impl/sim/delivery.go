@@ -1,0 +1,319 @@
+package sim
+
+import (
+	"fmt"
+
+	"cdcspec/impl/core"
+	"cdcspec/spec"
+)
+
+// The simulation's network under spec.DeliveryMessageCenter: TiCDC HEAD's
+// message center (pkg/messaging at b813e76f9) and the queues of the
+// components that receive from it. SPEC.md, "Delivery semantics", has the
+// argument with TiCDC's files and functions; in short:
+//
+//   - Every control message travels the command stream of its (sender node,
+//     receiver node) pair (remoteMessageTarget.sendCommand -> sendCmdCh ->
+//     runSendMessages -> one gRPC stream -> runReceiveMessages ->
+//     messageCenter.receiveCmdCh; own-node sends go through
+//     localMessageTarget.sendCommand into the same receiveCmdCh). The stream
+//     is FIFO; a delay holds back everything behind it on the stream.
+//   - One router goroutine (router.runDispatch) hands each message to its
+//     topic's handler, which pushes it into a component queue. Queues are
+//     FIFO; different queues are drained by different goroutines, so
+//     messages of one stream that land in different queues may be handled
+//     in either order.
+//   - Two sending queues sit before the stream: the heartbeat collector
+//     sends HeartBeatRequests and BlockStatusRequests from two goroutines
+//     (heartBeatReqQueue, blockStatusReqQueue), so those two may also swap
+//     with each other and with direct sends.
+//   - Two receiving queues admit selectively: the dispatcher orchestrator
+//     keeps one pending message per (changefeed, message type) and lets a
+//     newer epoch replace it in place (pendingMessageQueue.TryEnqueue), and
+//     a maintainer drops a block status equivalent to one still queued
+//     (Maintainer.filterBlockStatusEvent).
+//   - Any message may be lost (send buffer full, stream not ready, target
+//     not found, a broken connection's in-flight messages,
+//     InjectDropRemoteMessage); the transport never duplicates one.
+//
+// Hence the order two messages from one node to another are handled in:
+// if they land in the same receiving queue and the first entered the stream
+// first (it was sent directly, or both wait in the same sending queue), send
+// order; otherwise either order. The simulation realizes exactly that: each
+// message passes three FIFO stages with their own times, computed when the
+// message reaches the stage: its sending queue (direct sends skip it), the
+// stream (network delay; everything behind a delayed message waits), and
+// its receiving queue (a 0-2 ms queueing delay, so queues of one stream
+// interleave). A targeted "delay" rule holds a message where it can wait
+// alone: in its sending queue if it has one, else on the stream.
+
+// sendQueue is where a message waits on the sending node before
+// messageCenter.SendCommand.
+type sendQueue uint8
+
+const (
+	// sendDirect: the component calls SendCommand itself.
+	sendDirect sendQueue = iota + 1
+	// sendHeartbeatQueue: DispatcherManager -> heartBeatReqQueue ->
+	// HeartBeatCollector.sendHeartBeatMessages.
+	sendHeartbeatQueue
+	// sendBlockStatusQueue: DispatcherManager -> blockStatusReqQueue ->
+	// HeartBeatCollector.sendBlockStatusMessages.
+	sendBlockStatusQueue
+)
+
+// recvQueue is the component queue a message's handler pushes it into.
+type recvQueue uint8
+
+const (
+	// recvCoordinator: coordinator.recvMessages -> coordinator.eventCh.
+	recvCoordinator recvQueue = iota + 1
+	// recvManager: maintainer Manager.recvMessages -> Manager.msgCh (Add,
+	// Remove, CoordinatorBootstrap): one queue per node.
+	recvManager
+	// recvMaintainer: Manager.dispatcherMaintainerMessage ->
+	// Maintainer.pushEvent -> the changefeed's Maintainer.eventCh
+	// (bootstrap/close responses, heartbeats, block statuses).
+	recvMaintainer
+	// recvOrchestrator: DispatcherOrchestrator.RecvMaintainerRequest ->
+	// the changefeed's shard pendingMessageQueue (bootstrap, close).
+	recvOrchestrator
+	// recvSchedule: HeartBeatCollector.RecvMessages ->
+	// schedulerDispatcherRequestDynamicStream, path = changefeed.
+	recvSchedule
+	// recvHeartbeatResponse: HeartBeatCollector.RecvMessages ->
+	// heartBeatResponseDynamicStream, path = changefeed.
+	recvHeartbeatResponse
+)
+
+var recvQueueNames = [...]string{recvCoordinator: "coordinator", recvManager: "maintainer-manager", recvMaintainer: "maintainer",
+	recvOrchestrator: "dispatcher-orchestrator", recvSchedule: "schedule-dispatcher", recvHeartbeatResponse: "heartbeat-response"}
+
+func (q recvQueue) String() string { return recvQueueNames[q] }
+
+// route is where a message waits on both nodes: its sending queue, its
+// receiving queue and the changefeed that keys the receiving queue ("" for
+// node-wide queues). Each message type has exactly one route in TiCDC.
+func route(msg core.Message) (sendQueue, recvQueue, core.ChangefeedID) {
+	switch m := msg.(type) {
+	case *core.CoordinatorBootstrapRequest, *core.AddMaintainerRequest, *core.RemoveMaintainerRequest:
+		return sendDirect, recvManager, ""
+	case *core.CoordinatorBootstrapResponse, *core.MaintainerHeartbeat:
+		return sendDirect, recvCoordinator, ""
+	case *core.MaintainerBootstrapRequest:
+		return sendDirect, recvOrchestrator, m.Changefeed
+	case *core.MaintainerCloseRequest:
+		return sendDirect, recvOrchestrator, m.Changefeed
+	case *core.MaintainerBootstrapResponse: // DispatcherOrchestrator.sendResponse
+		return sendDirect, recvMaintainer, m.Changefeed
+	case *core.MaintainerCloseResponse:
+		return sendDirect, recvMaintainer, m.Changefeed
+	case *core.HeartBeatRequest:
+		return sendHeartbeatQueue, recvMaintainer, m.Changefeed
+	case *core.BlockStatusRequest:
+		return sendBlockStatusQueue, recvMaintainer, m.Changefeed
+	case *core.ScheduleDispatcherRequest: // maintainer operator controller
+		return sendDirect, recvSchedule, m.Changefeed
+	case *core.HeartBeatResponse:
+		return sendDirect, recvHeartbeatResponse, m.Changefeed
+	}
+	panic(fmt.Sprintf("sim: message %T has no route in the message center; add it to route", msg))
+}
+
+// streamKey is one command stream (or the local channel when from == to).
+type streamKey struct{ from, to core.NodeID }
+
+// sendQueueKey is one sending queue of a node.
+type sendQueueKey struct {
+	from core.NodeID
+	q    sendQueue
+}
+
+// laneKey is one receiving queue as fed by one stream (FIFO in stream
+// order). from is "" for the orchestrator's queue, whose admission is
+// decided at arrival across senders: its order is arrival order.
+type laneKey struct {
+	from, to core.NodeID
+	recv     recvQueue
+	cf       core.ChangefeedID
+}
+
+// inFlight is a message on its way under DeliveryMessageCenter.
+type inFlight struct {
+	env  core.Envelope
+	id   uint64
+	net  int64 // stream delay (network delay, plus a rule's delay for a direct send)
+	send sendQueue
+	recv recvQueue
+	cf   core.ChangefeedID
+}
+
+// orchSlot is the dispatcher orchestrator's one pending message per
+// (node, changefeed, message type).
+type orchSlot struct {
+	env core.Envelope
+	id  uint64
+}
+
+type orchKey struct {
+	to  core.NodeID
+	cf  core.ChangefeedID
+	typ string
+}
+
+// blockKey identifies a block status the maintainer keeps at most once in
+// its queue (blockStatusDedupeKey without mode and syncpoint, which the
+// implementation does not have).
+type blockKey struct {
+	to, from core.NodeID
+	cf       core.ChangefeedID
+	id       core.DispatcherID
+	ts       uint64
+	stage    core.BlockStage
+}
+
+// sendMessageCenter takes a message into its sending queue (or straight
+// onto its stream). net is the network delay, ruleDelay a targeted rule's.
+func (s *Sim) sendMessageCenter(env core.Envelope, net, ruleDelay int64) {
+	sq, rq, cf := route(env.Msg)
+	f := &inFlight{env: env, id: s.msgID, net: net, send: sq, recv: rq, cf: cf}
+	if sq == sendDirect {
+		f.net += ruleDelay
+		s.enterStream(f)
+		return
+	}
+	// HeartBeatCollector's sending goroutines: FIFO per queue, a little
+	// scheduling delay, and a rule's delay held here (the queue stalls).
+	k := sendQueueKey{env.From, sq}
+	at := s.now + s.laneRng.Int64N(3) + ruleDelay
+	if last, ok := s.sendQueues[k]; ok && last > at {
+		at = last
+	}
+	s.sendQueues[k] = at
+	if at == s.now {
+		s.enterStream(f)
+		return
+	}
+	s.push(&item{at: at, kind: itemEnterStream, flight: f})
+}
+
+// enterStream: SendCommand now. The stream is FIFO; the message arrives
+// after its network delay and after everything ahead of it.
+func (s *Sim) enterStream(f *inFlight) {
+	k := streamKey{f.env.From, f.env.To}
+	arrive := s.now + f.net
+	if last, ok := s.streams[k]; ok && last > arrive {
+		arrive = last
+	}
+	s.streams[k] = arrive
+	if f.recv == recvOrchestrator {
+		s.push(&item{at: arrive, kind: itemArrive, flight: f})
+		return
+	}
+	d := s.schedule(laneKey{f.env.From, f.env.To, f.recv, f.cf}, f.env, f.id, arrive)
+	if _, ok := f.env.Msg.(*core.BlockStatusRequest); ok {
+		s.push(&item{at: arrive, kind: itemArrive, flight: f, gate: d})
+	}
+}
+
+// schedule queues env's handling in its receiving queue, no earlier than
+// arrive plus the queueing delay and no earlier than the queue's previous
+// message from the same stream.
+func (s *Sim) schedule(lane laneKey, env core.Envelope, id uint64, arrive int64) *item {
+	at := arrive + s.laneRng.Int64N(3)
+	if last, ok := s.lanes[lane]; ok && last > at {
+		at = last
+	}
+	s.lanes[lane] = at
+	it := &item{at: at, kind: itemDeliver, env: env, msg: id}
+	s.push(it)
+	return it
+}
+
+// arrive runs a selective receiving queue's admission, which TiCDC does in
+// the topic handler when the message arrives.
+func (s *Sim) arrive(it *item) {
+	f := it.flight
+	n := s.nodes[f.env.To]
+	if n == nil || !n.alive {
+		if it.gate != nil {
+			it.gate.cancelled = true
+		}
+		s.observeDrop(f.env, f.id, "receiver is not running")
+		return
+	}
+	if m, ok := f.env.Msg.(*core.BlockStatusRequest); ok {
+		// Maintainer.filterBlockStatusEvent: a status equivalent to one
+		// still queued (or being handled) is suppressed; released once the
+		// kept one is handled. Its handling time was fixed in stream order.
+		var kept []core.BlockStatus
+		for _, st := range m.Statuses {
+			k := blockKey{to: f.env.To, from: f.env.From, cf: m.Changefeed, id: st.ID, ts: st.BlockTs, stage: st.Stage}
+			if s.blockPending[k] {
+				continue
+			}
+			s.blockPending[k] = true
+			kept = append(kept, st)
+			it.gate.release = append(it.gate.release, k)
+		}
+		switch {
+		case len(kept) == 0:
+			it.gate.cancelled = true
+			s.observeDrop(f.env, f.id, "an equivalent block status is still queued")
+		case len(kept) < len(m.Statuses):
+			it.gate.env.Msg = &core.BlockStatusRequest{Changefeed: m.Changefeed, Statuses: kept}
+		}
+		return
+	}
+	// DispatcherOrchestrator.RecvMaintainerRequest ->
+	// pendingMessageQueue.TryEnqueue: one pending message per (changefeed,
+	// type); a newer maintainer epoch (or a removed close over a plain one
+	// of an epoch not newer) replaces it in place; anything else is dropped
+	// while one is pending. Shards are FIFO across senders in arrival order.
+	k := orchKey{to: f.env.To, cf: f.cf, typ: f.env.Msg.TypeName()}
+	if slot, ok := s.orch[k]; ok {
+		if replacesPending(slot.env.Msg, f.env.Msg) {
+			s.observeDrop(slot.env, slot.id, "replaced in the dispatcher orchestrator's queue")
+			slot.env, slot.id = f.env, f.id
+			return
+		}
+		s.observeDrop(f.env, f.id, "the dispatcher orchestrator's queue holds one already")
+		return
+	}
+	s.orch[k] = &orchSlot{env: f.env, id: f.id}
+	d := s.schedule(laneKey{to: f.env.To, recv: f.recv, cf: f.cf}, f.env, f.id, s.now)
+	d.slot = k
+}
+
+// replacesPending is shouldReplacePendingMessage
+// (dispatcherorchestrator/helper.go): a newer maintainer epoch replaces;
+// a removed close replaces a plain close of an epoch not newer.
+func replacesPending(old, new core.Message) bool {
+	oe, ne := orchEpoch(old), orchEpoch(new)
+	if ne > oe {
+		return true
+	}
+	oc, ok1 := old.(*core.MaintainerCloseRequest)
+	nc, ok2 := new.(*core.MaintainerCloseRequest)
+	return ok1 && ok2 && !oc.Removed && nc.Removed && nc.Epoch >= oc.Epoch
+}
+
+func orchEpoch(m core.Message) uint64 {
+	switch r := m.(type) {
+	case *core.MaintainerBootstrapRequest:
+		return r.Epoch
+	case *core.MaintainerCloseRequest:
+		return r.Epoch
+	}
+	return 0
+}
+
+// deliveryAllows reports an error if a fault needs duplicate deliveries the
+// run's delivery assumption rules out.
+func (s *Sim) deliveryAllows(what string) error {
+	if s.delivery.Duplicates() {
+		return nil
+	}
+	return fmt.Errorf("%s needs a delivery that duplicates messages; TiCDC's message center never does (this run: %s; use %s or %s)",
+		what, s.delivery, spec.DeliveryPerTypeStreams, spec.DeliveryReordering)
+}
