@@ -67,6 +67,9 @@ var gateProfiles = []gateProfile{
 		Ops:      []Op{OpDelayMessages, OpCreateTable, OpAdvanceTime},
 		MsgTypes: []string{"BlockStatusRequest", "HeartBeatRequest"},
 		Seed:     1, Checks: 50, MaxShrunk: 8},
+	{Bug: "unchanged-warning-not-acted-on",
+		Ops:  []Op{OpSinkError, OpKillMaintainer, OpAdvanceTime},
+		Seed: 1, Checks: 50, MaxShrunk: 20},
 }
 
 // gateSteps is rapid's average number of actions per check in the gate

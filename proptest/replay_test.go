@@ -31,6 +31,9 @@ func TestReplayModelCounterexamples(t *testing.T) {
 	for _, b := range spec.Bugs() {
 		b := b
 		t.Run(b.Name, func(t *testing.T) {
+			if b.ModelGap != "" {
+				t.Skipf("no model counterexample: the model cannot express %s yet (%s)", b.Name, b.ModelGap)
+			}
 			path := filepath.Join("testdata", "model", b.Name+".json")
 			raw, err := os.ReadFile(path)
 			if err != nil {

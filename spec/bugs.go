@@ -20,6 +20,7 @@ const (
 	BugStuckAfterUpstreamFailure
 	BugNoEpochFencing
 	BugTriggerPassesAddTableDDL
+	BugUnchangedWarningNotActedOn
 	bugLimit
 )
 
@@ -127,6 +128,14 @@ var catalogue = [...]Bug{
 		Property: CheckpointNotPastUnflushed, Delivery: DeliveryMessageCenter,
 		Where: "table trigger dispatcher checkpoint (addTableCheckpointBlocker): without the blocker the trigger's checkpoint passes a CREATE TABLE before the maintainer ACKs the NONE status",
 		Story: "the trigger writes CREATE TABLE at T and reports NONE; before the maintainer schedules the new table, the trigger's watermark moves past T, the global checkpoint passes T, and rows of the new table at or after T are behind the checkpoint but not flushed",
+	},
+	{
+		ID: BugUnchangedWarningNotActedOn, Name: "unchanged-warning-not-acted-on", Kind: KindHead,
+		Issue:    "none found (related: #4997, which added the skip)",
+		Property: CheckpointAdvancesAfterHeal, Delivery: DeliveryMessageCenter,
+		ModelGap: "the model's coordinator does not persist the state and error signature",
+		Where:    "coordinator/coordinator.go handleStateChange: isUnchangedRuntimeState returns before acting on a warning whose state and error equal the persisted ones",
+		Story:    "a sink error puts the changefeed in warning and the maintainer is restarted; the new maintainer's first status the coordinator accepts is already bootstrapped, so no BootstrapDone toggle passes the changefeed through normal; the DM's re-sent identical error is then skipped before the warning path, nothing stops or restarts the maintainer, and the changefeed stays in warning with its checkpoint frozen until the error budget fails it",
 	},
 }
 

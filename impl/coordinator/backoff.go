@@ -122,8 +122,8 @@ func (b *Backoff) CheckStatus(now int64, s *core.MaintainerStatus, out *core.Eff
 	}
 	last := s.Err[len(s.Err)-1]
 	if b.isRestarting {
+		// HEAD logs "ignore the error" and handles it all the same.
 		b.lg.Event(out, spec.Event{Kind: spec.BackoffIgnored, Changefeed: string(b.id), Err: last.Message})
-		return false, "", nil
 	}
 	b.lg.Event(out, spec.Event{Kind: spec.BackoffErrorSeen, Changefeed: string(b.id), Checkpoint: s.CheckpointTs,
 		Node: string(last.Node), State: spec.StateWarning, Err: last.Message})

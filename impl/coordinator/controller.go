@@ -305,13 +305,17 @@ func (c *Coordinator) maybeInitialize(now int64, out *core.Effects) {
 				adopted = true
 				c.lg.Info("controller.go", 759, "changefeed maintainer already running in other server",
 					zap.String("changefeed", string(id)), zap.String("node", string(r.node)))
-				cf.nodeID, cf.state = r.node, Replicating
-				if r.s.CheckpointTs > cf.status.CheckpointTs {
-					cf.status.CheckpointTs = r.s.CheckpointTs
-				}
-				cf.backoff.followCheckpoint(cf.status.CheckpointTs)
-				cf.status.BootstrapDone = r.s.BootstrapDone
-				cf.status.Epoch = r.s.Epoch
+				// As coordinator/controller.go finishBootstrap: the adopted
+				// changefeed is built from the maintainer's reported
+				// checkpoint (status, last saved checkpoint and backoff
+				// baseline alike) with BootstrapDone false, so the
+				// maintainer's first bootstrapped status toggles it.
+				adoptedCf := c.newChangefeed(id, info, r.s.CheckpointTs)
+				adoptedCf.infoModRev, adoptedCf.isNew, adoptedCf.progress = cf.infoModRev, cf.isNew, cf.progress
+				adoptedCf.status.Epoch = r.s.Epoch
+				adoptedCf.nodeID, adoptedCf.state = r.node, Replicating
+				cf = adoptedCf
+				c.db.changefeeds[id] = cf
 				continue
 			}
 			c.lg.Warn("controller.go", 868, "ignore running maintainer with stale epoch when bootstrapping",
@@ -349,6 +353,9 @@ func (c *Coordinator) newChangefeed(id core.ChangefeedID, info ChangeFeedInfo, c
 		status:                core.MaintainerStatus{Changefeed: id, CheckpointTs: checkpoint, State: core.ComponentWorking},
 		lastSavedCheckpointTs: checkpoint}
 	cf.backoff = newBackoff(id, checkpoint, c.opts.ErrorStuckDurationMs, c.rnd, c.lg)
+	// As changefeed.NewChangefeed: a changefeed restored in warning is
+	// retrying, so only checkpoint progress declares it recovered.
+	cf.backoff.retrying = info.State == spec.StateWarning
 	return cf
 }
 
@@ -450,12 +457,16 @@ func sameErr(a, b *core.RunningError) bool {
 // handleStateChange persists a state change (an unchanged state+error
 // signature is not persisted, #4997) and acts on it.
 func (c *Coordinator) handleStateChange(now int64, cf *Changefeed, state string, err *core.RunningError, out *core.Effects) {
-	// #4997: an unchanged state+error signature is not persisted. The
-	// warning path still acts (bump, stop the old generation, reschedule):
-	// skipping it too left a changefeed restored in warning by a new
-	// coordinator never restarted (found by the soak test).
+	// #4997 (coordinator/coordinator.go handleStateChange,
+	// isUnchangedRuntimeState): an unchanged state+error signature is not
+	// persisted. HEAD returns before acting on it too; cdcspec still acts on
+	// an unchanged warning (bump, stop, reschedule) unless the catalogue
+	// entry unchanged-warning-not-acted-on restores HEAD: when a restarted
+	// maintainer's first accepted status is already bootstrapped, no toggle
+	// passes the changefeed through normal, and every re-sent identical error
+	// is skipped.
 	unchanged := state == cf.Info.State && sameErr(err, cf.Info.Error)
-	if unchanged && state != spec.StateWarning {
+	if unchanged && (state != spec.StateWarning || c.opts.Bugs.Has(spec.BugUnchangedWarningNotActedOn)) {
 		return
 	}
 	errMsg := ""

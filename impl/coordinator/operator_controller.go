@@ -238,7 +238,9 @@ type MoveMaintainerOperator struct {
 	originEpoch uint64
 	epoch       uint64
 	state       moveState
-	gone        map[core.NodeID]bool // nodes seen leaving while the move ran
+	// originRemoved: the origin's node left while the move ran; a move
+	// whose target fell back to the origin then has no live owner to add.
+	originRemoved bool
 }
 
 func (o *MoveMaintainerOperator) ID() core.ChangefeedID { return o.cf.ID }
@@ -272,33 +274,52 @@ func (o *MoveMaintainerOperator) Check(from core.NodeID, s *core.MaintainerStatu
 		}
 	}
 }
+// OnNodeRemove follows coordinator/operator/operator_move.go
+// MoveMaintainerOperator.OnNodeRemove and onTargetNodeRemovedLocked at
+// b813e76f9: the target's removal is handled first; before the add was sent
+// the target falls back to the origin (once the old epoch has stopped there),
+// and a move with no live owner left finishes as absent so the scheduler
+// retries with a fresh epoch.
 func (o *MoveMaintainerOperator) OnNodeRemove(n core.NodeID) {
-	if o.gone == nil {
-		o.gone = map[core.NodeID]bool{}
+	if o.state == moveDoneNoPostFinish {
+		return
 	}
-	o.gone[n] = true
+	if n == o.origin {
+		o.originRemoved = true
+	}
+	if n == o.dest {
+		o.onTargetNodeRemoved()
+		return
+	}
+	if n == o.origin && o.state == moveRemoveOrigin {
+		o.c.lg.Info("operator_move.go", 148, "origin node is stopped", zap.String("origin", string(o.origin)), zap.String("changefeed", string(o.cf.ID)))
+		o.state = moveOriginStopped
+	}
+}
+
+func (o *MoveMaintainerOperator) onTargetNodeRemoved() {
 	switch o.state {
 	case moveRemoveOrigin:
-		if n == o.origin {
-			o.state = moveOriginStopped
-		} else if n == o.dest {
-			o.dest = o.origin // target left before origin stopped: target := origin
-		}
-	case moveOriginStopped:
-		if n == o.dest {
-			o.dest = o.origin
-		}
-	case moveAddTarget:
-		if n == o.dest {
+		if o.dest == o.origin {
 			o.abort()
 			return
 		}
-	}
-	// Deviation (found by proptest: the target left, then the origin died):
-	// HEAD falls back to the origin as the target even when the origin has
-	// left too, and then sends AddMaintainerRequest to a dead node forever;
-	// the changefeed is never scheduled again. With no live target, abort.
-	if !o.IsFinished() && o.gone[o.dest] {
+		o.c.lg.Info("operator_move.go", 170, "destination node removed before origin maintainer stopped",
+			zap.String("dest", string(o.dest)), zap.String("origin", string(o.origin)), zap.String("changefeed", string(o.cf.ID)))
+		o.dest = o.origin
+	case moveOriginStopped:
+		if o.dest == o.origin {
+			o.abort()
+			return
+		}
+		o.c.lg.Info("operator_move.go", 182, "destination node removed after origin maintainer stopped",
+			zap.String("dest", string(o.dest)), zap.String("origin", string(o.origin)), zap.String("changefeed", string(o.cf.ID)))
+		if o.originRemoved {
+			o.abort()
+			return
+		}
+		o.dest = o.origin
+	case moveAddTarget, moveDoneSuccess:
 		o.abort()
 	}
 }

@@ -108,7 +108,43 @@ func arg(d *datadriven.TestData, key string) (string, bool) {
 	return "", false
 }
 
+// chaos runs one seed of RunChaos (the soak's random actions and faults)
+// with the bugs named, and prints its actions and verdict: a stored chaos
+// seed is a story too, for failures no hand-written story reaches.
+func chaos(d *datadriven.TestData) (string, error) {
+	var cfg ChaosConfig
+	v, ok := arg(d, "seed")
+	if !ok {
+		return "", fmt.Errorf("%s: chaos needs seed=N", d.Pos)
+	}
+	n, err := strconv.ParseUint(v, 10, 64)
+	if err != nil {
+		return "", fmt.Errorf("%s: seed=%q: %v", d.Pos, v, err)
+	}
+	cfg.Seed = n
+	if v, ok := arg(d, "bugs"); ok {
+		if cfg.Options.Bugs, err = spec.ParseBugs(strings.Split(v, ",")); err != nil {
+			return "", err
+		}
+	}
+	r := RunChaos(cfg)
+	var b strings.Builder
+	fmt.Fprintf(&b, "%d actions, %d messages\n", len(r.Actions), r.Delivered)
+	if r.Converged {
+		b.WriteString("converged\n")
+	} else {
+		fmt.Fprintf(&b, "not converged: %s\n", r.Why)
+	}
+	for _, v := range r.Violations {
+		fmt.Fprintf(&b, "%s\n", v)
+	}
+	return b.String(), nil
+}
+
 func (h *harness) run(d *datadriven.TestData) (string, error) {
+	if d.Cmd == "chaos" {
+		return chaos(d)
+	}
 	if d.Cmd != "new" && h.s == nil {
 		return "", fmt.Errorf("%s: %s before new", d.Pos, d.Cmd)
 	}
