@@ -274,6 +274,7 @@ func (o *MoveMaintainerOperator) Check(from core.NodeID, s *core.MaintainerStatu
 		}
 	}
 }
+
 // OnNodeRemove follows coordinator/operator/operator_move.go
 // MoveMaintainerOperator.OnNodeRemove and onTargetNodeRemovedLocked at
 // b813e76f9: the target's removal is handled first; before the add was sent
