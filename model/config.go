@@ -238,6 +238,7 @@ var bugConfig = map[spec.BugID]string{
 	spec.BugTriggerPassesAddTableDDL:         "new-table",
 	spec.BugInflightOperatorsLostOnFailover:  "move-failover",
 	spec.BugStuckAfterUpstreamFailure:        "upstream-outage",
+	spec.BugToggleKeepsBaseline:              "sink-error",
 }
 
 // BugConfig names the standard configuration that exposes a catalogue entry,

@@ -167,6 +167,7 @@ func updateStatus(cfg *Config, s *State, m Msg, e *emitter) {
 		ckpt = c.Ckpt // #5779: continue with a copy at the stored checkpoint
 	}
 	// 2. Store it.
+	storedBefore := c.Ckpt
 	if ckpt > c.Ckpt {
 		c.Ckpt = ckpt
 		if e != nil {
@@ -175,9 +176,16 @@ func updateStatus(cfg *Config, s *State, m Msg, e *emitter) {
 	}
 	// 3. Fast-fail errors are not modeled: every error is retryable.
 	// 4. BootstrapDone changed: report Normal, by design ignore the error.
+	// cdcspec lets the backoff's baseline follow the stored checkpoint here
+	// (unless retrying); HEAD leaves it (catalogue entry
+	// toggle-keeps-baseline), so the next status at this checkpoint is
+	// taken for progress and its error is ignored.
 	if bootDone != c.BootDone {
 		c.BootDone = bootDone
 		handled = true
+		if !cfg.bug(spec.BugToggleKeepsBaseline) && !c.Retrying && c.Ckpt > c.Baseline {
+			c.Baseline = c.Ckpt
+		}
 		if e != nil {
 			e.add(spec.Event{Kind: spec.BootstrapDoneChanged, Node: NodeName(m.Src), BootstrapDone: bootDone})
 		}
@@ -192,7 +200,12 @@ func updateStatus(cfg *Config, s *State, m Msg, e *emitter) {
 	// 6. CheckStatus.
 	if ckpt > c.Baseline {
 		c.Baseline = ckpt
-		handled = true // progress: the backoff ignores errors in this report
+		// Progress past the baseline: the backoff ignores this report's
+		// error. That is handling only if the stored checkpoint moved
+		// with it (spec error-never-dropped: an error is handled by a
+		// backoff event, a state change, a toggle or a stored-checkpoint
+		// advance).
+		handled = ckpt > storedBefore
 		if c.Retrying {
 			c.Retrying = false
 			if e != nil {

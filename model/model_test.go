@@ -120,16 +120,16 @@ func TestPinnedStateCounts(t *testing.T) {
 		depth  int
 		want   int64
 	}{
-		{"default", 18, 227221},
+		{"default", 18, 227173},
 		{"regressed-checkpoint", 16, 172176},
-		{"ddl-failover", 18, 176374},
-		{"new-table", 17, 201100},
+		{"ddl-failover", 18, 175533},
+		{"new-table", 17, 199880},
 		{"move-failover", 16, 147249},
 		{"upstream-outage", 12, 70741},
 		{"sink-error", 16, 109812},
 	}
 	full := map[string]int64{
-		"default": 504872,
+		"default": 481688,
 	}
 	for _, p := range pins {
 		t.Run(p.config, func(t *testing.T) {

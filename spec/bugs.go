@@ -21,6 +21,7 @@ const (
 	BugNoEpochFencing
 	BugTriggerPassesAddTableDDL
 	BugUnchangedWarningNotActedOn
+	BugToggleKeepsBaseline
 	bugLimit
 )
 
@@ -136,6 +137,14 @@ var catalogue = [...]Bug{
 		ModelGap: "the model's coordinator does not persist the state and error signature",
 		Where:    "coordinator/coordinator.go handleStateChange: isUnchangedRuntimeState returns before acting on a warning whose state and error equal the persisted ones",
 		Story:    "a sink error puts the changefeed in warning and the maintainer is restarted; the new maintainer's first status the coordinator accepts is already bootstrapped, so no BootstrapDone toggle passes the changefeed through normal; the DM's re-sent identical error is then skipped before the warning path, nothing stops or restarts the maintainer, and the changefeed stays in warning with its checkpoint frozen until the error budget fails it",
+	},
+	{
+		ID: BugToggleKeepsBaseline, Name: "toggle-keeps-baseline", Kind: KindHead,
+		Issue:    "none filed (the same remark was made in an automated review of PR #6255)",
+		Property: ErrorNeverDropped, Delivery: DeliveryMessageCenter,
+		ModelGap: "",
+		Where:    "coordinator/changefeed/changefeed.go Changefeed.UpdateStatus: the BootstrapDone toggle returns before the backoff, whose baseline (lastRetryCheckpointTs) stays below the stored checkpoint",
+		Story:    "a status toggles BootstrapDone at a checkpoint above the backoff's baseline and is reported normal; the next status carries a retryable error at the same checkpoint, CheckStatus takes it for progress and raises the baseline, and the error is ignored until the dispatcher manager re-sends it 5 s later",
 	},
 }
 

@@ -62,6 +62,10 @@ type Backoff struct {
 	// isRestarting: between an accepted error and StartFinished (the add
 	// operator that restarts the maintainer finished).
 	isRestarting bool
+	// erredWhileRestarting: the last error CheckStatus handled arrived
+	// while a restart was already under way (cdcspec's rule for an
+	// unchanged warning reads it; see Coordinator.handleStateChange).
+	erredWhileRestarting bool
 	// nextRetryTime: the scheduler may not add the changefeed before it.
 	nextRetryTime int64
 	// checkpointTs: the baseline; progress past it means recovery.
@@ -89,13 +93,9 @@ func (b *Backoff) resetBackoff(now int64, checkpoint uint64) {
 }
 
 // followCheckpoint raises the baseline to a checkpoint the coordinator
-// accepted outside step 6 of UpdateStatus (a BootstrapDone toggle, a
-// maintainer adopted at coordinator bootstrap), unless the changefeed is
-// retrying (then only CheckStatus may declare recovery).
-//
-// Deviation (found by the soak and proptest): HEAD does not, so the next
-// status's error is taken for "progress past the baseline" and ignored until
-// the DM re-sends it 5 s later.
+// accepted outside step 6 of UpdateStatus (a BootstrapDone toggle), unless
+// the changefeed is retrying (then only CheckStatus may declare recovery).
+// HEAD does not (catalogue entry toggle-keeps-baseline).
 func (b *Backoff) followCheckpoint(checkpoint uint64) {
 	if checkpoint > b.checkpointTs && !b.retrying {
 		b.checkpointTs = checkpoint
@@ -121,6 +121,7 @@ func (b *Backoff) CheckStatus(now int64, s *core.MaintainerStatus, out *core.Eff
 		return false, "", nil
 	}
 	last := s.Err[len(s.Err)-1]
+	b.erredWhileRestarting = b.isRestarting
 	if b.isRestarting {
 		// HEAD logs "ignore the error" and handles it all the same.
 		b.lg.Event(out, spec.Event{Kind: spec.BackoffIgnored, Changefeed: string(b.id), Err: last.Message})

@@ -97,8 +97,13 @@ func (c *Changefeed) UpdateStatus(now int64, s core.MaintainerStatus, out *core.
 	// 4. BootstrapDone toggled: report Normal, ignore a retryable error.
 	if s.BootstrapDone != old.BootstrapDone {
 		c.lg.Event(out, spec.Event{Kind: spec.BootstrapDoneChanged, Changefeed: string(c.ID), BootstrapDone: s.BootstrapDone})
-		// HEAD returns before step 6; the baseline must still follow.
-		c.backoff.followCheckpoint(s.CheckpointTs)
+		// HEAD returns before step 6 and leaves the backoff's baseline
+		// where it was (catalogue entry toggle-keeps-baseline); cdcspec
+		// lets the baseline follow, so the next status at the same
+		// checkpoint is not taken for progress.
+		if !c.opts.Bugs.Has(spec.BugToggleKeepsBaseline) {
+			c.backoff.followCheckpoint(s.CheckpointTs)
+		}
 		return true, spec.StateNormal, nil
 	}
 	// 6. Backoff.

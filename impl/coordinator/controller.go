@@ -459,14 +459,16 @@ func sameErr(a, b *core.RunningError) bool {
 func (c *Coordinator) handleStateChange(now int64, cf *Changefeed, state string, err *core.RunningError, out *core.Effects) {
 	// #4997 (coordinator/coordinator.go handleStateChange,
 	// isUnchangedRuntimeState): an unchanged state+error signature is not
-	// persisted. HEAD returns before acting on it too; cdcspec still acts on
-	// an unchanged warning (bump, stop, reschedule) unless the catalogue
-	// entry unchanged-warning-not-acted-on restores HEAD: when a restarted
+	// persisted, and HEAD returns before acting on it. When a restarted
 	// maintainer's first accepted status is already bootstrapped, no toggle
-	// passes the changefeed through normal, and every re-sent identical error
-	// is skipped.
+	// passes the changefeed through normal, so HEAD then skips every
+	// re-sent identical error and never restarts again. cdcspec acts on an
+	// unchanged warning (bump, stop, reschedule) when it arrives after the
+	// restart finished; errors re-sent while a restart is under way stay
+	// skipped, as in HEAD. The catalogue entry
+	// unchanged-warning-not-acted-on restores HEAD's rule.
 	unchanged := state == cf.Info.State && sameErr(err, cf.Info.Error)
-	if unchanged && (state != spec.StateWarning || c.opts.Bugs.Has(spec.BugUnchangedWarningNotActedOn)) {
+	if unchanged && (state != spec.StateWarning || cf.backoff.erredWhileRestarting || c.opts.Bugs.Has(spec.BugUnchangedWarningNotActedOn)) {
 		return
 	}
 	errMsg := ""
