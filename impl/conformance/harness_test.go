@@ -687,8 +687,11 @@ func (h *harness) command(b *strings.Builder, d *datadriven.TestData) error {
 			var out core.Effects
 			changed, state, rerr := h.cf.UpdateStatus(h.now, s, &out)
 			if state == "" {
-				state = "-"
+				state = "(none)"
 			}
+			// impl returns no state with changed=false unless the
+			// changefeed failed; TiCDC returns normal there. Callers act
+			// on the state only when changed.
 			fmt.Fprintf(b, "changed=%v state=%s", changed, state)
 			if rerr != nil {
 				fmt.Fprintf(b, " err=%s", fmtRunningError(rerr))
@@ -821,6 +824,9 @@ func (h *harness) cmdCoordinator(b *strings.Builder, d *datadriven.TestData) err
 		}
 		if info.StartTs, err = f.u64("start"); err != nil {
 			return err
+		}
+		if f.has("error") {
+			info.Error = parseRunningError(f.str("error"), "")
 		}
 		cp, err := f.u64("checkpoint")
 		if err != nil {
@@ -984,7 +990,7 @@ func (h *harness) printState(b *strings.Builder, comp string) error {
 			return fmt.Errorf("no coordinator")
 		}
 		for _, c := range h.coord.Changefeeds() {
-			l := newLine("changefeed " + cfName(c.ID)).kv("state", c.State)
+			l := newLine("changefeed "+cfName(c.ID)).kv("state", c.State)
 			if c.Sched != "" {
 				l.kv("sched", c.Sched)
 			}

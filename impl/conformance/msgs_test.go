@@ -208,6 +208,14 @@ var stageNames = map[core.BlockStage]string{core.StageNone: "None", core.StageWa
 
 // parseRunningError reads err=CODE:message (the message may be quoted).
 func parseRunningError(v string, node core.NodeID) *core.RunningError {
+	e := parseRunningErrorParts(v, node)
+	if u, err := strconv.Unquote(e.Message); err == nil {
+		e.Message = u
+	}
+	return e
+}
+
+func parseRunningErrorParts(v string, node core.NodeID) *core.RunningError {
 	code, msg, ok := strings.Cut(v, ":")
 	if !ok || !strings.HasPrefix(code, "CDC") {
 		return &core.RunningError{Node: node, Message: v}
