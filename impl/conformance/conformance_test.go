@@ -150,7 +150,14 @@ func TestTable(t *testing.T) {
 		default:
 			t.Errorf("row %s: verdict %q, want pass, fail or n/a", r.test, r.verdict)
 		}
-		if r.model != "" && r.model != "yes" {
+		switch r.model {
+		case "":
+		case "yes":
+			data, err := os.ReadFile(filepath.Join("testdata", r.scenario))
+			if err != nil || !regexp.MustCompile(`(?m)^model-do$`).Match(data) {
+				t.Errorf("row %s: model=yes but %s replays no model actions", r.test, r.scenario)
+			}
+		default:
 			t.Errorf("row %s: model column %q, want yes or empty", r.test, r.model)
 		}
 	}
