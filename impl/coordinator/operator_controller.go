@@ -71,11 +71,13 @@ func (oc *operatorController) replaceWithStop(stop *StopChangefeedOperator, out 
 			}
 		}
 		// Stop during move uses the origin (node, epoch) while the origin may
-		// still run; stop during add (or after the move's add was sent) uses
-		// the destination and the operator's epoch.
+		// still run and until the target is bound (RemoveOrigin and
+		// OriginStopped: operator_move.go originStopTarget at b813e76f9);
+		// stop during add (or after the move's add was sent) uses the
+		// destination and the operator's epoch.
 		switch o := old.(type) {
 		case *MoveMaintainerOperator:
-			if o.state == moveRemoveOrigin {
+			if o.state == moveRemoveOrigin || o.state == moveOriginStopped {
 				stop.node, stop.epoch = o.origin, o.originEpoch
 			} else {
 				stop.node, stop.epoch = o.dest, o.epoch

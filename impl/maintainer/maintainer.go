@@ -225,7 +225,10 @@ func (m *Maintainer) onBootstrapResponse(from core.NodeID, resp *core.Maintainer
 // --- remove ---
 
 func (m *Maintainer) onRemoveMaintainer(req *core.RemoveMaintainerRequest, out *core.Effects) {
-	if req.Epoch != 0 && m.epoch != 0 && req.Epoch != m.epoch {
+	// isMaintainerEpochRequestAllowed (maintainer.go at b813e76f9): a
+	// maintainer with an epoch obeys only its own epoch (not the unfenced 0);
+	// one without (compatibility mode) obeys any.
+	if m.epoch != 0 && req.Epoch != m.epoch {
 		m.lg.Warn("maintainer.go", 543, "drop stale remove maintainer request", logging.CF(m.id),
 			zap.Uint64("requestMaintainerEpoch", req.Epoch), zap.Uint64("currentMaintainerEpoch", m.epoch))
 		return

@@ -1,0 +1,48 @@
+package coordinator
+
+import (
+	"cdcspec/impl/core"
+	"cdcspec/impl/logging"
+)
+
+// Accessors for impl/conformance, which replays TiCDC's unit tests of
+// coordinator/changefeed (backoff_test.go, changefeed_test.go) against one
+// Changefeed. Nothing else uses them.
+
+// NewChangefeedForConformance builds a changefeed the way TiCDC's
+// changefeed.NewChangefeed(id, info, checkpointTs, isNew) does
+// (coordinator/changefeed/changefeed.go at b813e76f9): status Working at
+// checkpoint with BootstrapDone unset, and a backoff whose baseline is the
+// checkpoint and whose budget is opts.ErrorStuckDurationMs.
+func NewChangefeedForConformance(id core.ChangefeedID, checkpoint uint64, opts *core.Options, rnd core.Rand, lg *logging.Logger) *Changefeed {
+	cf := &Changefeed{ID: id, opts: opts, lg: lg, progress: ProgressNone,
+		status:                core.MaintainerStatus{Changefeed: id, CheckpointTs: checkpoint, State: core.ComponentWorking},
+		lastSavedCheckpointTs: checkpoint}
+	cf.backoff = newBackoff(id, checkpoint, opts.ErrorStuckDurationMs, rnd, lg)
+	return cf
+}
+
+// BackoffView is the backoff's state as TiCDC's backoff tests read it.
+type BackoffView struct {
+	Failed        bool
+	Retrying      bool
+	Restarting    bool
+	Baseline      uint64 // checkpointTs: progress past it means recovery
+	NextRetryTime int64
+}
+
+// BackoffView returns the changefeed's backoff state.
+func (c *Changefeed) BackoffView() BackoffView {
+	b := c.backoff
+	return BackoffView{Failed: b.failed, Retrying: b.retrying, Restarting: b.isRestarting, Baseline: b.checkpointTs, NextRetryTime: b.nextRetryTime}
+}
+
+// ShouldRun is Changefeed.ShouldRun: the scheduler may add it at now.
+func (c *Changefeed) ShouldRun(now int64) bool { return c.backoff.ShouldRun(now) }
+
+// StartFinished is what the add operator's PostFinish calls.
+func (c *Changefeed) StartFinished() { c.backoff.StartFinished() }
+
+// ResetBackoff is the resume path's reset (MoveToSchedulingQueue with
+// resetBackoff), keeping the current baseline.
+func (c *Changefeed) ResetBackoff(now int64) { c.backoff.resetBackoff(now, c.backoff.checkpointTs) }
