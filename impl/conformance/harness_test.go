@@ -504,7 +504,7 @@ func (h *harness) command(b *strings.Builder, d *datadriven.TestData) error {
 	case "new":
 		var opts core.Options
 		if v, ok := arg(d, "bugs"); ok {
-			bugs, err := core.ParseBugs(strings.Split(v, ","))
+			bugs, err := spec.ParseBugs(strings.Split(v, ","))
 			if err != nil {
 				return err
 			}

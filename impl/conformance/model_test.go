@@ -7,6 +7,7 @@ import (
 	"github.com/cockroachdb/datadriven"
 
 	"cdcspec/model"
+	"cdcspec/spec"
 )
 
 // The model side of a scenario, for the flows model/ covers. Commands:
@@ -41,13 +42,11 @@ func (h *harness) modelCommand(b *strings.Builder, d *datadriven.TestData) error
 			if a.Key != "bug" {
 				continue
 			}
-			for _, v := range a.Vals {
-				bug, ok := model.ParseBug(v)
-				if !ok {
-					return fmt.Errorf("unknown model bug %q", v)
-				}
-				cfg.Bugs |= bug
+			bugs, err := spec.ParseBugs(a.Vals)
+			if err != nil {
+				return err
 			}
+			cfg.Bugs |= bugs
 		}
 		m.cfg, m.on = cfg, true
 		m.s = model.Init(&m.cfg)
