@@ -70,6 +70,9 @@ var gateProfiles = []gateProfile{
 	{Bug: "unchanged-warning-not-acted-on",
 		Ops:  []Op{OpSinkError, OpKillMaintainer, OpAdvanceTime},
 		Seed: 1, Checks: 50, MaxShrunk: 20},
+	{Bug: "toggle-keeps-baseline",
+		Ops:  []Op{OpSinkError, OpExpireSession, OpRestartCapture, OpAdvanceTime},
+		Seed: 1, Checks: 250, MaxShrunk: 10},
 }
 
 // gateSteps is rapid's average number of actions per check in the gate
