@@ -193,6 +193,9 @@ func updateStatus(cfg *Config, s *State, m Msg, e *emitter) {
 	if ckpt > c.Baseline {
 		c.Baseline = ckpt
 		handled = true // progress: the backoff ignores errors in this report
+		if hasErr && !c.Retrying && e != nil {
+			e.add(spec.Event{Kind: spec.BackoffProgress, Checkpoint: uint64(ckpt), Err: sinkErrText})
+		}
 		if c.Retrying {
 			c.Retrying = false
 			if e != nil {

@@ -76,9 +76,9 @@ func invAtMostOneDispatcherPerSpan(cfg *Config, prev, s *State) string {
 // invRunningMaintainerBootstrapped: a changefeed is marked replicating on a
 // node only if a bootstrapped, non-removal-only maintainer of the operator's
 // epoch runs there (D.S5; #3952 fixed by #3976, #4115). Checked on the step
-// that marks it replicating, as the spec monitor does. Blind spot: a status
-// that arrives after its node died is not judged (the node's removal makes
-// the changefeed absent again).
+// that marks it replicating, as the spec monitor does. Blind spot (the
+// monitor's too): a status that arrives after its node died is not judged
+// (the node's removal makes the changefeed absent again).
 func invRunningMaintainerBootstrapped(cfg *Config, prev, s *State) string {
 	c := &s.Coord
 	if prev == nil || c.Repl != replReplicating || prev.Coord.Repl == replReplicating {

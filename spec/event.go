@@ -64,6 +64,16 @@ const (
 	BootstrapDoneChanged
 	// BackoffRecovered: checkpoint passed the retry baseline; back to normal.
 	BackoffRecovered
+	// BackoffProgress: Backoff.CheckStatus found the checkpoint of a status
+	// that carries an error past its baseline while not retrying, so by
+	// design it ignores the error (coordinator/changefeed/backoff.go at
+	// b813e76f9; TiCDC logs nothing here). The baseline can lag the stored
+	// checkpoint (a BootstrapDone flip stores a checkpoint before the
+	// backoff sees it), so this is not always a CheckpointStored. The model
+	// emits it; impl raises the baseline on the flip (its Deviation 10) and
+	// shows the same progress as a CheckpointStored. Fields: Checkpoint (the
+	// new baseline), Err.
+	BackoffProgress
 	// BackoffGaveUp: the retry budget is spent; the changefeed fails.
 	BackoffGaveUp
 	// MaintainerOpStarted / MaintainerOpFinished: a coordinator operator
@@ -180,6 +190,7 @@ var kindNames = [...]string{
 	BackoffIgnored:            "backoff-ignored",
 	BootstrapDoneChanged:      "bootstrap-done-changed",
 	BackoffRecovered:          "backoff-recovered",
+	BackoffProgress:           "backoff-progress",
 	BackoffGaveUp:             "backoff-gave-up",
 	MaintainerOpStarted:       "maintainer-op-started",
 	MaintainerOpFinished:      "maintainer-op-finished",

@@ -130,6 +130,8 @@ var catalogue = []entry{
 		keys: m("Changefeed", cfKeys, "Node", "node", "Epoch", "statusMaintainerEpoch", "Checkpoint", "checkpointTs", "BootstrapDone", "bootstrapDone", "State", "state", "Err", "error", "Accepted", "accepted")},
 	{msg: "update changefeed checkpointTs", files: files("etcd_backend.go"), kind: spec.CheckpointStored, v: "cdcspec (TiCDC: DEBUG only)",
 		keys: m("Changefeed", cfKeys, "Checkpoint", "checkpointTs")},
+	{msg: "changefeed checkpoint passed the backoff baseline, ignore the error", files: files("backoff.go"), kind: spec.BackoffProgress, v: "cdcspec (TiCDC logs nothing)",
+		keys: m("Changefeed", cfKeys, "Checkpoint", "checkpointTs", "Err", "error")},
 	{msg: "changefeed instance created", files: files("changefeed.go"), kind: spec.ChangefeedCreated, v: "HEAD",
 		keys: m("Changefeed", "id,"+cfKeys, "Checkpoint", "checkpointTs", "State", "state", "Tables", "tables")},
 	{msg: "resume changefeed", files: files("controller.go"), kind: spec.ChangefeedResumed, v: "cdcspec",
