@@ -258,8 +258,25 @@ func (j *judge) settle() bool {
 	return true
 }
 
+// report describes the disagreements and writes the walk as a scenario file
+// (testdata format, so it can be replayed with TestScenarios) into a new
+// temporary directory, whose path it names.
 func (j *judge) report() string {
-	return strings.Join(j.problems, "\n") + "\nthe walk (" + j.cfg.String() + "):\n  " + strings.Join(j.actions, "\n  ")
+	var b strings.Builder
+	fmt.Fprintf(&b, "# A walk on which the model's predicates and the spec monitors disagree:\n# %s\n\nnew config=%s",
+		strings.Join(j.problems, "\n# "), j.cfg.Name)
+	for _, bug := range j.cfg.Bugs.Names() {
+		b.WriteString(" bug=" + bug)
+	}
+	fmt.Fprintf(&b, "\n----\n\ndo\n%s\n----\n", strings.Join(j.actions, "\n"))
+	where := "(could not write the scenario file)"
+	if dir, err := os.MkdirTemp("", "cdcspec-agree-"); err == nil {
+		path := filepath.Join(dir, "disagreement.txt")
+		if os.WriteFile(path, []byte(b.String()), 0o644) == nil {
+			where = "scenario written to " + path
+		}
+	}
+	return strings.Join(j.problems, "\n") + "\n" + where + "\nthe walk (" + j.cfg.String() + "):\n  " + strings.Join(j.actions, "\n  ")
 }
 
 // --- walks ---
