@@ -8,13 +8,21 @@ import (
 
 // A property check returns "" when the property holds, otherwise the
 // violation message: the guarantee plus its coordinates.
+//
+// A property's definition is its spec monitor (spec/monitors.go); these
+// predicates judge the same property on the model's states, which is what
+// the checker needs. agree_test.go holds each to its monitor in both
+// directions on every step of random walks and counterexample stories.
 
 // invErrorNeverDropped: every retryable error that reaches the coordinator
 // while the checkpoint is stuck reaches the backoff (D.S4; pingcap/ticdc#5709,
 // fixed by #5779). The ghost ErrDrop is set by updateStatus when an accepted
 // status carried an error, did not advance the checkpoint past the stored one
 // or the retry baseline, did not flip BootstrapDone, and the error reached
-// neither "changefeed maintainer report an error" nor the restarting rule.
+// neither "changefeed maintainer report an error" nor the restarting rule:
+// exactly when no event of spec.ErrorHandling's set follows the status (the
+// baseline case emits backoff-progress). The monitor can only tell at the
+// next accepted status.
 func invErrorNeverDropped(cfg *Config, prev, s *State) string {
 	g := &s.ErrDrop
 	if !g.Set {
