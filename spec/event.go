@@ -70,9 +70,9 @@ const (
 	// b813e76f9; TiCDC logs nothing here). The baseline can lag the stored
 	// checkpoint (a BootstrapDone flip stores a checkpoint before the
 	// backoff sees it), so this is not always a CheckpointStored. The model
-	// emits it; impl raises the baseline on the flip (its Deviation 10) and
-	// shows the same progress as a CheckpointStored. Fields: Checkpoint (the
-	// new baseline), Err.
+	// emits it; impl raises the baseline on the flip (a deviation from HEAD,
+	// impl/coordinator/backoff.go followCheckpoint), so its progress always
+	// shows as a CheckpointStored. Fields: Checkpoint (the new baseline), Err.
 	BackoffProgress
 	// BackoffGaveUp: the retry budget is spent; the changefeed fails.
 	BackoffGaveUp
