@@ -21,7 +21,7 @@ import (
 // implementation over states, so these tests check them against the monitors
 // in both directions, step by step, on random walks and on every catalogued
 // counterexample: a predicate that fires where the monitor does not, or the
-// reverse, is a disagreement, and the test prints the walk as scenario lines.
+// reverse, is a disagreement, and the test writes the walk as a scenario file.
 //
 // Allowances (each bounded and counted):
 //
@@ -36,7 +36,7 @@ import (
 //   - every-span-replicated, checkpoint-advances-after-heal: the model judges
 //     the goals on the quiesced state of the fair schedule, the monitors at
 //     the Quiesced marker that follows it. A walk whose fair schedule hits its
-//     bound (no quiescence) judges neither (counted).
+//     bound (no quiescence) judges neither (counted; at most 1 % of walks).
 //
 // Every other property is judged on the same step by both sides. A walk ends
 // at its first safety violation other than error-never-dropped (the model
