@@ -39,12 +39,16 @@ func dslAction(s *State, a Action) string {
 }
 
 // TestGenerateScenarioSkeletons writes scenario files from the catalogued
-// bugs' counterexamples (GEN_SCENARIOS=1; then run TestScenarios -rewrite).
+// bugs' counterexamples (GEN_SCENARIOS=1, or GEN_SCENARIOS=NAME for one entry; then run TestScenarios -rewrite).
 func TestGenerateScenarioSkeletons(t *testing.T) {
 	if os.Getenv("GEN_SCENARIOS") == "" {
 		t.Skip("set GEN_SCENARIOS=1 to regenerate testdata skeletons")
 	}
+	only := os.Getenv("GEN_SCENARIOS") // "1": every entry; else one entry's name
 	for _, b := range spec.Bugs() {
+		if only != "1" && only != b.Name {
+			continue
+		}
 		cfg, _ := Standard(BugConfig(b.Name))
 		if b.ModelGap != "" {
 			continue

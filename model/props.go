@@ -8,13 +8,22 @@ import (
 
 // A property check returns "" when the property holds, otherwise the
 // violation message: the guarantee plus its coordinates.
+//
+// A property's definition is its spec monitor (spec/monitors.go); these
+// predicates judge the same property on the model's states, which is what
+// the checker needs. agree_test.go holds each to its monitor in both
+// directions on every step of random walks and counterexample stories.
 
 // invErrorNeverDropped: every retryable error that reaches the coordinator
 // while the checkpoint is stuck reaches the backoff (D.S4; pingcap/ticdc#5709,
 // fixed by #5779). The ghost ErrDrop is set by updateStatus when an accepted
 // status carried an error, did not advance the checkpoint past the stored one
 // or the retry baseline, did not flip BootstrapDone, and the error reached
-// neither "changefeed maintainer report an error" nor the restarting rule.
+// neither "changefeed maintainer report an error" nor the restarting rule:
+// exactly when no event of spec.ErrorHandling's set follows the status
+// (progress counts only with a stored-checkpoint advance, so an error
+// ignored past a lagging baseline, toggle-keeps-baseline, is a drop). The
+// monitor can only tell at the next accepted status.
 func invErrorNeverDropped(cfg *Config, prev, s *State) string {
 	g := &s.ErrDrop
 	if !g.Set {
@@ -76,9 +85,9 @@ func invAtMostOneDispatcherPerSpan(cfg *Config, prev, s *State) string {
 // invRunningMaintainerBootstrapped: a changefeed is marked replicating on a
 // node only if a bootstrapped, non-removal-only maintainer of the operator's
 // epoch runs there (D.S5; #3952 fixed by #3976, #4115). Checked on the step
-// that marks it replicating, as the spec monitor does. Blind spot: a status
-// that arrives after its node died is not judged (the node's removal makes
-// the changefeed absent again).
+// that marks it replicating, as the spec monitor does. Blind spot (the
+// monitor's too): a status that arrives after its node died is not judged
+// (the node's removal makes the changefeed absent again).
 func invRunningMaintainerBootstrapped(cfg *Config, prev, s *State) string {
 	c := &s.Coord
 	if prev == nil || c.Repl != replReplicating || prev.Coord.Repl == replReplicating {

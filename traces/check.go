@@ -118,9 +118,9 @@ type Checker struct {
 	cpSame      map[string]*cpRun
 	cpView      map[string]*Item // last coordinator-view checkpoint per changefeed
 	bootFail    map[string]*Item
-	ignored     map[string][]Item // changefeed -> WorkingTableIgnored items
-	recentSNF   map[string][]Item // changefeed -> recent SpanNotFound items
-	lastLost    map[int]*Item     // input -> last session-lost line
+	ignored     map[string][]ignoredTable // changefeed -> #6202 markers
+	recentSNF   map[string][]Item         // changefeed -> recent SpanNotFound items
+	lastLost    map[int]*Item             // input -> last session-lost line
 	membership  []Evidence
 	memberSeen  map[string]bool
 	memberN     int
@@ -131,7 +131,12 @@ type Checker struct {
 	leftAt      map[string]int64 // node -> when it left
 	lastHandled map[string]int64 // changefeed -> last backoff line
 	cpStored    map[string]bool  // changefeeds with a stored-checkpoint line
-	untracked   int              // operators not tracked (maxTracked reached)
+	statusSeen  map[string]bool  // changefeeds with a coordinator status line (DEBUG)
+	// errHandling and live are the spec's own definitions of a handled
+	// error and of a live dispatcher, fed with every item.
+	errHandling *spec.ErrorHandling
+	live        *spec.LiveDispatchers
+	untracked   int // operators not tracked (maxTracked reached)
 
 	Coverage Coverage
 }
@@ -157,6 +162,20 @@ type errEpisode struct {
 	dmErrors    int
 	specMsg     string
 	specViolate bool
+	// origins are the nodes whose dispatcher managers raised the error;
+	// once all of them are gone nothing re-sends it. anyOrigin: a line did
+	// not name its node, so the episode never ends that way.
+	origins   map[string]bool
+	anyOrigin bool
+}
+
+// ignoredTable is #6202's marker: a new maintainer ignored a working
+// dispatcher of a table at bootstrap. live are the table's dispatchers the
+// logs showed alive then; the ignored one is among them unless the logs miss
+// its creation line.
+type ignoredTable struct {
+	it   Item
+	live []string
 }
 
 type stuckOp struct {
@@ -192,7 +211,7 @@ func NewChecker(opt Options) *Checker {
 		cpSame:      map[string]*cpRun{},
 		cpView:      map[string]*Item{},
 		bootFail:    map[string]*Item{},
-		ignored:     map[string][]Item{},
+		ignored:     map[string][]ignoredTable{},
 		recentSNF:   map[string][]Item{},
 		lastLost:    map[int]*Item{},
 		memberSeen:  map[string]bool{},
@@ -203,6 +222,9 @@ func NewChecker(opt Options) *Checker {
 		leftAt:      map[string]int64{},
 		lastHandled: map[string]int64{},
 		cpStored:    map[string]bool{},
+		statusSeen:  map[string]bool{},
+		errHandling: spec.NewErrorHandling(),
+		live:        spec.NewLiveDispatchers(),
 		Coverage:    newCoverage(),
 	}
 	return c
@@ -267,8 +289,11 @@ func (c *Checker) Observe(it *Item) {
 	c.Coverage.count(it)
 	c.settlePending(it)
 
-	if e.Kind == spec.CheckpointStored {
+	switch e.Kind {
+	case spec.CheckpointStored:
 		c.cpStored[e.Changefeed] = true
+	case spec.StatusReceived:
+		c.statusSeen[e.Changefeed] = true
 	}
 	c.markUnsuccessfulOp(it)
 	if e.Kind != spec.KindUnknown {
@@ -282,6 +307,7 @@ func (c *Checker) Observe(it *Item) {
 	c.observeBootstrap(it)
 	c.observeDispatchers(it)
 	c.observeCapture(it)
+	c.live.Observe(*e)
 }
 
 func (c *Checker) settlePending(it *Item) {
@@ -370,9 +396,9 @@ func (c *Checker) specViolation(v spec.Violation, it *Item) {
 		if list := c.ignored[v.Changefeed]; len(list) > 0 {
 			kept := list[:0]
 			for _, ig := range list {
-				if ig.Event.Span.Table == it.Event.Span.Table {
-					f.Evidence = append([]Evidence{ev(&ig)}, f.Evidence...)
-					f.Message += fmt.Sprintf("; the new maintainer had ignored a working dispatcher of table %d at bootstrap (\"found a working table that is not in initial table map\", #6202)", ig.Event.Span.Table)
+				if ig.it.Event.Span.Table == it.Event.Span.Table {
+					f.Evidence = append([]Evidence{ev(&ig.it)}, f.Evidence...)
+					f.Message += fmt.Sprintf("; the new maintainer had ignored a working dispatcher of table %d at bootstrap (\"found a working table that is not in initial table map\", #6202)", ig.it.Event.Span.Table)
 					continue
 				}
 				kept = append(kept, ig)
@@ -425,9 +451,11 @@ func (c *Checker) specViolation(v spec.Violation, it *Item) {
 				return false
 			}})
 	case spec.CheckpointAdvancesAfterHeal:
-		if !c.cpStored[v.Changefeed] {
+		if !c.cpStored[v.Changefeed] && !c.statusSeen[v.Changefeed] {
 			// The stored checkpoint is logged only at DEBUG: without those
-			// lines the monitor judged the creation/resume baseline.
+			// lines the monitor judged the creation/resume baseline. (With
+			// the coordinator's DEBUG status lines present, a missing
+			// stored-checkpoint line means none was stored.)
 			f.Severity = InsufficientEvidence
 			f.Message += "; but this log has no stored-checkpoint line for the changefeed (TiCDC logs it only at DEBUG), so the checkpoint may well have advanced"
 		}
@@ -440,19 +468,12 @@ func (c *Checker) specViolation(v spec.Violation, it *Item) {
 // ---------------------------------------------------------------------------
 // error-never-dropped: episodes of a changefeed's error, graded by window.
 
-func isHandling(e *spec.Event) bool {
-	switch e.Kind {
-	case spec.BackoffErrorSeen, spec.BackoffIgnored, spec.BackoffGaveUp, spec.BackoffStarted, spec.BootstrapDoneChanged,
-		spec.ChangefeedResumed, spec.ChangefeedCreated:
-		return true
-	case spec.StateChanged:
-		return e.State == spec.StateWarning || e.State == spec.StateFailed || e.State == spec.StateStopped || e.State == spec.StateRemoved
-	}
-	return false
-}
-
 func (c *Checker) observeErrors(it *Item) {
 	e := &it.Event
+	handled := c.errHandling.Handled(*e)
+	if e.Kind == spec.NodeLeft || e.Kind == spec.CaptureSuicide {
+		c.errorSourceGone(e.Node, it)
+	}
 	if e.Changefeed == "" {
 		return
 	}
@@ -460,10 +481,12 @@ func (c *Checker) observeErrors(it *Item) {
 	switch {
 	case e.Kind == spec.DispatcherErrorReported || e.Kind == spec.SinkError:
 		if ep == nil {
-			ep = &errEpisode{first: *it}
+			ep = &errEpisode{first: *it, origins: map[string]bool{}}
 			c.errEp[e.Changefeed] = ep
 		}
+		origin := e.Origin
 		if e.Kind == spec.SinkError {
+			origin = e.Node
 			ep.dmErrors++
 			if ep.firstDM == nil {
 				x := *it
@@ -476,25 +499,58 @@ func (c *Checker) observeErrors(it *Item) {
 			ep.reports++
 			ep.last = *it
 		}
-	case isHandling(e):
-		c.lastHandled[e.Changefeed] = e.Time
+		if origin == "" {
+			ep.anyOrigin = true
+		} else {
+			ep.origins[origin] = true
+		}
+	case handled:
+		// Progress (a stored checkpoint that advanced, the backoff's
+		// progress) handles the error without putting the changefeed in
+		// the backoff.
+		if e.Kind != spec.CheckpointStored && e.Kind != spec.BackoffRecovered {
+			c.lastHandled[e.Changefeed] = e.Time
+		}
 		if ep != nil {
 			delete(c.errEp, e.Changefeed)
 			if ep.specViolate {
 				c.closeEpisode(e.Changefeed, ep, it, false)
 			}
 		}
-	case ep != nil && (e.Kind == spec.DispatcherManagerClosed || it.Sym == SymDispatcherManagerClosing ||
-		e.Kind == spec.MaintainerClosed || e.Kind == spec.ChangefeedRemoved):
-		delete(c.errEp, e.Changefeed)
-		if t, ok := c.lastHandled[e.Changefeed]; ok && !ep.specViolate && ep.first.Event.Time-t <= c.window {
-			// The changefeed was already in the backoff (an earlier error
-			// reached it); this close is the stop the backoff ordered, and
-			// errors raised meanwhile need no backoff of their own.
-			return
-		}
-		c.closeEpisode(e.Changefeed, ep, it, false)
+	case ep != nil && (e.Kind == spec.DispatcherManagerClosed || it.Sym == SymDispatcherManagerClosing || e.Kind == spec.MaintainerClosed):
+		c.endEpisode(e.Changefeed, ep, it)
 	}
+}
+
+// errorSourceGone ends the episodes whose every error source was on node:
+// its dispatcher manager died with it, so nothing re-sends the error.
+func (c *Checker) errorSourceGone(node string, it *Item) {
+	if node == "" {
+		return
+	}
+	for _, cf := range sortedKeysOf(c.errEp) {
+		ep := c.errEp[cf]
+		if !ep.origins[node] {
+			continue
+		}
+		delete(ep.origins, node)
+		if len(ep.origins) == 0 && !ep.anyOrigin {
+			c.endEpisode(cf, ep, it)
+		}
+	}
+}
+
+// endEpisode closes an episode whose error will not be re-sent: its
+// dispatcher manager or maintainer closed, or its node is gone.
+func (c *Checker) endEpisode(cf string, ep *errEpisode, it *Item) {
+	delete(c.errEp, cf)
+	if t, ok := c.lastHandled[cf]; ok && !ep.specViolate && ep.first.Event.Time-t <= c.window {
+		// The changefeed was already in the backoff (an earlier error
+		// reached it); this close is the stop the backoff ordered, and
+		// errors raised meanwhile need no backoff of their own.
+		return
+	}
+	c.closeEpisode(cf, ep, it, false)
 }
 
 // closeEpisode grades an error episode that no backoff line handled. end is
@@ -809,7 +865,7 @@ func (c *Checker) observeDispatchers(it *Item) {
 	e := &it.Event
 	switch {
 	case e.Kind == spec.WorkingTableIgnored:
-		c.ignored[e.Changefeed] = append(c.ignored[e.Changefeed], *it)
+		c.ignored[e.Changefeed] = append(c.ignored[e.Changefeed], ignoredTable{it: *it, live: c.live.OfTable(e.Changefeed, e.Span.Table)})
 		if len(c.ignored[e.Changefeed]) > 64 {
 			c.ignored[e.Changefeed] = c.ignored[e.Changefeed][1:]
 		}
@@ -822,10 +878,24 @@ func (c *Checker) observeDispatchers(it *Item) {
 	case e.Kind == spec.DispatcherCreated && !e.Merge && e.Span.Table != 0:
 		list := c.ignored[e.Changefeed]
 		for i := range list {
-			ig := &list[i]
-			if ig.Event.Span.Table != e.Span.Table {
+			if list[i].it.Event.Span.Table != e.Span.Table {
 				continue
 			}
+			if known := list[i].live; len(known) > 0 {
+				// The logs showed the table's dispatchers when the maintainer
+				// ignored one: the spec monitor judges the new dispatcher
+				// against them exactly. If they are all gone, the marker is
+				// spent.
+				gone := true
+				for _, k := range known {
+					gone = gone && !c.live.Live(e.Changefeed, k)
+				}
+				if gone {
+					c.ignored[e.Changefeed] = append(list[:i:i], list[i+1:]...)
+				}
+				break
+			}
+			ig := &list[i].it
 			f := Finding{Property: string(spec.AtMostOneDispatcherPerSpan), Severity: Suspect, Changefeed: e.Changefeed, time: ig.Event.Time,
 				Message: fmt.Sprintf("at most one dispatcher may replicate a span, but at %s the new maintainer ignored a working dispatcher of table %d at bootstrap (\"found a working table that is not in initial table map\", #6202) and at %s dispatcher %s was created for the same table on node %s; unless the ignored dispatcher was removed without a log line, two dispatchers replicate table %d",
 					fmtTime(ig.Event.Time), e.Span.Table, fmtTime(e.Time), e.Dispatcher, orUnknown(e.Node), e.Span.Table),
@@ -847,7 +917,7 @@ func (c *Checker) observeDispatchers(it *Item) {
 func (c *Checker) finishDispatchers() {
 	for _, cf := range sortedKeysOf(c.ignored) {
 		for i := range c.ignored[cf] {
-			ig := &c.ignored[cf][i]
+			ig := &c.ignored[cf][i].it
 			c.add(Finding{Property: string(spec.AtMostOneDispatcherPerSpan), Severity: Info, Changefeed: cf, time: ig.Event.Time,
 				Message:  fmt.Sprintf("a new maintainer ignored a working dispatcher of table %d at bootstrap (#6202's marker); no second dispatcher for the table appears in the logs", ig.Event.Span.Table),
 				Evidence: []Evidence{ev(ig)}})
