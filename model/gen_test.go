@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"cdcspec/search"
 	"cdcspec/spec"
 )
 
@@ -48,8 +49,8 @@ func TestGenerateScenarioSkeletons(t *testing.T) {
 		cfg, _ := Standard(BugConfig(b.Name))
 		bug, _ := ParseBug(b.Name)
 		cfg.Bugs = bug
-		r := Check(cfg, Options{Workers: 1})
-		if r.Violation == nil {
+		r, err := Check(cfg, search.Bounds{Workers: 1}, nil)
+		if err != nil || r.Violation == nil {
 			t.Fatalf("%s: no violation", b.Name)
 		}
 		s := Init(&cfg)
