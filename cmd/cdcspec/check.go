@@ -50,9 +50,9 @@ type configJSON struct {
 	MaxStates int    `json:"max_states,omitempty"`
 	Liveness  bool   `json:"liveness"`
 	Features  string `json:"features"`
-	Mode     string `json:"mode"`
-	Seed     uint64 `json:"seed,omitempty"`
-	Walks    int    `json:"walks,omitempty"`
+	Mode      string `json:"mode"`
+	Seed      uint64 `json:"seed,omitempty"`
+	Walks     int    `json:"walks,omitempty"`
 }
 
 type propJSON struct {
