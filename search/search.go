@@ -51,16 +51,16 @@ type System[S, A any] interface {
 // Bounds are the search's own limits, apart from the system's parameters.
 // The zero value checks everything with one worker per CPU and no limit.
 type Bounds struct {
-	Workers   int `json:"workers,omitempty"`    // parallel workers; 0 = GOMAXPROCS
-	MaxStates int `json:"max_states,omitempty"` // stop after the level that reaches this many distinct states; 0 = unbounded
-	MaxDepth  int `json:"max_depth,omitempty"`  // do not expand states at this depth; 0 = unbounded
+	Workers   int // parallel workers; 0 = GOMAXPROCS
+	MaxStates int // stop after the level that reaches this many distinct states; 0 = unbounded
+	MaxDepth  int // do not expand states at this depth; 0 = unbounded
 	// SafetyOnly skips liveness (the fair settling from every state). It
 	// is a negative so that the zero value checks every property.
-	SafetyOnly bool `json:"safety_only,omitempty"`
+	SafetyOnly bool
 	// MaxFairSteps bounds one fair schedule (steps after healing); a
 	// schedule that reaches it gives no verdict and the result says a bound
 	// cut the search. 0 = DefaultMaxFairSteps.
-	MaxFairSteps int `json:"max_fair_steps,omitempty"`
+	MaxFairSteps int
 }
 
 // DefaultMaxFairSteps is the fair-schedule bound when Bounds.MaxFairSteps is 0.
