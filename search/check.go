@@ -187,8 +187,8 @@ type worker[S, A any] struct {
 	cut            bool // a bound stopped it from expanding or judging a state
 }
 
-// level is the outcome of exploreLevel.
-type level[S, A any] struct {
+// levelResult is the outcome of exploreLevel.
+type levelResult[S, A any] struct {
 	workers []*worker[S, A]
 	cut     bool
 }
@@ -196,13 +196,13 @@ type level[S, A any] struct {
 // exploreLevel expands every state of frontier (when expand) and judges
 // it, in parallel: the workers take the frontier's blocks in turn. An
 // expanded block keeps only its fingerprints and parents.
-func (r *run[S, A]) exploreLevel(frontier []*block[S], expand bool) level[S, A] {
+func (r *run[S, A]) exploreLevel(frontier []*block[S], expand bool) levelResult[S, A] {
 	n := int64(0)
 	for _, b := range frontier {
 		n += int64(len(b.states))
 	}
 	r.queue.Store(n)
-	lv := level[S, A]{workers: make([]*worker[S, A], r.workers)}
+	lv := levelResult[S, A]{workers: make([]*worker[S, A], r.workers)}
 	var next atomic.Int64
 	var wg sync.WaitGroup
 	for i := range lv.workers {
@@ -315,7 +315,7 @@ func rankViolations[S, A any](ws []*worker[S, A], best, fallback *finding[A]) (*
 
 // addLevel numbers the level's new states, keeps their blocks and returns
 // them as the next frontier.
-func (r *run[S, A]) addLevel(lv level[S, A]) []*block[S] {
+func (r *run[S, A]) addLevel(lv levelResult[S, A]) []*block[S] {
 	var next []*block[S]
 	added := int64(0)
 	for _, w := range lv.workers {
