@@ -3,7 +3,7 @@ GO ?= go
 PKGS := ./...
 BIN := bin/cdcspec
 
-.PHONY: build run test lint race test-long bench bench-model bench-sim bench-trace bench-run bench-proptest fuzz bugs
+.PHONY: build run test lint race test-long bench bench-model bench-mem bench-sim bench-trace bench-run bench-proptest fuzz bugs
 
 build:
 	$(GO) build -o $(BIN) ./cmd/cdcspec
@@ -39,11 +39,16 @@ test-long:
 	CDCSPEC_LONG=1 $(GO) test -count=1 -timeout 60m ./linearizability/ ./runtime/cluster/
 	$(GO) test -count=1 -timeout 60m ./model -long
 
-bench: bench-model bench-sim bench-trace bench-proptest bench-run
+bench: bench-model bench-mem bench-sim bench-trace bench-proptest bench-run
 
 bench-model: build
 	$(GO) test ./model -run '^$$' -bench BenchmarkCheckDefault -benchtime 1x
 	./$(BIN) check --format json | grep -E '"(distinct_states|seconds|states_per_second)"'
+
+# Peak memory of the model checker's tests, summed over the go command and
+# the test binary (the target: under 2 GB, so that make test stays under 3 GB).
+bench-mem:
+	scripts/peak-rss.sh $(GO) test -count=1 ./model ./search ./cmd/cdcspec
 
 bench-sim:
 	$(GO) test -run '^$$' -bench . -cpu 1 ./impl/sim

@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"cdcspec/search"
 	"cdcspec/spec"
 )
 
@@ -61,11 +62,8 @@ func namedStep(names *idNames, cfg *Config, s *State, a Action) []spec.Event {
 // system repeats itself), the heal-time target, the number of leading heal
 // actions, and whether it quiesced within its bound.
 func fairSchedule(cfg *Config, s State) (acts []Action, target uint8, healSteps int, quiesced bool) {
-	fr := fairRun(cfg, s, nil, true)
-	for healSteps < len(fr.actions) && (fr.actions[healSteps].Kind == AUpstreamResume || fr.actions[healSteps].Kind == AUpstreamAdvance) {
-		healSteps++
-	}
-	return fr.actions, fr.target, healSteps, fr.verdict != fairNoQuiesce
+	fr := search.Settle[State, Action](system{cfg}, s, search.Bounds{})
+	return fr.Schedule, fr.Healed.UpTs, fr.Healing, fr.Verdict != search.Unsettled
 }
 
 // withBug switches a catalogued bug on ("" leaves cfg as it is). It is the
@@ -496,6 +494,9 @@ func TestPredicatesAgreeOnCounterexamples(t *testing.T) {
 				require.True(t, ok, "no catalogued bug %q", name)
 			}
 			runs := storyRuns(t, path)
+			if len(runs) == 0 && bug.Name == "" && !strings.HasPrefix(filepath.Base(path), "prop_") {
+				t.Skip("no action story in this file (it drives the search)")
+			}
 			require.NotEmpty(t, runs)
 			for _, run := range runs {
 				j := newJudge(&run.cfg)

@@ -77,7 +77,8 @@ func (f Feature) String() string {
 	return strings.Join(parts, ",")
 }
 
-// Config bounds and parameterizes the model.
+// Config bounds and parameterizes the model. The search's own bounds
+// (workers, states, depth, liveness on or off) are search.Bounds.
 type Config struct {
 	Name string `json:"name"`
 
@@ -99,10 +100,6 @@ type Config struct {
 
 	Features Feature     `json:"-"`
 	Bugs     spec.BugSet `json:"-"` // catalogue entries switched on (spec.Bugs)
-
-	MaxDepth  int  `json:"max_depth,omitempty"`  // 0 = unbounded
-	MaxStates int  `json:"max_states,omitempty"` // 0 = unbounded
-	Liveness  bool `json:"liveness"`             // check the liveness properties
 }
 
 // Validate reports the first bound outside the model's fixed layout.
@@ -118,8 +115,6 @@ func (c *Config) Validate() error {
 		return fmt.Errorf("config %q: fault budgets must be >= 0", c.Name)
 	case c.Crashes > 7 || c.Restarts > 7 || c.Drops > 7 || c.Dups > 7 || c.SinkErrors > 7 || c.Stalls > 7:
 		return fmt.Errorf("config %q: fault budgets must be <= 7", c.Name)
-	case c.MaxDepth < 0 || c.MaxStates < 0:
-		return fmt.Errorf("config %q: max depth and max states must be >= 0", c.Name)
 	}
 	return nil
 }
@@ -129,11 +124,8 @@ func (c *Config) bug(id spec.BugID) bool { return c.Bugs.Has(id) }
 
 // String is a one-line summary of the bounds.
 func (c *Config) String() string {
-	s := fmt.Sprintf("%s: nodes=%d tables=%d ddl=%d ts=1..%d crashes=%d restarts=%d drops=%d dups=%d sink-errors=%d stalls=%d moves=%v puller=%v features=%s liveness=%v",
-		c.Name, c.Nodes, c.Tables, c.DDLTables, c.TsMax, c.Crashes, c.Restarts, c.Drops, c.Dups, c.SinkErrors, c.Stalls, c.SpanMoves, c.Puller, c.Features, c.Liveness)
-	if c.MaxDepth > 0 {
-		s += fmt.Sprintf(" depth<=%d", c.MaxDepth)
-	}
+	s := fmt.Sprintf("%s: nodes=%d tables=%d ddl=%d ts=1..%d crashes=%d restarts=%d drops=%d dups=%d sink-errors=%d stalls=%d moves=%v puller=%v features=%s",
+		c.Name, c.Nodes, c.Tables, c.DDLTables, c.TsMax, c.Crashes, c.Restarts, c.Drops, c.Dups, c.SinkErrors, c.Stalls, c.SpanMoves, c.Puller, c.Features)
 	if bs := c.Bugs.Names(); len(bs) > 0 {
 		s += " bugs=" + strings.Join(bs, ",")
 	}
@@ -145,7 +137,7 @@ func (c *Config) String() string {
 func Base() Config {
 	return Config{
 		Name: "base", Nodes: 2, Tables: 1, TsMax: 3,
-		Features: featAll, Liveness: true,
+		Features: featAll,
 	}
 }
 

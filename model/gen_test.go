@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"cdcspec/search"
 	"cdcspec/spec"
 )
 
@@ -54,8 +55,8 @@ func TestGenerateScenarioSkeletons(t *testing.T) {
 			continue
 		}
 		cfg.Bugs = spec.BugSet(0).With(b.ID)
-		r := Check(cfg, Options{Workers: 1})
-		if r.Violation == nil {
+		r, err := Check(cfg, search.Bounds{Workers: 1}, nil)
+		if err != nil || r.Violation == nil {
 			t.Fatalf("%s: no violation", b.Name)
 		}
 		s := Init(&cfg)

@@ -5,6 +5,10 @@ import (
 	"flag"
 	"testing"
 
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"cdcspec/search"
 	"cdcspec/spec"
 )
 
@@ -49,16 +53,17 @@ func TestBugsFound(t *testing.T) {
 				t.Skipf("the model cannot express %s yet: %s", b.Name, b.ModelGap)
 			}
 			cfg.Bugs = spec.BugSet(0).With(b.ID)
+			var bounds search.Bounds
 			if raceEnabled {
-				cfg.MaxStates = 150000 // the race detector is ~10x slower
+				bounds.MaxStates = 150000 // the race detector is ~10x slower
 			}
-			r := Check(cfg, Options{})
-			if raceEnabled && r.Outcome == "incomplete" {
-				t.Skipf("bug %s needs more than %d states: too slow under -race", b.Name, cfg.MaxStates)
+			r, err := Check(cfg, bounds, nil)
+			require.NoError(t, err)
+			if raceEnabled && r.Outcome == search.BoundReached {
+				t.Skipf("bug %s needs more than %d states: too slow under -race", b.Name, bounds.MaxStates)
 			}
-			if r.Outcome != "violation" || r.Violation == nil {
-				t.Fatalf("bug %s in config %s: outcome %s (%s), want a violation of %s", b.Name, cfg.Name, r.Outcome, r.Reason, b.Property)
-			}
+			require.Equal(t, search.Violation, r.Outcome, "bug %s in config %s (%s): want a violation of %s", b.Name, cfg.Name, r.Reason, b.Property)
+			require.NotNil(t, r.Violation)
 			ce := r.Violation
 			if ce.Property != b.Property {
 				t.Fatalf("bug %s: violated %s, want %s\n%s", b.Name, ce.Property, b.Property, ce.Story())
@@ -97,14 +102,14 @@ func TestBugsFound(t *testing.T) {
 			}
 			fixed := cfg
 			fixed.Bugs = 0
-			fixed.MaxDepth = prefixLen(ce) + 2
+			fb := search.Bounds{MaxDepth: prefixLen(ce) + 2}
 			if *long {
-				fixed.MaxDepth = 0
-				fixed.MaxStates = 20000000 // regressed-checkpoint does not complete in minutes
+				fb = search.Bounds{MaxStates: 20000000} // regressed-checkpoint does not complete in minutes
 			}
-			rf := Check(fixed, Options{})
-			if rf.Outcome == "violation" {
-				t.Fatalf("fixed model, config %s up to depth %d: %s\n%s", fixed.Name, fixed.MaxDepth, rf.Violation.Property, rf.Violation.Story())
+			rf, err := Check(fixed, fb, nil)
+			require.NoError(t, err)
+			if rf.Outcome == search.Violation {
+				t.Fatalf("fixed model, config %s up to depth %d: %s\n%s", fixed.Name, fb.MaxDepth, rf.Violation.Property, rf.Violation.Story())
 			}
 		})
 	}
@@ -134,14 +139,13 @@ func TestPinnedStateCounts(t *testing.T) {
 	for _, p := range pins {
 		t.Run(p.config, func(t *testing.T) {
 			cfg, _ := Standard(p.config)
-			cfg.Liveness = false
-			cfg.MaxDepth = p.depth
+			b := search.Bounds{SafetyOnly: true, MaxDepth: p.depth}
 			if raceEnabled {
-				cfg.MaxDepth = p.depth - 4
+				b.MaxDepth = p.depth - 4
 			}
 			if *long {
 				if n, ok := full[p.config]; ok {
-					cfg.MaxDepth = 0
+					b.MaxDepth = 0
 					p.want = n
 				} else {
 					t.Skip("no full pin")
@@ -149,13 +153,12 @@ func TestPinnedStateCounts(t *testing.T) {
 			} else if raceEnabled {
 				t.Skip("pins are for the non-race build")
 			}
-			r := Check(cfg, Options{})
-			if r.Outcome == "violation" {
+			r, err := Check(cfg, b, nil)
+			require.NoError(t, err)
+			if r.Outcome == search.Violation {
 				t.Fatalf("%s: %s\n%s", p.config, r.Violation.Property, r.Violation.Story())
 			}
-			if r.Distinct != p.want {
-				t.Errorf("%s depth %d: %d distinct states, pinned %d", p.config, cfg.MaxDepth, r.Distinct, p.want)
-			}
+			assert.Equal(t, p.want, r.Distinct, "%s depth %d: distinct states", p.config, b.MaxDepth)
 		})
 	}
 }
@@ -167,8 +170,9 @@ func TestDefaultComplete(t *testing.T) {
 		t.Skip("too slow under -race; the non-race build covers it")
 	}
 	cfg, _ := Standard("default")
-	r := Check(cfg, Options{})
-	if r.Outcome != "ok" {
+	r, err := Check(cfg, search.Bounds{}, nil)
+	require.NoError(t, err)
+	if r.Outcome != search.OK {
 		msg := r.Reason
 		if r.Violation != nil {
 			msg = r.Violation.Story()
@@ -182,8 +186,6 @@ func TestDefaultComplete(t *testing.T) {
 // same state gives the same result.
 func TestStepIsPure(t *testing.T) {
 	cfg, _ := Standard("default")
-	r := Simulate(cfg, 7, 20, 40)
-	_ = r
 	s := Init(&cfg)
 	for i := 0; i < 60; i++ {
 		acts := Actions(cfg, s)
@@ -208,17 +210,17 @@ func TestStepIsPure(t *testing.T) {
 func TestSimulateFindsBug(t *testing.T) {
 	cfg, _ := Standard("default")
 	cfg.Bugs = spec.BugSet(0).With(spec.BugAddAcceptsUnbootstrappedMaintainer)
-	r := Simulate(cfg, 1, 200, 30)
-	if r.Outcome != "violation" || r.Violation.Property != spec.RunningMaintainerBootstrapped {
-		t.Fatalf("simulate: %s", r.Outcome)
-	}
+	r, err := Simulate(cfg, search.Bounds{}, search.Walks{Seed: 1, Count: 200, Depth: 30})
+	require.NoError(t, err)
+	require.Equal(t, search.Violation, r.Outcome)
+	assert.Equal(t, spec.RunningMaintainerBootstrapped, r.Violation.Property)
 }
 
 func BenchmarkCheckDefault(b *testing.B) {
 	cfg, _ := Standard("default")
 	var r Result
 	for i := 0; i < b.N; i++ {
-		r = Check(cfg, Options{})
+		r, _ = Check(cfg, search.Bounds{}, nil)
 	}
 	b.ReportMetric(r.StatesPerSecond(), "states/s")
 	b.ReportMetric(float64(r.Distinct), "states")
@@ -226,10 +228,9 @@ func BenchmarkCheckDefault(b *testing.B) {
 
 func BenchmarkCheckDefaultSafety(b *testing.B) {
 	cfg, _ := Standard("default")
-	cfg.Liveness = false
 	var r Result
 	for i := 0; i < b.N; i++ {
-		r = Check(cfg, Options{})
+		r, _ = Check(cfg, search.Bounds{SafetyOnly: true}, nil)
 	}
 	b.ReportMetric(r.StatesPerSecond(), "states/s")
 	b.ReportMetric(float64(r.Distinct), "states")

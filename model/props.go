@@ -149,6 +149,15 @@ var safetyProps = []safetyProp{
 	{spec.SingleMaintainerGeneration, invSingleMaintainerGeneration},
 }
 
+// safetyNames names safetyProps, in order (the search's property indices).
+var safetyNames = func() []spec.Property {
+	out := make([]spec.Property, len(safetyProps))
+	for i, p := range safetyProps {
+		out[i] = p.name
+	}
+	return out
+}()
+
 // checkSafety returns the first safety property the step prev -> s violates.
 func checkSafety(cfg *Config, prev, s *State) (spec.Property, string) {
 	for _, p := range safetyProps {

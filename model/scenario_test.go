@@ -8,6 +8,7 @@ import (
 
 	"github.com/cockroachdb/datadriven"
 
+	"cdcspec/search"
 	"cdcspec/spec"
 )
 
@@ -19,7 +20,7 @@ import (
 //	fair                                                 heal, run the fair schedule, judge liveness
 //	plant checkpoint=N | maintainer=nK                   edit the state (to show a predicate firing)
 //	props                                                judge the safety properties on the last step
-//	check config=NAME [bug=NAME]... [max-depth=N]        run the checker (one worker: deterministic)
+//	check config=NAME [bug=NAME]... [max-depth=N]        run the search (one worker: deterministic)
 //
 // Action lines: upstream-advance, create-table, upstream-stall,
 // upstream-resume, crash nK, detect nK, restart nK, sink-error tT,
@@ -53,7 +54,6 @@ func TestScenarios(t *testing.T) {
 func parseConfig(td *datadriven.TestData) (Config, error) {
 	name := "default"
 	var bugs, without []string
-	depth := 0
 	for _, a := range td.CmdArgs {
 		switch a.Key {
 		case "config":
@@ -63,11 +63,7 @@ func parseConfig(td *datadriven.TestData) (Config, error) {
 		case "without":
 			without = append(without, a.Vals...)
 		case "max-depth":
-			d, err := strconv.Atoi(a.Vals[0])
-			if err != nil {
-				return Config{}, err
-			}
-			depth = d
+			// a search bound: parseBounds reads it
 		default:
 			return Config{}, fmt.Errorf("unknown argument %q", a.Key)
 		}
@@ -88,8 +84,23 @@ func parseConfig(td *datadriven.TestData) (Config, error) {
 		}
 		cfg.Features &^= f
 	}
-	cfg.MaxDepth = depth
 	return cfg, nil
+}
+
+// parseBounds reads the search bounds of a check command: one worker, so
+// the counterexample is deterministic, and max-depth.
+func parseBounds(td *datadriven.TestData) (search.Bounds, error) {
+	b := search.Bounds{Workers: 1}
+	for _, a := range td.CmdArgs {
+		if a.Key == "max-depth" {
+			d, err := strconv.Atoi(a.Vals[0])
+			if err != nil {
+				return b, err
+			}
+			b.MaxDepth = d
+		}
+	}
+	return b, nil
 }
 
 func (sc *scenario) run(td *datadriven.TestData) (string, error) {
@@ -130,14 +141,14 @@ func (sc *scenario) run(td *datadriven.TestData) (string, error) {
 		}
 		return b.String(), nil
 	case "fair":
-		fr := fairRun(&sc.cfg, sc.s, nil, false)
-		switch {
-		case fr.verdict == fairOK:
-			return fmt.Sprintf("liveness holds: quiesced after %d steps; checkpoint %d >= %d, every table has one working dispatcher\n", fr.steps, fr.final.Coord.Ckpt, fr.target), nil
-		case fr.verdict == fairNoQuiesce:
+		fr := search.Settle[State, Action](system{&sc.cfg}, sc.s, search.Bounds{})
+		switch fr.Verdict {
+		case search.Holds:
+			return fmt.Sprintf("liveness holds: quiesced after %d steps; checkpoint %d >= %d, every table has one working dispatcher\n", fr.Steps, fr.Final.Coord.Ckpt, fr.Healed.UpTs), nil
+		case search.Unsettled:
 			return "no verdict: the fair schedule hit a bound\n", nil
 		}
-		return fmt.Sprintf("VIOLATION %s: %s\n", verdictProperty(fr.verdict), fr.msg), nil
+		return fmt.Sprintf("VIOLATION %s: %s\n", fr.Property, fr.Message), nil
 	case "plant":
 		for _, a := range td.CmdArgs {
 			switch a.Key {
@@ -181,7 +192,14 @@ func (sc *scenario) run(td *datadriven.TestData) (string, error) {
 		if err != nil {
 			return "", err
 		}
-		r := Check(cfg, Options{Workers: 1})
+		bounds, err := parseBounds(td)
+		if err != nil {
+			return "", err
+		}
+		r, err := Check(cfg, bounds, nil)
+		if err != nil {
+			return "", err
+		}
 		var b strings.Builder
 		fmt.Fprintf(&b, "%s", r.Outcome)
 		if r.Reason != "" {

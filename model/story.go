@@ -6,32 +6,38 @@ import (
 	"strconv"
 	"strings"
 
+	"cdcspec/search"
 	"cdcspec/spec"
 )
 
-// pathTo turns a chain of canonical fingerprints (initial state first) into
-// the actions that connect them, by re-deriving each step from the concrete
-// states (so it works whatever reduction produced the fingerprints).
-func pathTo(cfg *Config, chain []uint64) []Action {
-	s := Init(cfg)
-	var path []Action
-	for _, want := range chain[1:] {
-		ok := false
-		for _, a := range appendActions(cfg, &s, nil, true) {
-			nx := s
-			step(cfg, &nx, a, nil)
-			if canonicalFP(cfg, &nx) == want {
-				path = append(path, a)
-				s = nx
-				ok = true
-				break
-			}
-		}
-		if !ok {
-			break // cannot happen unless fingerprints collide
-		}
+// TraceStep is one step of a counterexample: who did what, the events,
+// and (for the story) whether it belongs to the fair schedule after faults
+// healed.
+type TraceStep struct {
+	Actor  string
+	Action Action
+	Text   string
+	Events []spec.Event
+	Fair   bool
+}
+
+// Counterexample is a violated property with the shortest path to it (for
+// liveness: the shortest path to the state from which the fair schedule
+// fails, followed by that schedule), told as a story.
+type Counterexample struct {
+	Property spec.Property
+	Message  string
+	Steps    []TraceStep
+	Final    State
+}
+
+// Actions returns the counterexample's actions, for Replay.
+func (c *Counterexample) Actions() []Action {
+	out := make([]Action, len(c.Steps))
+	for i, s := range c.Steps {
+		out[i] = s.Action
 	}
-	return path
+	return out
 }
 
 // idNames gives DispatcherIDs stable names in a story: the model compacts
@@ -94,45 +100,47 @@ func (n *idNames) stepNamed(cfg *Config, s *State, a Action, fair bool) TraceSte
 	return st
 }
 
-// buildCounterexample replays path with events; for a liveness violation it
-// appends the fair schedule (heal, then run to quiescence) from the end.
-func buildCounterexample(cfg *Config, path []Action, prop spec.Property, msg string, live bool) *Counterexample {
-	ce := &Counterexample{Property: prop, Message: msg}
-	s := Init(cfg)
+// buildCounterexample tells the search's counterexample as a story: it
+// replays the path with events and stable dispatcher names; for a liveness
+// violation it goes on with the recorded fair schedule (heal, then run to
+// quiescence), marking where faults stop.
+func buildCounterexample(cfg *Config, v *search.Counterexample[State, Action]) *Counterexample {
+	ce := &Counterexample{Property: v.Property, Message: v.Message}
+	s := v.Start
 	var prev State
 	names := newIDNames()
-	for _, a := range path {
+	for _, a := range v.Path {
 		prev = s
 		ce.Steps = append(ce.Steps, names.stepNamed(cfg, &s, a, false))
 	}
-	if !live {
-		if len(path) > 0 {
+	if !v.Liveness {
+		if len(v.Path) > 0 {
 			_, m := checkSafety(cfg, &prev, &s)
 			ce.Message = names.rewrite(m)
 		}
 		ce.Final = s
 		return ce
 	}
-	fr := fairRun(cfg, s, nil, true)
-	if p := verdictProperty(fr.verdict); p != "" {
-		ce.Property, ce.Message = p, fr.msg // the recorded run is authoritative
-	}
 	healed := false
-	for _, a := range fr.actions {
-		mark := !healed && a.Kind != AUpstreamResume && a.Kind != AUpstreamAdvance
+	target := uint64(0) // the upstream resolved ts at heal time
+	for i, a := range v.Schedule {
+		if i == v.Healing {
+			target = uint64(s.UpTs)
+		}
 		st := names.stepNamed(cfg, &s, a, true)
-		if mark {
+		if i == v.Healing {
 			healed = true
-			st.Events = append([]spec.Event{{Kind: spec.FaultsHealed, Changefeed: Changefeed, Checkpoint: uint64(fr.target)}}, st.Events...)
+			st.Events = append([]spec.Event{{Kind: spec.FaultsHealed, Changefeed: Changefeed, Checkpoint: target}}, st.Events...)
 		}
 		ce.Steps = append(ce.Steps, st)
 	}
 	ce.Message = names.rewrite(ce.Message)
 	if !healed {
+		target = uint64(s.UpTs)
 		ce.Steps = append(ce.Steps, TraceStep{Actor: "checker", Text: "faults healed", Fair: true,
-			Events: []spec.Event{{Kind: spec.FaultsHealed, Changefeed: Changefeed, Checkpoint: uint64(fr.target)}}})
+			Events: []spec.Event{{Kind: spec.FaultsHealed, Changefeed: Changefeed, Checkpoint: target}}})
 	}
-	if fr.verdict < fairSafety {
+	if v.Verdict != search.SafetyBroken {
 		last := &ce.Steps[len(ce.Steps)-1]
 		last.Events = append(last.Events, spec.Event{Kind: spec.Quiesced, Changefeed: Changefeed})
 	}

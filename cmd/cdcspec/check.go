@@ -13,6 +13,7 @@ import (
 	"golang.org/x/term"
 
 	"cdcspec/model"
+	"cdcspec/search"
 	"cdcspec/spec"
 )
 
@@ -41,12 +42,17 @@ type checkJSON struct {
 	Artifacts       string         `json:"artifacts,omitempty"`
 }
 
+// configJSON is the model configuration and the search bounds, as one
+// object (the bounds were once model fields; the keys stay).
 type configJSON struct {
 	model.Config
-	Features string `json:"features"`
-	Mode     string `json:"mode"`
-	Seed     uint64 `json:"seed,omitempty"`
-	Walks    int    `json:"walks,omitempty"`
+	MaxDepth  int    `json:"max_depth,omitempty"`
+	MaxStates int    `json:"max_states,omitempty"`
+	Liveness  bool   `json:"liveness"`
+	Features  string `json:"features"`
+	Mode      string `json:"mode"`
+	Seed      uint64 `json:"seed,omitempty"`
+	Walks     int    `json:"walks,omitempty"`
 }
 
 type propJSON struct {
@@ -131,7 +137,6 @@ func runCheck(args []string, stdout, stderr io.Writer) int {
 		{"nodes", &cfg.Nodes, *nodes}, {"tables", &cfg.Tables, *tables}, {"ddl-tables", &cfg.DDLTables, *ddl},
 		{"crashes", &cfg.Crashes, *crashes}, {"restarts", &cfg.Restarts, *restarts}, {"drops", &cfg.Drops, *drops},
 		{"dups", &cfg.Dups, *dups}, {"sink-errors", &cfg.SinkErrors, *sinkErrs}, {"stalls", &cfg.Stalls, *stalls},
-		{"max-states", &cfg.MaxStates, *maxStates}, {"max-depth", &cfg.MaxDepth, *maxDepth},
 	}
 	for _, f := range ints {
 		if set[f.name] {
@@ -150,9 +155,6 @@ func runCheck(args []string, stdout, stderr io.Writer) int {
 	}
 	if set["puller"] {
 		cfg.Puller = *puller
-	}
-	if set["liveness"] {
-		cfg.Liveness = *liveness
 	}
 	for _, b := range bugs {
 		e, ok := spec.LookupBug(b)
@@ -178,35 +180,46 @@ func runCheck(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "cdcspec check: %v\n", err)
 		return exitUsage
 	}
-	if *workers < 0 || *walks < 1 || *walkDepth < 1 {
-		fmt.Fprintln(stderr, "cdcspec check: --workers must be >= 0, --walks and --walk-depth >= 1")
+	bounds := search.Bounds{Workers: *workers, MaxStates: *maxStates, MaxDepth: *maxDepth, SafetyOnly: !*liveness}
+	walk := search.Walks{Seed: *seed, Count: *walks, Depth: *walkDepth}
+	if err := bounds.Validate(); err != nil {
+		fmt.Fprintf(stderr, "cdcspec check: %v\n", err)
+		return exitUsage
+	}
+	if err := walk.Validate(); err != nil {
+		fmt.Fprintf(stderr, "cdcspec check: %v\n", err)
 		return exitUsage
 	}
 
 	var res model.Result
+	var err error
 	mode := "exhaustive"
 	if *simulate {
 		mode = "simulate"
-		res = model.Simulate(cfg, *seed, *walks, *walkDepth)
+		res, err = model.Simulate(cfg, bounds, walk)
 	} else {
-		opt := model.Options{Workers: *workers}
+		var progress func(search.Progress)
 		if f, ok := stderr.(*os.File); ok && term.IsTerminal(int(f.Fd())) {
-			opt.Progress = func(p model.Progress) {
+			progress = func(p search.Progress) {
 				if p.Elapsed >= 2*time.Second {
 					fmt.Fprintf(f, "\r%d states, queue %d, depth %d, %.0f states/s   ", p.Distinct, p.Queue, p.Depth, p.StatesPerSec)
 				}
 			}
 		}
-		res = model.Check(cfg, opt)
-		if opt.Progress != nil && res.Seconds >= 2 {
+		res, err = model.Check(cfg, bounds, progress)
+		if progress != nil && res.Seconds >= 2 {
 			fmt.Fprint(stderr, "\r\033[K")
 		}
+	}
+	if err != nil {
+		fmt.Fprintf(stderr, "cdcspec check: %v\n", err)
+		return exitUsage
 	}
 
 	dir := ""
 	if res.Violation != nil {
 		var err error
-		dir, err = writeArtifacts(*artifacts, &cfg, &res, args)
+		dir, err = writeArtifacts(*artifacts, &res, args)
 		if err != nil {
 			fmt.Fprintf(stderr, "cdcspec check: writing the counterexample: %v\n", err)
 		}
@@ -220,15 +233,15 @@ func runCheck(args []string, stdout, stderr io.Writer) int {
 			}
 		}
 	}
-	code := exitOK
+	code := exitIncomplete
 	switch res.Outcome {
-	case "violation":
+	case search.OK:
+		code = exitOK
+	case search.Violation:
 		code = exitViolation
-	case "incomplete":
-		code = exitIncomplete
 	}
 	if *format == "json" {
-		out := toJSON(&cfg, &res, mode, *seed, *walks)
+		out := toJSON(&res, mode, *seed, *walks)
 		out.Artifacts = dir
 		enc := json.NewEncoder(stdout)
 		enc.SetIndent("", "  ")
@@ -237,16 +250,16 @@ func runCheck(args []string, stdout, stderr io.Writer) int {
 		}
 		return code
 	}
-	fmt.Fprintf(stdout, "config %s\n", cfg.String())
+	fmt.Fprintf(stdout, "config %s %s\n", cfg.String(), bounds.String())
 	fmt.Fprintf(stdout, "mode %s\n", mode)
-	fmt.Fprintf(stdout, "result %s", res.Outcome)
+	fmt.Fprintf(stdout, "result %s", resultName(res.Outcome))
 	if res.Reason != "" {
 		fmt.Fprintf(stdout, " (%s)", res.Reason)
 	}
 	fmt.Fprintln(stdout)
 	fmt.Fprintf(stdout, "distinct states %d, transitions %d, depth %d, %.2f s, %.0f states/s\n",
 		res.Distinct, res.Transitions, res.Depth, res.Seconds, res.StatesPerSecond())
-	for _, p := range propStatuses(&cfg, &res) {
+	for _, p := range propStatuses(&res) {
 		fmt.Fprintf(stdout, "  %-32s %s\n", p.Name, p.Status)
 	}
 	if res.Violation != nil {
@@ -259,18 +272,28 @@ func runCheck(args []string, stdout, stderr io.Writer) int {
 	return code
 }
 
-func propStatuses(cfg *model.Config, res *model.Result) []propJSON {
+// resultName is the outcome as the output names it: "ok", "violation" or
+// "incomplete" (a bound cut the search, or random walks found nothing).
+func resultName(o search.Outcome) string {
+	switch o {
+	case search.OK, search.Violation:
+		return o.String()
+	}
+	return "incomplete"
+}
+
+func propStatuses(res *model.Result) []propJSON {
 	var out []propJSON
 	for _, p := range spec.Properties() {
 		st := "holds"
 		switch {
-		case p.Class == spec.Liveness && !cfg.Liveness:
+		case p.Class == spec.Liveness && !res.Bounds.Liveness():
 			st = "not checked"
 		case res.Violation != nil && res.Violation.Property == p.Name:
 			st = "violated"
-		case res.Outcome == "violation":
+		case res.Outcome == search.Violation:
 			st = "not violated before the search stopped"
-		case res.Outcome == "incomplete":
+		case res.Outcome != search.OK:
 			st = "holds within the explored bounds"
 		}
 		out = append(out, propJSON{Name: string(p.Name), Status: st})
@@ -278,14 +301,16 @@ func propStatuses(cfg *model.Config, res *model.Result) []propJSON {
 	return out
 }
 
-func toJSON(cfg *model.Config, res *model.Result, mode string, seed uint64, walks int) checkJSON {
+func toJSON(res *model.Result, mode string, seed uint64, walks int) checkJSON {
+	cfg, b := &res.Config, res.Bounds
 	out := checkJSON{
-		Result: res.Outcome, Reason: res.Reason,
-		Config:         configJSON{Config: *cfg, Features: cfg.Features.String(), Mode: mode},
+		Result: resultName(res.Outcome), Reason: res.Reason,
+		Config: configJSON{Config: *cfg, MaxDepth: b.MaxDepth, MaxStates: b.MaxStates, Liveness: b.Liveness(),
+			Features: cfg.Features.String(), Mode: mode},
 		Bugs:           cfg.Bugs.Names(),
 		DistinctStates: res.Distinct, Transitions: res.Transitions, Depth: res.Depth,
 		Seconds: res.Seconds, StatesPerSecond: res.StatesPerSecond(),
-		Properties: propStatuses(cfg, res),
+		Properties: propStatuses(res),
 	}
 	if out.Bugs == nil {
 		out.Bugs = []string{}
@@ -309,7 +334,7 @@ func toJSON(cfg *model.Config, res *model.Result, mode string, seed uint64, walk
 
 // writeArtifacts writes the counterexample as text and JSON, the actions for
 // model.Replay, and the command that reproduces it.
-func writeArtifacts(dir string, cfg *model.Config, res *model.Result, args []string) (string, error) {
+func writeArtifacts(dir string, res *model.Result, args []string) (string, error) {
 	var err error
 	if dir == "" {
 		dir, err = os.MkdirTemp("", "cdcspec-check-*")
@@ -323,7 +348,7 @@ func writeArtifacts(dir string, cfg *model.Config, res *model.Result, args []str
 		"counterexample.txt": []byte(res.Violation.Story()),
 		"command.txt":        []byte("go run ./cmd/cdcspec check " + strings.Join(args, " ") + "\n"),
 	}
-	j, err := json.MarshalIndent(toJSON(cfg, res, "exhaustive", 0, 0), "", "  ")
+	j, err := json.MarshalIndent(toJSON(res, "exhaustive", 0, 0), "", "  ")
 	if err != nil {
 		return "", err
 	}

@@ -1,0 +1,182 @@
+// Package search explores a transition system exhaustively: breadth-first
+// over fingerprints of canonical state encodings, with parallel workers,
+// safety judged on every transition, liveness judged by fair settling from
+// every reachable state, and the shortest counterexample rebuilt as a path
+// of actions. It knows nothing of the system it explores beyond System (and
+// Fair, for liveness); the TiCDC control-plane model (cdcspec/model) is one
+// such system. This package, not the model, owns the goroutines and the
+// clock of a check (spec/purity_test.go).
+package search
+
+import (
+	"fmt"
+	"strings"
+	"time"
+
+	"cdcspec/spec"
+)
+
+// System is a transition system the search can explore. States are values
+// of S and actions values of A; the search copies states (a successor starts
+// as a copy of its parent) and never keeps a pointer it was given. Every
+// method must be safe for concurrent use: the workers call them in parallel
+// on distinct states.
+type System[S, A any] interface {
+	// Initial returns the initial states.
+	Initial() []S
+	// Actions appends the actions enabled in s to buf, in a fixed order,
+	// and returns the extended slice. A state with no enabled action is a
+	// final state, not an error.
+	Actions(s *S, buf []A) []A
+	// Step applies a, which Actions listed for *s, to *s in place.
+	Step(s *S, a A)
+	// Canonical returns the canonical encoding of s: two states are the
+	// same state for the search exactly when their encodings are equal. It
+	// may append to buf or return memory that aliases s; the search does
+	// not keep the result.
+	Canonical(s *S, buf []byte) []byte
+	// Cut reports whether s lies on a bound of the system itself (a full
+	// network, say): the search neither expands nor judges it, and the
+	// result says a bound cut the search.
+	Cut(s *S) bool
+	// SafetyProperties names the safety properties, in the order Safety
+	// checks them.
+	SafetyProperties() []spec.Property
+	// Safety judges the transition prev -> next: the index into
+	// SafetyProperties of the first violated property and its message, or
+	// -1 when every property holds.
+	Safety(prev, next *S) (int, string)
+}
+
+// Bounds are the search's own limits, apart from the system's parameters.
+// The zero value checks everything with one worker per CPU and no limit.
+type Bounds struct {
+	Workers   int // parallel workers; 0 = GOMAXPROCS
+	MaxStates int // stop after the level that reaches this many distinct states; 0 = unbounded
+	MaxDepth  int // do not expand states at this depth; 0 = unbounded
+	// SafetyOnly skips liveness (the fair settling from every state). It
+	// is a negative so that the zero value checks every property.
+	SafetyOnly bool
+	// MaxFairSteps bounds one fair schedule (steps after healing); a
+	// schedule that reaches it gives no verdict and the result says a bound
+	// cut the search. 0 = DefaultMaxFairSteps.
+	MaxFairSteps int
+}
+
+// DefaultMaxFairSteps is the fair-schedule bound when Bounds.MaxFairSteps is 0.
+const DefaultMaxFairSteps = 4000
+
+// Validate reports the first bound out of range.
+func (b Bounds) Validate() error {
+	if b.Workers < 0 || b.MaxStates < 0 || b.MaxDepth < 0 || b.MaxFairSteps < 0 {
+		return fmt.Errorf("search bounds must be >= 0: workers %d, max states %d, max depth %d, max fair steps %d",
+			b.Workers, b.MaxStates, b.MaxDepth, b.MaxFairSteps)
+	}
+	return nil
+}
+
+// Liveness reports whether the bounds check the liveness properties.
+func (b Bounds) Liveness() bool { return !b.SafetyOnly }
+
+func (b Bounds) fairSteps() int {
+	if b.MaxFairSteps == 0 {
+		return DefaultMaxFairSteps
+	}
+	return b.MaxFairSteps
+}
+
+// String is a one-line summary of the bounds that shape the result (not
+// the worker count, which does not).
+func (b Bounds) String() string {
+	parts := []string{fmt.Sprintf("liveness=%v", b.Liveness())}
+	if b.MaxDepth > 0 {
+		parts = append(parts, fmt.Sprintf("depth<=%d", b.MaxDepth))
+	}
+	if b.MaxStates > 0 {
+		parts = append(parts, fmt.Sprintf("states<=%d", b.MaxStates))
+	}
+	if b.MaxFairSteps > 0 {
+		parts = append(parts, fmt.Sprintf("fair-steps<=%d", b.MaxFairSteps))
+	}
+	return strings.Join(parts, " ")
+}
+
+// Outcome is what a search established. The zero value is no outcome: it
+// is never a pass.
+type Outcome uint8
+
+// Outcomes.
+const (
+	// OK: the whole reachable space was explored and every property holds.
+	OK Outcome = iota + 1
+	// Violation: a property is violated; Result.Violation shows how.
+	Violation
+	// BoundReached: a bound (depth, states, a bound of the system, a fair
+	// schedule's length) cut the search and no violation was found within
+	// it. Result.Reason says which bound.
+	BoundReached
+	// Inconclusive: random walks found no violation, which proves nothing.
+	Inconclusive
+)
+
+var outcomeNames = [...]string{"unknown", "ok", "violation", "bound-reached", "inconclusive"}
+
+func (o Outcome) String() string {
+	if int(o) < len(outcomeNames) {
+		return outcomeNames[o]
+	}
+	return fmt.Sprintf("outcome(%d)", o)
+}
+
+// Complete reports whether the outcome is a verdict about the whole space
+// (OK) or a proof of a violation; the others hold only within bounds.
+func (o Outcome) Complete() bool { return o == OK || o == Violation }
+
+// Stats are the numbers of a search.
+type Stats struct {
+	Outcome     Outcome
+	Reason      string // why the search stopped short (BoundReached, Inconclusive)
+	Distinct    int64  // distinct states (random walks: visited states)
+	Transitions int64  // transitions taken
+	Depth       int    // depth of the deepest level explored
+	Seconds     float64
+}
+
+// StatesPerSecond is distinct states per wall-clock second.
+func (s *Stats) StatesPerSecond() float64 {
+	if s.Seconds == 0 {
+		return 0
+	}
+	return float64(s.Distinct) / s.Seconds
+}
+
+// Result is the outcome of a search and, on a violation, its counterexample.
+type Result[S, A any] struct {
+	Stats
+	Violation *Counterexample[S, A]
+}
+
+// Counterexample is a violated property with the shortest path to it. For
+// a safety property Path ends with the violating step. For a liveness
+// property (and for a safety property broken inside a fair schedule) Path
+// leads to the state the fair schedule starts from, and Schedule is that
+// schedule: Healing heal actions, then the fair rounds.
+type Counterexample[S, A any] struct {
+	Property spec.Property
+	Message  string
+	Liveness bool // found by fair settling
+	Start    S    // the initial state Path starts from
+	Path     []A
+	Schedule []A
+	Healing  int
+	Verdict  Verdict // of the fair schedule (Liveness only)
+}
+
+// Progress is a snapshot of a running search.
+type Progress struct {
+	Distinct     int64
+	Queue        int64 // states of the level being expanded
+	Depth        int
+	Elapsed      time.Duration
+	StatesPerSec float64
+}
