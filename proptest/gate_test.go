@@ -39,6 +39,11 @@ type gateProfile struct {
 	Seed         uint64
 	Checks       int // budget
 	MaxShrunk    int // longest accepted shrunk counterexample, in actions (create-changefeed included)
+	// NotFoundYet, when set, records that the gate does not find the entry
+	// yet, and why (the README's track record says so too). The gate then
+	// asserts that the search still finds nothing, so the day it does the
+	// test fails and the profile must be completed; it never counts as found.
+	NotFoundYet string
 }
 
 var gateProfiles = []gateProfile{
@@ -73,6 +78,13 @@ var gateProfiles = []gateProfile{
 	{Bug: "toggle-keeps-baseline",
 		Ops:  []Op{OpSinkError, OpExpireSession, OpRestartCapture, OpAdvanceTime},
 		Seed: 1, Checks: 250, MaxShrunk: 10},
+	{Bug: "stop-replaces-pending-stop",
+		Ops:  []Op{OpSinkError, OpPauseChangefeed, OpResumeChangefeed, OpDropMessages, OpAdvanceTime},
+		Seed: 1, Checks: 200, MaxShrunk: 10,
+		NotFoundYet: "in cdcspec the old-generation maintainer is still stopped: a dispatcher manager closes on a close request with an equal epoch from another node or a higher epoch (HEAD needs the exact owner and epoch), and the coordinator stops a Working maintainer that reports an older epoch"},
+	{Bug: "remove-during-move-leaks-dispatchers",
+		Ops:  []Op{OpMoveMaintainer, OpRemoveChangefeed, OpCreateChangefeed, OpAdvanceTime},
+		Seed: 1, Checks: 200, MaxShrunk: 10},
 }
 
 // gateSteps is rapid's average number of actions per check in the gate
@@ -222,7 +234,14 @@ func TestPlantedBugGate(t *testing.T) {
 				p.Seed = v
 			}
 			on := search(t, p, true, "")
-			if !on.Found {
+			if p.NotFoundYet != "" {
+				if on.Found {
+					t.Errorf("%s is now found (%s after %d checks): remove NotFoundYet from its gate profile and set MaxShrunk:\n%s",
+						b.Name, on.Property, on.Checks, storyText(on.Story))
+				} else {
+					t.Logf("%s: not found by the gate yet (%d checks from seed %d): %s", b.Name, p.Checks, p.Seed, p.NotFoundYet)
+				}
+			} else if !on.Found {
 				t.Errorf("with %s switched on, %d checks from seed %d found no violation of %s (%v)", b.Name, p.Checks, p.Seed, b.Property, on.Elapsed.Round(time.Millisecond))
 			} else {
 				if on.Property != b.Property {
@@ -267,10 +286,14 @@ func storyText(s Story) string {
 // file of each planted bug under testdata/rapid/PlantedCorpus-<bug>/, the
 // regression corpus TestPlantedBugCorpus replays.
 func TestGateWriteCorpus(t *testing.T) {
-	if os.Getenv("CDCSPEC_WRITE_CORPUS") == "" {
-		t.Skip("set CDCSPEC_WRITE_CORPUS=1 to record the planted-bug fail files")
+	only := os.Getenv("CDCSPEC_WRITE_CORPUS")
+	if only == "" {
+		t.Skip("set CDCSPEC_WRITE_CORPUS=1 (every entry) or CDCSPEC_WRITE_CORPUS=NAME (one entry) to record the planted-bug fail files")
 	}
 	for _, p := range gateProfiles {
+		if p.NotFoundYet != "" || (only != "1" && only != p.Bug) {
+			continue
+		}
 		_ = os.RemoveAll(filepath.Join("testdata", "rapid", corpusName(p.Bug))) // one file per bug
 		r := search(t, p, true, corpusName(p.Bug))
 		t.Logf("%s: found=%v %s shrunk=%d\n%s", p.Bug, r.Found, r.Property, r.Shrunk, r.Errs)
@@ -289,6 +312,9 @@ func TestPlantedBugCorpus(t *testing.T) {
 	for _, p := range gateProfiles {
 		p := p
 		t.Run(p.Bug, func(t *testing.T) {
+			if p.NotFoundYet != "" {
+				t.Skipf("no corpus: the gate does not find %s yet (%s)", p.Bug, p.NotFoundYet)
+			}
 			b, _ := spec.LookupBug(p.Bug)
 			pattern := "testdata/rapid/" + corpusName(p.Bug) + "/" + corpusName(p.Bug) + "-*.fail"
 			files, _ := filepath.Glob(pattern)

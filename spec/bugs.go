@@ -22,6 +22,8 @@ const (
 	BugTriggerPassesAddTableDDL
 	BugUnchangedWarningNotActedOn
 	BugToggleKeepsBaseline
+	BugStopReplacesPendingStop
+	BugRemoveDuringMoveLeaksDispatchers
 	bugLimit
 )
 
@@ -145,6 +147,22 @@ var catalogue = [...]Bug{
 		ModelGap: "",
 		Where:    "coordinator/changefeed/changefeed.go Changefeed.UpdateStatus: the BootstrapDone toggle returns before the backoff, whose baseline (lastRetryCheckpointTs) stays below the stored checkpoint",
 		Story:    "a status toggles BootstrapDone at a checkpoint above the backoff's baseline and is reported normal; the next status carries a retryable error at the same checkpoint, CheckStatus takes it for progress and raises the baseline, and the error is ignored until the dispatcher manager re-sends it 5 s later",
+	},
+	{
+		ID: BugStopReplacesPendingStop, Name: "stop-replaces-pending-stop", Kind: KindFixedUpstream,
+		Issue:    "pingcap/ticdc#6134 (fixed by #6135, after " + HeadCommit + ")",
+		Property: CheckpointAdvancesAfterHeal, Delivery: DeliveryMessageCenter,
+		ModelGap: "pause, resume and remove of a changefeed",
+		Where:    "coordinator/operator/operator_controller.go stopChangefeed and pushStopChangefeedOperator: a pause or remove replaces a pending warning stop with a stop aimed at the coordinator's node and the new epoch",
+		Story:    "a sink error puts the changefeed in warning: the epoch is bumped and a stop of the old generation is queued; a pause arrives before that stop was delivered and replaces it with a stop of the new epoch sent to the coordinator's node, where a removal-only maintainer closes nothing; the old-generation maintainer keeps running, and after resume its manager rejects every add (\"reject add maintainer request because existing maintainer is still running\")",
+	},
+	{
+		ID: BugRemoveDuringMoveLeaksDispatchers, Name: "remove-during-move-leaks-dispatchers", Kind: KindHead,
+		Issue:    "none found (near: #6244, #4827)",
+		Property: EverySpanReplicated, Delivery: DeliveryMessageCenter,
+		ModelGap: "maintainer moves and changefeed removal",
+		Where:    "coordinator/operator/operator_stop.go StopChangefeedOperator.Check: any non-Working status from the stop's node and epoch finishes it, including the origin's Stopped from a move's non-cascade remove (which closed only the table trigger)",
+		Story:    "a changefeed is removed while its maintainer moves: the stop takes the move's origin and origin epoch, and the origin's Stopped from the move's non-cascade remove, already in flight, finishes it before any cascade remove is sent; the dispatcher managers are never closed and the removed changefeed's dispatchers keep running (in cdcspec, which keeps a changefeed's ID across a re-create, a new changefeed of the same name adopts them and a table stays unreplicated)",
 	},
 }
 

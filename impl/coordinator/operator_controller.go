@@ -59,14 +59,13 @@ func (oc *operatorController) replaceWithStop(stop *StopChangefeedOperator, out 
 			if s.removed && !stop.removed {
 				return
 			}
-			// Deviation from HEAD (found by the soak test): a pause or remove
-			// while the warning path's stop is still pending would replace it
-			// with a stop aimed at the coordinator's node and the new epoch,
-			// and the old-epoch maintainer would never be told to stop; its
-			// manager then rejects every later add ("reject add maintainer
-			// request because existing maintainer is still running"). The new
-			// stop inherits the pending stop's target node and epoch.
-			if !s.finished {
+			// A pause or remove while the warning path's stop is still
+			// pending: HEAD (catalogue entry stop-replaces-pending-stop,
+			// #6134) replaces it with a stop aimed at the coordinator's node
+			// and the new epoch, so the old-epoch maintainer is never told
+			// to stop. The new stop inherits the pending stop's target node
+			// and epoch, as #6135 does.
+			if !s.finished && !oc.c.opts.Bugs.Has(spec.BugStopReplacesPendingStop) {
 				stop.node, stop.epoch = s.node, s.epoch
 			}
 		}
@@ -388,13 +387,13 @@ func (o *StopChangefeedOperator) Check(from core.NodeID, s *core.MaintainerStatu
 	if s.Epoch != 0 && o.epoch != 0 && s.Epoch != o.epoch {
 		return
 	}
-	// Deviation (found by proptest: remove a changefeed while its maintainer
-	// moves): a stop that replaced a move in RemoveOrigin targets the origin
-	// with the origin epoch, and the origin's Stopped from the move's
-	// non-cascade remove (only the table trigger closed) satisfied HEAD's
-	// check, so the dispatcher managers never closed. Only a Stopped that
-	// reports a finished cascade close ends a stop.
-	if !s.CascadeClosed {
+	// A stop that replaced a move in RemoveOrigin targets the origin with
+	// the origin epoch. In HEAD (catalogue entry
+	// remove-during-move-leaks-dispatchers) the origin's Stopped from the
+	// move's non-cascade remove, which closed only the table trigger,
+	// finishes it, so the dispatcher managers never close. cdcspec ends a
+	// stop only on a Stopped that reports a finished cascade close.
+	if !s.CascadeClosed && !o.c.opts.Bugs.Has(spec.BugRemoveDuringMoveLeaksDispatchers) {
 		return
 	}
 	o.c.lg.Info("operator_stop.go", 68, "maintainer report non-working status", zap.String("maintainer", string(o.id)))
