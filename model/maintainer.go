@@ -165,7 +165,10 @@ func calculateCheckpoint(cfg *Config, s *State, slot uint8) {
 		if sp.ID == 0 {
 			continue
 		}
-		if sp.State != replReplicating || sp.Op == mopAdd || sp.Op == mopMove {
+		// Operators that hold the checkpoint back: add, move, and remove
+		// (cdcspec; TiCDC's remove does not: remove-operator-passes-checkpoint).
+		if sp.State != replReplicating || sp.Op == mopAdd || sp.Op == mopMove ||
+			(sp.Op == mopRemove && !cfg.bug(spec.BugRemoveOperatorPassesCheckpoint)) {
 			res = min(res, sp.Ckpt)
 		}
 		if sp.State != replAbsent && sp.Node != none {

@@ -24,6 +24,7 @@ const (
 	BugToggleKeepsBaseline
 	BugStopReplacesPendingStop
 	BugRemoveDuringMoveLeaksDispatchers
+	BugRemoveOperatorPassesCheckpoint
 	bugLimit
 )
 
@@ -163,6 +164,14 @@ var catalogue = [...]Bug{
 		ModelGap: "maintainer moves and changefeed removal",
 		Where:    "coordinator/operator/operator_stop.go StopChangefeedOperator.Check: any non-Working status from the stop's node and epoch finishes it, including the origin's Stopped from a move's non-cascade remove (which closed only the table trigger)",
 		Story:    "a changefeed is removed while its maintainer moves: the stop takes the move's origin and origin epoch, and the origin's Stopped from the move's non-cascade remove, already in flight, finishes it before any cascade remove is sent; the dispatcher managers are never closed and the removed changefeed's dispatchers keep running (in cdcspec, which keeps a changefeed's ID across a re-create, a new changefeed of the same name adopts them and a table stays unreplicated)",
+	},
+	{
+		ID: BugRemoveOperatorPassesCheckpoint, Name: "remove-operator-passes-checkpoint", Kind: KindHead,
+		Issue:    "none found (the dispatcher manager's TODO on a removed dispatcher's checkpoint; near: #4542)",
+		Property: CheckpointNotPastUnflushed, Delivery: DeliveryMessageCenter,
+		ModelGap: "a node watermark that drops a closed dispatcher before the maintainer has processed its Stopped status (the model's switch exists, but move-failover holds with it on)",
+		Where:    "maintainer/operator/operator_remove.go RemoveDispatcherOperator.BlockTsForward returns false; for a remove restored from the journal at bootstrap (O_Move/O_Split) the span stays replicating until PostFinish marks it absent",
+		Story:    "a new maintainer restores a move's journaled Remove; the origin's dispatcher closes and drops out of its node's watermark while the span still counts as replicating and the remove operator does not hold the checkpoint back, so the global checkpoint passes rows of that span that were never flushed; the re-added dispatcher starts at the committed checkpoint and those rows are lost",
 	},
 }
 

@@ -271,14 +271,16 @@ func (o *RemoveDispatcherOperator) OnTaskRemoved() {
 }
 func (o *RemoveDispatcherOperator) IsFinished() bool { return o.finished }
 
-// BlockTsForward is true here, unlike TiCDC's remove operator: every remove
-// this implementation issues is followed by re-adding (or repairing) the
-// span, so its data is still owed. With false, a lost final Stopped status
-// let the checkpoint pass the span's unflushed rows while the operator
-// waited for its 10 s re-send (found by the soak test; TiCDC's restored
-// O_Move/O_Split removes may share the hole).
-func (o *RemoveDispatcherOperator) BlockTsForward() bool { return true }
-func (o *RemoveDispatcherOperator) Phase() int           { return 0 }
+// BlockTsForward: a remove holds the checkpoint back, because the span's
+// data is still owed (it is re-added or repaired afterwards). TiCDC's
+// remove operator does not (catalogue entry
+// remove-operator-passes-checkpoint): for a remove restored from the
+// journal the span still counts as replicating, its closed dispatcher has
+// left its node's watermark, and the checkpoint can pass its unflushed rows.
+func (o *RemoveDispatcherOperator) BlockTsForward() bool {
+	return !o.m.opts.Bugs.Has(spec.BugRemoveOperatorPassesCheckpoint)
+}
+func (o *RemoveDispatcherOperator) Phase() int { return 0 }
 func (o *RemoveDispatcherOperator) PostFinish() {
 	if o.taskRemoved || o.postFinish == nil {
 		return
