@@ -92,8 +92,11 @@ func (t *Tracker) mapStep(st sim.Step) (what string, f filter, mustAct bool, sto
 			return !periodicKind(a.Kind) && nodeAction(a, s, sl)
 		}, false, ""
 	case sim.StepUpstream:
-		return "upstream advances", func(a model.Action, _ *model.State, depth int) bool {
-			return depth == 0 && a.Kind == model.AUpstreamAdvance
+		// The model's timestamps are 1..TsMax: its upstream follows the
+		// implementation's only while it stays MaxTables below TsMax, so a
+		// CREATE TABLE (which takes the next ts) always has room.
+		return "upstream advances", func(a model.Action, s *model.State, depth int) bool {
+			return depth == 0 && a.Kind == model.AUpstreamAdvance && int(s.UpTs)+model.MaxTables < int(t.Cfg.TsMax)
 		}, true, ""
 	case sim.StepSinkResult:
 		// A write's outcome moves a dispatcher's checkpoint (not in the
@@ -142,6 +145,11 @@ func (t *Tracker) mapStep(st sim.Step) (what string, f filter, mustAct bool, sto
 		if !ok {
 			return what, nil, false, "a capture joined and no model slot is free"
 		}
+		if t.maintainerRuns() {
+			// HEAD's maintainer bootstraps a joining node
+			// (bootstrapper.HandleNewNodes); the model's does not.
+			return what, nil, false, "a capture joined while a maintainer runs: the model's maintainer does not bootstrap joining nodes"
+		}
 		t.inc[sl]++
 		t.slot[st.Node], t.ident[st.Node] = sl, model.IdentOf(sl, t.inc[sl])
 		t.detected[sl] = false
@@ -159,17 +167,25 @@ func (t *Tracker) mapStep(st sim.Step) (what string, f filter, mustAct bool, sto
 			return depth == 0 && a.Kind == model.ASinkError && ok && d == sl
 		}, false, ""
 	case "stall-upstream":
+		t.stalled = true
 		return what, only(model.AUpstreamStall), false, ""
-	case "resume-upstream":
+	case "resume-upstream", "heal":
+		t.stalled = false
+		if st.Name == "heal" {
+			return what, nothing, false, ""
+		}
 		return what, only(model.AUpstreamResume), false, ""
 	case "create-table":
 		if st.Arg > model.MaxTables {
 			return what, nil, false, fmt.Sprintf("table %d: the model has tables 1..%d", st.Arg, model.MaxTables)
 		}
+		if t.stalled {
+			return what, nil, false, "create-table while the upstream is stalled: the model's DDLs need a live upstream"
+		}
 		return what, only(model.ACreateTable), true, ""
 	case "move-table":
 		return what, nil, false, "move-table: the model's maintainer moves spans on its own, not on request"
-	case "heal", "message-faults", "message-rule", "partition":
+	case "message-faults", "message-rule", "partition":
 		return what, nothing, false, ""
 	}
 	return what, nil, false, st.Name + ": the model has no " + st.Name

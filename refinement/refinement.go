@@ -20,7 +20,8 @@
 //	                                    -retry-timer (N hosts the coordinator), maintainer-tick,
 //	                                    manager-cleanup, maintainer-schedule, dm-tick,
 //	                                    dm-complete-status, dispatcher-closed
-//	upstream advance                    upstream-advance (while ts < TsMax), dm-tick
+//	upstream advance                    upstream-advance while the model's ts stays MaxTables
+//	                                    below TsMax (room for CREATE TABLE), else nothing
 //	sink result on N                    N's dispatcher and DM actions
 //	kill-capture N                      crash N
 //	capture keys expire (N left)        detect-node-left N
@@ -39,8 +40,11 @@
 // a second changefeed, pause/resume/remove and maintainer moves (the model
 // has none of them yet), split and remove-table-dispatchers (one span per
 // table), failpoints, a crash of the coordinator's capture (coordinator
-// failover), more captures or tables than the model's slots, and a model
-// state outside its bounds (network full, ts at TsMax with a DDL pending).
+// failover), more captures or tables than the model's slots, a capture
+// joining while a maintainer runs (the model's maintainer does not bootstrap
+// joining nodes), CREATE TABLE while the upstream is stalled (the model's
+// DDLs need a live upstream), catalogue entries the model cannot express
+// (ConfigFor), and more than MaxCandidates matching model states.
 // The View leaves out timestamps, dispatcher IDs, epochs and messages in
 // flight (see model.View).
 package refinement
@@ -53,10 +57,11 @@ import (
 	"cdcspec/impl/core"
 	"cdcspec/impl/sim"
 	"cdcspec/model"
+	"cdcspec/spec"
 )
 
 // DefaultMaxCandidates bounds the model states the Tracker keeps.
-const DefaultMaxCandidates = 4096
+const DefaultMaxCandidates = 256
 
 // maxFollowUps bounds the model actions one implementation step stands for.
 const maxFollowUps = 6
@@ -81,11 +86,23 @@ type Tracker struct {
 	slot     map[core.NodeID]uint8
 	hist     []string // the implementation steps so far, for the story
 	peak     int
+	stalled  bool                  // the implementation's upstream is stalled
 	inc      [model.MaxNodes]uint8 // incarnation of each slot
 	detected [model.MaxNodes]bool  // the slot's capture was seen leaving
 }
 
 func (t *Tracker) current(sl uint8) uint8 { return model.IdentOf(sl, t.inc[sl]) }
+
+// maintainerRuns reports whether the implementation runs a maintainer of
+// the followed changefeed.
+func (t *Tracker) maintainerRuns() bool {
+	for _, m := range t.implView().Maint {
+		if m != "" {
+			return true
+		}
+	}
+	return false
+}
 
 // restartSlot is the slot a joining capture takes: the lowest one whose
 // capture was seen leaving, as the model's restart.
@@ -122,6 +139,30 @@ func (d *Divergence) Error() string {
 		fmt.Fprintf(&b, "  %d. %s\n", i+1, d.Story[i])
 	}
 	return b.String()
+}
+
+// ConfigFor is the model configuration a simulation maps to: nodes
+// captures, tables initial tables, the catalogue entries bugs switched on in
+// both, and rawWatermark for a pre-#4548 maintainer. It returns why the
+// model cannot follow such a run instead, when it cannot.
+func ConfigFor(nodes, tables int, bugs spec.BugSet, rawWatermark bool) (model.Config, string) {
+	switch {
+	case nodes > model.MaxNodes:
+		return model.Config{}, fmt.Sprintf("%d captures, the model has %d slots", nodes, model.MaxNodes)
+	case tables > model.MaxTables:
+		return model.Config{}, fmt.Sprintf("%d tables, the model has %d", tables, model.MaxTables)
+	}
+	for _, b := range bugs.Bugs() {
+		if b.ModelGap != "" {
+			return model.Config{}, fmt.Sprintf("catalogue entry %s is not in the model (%s)", b.Name, b.ModelGap)
+		}
+	}
+	base := model.Base()
+	mc := model.Config{Features: base.Features, Bugs: bugs, Puller: bugs.Has(spec.BugStuckAfterUpstreamFailure)}
+	if rawWatermark {
+		mc.Features &^= model.FeatCommittedCheckpoint
+	}
+	return Config(nodes, tables, mc), ""
 }
 
 // Config is the model configuration a simulation of nodes captures and
