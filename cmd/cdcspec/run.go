@@ -169,10 +169,10 @@ func writeRunText(w io.Writer, r *cluster.Result) {
 	fmt.Fprintln(w, "recovery:")
 	for _, rc := range r.Recovery {
 		if rc.Error != "" {
-			fmt.Fprintf(w, "  %-22s at %6.1fs  not injected: %s\n", rc.Fault, float64(rc.AtMs)/1000, rc.Error)
+			fmt.Fprintf(w, "  %-28s at %6.1fs  not injected: %s\n", rc.Fault, float64(rc.AtMs)/1000, rc.Error)
 			continue
 		}
-		fmt.Fprintf(w, "  %-22s at %6.1fs  %-40s warning after %s, normal after %s, lag peak %.1fs, lag <3s after %s\n",
+		fmt.Fprintf(w, "  %-28s at %6.1fs  %-40s warning after %s, normal after %s, lag peak %.1fs, lag <3s after %s\n",
 			rc.Fault, float64(rc.AtMs)/1000, rc.Target, msOrNone(rc.FaultToWarningMs), msOrNone(rc.WarningToNormalMs),
 			float64(rc.LagPeakMs)/1000, msOrNone(rc.LagBelow3sMs))
 	}

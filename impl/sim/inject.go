@@ -100,11 +100,11 @@ func (s *Sim) Inject(in Injection) (core.NodeID, error) {
 		s.ResumeUpstream()
 		return "", nil
 	case spec.FaultBlockCreateDispatcher, spec.FaultSlowCloseDispatcher:
-		name := "BlockCreateDispatcher"
-		if in.Fault == spec.FaultSlowCloseDispatcher {
-			name = "NotReadyToCloseDispatcher"
+		for name, f := range failpointFault {
+			if f == in.Fault {
+				return node, s.SetFailpoint(node, name, !in.Off)
+			}
 		}
-		return node, s.SetFailpoint(node, name, !in.Off)
 	case spec.FaultHeal:
 		s.Heal()
 		return "", nil

@@ -409,7 +409,7 @@ const (
 	StepUpstream                       // the upstream advanced
 	StepSinkResult                     // a sink write's outcome reached Node
 	StepMembership                     // capture keys expired: Left seen leaving
-	StepFault                          // a fault or API call, named by Name
+	StepFault                          // a fault or domain action, named by Name
 )
 
 func (k StepKind) String() string {
