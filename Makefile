@@ -65,7 +65,7 @@ bench-run: build
 	$(GO) test -run '^$$' -bench 'SinkThroughput' -benchtime 300000x ./runtime/kafkasink/
 	$(GO) test -run '^$$' -bench 'TimeoutRecovery' -benchtime 2x ./runtime/kafkasink/
 	./$(BIN) run --rate 100000 --faults none --duration 10s
-	./$(BIN) run --rate 10000 --faults kafka --duration 30s
+	./$(BIN) run --rate 10000 --faults sink-error --duration 30s
 
 fuzz:
 	$(GO) test ./traces -run '^$$' -fuzz=FuzzParse -fuzztime=70s

@@ -3,6 +3,8 @@ package model
 import (
 	"encoding/json"
 	"fmt"
+
+	"cdcspec/spec"
 )
 
 // ActKind names an action. Faults are actions; so are timers (ticks) and
@@ -15,15 +17,15 @@ const (
 	// environment and faults
 	AUpstreamAdvance // upstream resolved ts advances by one
 	ACreateTable     // a DDL creates a table at the next ts
-	AUpstreamStall   // fault: every TiKV store fails
-	AUpstreamResume  // heal: TiKV recovers
-	ACrash           // fault: capture suicide of Node
+	AUpstreamStall   // fault stall-upstream: every TiKV store fails
+	AUpstreamResume  // fault resume-upstream: TiKV recovers
+	ACrash           // fault expire-session: capture suicide of Node (the others see it at ADetect)
 	ADetect          // the others see Node leave (NodeManager)
-	ARestart         // Node restarts with a fresh identity
-	ASinkError       // fault: dispatcher Arg's sink fails with a retryable error
+	ARestart         // fault restart-capture: Node restarts with a fresh identity
+	ASinkError       // fault sink-error: dispatcher Arg's sink fails with a retryable error
 	ADeliver         // Msg reaches its destination
-	ADrop            // fault: Msg is lost
-	ADuplicate       // fault: Msg is delivered and stays in flight
+	ADrop            // fault drop-messages: Msg is lost
+	ADuplicate       // fault duplicate-messages: Msg is delivered and stays in flight
 	// coordinator
 	ACoordSchedule   // basic scheduler: add maintainer operator to Node
 	ACoordTick       // operator Schedule(): re-send its request
@@ -48,19 +50,21 @@ const (
 	actKinds
 )
 
+// actNames: a fault action is named by its fault (actFaults), a create-table
+// by its domain action; the rest are the model's own.
 var actNames = [...]string{
 	aNone:             "none",
 	AUpstreamAdvance:  "upstream-advance",
-	ACreateTable:      "create-table",
-	AUpstreamStall:    "upstream-stall",
-	AUpstreamResume:   "upstream-resume",
-	ACrash:            "crash",
+	ACreateTable:      string(spec.ActionCreateTable),
+	AUpstreamStall:    string(actFaults[AUpstreamStall]),
+	AUpstreamResume:   string(actFaults[AUpstreamResume]),
+	ACrash:            string(actFaults[ACrash]),
 	ADetect:           "detect-node-left",
-	ARestart:          "restart",
-	ASinkError:        "sink-error",
+	ARestart:          string(actFaults[ARestart]),
+	ASinkError:        string(actFaults[ASinkError]),
 	ADeliver:          "deliver",
-	ADrop:             "drop",
-	ADuplicate:        "duplicate",
+	ADrop:             string(actFaults[ADrop]),
+	ADuplicate:        string(actFaults[ADuplicate]),
 	ACoordSchedule:    "coordinator-schedule",
 	ACoordTick:        "coordinator-tick",
 	ACoordRetryTimer:  "coordinator-retry-timer",
@@ -78,6 +82,50 @@ var actNames = [...]string{
 	APullRequest:      "puller-request-region",
 	APullFirstResp:    "puller-first-response",
 	APullReceiverExit: "puller-receiver-exit",
+}
+
+// actFaults names the model's fault actions in the fault vocabulary.
+// ACrash is TiCDC's capture suicide on session expiry; the others see the
+// node leave only at ADetect, a separate action, so expire-session (the
+// others see it at once) is ACrash then ADetect, and kill-capture (the
+// others see it after the session TTL) is ACrash, other actions, ADetect.
+var actFaults = map[ActKind]spec.Fault{
+	AUpstreamStall:  spec.FaultStallUpstream,
+	AUpstreamResume: spec.FaultResumeUpstream,
+	ACrash:          spec.FaultExpireSession,
+	ARestart:        spec.FaultRestartCapture,
+	ASinkError:      spec.FaultSinkError,
+	ADrop:           spec.FaultDropMessages,
+	ADuplicate:      spec.FaultDuplicateMessages,
+}
+
+// Fault is the fault of the vocabulary a fault action injects.
+func (k ActKind) Fault() (spec.Fault, bool) {
+	f, ok := actFaults[k]
+	return f, ok
+}
+
+// UnsupportedFaults are the faults of the vocabulary that are no model
+// action, with the reason (how the model covers them, if it does); each
+// other fault is the name of one action (ActKind.Fault).
+var UnsupportedFaults = map[spec.Fault]string{
+	spec.FaultKillCapture: "expire-session stands for it: the node stops at once either way, and detect-node-left comes " +
+		"whenever the others notice; the model does not tell a kill from a suicide",
+	spec.FaultKillMaintainerCapture:     "expire-session of the maintainer's slot is one of the interleavings the checker explores",
+	spec.FaultKillOwnerCapture:          "slot 0 hosts the coordinator and never dies: the model has no coordinator failover",
+	spec.FaultKillMoveDestination:       "compound: maintainer-move then expire-session of the destination is one of the explored interleavings",
+	spec.FaultKillMaintainerInflight:    "compound: the checker explores expire-session of the maintainer's slot while its operators are in flight",
+	spec.FaultKillMaintainerStaleCreate: "compound: the checker explores a Create in flight while its maintainer's slot expires",
+	spec.FaultFreezeCapture:             "a frozen capture is one whose actions are not scheduled; the checker explores every such schedule",
+	spec.FaultExpireFrozenSession:       "expire-session of a node whose actions were not scheduled is one of the explored interleavings",
+	spec.FaultAddCapture:                "node slots are fixed at Init; restart-capture reuses a dead slot",
+	spec.FaultDelayMessages:             "a message stays in flight while any other action runs: every delay is an interleaving the checker explores",
+	spec.FaultRandomMessageFaults:       "drop-messages and duplicate-messages on every message, within their budgets (Config.Drops, Config.Dups)",
+	spec.FaultPartition:                 "a partition is drop-messages on the cut channels",
+	spec.FaultHealNetwork:               "the liveness check stops every fault, then runs a fair schedule",
+	spec.FaultBlockCreateDispatcher:     "a Create is handled at its delivery, which the checker delays arbitrarily",
+	spec.FaultSlowCloseDispatcher:       "dispatcher-closed is an action the checker delays arbitrarily",
+	spec.FaultHeal:                      "the liveness check stops every fault (faults-healed), then runs a fair schedule",
 }
 
 func (k ActKind) String() string {

@@ -22,12 +22,13 @@ import (
 //	props                                                judge the safety properties on the last step
 //	check config=NAME [bug=NAME]... [max-depth=N]        run the search (one worker: deterministic)
 //
-// Action lines: upstream-advance, create-table, upstream-stall,
-// upstream-resume, crash nK, detect nK, restart nK, sink-error tT,
+// Action lines: upstream-advance, create-table, stall-upstream,
+// resume-upstream, expire-session nK, detect-node-left nK,
+// restart-capture nK, sink-error tT,
 // coordinator-schedule nK, coordinator-tick, coordinator-retry-timer,
 // maintainer-tick nK, manager-cleanup nK, maintainer-schedule nK tT nJ,
 // maintainer-move nK tT nJ, dm-tick nK, dispatcher-closed tT,
-// deliver|drop|duplicate SRC DST (the oldest message on that channel; SRC
+// deliver|drop-messages|duplicate-messages SRC DST (the oldest message on that channel; SRC
 // and DST are nK or coordinator), and the puller-* actions.
 //
 // Run with -rewrite to regenerate the expected output.

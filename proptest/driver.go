@@ -25,47 +25,72 @@ import (
 	"cdcspec/spec"
 )
 
-// Op names a domain action. Names are the rapid action names, so a printed
+// Op names a step: a fault of the vocabulary (spec.Fault) or a domain
+// action (spec.Action). Names are the rapid action names, so a printed
 // counterexample and a recorded story read the same.
 type Op string
 
 // Domain actions.
 const (
-	OpCreateChangefeed Op = "create-changefeed"
-	OpPauseChangefeed  Op = "pause-changefeed"
-	OpResumeChangefeed Op = "resume-changefeed"
-	OpRemoveChangefeed Op = "remove-changefeed"
-	OpMoveMaintainer   Op = "move-maintainer"
-	OpCreateTable      Op = "create-table"
-	OpMoveTable        Op = "move-table"
-	OpSplitTable       Op = "split-table"
-	OpRemoveTable      Op = "remove-table-dispatchers"
-	OpKillCapture      Op = "kill-capture"
-	OpKillMaintainer   Op = "kill-maintainer-capture"
-	OpRestartCapture   Op = "restart-capture"
-	OpAddCapture       Op = "add-capture"
-	OpExpireSession    Op = "expire-session"
-	OpDropMessages     Op = "drop-messages"
-	OpDupMessages      Op = "duplicate-messages"
-	OpDelayMessages    Op = "delay-messages"
-	OpRandomFaults     Op = "random-message-faults"
-	OpPartition        Op = "partition"
-	OpHealNetwork      Op = "heal-network"
-	OpSinkError        Op = "sink-error"
-	OpStallUpstream    Op = "stall-upstream"
-	OpResumeUpstream   Op = "resume-upstream"
-	OpBlockCreate      Op = "block-create-dispatcher"
-	OpSlowClose        Op = "slow-close-dispatcher"
-	OpAdvanceTime      Op = "advance-time"
+	OpCreateChangefeed = Op(spec.ActionCreateChangefeed)
+	OpPauseChangefeed  = Op(spec.ActionPauseChangefeed)
+	OpResumeChangefeed = Op(spec.ActionResumeChangefeed)
+	OpRemoveChangefeed = Op(spec.ActionRemoveChangefeed)
+	OpMoveMaintainer   = Op(spec.ActionMoveMaintainer)
+	OpCreateTable      = Op(spec.ActionCreateTable)
+	OpMoveTable        = Op(spec.ActionMoveTable)
+	OpSplitTable       = Op(spec.ActionSplitTable)
+	OpRemoveTable      = Op(spec.ActionRemoveTableDispatchers)
+	OpAdvanceTime      = Op(spec.ActionAdvanceTime)
 )
 
-// Ops lists every domain action, in a stable order.
+// Faults.
+const (
+	OpKillCapture    = Op(spec.FaultKillCapture)
+	OpKillMaintainer = Op(spec.FaultKillMaintainerCapture)
+	OpRestartCapture = Op(spec.FaultRestartCapture)
+	OpAddCapture     = Op(spec.FaultAddCapture)
+	OpExpireSession  = Op(spec.FaultExpireSession)
+	OpDropMessages   = Op(spec.FaultDropMessages)
+	OpDupMessages    = Op(spec.FaultDuplicateMessages)
+	OpDelayMessages  = Op(spec.FaultDelayMessages)
+	OpRandomFaults   = Op(spec.FaultRandomMessageFaults)
+	OpPartition      = Op(spec.FaultPartition)
+	OpHealNetwork    = Op(spec.FaultHealNetwork)
+	OpSinkError      = Op(spec.FaultSinkError)
+	OpStallUpstream  = Op(spec.FaultStallUpstream)
+	OpResumeUpstream = Op(spec.FaultResumeUpstream)
+	OpBlockCreate    = Op(spec.FaultBlockCreateDispatcher)
+	OpSlowClose      = Op(spec.FaultSlowCloseDispatcher)
+)
+
+// Ops lists every step, in a stable order.
 var Ops = []Op{
 	OpCreateChangefeed, OpPauseChangefeed, OpResumeChangefeed, OpRemoveChangefeed, OpMoveMaintainer,
 	OpCreateTable, OpMoveTable, OpSplitTable, OpRemoveTable,
 	OpKillCapture, OpKillMaintainer, OpRestartCapture, OpAddCapture, OpExpireSession,
 	OpDropMessages, OpDupMessages, OpDelayMessages, OpRandomFaults, OpPartition, OpHealNetwork,
 	OpSinkError, OpStallUpstream, OpResumeUpstream, OpBlockCreate, OpSlowClose, OpAdvanceTime,
+}
+
+// UnsupportedFaults are the faults of the vocabulary that are no step, with
+// the reason; every other fault is an Op.
+var UnsupportedFaults = map[spec.Fault]string{
+	spec.FaultKillOwnerCapture:          "kill-capture draws any capture, the owner's among them",
+	spec.FaultKillMoveDestination:       "compound: rapid draws move-table and kill-capture as two steps",
+	spec.FaultKillMaintainerInflight:    "compound: rapid draws its parts (block-create-dispatcher, slow-close-dispatcher, move-table, kill-maintainer-capture)",
+	spec.FaultKillMaintainerStaleCreate: "compound: rapid draws its parts (delay-messages, move-table, kill-maintainer-capture)",
+	spec.FaultFreezeCapture:             sim.UnsupportedFaults[spec.FaultFreezeCapture],
+	spec.FaultExpireFrozenSession:       sim.UnsupportedFaults[spec.FaultExpireFrozenSession],
+	spec.FaultHeal:                      "Finish heals once, at the end of every run; liveness is judged after it",
+}
+
+func opNames() string {
+	names := make([]string, len(Ops))
+	for i, o := range Ops {
+		names[i] = string(o)
+	}
+	return strings.Join(names, ", ")
 }
 
 func knownOp(op Op) bool {
@@ -351,18 +376,13 @@ func (d *Driver) apply(st Step) (apiErr, err error) {
 		}
 		var n core.NodeID
 		if st.Op == OpKillMaintainer {
-			if n = d.maintainerNode(st.Feed); n == "" {
+			if n = s.MaintainerNode(st.Feed); n == "" {
 				return nil, skip("no bootstrapped maintainer of %s runs", st.Feed)
 			}
 		} else if n, err = d.node(st.Node); err != nil {
 			return nil, err
 		}
-		if st.Op != OpExpireSession {
-			apiErr = s.KillCapture(n)
-		} else {
-			apiErr = s.ExpireSession(n)
-		}
-		if apiErr == nil {
+		if _, apiErr = s.Inject(sim.Injection{Fault: spec.Fault(st.Op), Node: n}); apiErr == nil {
 			d.killed++
 		}
 	case OpRestartCapture:
@@ -370,12 +390,12 @@ func (d *Driver) apply(st Step) (apiErr, err error) {
 			return nil, skip("no crashed capture")
 		}
 		d.killed--
-		s.AddCapture()
+		_, apiErr = s.Inject(sim.Injection{Fault: spec.FaultRestartCapture})
 	case OpAddCapture:
 		if len(s.Captures()) >= 5 {
 			return nil, skip("five captures run")
 		}
-		s.AddCapture()
+		_, apiErr = s.Inject(sim.Injection{Fault: spec.FaultAddCapture})
 	case OpDropMessages, OpDupMessages, OpDelayMessages:
 		r := sim.Rule{Type: st.MsgType, Count: st.Count, DelayMs: st.DelayMs}
 		if st.To >= 0 {
@@ -392,19 +412,23 @@ func (d *Driver) apply(st Step) (apiErr, err error) {
 			}
 			r.From = n
 		}
-		r.Action = map[Op]string{OpDropMessages: "drop", OpDupMessages: "dup", OpDelayMessages: "delay"}[st.Op]
-		s.AddRule(r)
+		_, apiErr = s.Inject(sim.Injection{Fault: spec.Fault(st.Op), Rule: r})
 	case OpRandomFaults:
-		s.SetFaults(sim.Faults{DropProb: float64(st.Prob) / 100, DupProb: float64(st.Prob) / 200, DelayMinMs: 1, DelayMaxMs: 1 + st.DelayMs})
+		f := sim.Faults{DropProb: float64(st.Prob) / 100, DelayMinMs: 1, DelayMaxMs: 1 + st.DelayMs}
+		if s.Delivery().Duplicates() {
+			// TiCDC's message center never duplicates; the simulation
+			// refuses the whole setting if asked to.
+			f.DupProb = float64(st.Prob) / 200
+		}
+		_, apiErr = s.Inject(sim.Injection{Fault: spec.FaultRandomMessageFaults, Faults: f})
 	case OpPartition:
 		n, err := d.node(st.Node)
 		if err != nil {
 			return nil, err
 		}
-		s.Partition([]core.NodeID{n})
+		_, apiErr = s.Inject(sim.Injection{Fault: spec.FaultPartition, Node: n})
 	case OpHealNetwork:
-		s.Partition()
-		s.SetFaults(sim.Faults{DelayMinMs: 1, DelayMaxMs: 5})
+		_, apiErr = s.Inject(sim.Injection{Fault: spec.FaultHealNetwork})
 	case OpSinkError:
 		if d.feeds[st.Feed] == "" {
 			return nil, skip("changefeed %s does not exist", st.Feed)
@@ -413,7 +437,7 @@ func (d *Driver) apply(st Step) (apiErr, err error) {
 		if err != nil {
 			return nil, err
 		}
-		if s.SinkError(sim.CfID(st.Feed), n) != nil {
+		if _, err := s.Inject(sim.Injection{Fault: spec.FaultSinkError, Changefeed: st.Feed, Node: n}); err != nil {
 			return nil, skip("no dispatcher manager of %s on node #%d", st.Feed, st.Node)
 		}
 	case OpStallUpstream:
@@ -421,23 +445,19 @@ func (d *Driver) apply(st Step) (apiErr, err error) {
 			return nil, skip("upstream already stalled")
 		}
 		d.stalled = true
-		s.StallUpstream()
+		_, apiErr = s.Inject(sim.Injection{Fault: spec.FaultStallUpstream})
 	case OpResumeUpstream:
 		if !d.stalled {
 			return nil, skip("upstream not stalled")
 		}
 		d.stalled = false
-		s.ResumeUpstream()
+		_, apiErr = s.Inject(sim.Injection{Fault: spec.FaultResumeUpstream})
 	case OpBlockCreate, OpSlowClose:
 		n, err := d.node(st.Node)
 		if err != nil {
 			return nil, err
 		}
-		name := "BlockCreateDispatcher"
-		if st.Op == OpSlowClose {
-			name = "NotReadyToCloseDispatcher"
-		}
-		apiErr = s.SetFailpoint(n, name, st.On)
+		_, apiErr = s.Inject(sim.Injection{Fault: spec.Fault(st.Op), Node: n, Off: !st.On})
 	case OpAdvanceTime:
 		if st.Ms <= 0 {
 			return nil, skip("advance-time needs ms > 0")
@@ -446,19 +466,6 @@ func (d *Driver) apply(st Step) (apiErr, err error) {
 		return nil, fmt.Errorf("unknown step op %q", st.Op)
 	}
 	return apiErr, nil
-}
-
-// maintainerNode is the running capture hosting feed's bootstrapped
-// maintainer, or "".
-func (d *Driver) maintainerNode(feed string) core.NodeID {
-	for _, n := range d.Sim.State().Nodes {
-		for _, m := range n.Maintainers {
-			if m.Changefeed == sim.CfID(feed) && m.Bootstrapped && !m.Removing && !m.RemovalOnly {
-				return n.ID
-			}
-		}
-	}
-	return ""
 }
 
 // Failure is what a run found: a violated property (or a broken state
@@ -629,7 +636,7 @@ func Run(story Story, log io.Writer, shadow bool) (*Driver, *Failure, error) {
 	}
 	for i, st := range story.Steps {
 		if !knownOp(st.Op) {
-			return d, nil, fmt.Errorf("story step %d: unknown op %q", i+1, st.Op)
+			return d, nil, fmt.Errorf("story step %d: unknown op %q (known: %s)", i+1, st.Op, opNames())
 		}
 		if err := d.Do(st); err != nil {
 			if _, ok := err.(ErrSkip); ok {

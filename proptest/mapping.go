@@ -24,7 +24,7 @@ import (
 // two domain actions, the implementation is not). The two are compared only
 // at quiescent points: after the faults heal and both settle.
 //
-//	domain action (impl/sim)        model actions                   notes
+//	step (proptest Op)              model actions                   notes
 //	------------------------------  ------------------------------  ------------------------------------------
 //	create-changefeed cf1           (none)                          the model's changefeed exists from Init
 //	pause/resume/remove cf1         -- shadow stops --              the model has no pause, resume or remove
@@ -36,21 +36,20 @@ import (
 //	move-table cf1 t -> node        maintainer-move m t -> slot     if t <= 3, both nodes have slots, enabled
 //	split-table, remove-table-      (none)                          the model has one span per table
 //	  dispatchers
-//	kill-capture / expire-session / crash slot, detect-node-left    a capture without slot: nothing; slot 0
-//	  kill-maintainer-capture
-//	                                  slot                          (the coordinator's node): shadow stops
-//	restart-capture                 restart slot                    the lowest detected slot; the new capture
+//	kill-capture / expire-session / expire-session slot,           a capture without slot: nothing; slot 0
+//	  kill-maintainer-capture         detect-node-left slot         (the coordinator's node): shadow stops
+//	restart-capture                 restart-capture slot            the lowest detected slot; the new capture
 //	                                                                takes that slot
 //	add-capture                     (none)                          the model's slots are fixed at Init
 //	sink-error cf1 node             sink-error d                    d = the lowest working table dispatcher on
 //	                                                                the node's slot without a sink error
-//	stall-upstream                  upstream-stall                  while the stall budget lasts
-//	resume-upstream                 upstream-resume
+//	stall-upstream                  stall-upstream                  while the stall budget lasts
+//	resume-upstream                 resume-upstream
 //	drop/duplicate/delay-messages,  (none)                          transient: the heal removes them; the model
 //	  random-message-faults,                                        checker explores message faults
 //	  partition, heal-network,                                      exhaustively instead
 //	  failpoints
-//	heal + quiesce                  upstream-resume, upstream-      the model's fair schedule, as in its
+//	heal + quiesce                  resume-upstream, upstream-      the model's fair schedule, as in its
 //	                                  advance to TsMax, settle      liveness check
 //
 // Compared at the end (changefeed cf1 only, both after heal and settle):

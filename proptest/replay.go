@@ -22,17 +22,19 @@ import (
 //	model action                       script step
 //	---------------------------------  --------------------------------------------------------------
 //	create-table                       create-table
-//	upstream-stall / upstream-resume   stall-upstream / resume-upstream
-//	crash n                            kill-capture of n's capture
+//	stall-upstream / resume-upstream   stall-upstream / resume-upstream
+//	expire-session n                   kill-capture of n's capture (the others see it leave at the
+//	                                   model's detect-node-left, not at once as after expire-session)
 //	detect-node-left n                 advance-time past the session TTL (the key expires)
-//	restart n                          restart-capture (n's identity moves to the new capture)
+//	restart-capture n                  restart-capture (n's identity moves to the new capture)
 //	sink-error d                       sink-error cf1 on the capture of d's node
 //	coordinator-schedule n (first)     run 3 s; slot n is mapped to the capture the implementation
 //	                                   chose for cf1's maintainer (slots are swapped, not forced)
 //	maintainer-schedule / -move t->n   move-table cf1 t -> n's capture (aligns span placement)
-//	drop m / duplicate m               a targeted rule (drop / dup, count 1; type-only variant: 10) for m's type, sender and
-//	                                   receiver, added at the start of the segment in which m was sent
-//	deliver m, sent before and         a targeted delay rule (30 s) for m's type, sender and receiver,
+//	drop-messages m /                  drop-messages / duplicate-messages (count 1; type-only variant:
+//	  duplicate-messages m             10) for m's type, sender and receiver, added at the start of
+//	                                   the segment in which m was sent
+//	deliver m, sent before and         delay-messages (30 s) for m's type, sender and receiver,
 //	  delivered after an environment   added at the start of the segment in which m was sent: the
 //	  action (a "late" delivery)       message overtakes the crash / DDL / stall as in the model
 //	other deliveries, ticks, timers    left to the simulation's scheduler
@@ -243,7 +245,7 @@ func translate(cfg model.Config, actions []model.Action) ([]scriptItem, error) {
 					return Step{Op: OpAdvanceTime, Ms: 3000}, true // let the coordinator place the maintainer
 				},
 				post: func(r *replayer) {
-					m := r.d.maintainerNode(ShadowFeed)
+					m := r.d.Sim.MaintainerNode(ShadowFeed)
 					if m == "" || r.slotCap[sl] == m {
 						return
 					}

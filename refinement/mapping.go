@@ -6,6 +6,7 @@ import (
 	"cdcspec/impl/core"
 	"cdcspec/impl/sim"
 	"cdcspec/model"
+	"cdcspec/spec"
 )
 
 // filter says which model actions an implementation step may stand for;
@@ -121,8 +122,8 @@ func (t *Tracker) mapStep(st sim.Step) (what string, f filter, mustAct bool, sto
 	if st.Node != "" {
 		what += " " + t.name(st.Node)
 	}
-	switch st.Name {
-	case "kill-capture", "expire-session":
+	switch spec.Fault(st.Name) {
+	case spec.FaultKillCapture, spec.FaultExpireSession:
 		sl, ok := slotOf(st.Node)
 		if !ok {
 			return what, nothing, false, ""
@@ -130,7 +131,7 @@ func (t *Tracker) mapStep(st sim.Step) (what string, f filter, mustAct bool, sto
 		if sl == 0 {
 			return what, nil, false, "the coordinator's capture died: the model has no coordinator failover"
 		}
-		if st.Name == "expire-session" {
+		if spec.Fault(st.Name) == spec.FaultExpireSession {
 			t.detected[sl] = true
 		} else {
 			return what, func(a model.Action, _ *model.State, depth int) bool {
@@ -140,7 +141,7 @@ func (t *Tracker) mapStep(st sim.Step) (what string, f filter, mustAct bool, sto
 		return what, func(a model.Action, _ *model.State, depth int) bool {
 			return (depth == 0 && a.Kind == model.ACrash && a.Node == sl) || (depth == 1 && a.Kind == model.ADetect && a.Node == sl)
 		}, true, ""
-	case "add-capture":
+	case spec.FaultAddCapture:
 		sl, ok := t.restartSlot()
 		if !ok {
 			return what, nil, false, "a capture joined and no model slot is free"
@@ -153,11 +154,11 @@ func (t *Tracker) mapStep(st sim.Step) (what string, f filter, mustAct bool, sto
 		t.inc[sl]++
 		t.slot[st.Node], t.ident[st.Node] = sl, model.IdentOf(sl, t.inc[sl])
 		t.detected[sl] = false
-		what = "add-capture " + t.name(st.Node)
+		what = string(spec.FaultAddCapture) + " " + t.name(st.Node)
 		return what, func(a model.Action, _ *model.State, depth int) bool {
 			return depth == 0 && a.Kind == model.ARestart && a.Node == sl
 		}, true, ""
-	case "sink-error":
+	case spec.FaultSinkError:
 		sl, ok := slotOf(st.Node)
 		if !ok {
 			return what, nothing, false, ""
@@ -166,16 +167,21 @@ func (t *Tracker) mapStep(st sim.Step) (what string, f filter, mustAct bool, sto
 			d, ok := s.DispatcherSlot(a.Arg)
 			return depth == 0 && a.Kind == model.ASinkError && ok && d == sl
 		}, false, ""
-	case "stall-upstream":
+	case spec.FaultStallUpstream:
 		t.stalled = true
 		return what, only(model.AUpstreamStall), false, ""
-	case "resume-upstream", "heal":
+	case spec.FaultResumeUpstream:
 		t.stalled = false
-		if st.Name == "heal" {
-			return what, nothing, false, ""
-		}
 		return what, only(model.AUpstreamResume), false, ""
-	case "create-table":
+	case spec.FaultHeal:
+		t.stalled = false
+		return what, nothing, false, ""
+	case spec.FaultRandomMessageFaults, spec.FaultDropMessages, spec.FaultDuplicateMessages,
+		spec.FaultDelayMessages, spec.FaultPartition, spec.FaultHealNetwork:
+		return what, nothing, false, ""
+	}
+	switch spec.Action(st.Name) {
+	case spec.ActionCreateTable:
 		if st.Arg > model.MaxTables {
 			return what, nil, false, fmt.Sprintf("table %d: the model has tables 1..%d", st.Arg, model.MaxTables)
 		}
@@ -183,10 +189,8 @@ func (t *Tracker) mapStep(st sim.Step) (what string, f filter, mustAct bool, sto
 			return what, nil, false, "create-table while the upstream is stalled: the model's DDLs need a live upstream"
 		}
 		return what, only(model.ACreateTable), true, ""
-	case "move-table":
+	case spec.ActionMoveTable:
 		return what, nil, false, "move-table: the model's maintainer moves spans on its own, not on request"
-	case "message-faults", "message-rule", "partition":
-		return what, nothing, false, ""
 	}
 	return what, nil, false, st.Name + ": the model has no " + st.Name
 }

@@ -23,17 +23,17 @@
 //	upstream advance                    upstream-advance while the model's ts stays MaxTables
 //	                                    below TsMax (room for CREATE TABLE), else nothing
 //	sink result on N                    N's dispatcher and DM actions
-//	kill-capture N                      crash N
+//	kill-capture N                      expire-session N (the model's one way a capture dies)
 //	capture keys expire (N left)        detect-node-left N
-//	expire-session N                    crash N, detect-node-left N
-//	add-capture                         restart of the lowest slot whose capture was seen leaving
+//	expire-session N                    expire-session N, detect-node-left N
+//	add-capture                         restart-capture of the lowest slot whose capture was seen leaving
 //	sink-error on N                     sink-error of one of N's table dispatchers
-//	stall-upstream / resume-upstream    upstream-stall / upstream-resume
+//	stall-upstream / resume-upstream    stall-upstream / resume-upstream
 //	create-table                        create-table
 //	move-table t to N                   maintainer-move t to N
-//	heal, message-faults, message-rule  (none): message faults take effect only as deliveries
-//	  partition                         that do not happen; a model message that is never
-//	                                    delivered is the model's drop
+//	heal, random-message-faults,        (none): message faults take effect only as deliveries
+//	  drop/duplicate/delay-messages,    that do not happen; a model message that is never
+//	  partition, heal-network           delivered is the model's drop-messages
 //
 // What the mapping leaves out, and what makes the Tracker stop following
 // (Stopped names it; a stopped Tracker checks nothing more and says so):

@@ -48,7 +48,8 @@ func runRun(args []string, stdout, stderr io.Writer) int {
 	fl.Var(&etcd, "etcd", "external etcd endpoints (default: embedded etcd)")
 	fl.Var(&kafka, "kafka", "external Kafka brokers (default: embedded kfake; the kafka fault needs kfake)")
 	fl.Var(&bugs, "bug", "switch a catalogued bug on in every capture (repeatable)")
-	fl.Var(&faults, "faults", "comma list of faults: "+strings.Join(cluster.Faults, ",")+" (default "+strings.Join(cluster.DefaultFaults, ",")+"; \"none\" for none)")
+	fl.Var(&faults, "faults", "comma list of faults and domain actions, spread over --duration: "+strings.Join(cluster.Names(), ",")+
+		" (default "+strings.Join(cluster.DefaultFaults, ",")+"; \"none\" for none; `cdcspec faults` describes each)")
 	kafkaListen := fl.String("kafka-listen", "", "embedded kfake's address, e.g. 127.0.0.1:9092 (kcat can read the topic)")
 	nodes := fl.Int("nodes", 3, "capture processes")
 	tables := fl.Int("tables", 4, "initial upstream tables")
@@ -106,17 +107,12 @@ func runRun(args []string, stdout, stderr io.Writer) int {
 	case len(faults) == 1 && faults[0] == "none":
 		rc.Steps = []cluster.Step{}
 	case len(faults) > 0:
-		for _, f := range faults {
-			ok := false
-			for _, k := range cluster.Faults {
-				ok = ok || k == f
-			}
-			if !ok {
-				fmt.Fprintf(stderr, "cdcspec run: unknown fault %q (known: %s)\n", f, strings.Join(cluster.Faults, ", "))
-				return exitUsage
-			}
+		steps, err := cluster.Schedule(faults, *duration)
+		if err != nil {
+			fmt.Fprintf(stderr, "cdcspec run: --faults: %v\n", err)
+			return exitUsage
 		}
-		rc.Steps = cluster.Schedule(faults, *duration)
+		rc.Steps = steps
 	}
 	var sw *statusWriter
 	if f, ok := stderr.(*os.File); ok && term.IsTerminal(int(f.Fd())) {
@@ -173,10 +169,10 @@ func writeRunText(w io.Writer, r *cluster.Result) {
 	fmt.Fprintln(w, "recovery:")
 	for _, rc := range r.Recovery {
 		if rc.Error != "" {
-			fmt.Fprintf(w, "  %-12s at %6.1fs  not injected: %s\n", rc.Fault, float64(rc.AtMs)/1000, rc.Error)
+			fmt.Fprintf(w, "  %-28s at %6.1fs  not injected: %s\n", rc.Fault, float64(rc.AtMs)/1000, rc.Error)
 			continue
 		}
-		fmt.Fprintf(w, "  %-12s at %6.1fs  %-40s warning after %s, normal after %s, lag peak %.1fs, lag <3s after %s\n",
+		fmt.Fprintf(w, "  %-28s at %6.1fs  %-40s warning after %s, normal after %s, lag peak %.1fs, lag <3s after %s\n",
 			rc.Fault, float64(rc.AtMs)/1000, rc.Target, msOrNone(rc.FaultToWarningMs), msOrNone(rc.WarningToNormalMs),
 			float64(rc.LagPeakMs)/1000, msOrNone(rc.LagBelow3sMs))
 	}

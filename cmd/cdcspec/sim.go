@@ -29,6 +29,7 @@ func runSim(args []string, stdout, stderr io.Writer) int {
 	tables := fs.Int("tables", 0, "initial tables (0: 3 + seed%4)")
 	feeds := fs.Int("changefeeds", 0, "changefeeds (0: 1, or 2 for seeds divisible by 3)")
 	steps := fs.Int("steps", 40, "random actions and faults per seed")
+	faults := fs.String("faults", "", "comma-separated faults the random steps may draw (default: every fault they draw; `cdcspec faults` lists them); domain actions are always drawn")
 	logPath := fs.String("log", "", "write the TiCDC-format log of each seed to this file ('-' = stdout; with -seeds > 1, a directory)")
 	level := fs.String("level", "info", "log level: debug, info, warn, error")
 	if err := fs.Parse(args); err != nil {
@@ -47,6 +48,16 @@ func runSim(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "cdcspec sim: -bugs: %v\n", err)
 		return exitUsage
 	}
+	var chaosFaults []spec.Fault
+	if *faults != "" {
+		if chaosFaults, err = spec.ParseFaults(strings.Split(*faults, ",")); err == nil {
+			err = sim.CheckChaosFaults(chaosFaults)
+		}
+		if err != nil {
+			fmt.Fprintf(stderr, "cdcspec sim: -faults: %v\n", err)
+			return exitUsage
+		}
+	}
 	opts := core.Options{Bugs: b}
 	opts.Legacy.RawWatermarkCheckpoint = *rawWatermark
 	if *logPath != "" && *logPath != "-" && *seeds > 1 {
@@ -58,7 +69,7 @@ func runSim(args []string, stdout, stderr io.Writer) int {
 	failed := 0
 	for s := *seed; s < *seed+uint64(*seeds); s++ {
 		var buf bytes.Buffer
-		cfg := sim.ChaosConfig{Seed: s, Nodes: *nodes, Tables: *tables, Changefeeds: *feeds, Steps: *steps, Options: opts}
+		cfg := sim.ChaosConfig{Seed: s, Nodes: *nodes, Tables: *tables, Changefeeds: *feeds, Steps: *steps, Options: opts, Faults: chaosFaults}
 		if *logPath != "" {
 			cfg.Log, cfg.LogLevel = &buf, *level
 		}

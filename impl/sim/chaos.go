@@ -12,7 +12,8 @@ import (
 )
 
 // ChaosConfig describes one random-fault run: setup, Steps random actions
-// and faults (each followed by 0.5-3 s of virtual time), heal, quiescence.
+// and faults of the vocabulary (each followed by 0.5-3 s of virtual time),
+// heal, quiescence.
 type ChaosConfig struct {
 	Seed        uint64
 	Nodes       int // default 3
@@ -27,6 +28,10 @@ type ChaosConfig struct {
 	// Delivery is the message-delivery assumption ("" = TiCDC's message
 	// center).
 	Delivery spec.Delivery
+	// Faults restricts the faults drawn to these (nil: every fault RunChaos
+	// draws; CheckChaosFaults validates a list). Domain actions are always
+	// drawn.
+	Faults []spec.Fault
 	// observe, if set, sees every message's fate (tests).
 	observe func(NetEvent)
 }
@@ -79,15 +84,19 @@ func RunChaos(cfg ChaosConfig) ChaosResult {
 		}
 	}
 	s.RunFor(3000)
-	stalled, paused := false, map[string]bool{}
+	c, err := newChaos(s, r, feeds, cfg.Faults)
+	if err != nil {
+		res.Why = err.Error()
+		return res
+	}
 	for step := 0; step < cfg.Steps; step++ {
-		a := RandomAction(s, r, feeds, &stalled, paused)
+		a, _ := c.step()
 		s.lg.Info("sim.go", 1, "chaos action", zap.String("action", a))
 		res.Actions = append(res.Actions, a)
 		s.RunFor(500 + r.Int64N(2500))
 	}
 	for _, f := range feeds {
-		if paused[f] {
+		if c.paused[f] {
 			_ = s.ResumeChangefeed(f, 0)
 		}
 	}
@@ -126,103 +135,206 @@ func (s *Sim) DumpState(w io.Writer) {
 	}
 }
 
-// RandomAction applies one random action or fault (a rapid test would draw
-// the same menu).
-func RandomAction(s *Sim, r *rand.Rand, feeds []string, stalled *bool, paused map[string]bool) string {
-	caps := s.Captures()
-	pick := func() core.NodeID { return caps[r.IntN(len(caps))] }
-	f := feeds[r.IntN(len(feeds))]
-	switch k := r.IntN(18); k {
-	case 0:
-		f := Faults{DropProb: r.Float64() * 0.1, DupProb: r.Float64() * 0.05, DelayMinMs: 1, DelayMaxMs: 1 + r.Int64N(100)}
-		if !s.Delivery().Duplicates() {
+// ChaosUnsupported are the faults of the vocabulary RunChaos never draws,
+// with the reason; it draws every other one.
+var ChaosUnsupported = map[spec.Fault]string{
+	spec.FaultKillMaintainerCapture:     "kill-capture draws any capture, the maintainer's among them",
+	spec.FaultKillOwnerCapture:          "kill-capture draws any capture, the owner's among them",
+	spec.FaultKillMoveDestination:       "compound: RunChaos draws its parts (move-table, kill-capture) independently",
+	spec.FaultKillMaintainerInflight:    "compound: RunChaos draws its parts (failpoints, move-table, kill-capture) independently",
+	spec.FaultKillMaintainerStaleCreate: "compound: RunChaos draws its parts (delay-messages, move-table, kill-capture) independently",
+	spec.FaultFreezeCapture:             UnsupportedFaults[spec.FaultFreezeCapture],
+	spec.FaultExpireFrozenSession:       UnsupportedFaults[spec.FaultExpireFrozenSession],
+	spec.FaultRestartCapture:            "add-capture starts a capture with a fresh ID, which is all a restart is to the others",
+	spec.FaultDropMessages:              "random-message-faults loses messages at random; targeted drops are proptest's and the stories'",
+	spec.FaultDuplicateMessages:         "random-message-faults duplicates where the delivery assumption allows it",
+	spec.FaultHeal:                      "RunChaos heals once, after its random steps",
+}
+
+// chaosEntry is one item of RunChaos's menu: what it injects (faults, or a
+// domain action) and how it draws targets and parameters. do returns the
+// fault or action it applied ("noop" when its precondition failed) and the
+// error of the call, which RunChaos ignores (a refused call is part of the
+// chaos).
+type chaosEntry struct {
+	faults []spec.Fault // what it may inject; nil for a domain action
+	action spec.Action
+	do     func(c *chaos, caps []core.NodeID, feed string) (string, error)
+}
+
+// chaosMenu is drawn uniformly; delay-messages is listed twice (a long
+// delay is the fault that most often reorders the protocol).
+var chaosMenu = []chaosEntry{
+	{faults: []spec.Fault{spec.FaultRandomMessageFaults}, do: func(c *chaos, _ []core.NodeID, _ string) (string, error) {
+		f := Faults{DropProb: c.r.Float64() * 0.1, DupProb: c.r.Float64() * 0.05, DelayMinMs: 1, DelayMaxMs: 1 + c.r.Int64N(100)}
+		if !c.s.Delivery().Duplicates() {
 			f.DupProb = 0 // TiCDC's transport never duplicates
 		}
-		if err := s.SetFaults(f); err != nil {
-			panic(err) // unreachable: duplicates only where the delivery allows them
+		return c.inject(Injection{Fault: spec.FaultRandomMessageFaults, Faults: f})
+	}},
+	{faults: []spec.Fault{spec.FaultPartition}, do: func(c *chaos, caps []core.NodeID, _ string) (string, error) {
+		if len(caps) <= 2 {
+			return noop, nil
 		}
-		return "faults"
-	case 1:
-		if len(caps) > 2 {
-			a := pick()
-			s.Partition([]core.NodeID{a})
-			return "partition"
+		return c.inject(Injection{Fault: spec.FaultPartition, Node: c.pick(caps)})
+	}},
+	{faults: []spec.Fault{spec.FaultHealNetwork}, do: func(c *chaos, _ []core.NodeID, _ string) (string, error) {
+		return c.inject(Injection{Fault: spec.FaultHealNetwork})
+	}},
+	{faults: []spec.Fault{spec.FaultKillCapture}, do: func(c *chaos, caps []core.NodeID, _ string) (string, error) {
+		if len(caps) <= 2 {
+			return noop, nil
 		}
-	case 2:
-		s.Partition()
-		_ = s.SetFaults(Faults{DelayMinMs: 1, DelayMaxMs: 5})
-		return "heal-network"
-	case 3:
-		if len(caps) > 2 {
-			_ = s.KillCapture(pick())
-			return "kill"
+		return c.inject(Injection{Fault: spec.FaultKillCapture, Node: c.pick(caps)})
+	}},
+	{faults: []spec.Fault{spec.FaultAddCapture}, do: func(c *chaos, caps []core.NodeID, _ string) (string, error) {
+		if len(caps) >= 5 {
+			return noop, nil
 		}
-	case 4:
-		if len(caps) < 5 {
-			s.AddCapture()
-			return "add-capture"
+		return c.inject(Injection{Fault: spec.FaultAddCapture})
+	}},
+	{faults: []spec.Fault{spec.FaultExpireSession}, do: func(c *chaos, caps []core.NodeID, _ string) (string, error) {
+		if len(caps) <= 2 {
+			return noop, nil
 		}
-	case 5:
-		if len(caps) > 2 {
-			_ = s.ExpireSession(pick())
-			return "expire"
+		return c.inject(Injection{Fault: spec.FaultExpireSession, Node: c.pick(caps)})
+	}},
+	{faults: []spec.Fault{spec.FaultSinkError}, do: func(c *chaos, caps []core.NodeID, feed string) (string, error) {
+		return c.inject(Injection{Fault: spec.FaultSinkError, Changefeed: feed, Node: c.pick(caps)})
+	}},
+	{faults: []spec.Fault{spec.FaultStallUpstream, spec.FaultResumeUpstream}, do: func(c *chaos, _ []core.NodeID, _ string) (string, error) {
+		f := spec.FaultStallUpstream
+		if c.stalled {
+			f = spec.FaultResumeUpstream
 		}
-	case 6:
-		_ = s.SinkError(CfID(f), pick())
-		return "sink-error"
-	case 7:
-		if !*stalled {
-			s.StallUpstream()
-		} else {
-			s.ResumeUpstream()
+		c.stalled = !c.stalled
+		return c.inject(Injection{Fault: f})
+	}},
+	{action: spec.ActionMoveTable, do: func(c *chaos, caps []core.NodeID, feed string) (string, error) {
+		tables := c.s.Upstream().Tables()
+		_, err := c.s.MoveTable(feed, tables[c.r.IntN(len(tables))], c.pick(caps))
+		return string(spec.ActionMoveTable), err
+	}},
+	{action: spec.ActionSplitTable, do: func(c *chaos, _ []core.NodeID, feed string) (string, error) {
+		tables := c.s.Upstream().Tables()
+		_, err := c.s.SplitTable(feed, tables[c.r.IntN(len(tables))])
+		return string(spec.ActionSplitTable), err
+	}},
+	{action: spec.ActionCreateTable, do: func(c *chaos, _ []core.NodeID, _ string) (string, error) {
+		if len(c.s.Upstream().Tables()) >= 10 {
+			return noop, nil
 		}
-		*stalled = !*stalled
-		return "stall"
-	case 8:
-		tables := s.Upstream().Tables()
-		_, _ = s.MoveTable(f, tables[r.IntN(len(tables))], pick())
-		return "move-table"
-	case 9:
-		tables := s.Upstream().Tables()
-		_, _ = s.SplitTable(f, tables[r.IntN(len(tables))])
-		return "split-table"
-	case 10:
-		if len(s.Upstream().Tables()) < 10 {
-			s.CreateTable()
-			return "create-table"
-		}
-	case 11:
-		_ = s.MoveMaintainer(f, pick())
-		return "move-maintainer"
-	case 12:
-		if paused[f] {
-			if s.ResumeChangefeed(f, 0) == nil {
-				delete(paused, f)
+		c.s.CreateTable()
+		return string(spec.ActionCreateTable), nil
+	}},
+	{action: spec.ActionMoveMaintainer, do: func(c *chaos, caps []core.NodeID, feed string) (string, error) {
+		return string(spec.ActionMoveMaintainer), c.s.MoveMaintainer(feed, c.pick(caps))
+	}},
+	{action: spec.ActionPauseChangefeed, do: func(c *chaos, _ []core.NodeID, feed string) (string, error) {
+		if c.paused[feed] {
+			err := c.s.ResumeChangefeed(feed, 0)
+			if err == nil {
+				delete(c.paused, feed)
 			}
-		} else if s.PauseChangefeed(f) == nil {
-			paused[f] = true
+			return string(spec.ActionResumeChangefeed), err
 		}
-		return "pause-resume"
-	case 13:
-		_ = s.SetFailpoint(pick(), "BlockCreateDispatcher", r.IntN(2) == 0)
-		return "failpoint"
-	case 14:
-		_ = s.SetFailpoint(pick(), "NotReadyToCloseDispatcher", r.IntN(2) == 0)
-		return "failpoint"
-	case 15:
-		tables := s.Upstream().Tables()
-		_, _ = s.RemoveTableDispatchers(f, tables[r.IntN(len(tables))])
-		return "remove-table"
-	case 16, 17:
-		// A long delay of a few messages of one type. Under the message
-		// center the delayed message holds back what is behind it in its
-		// sending queue or on its stream (a congested connection); under the
-		// stronger deliveries it holds back its type only.
-		typ := delayableTypes[r.IntN(len(delayableTypes))]
-		_ = s.AddRule(Rule{Type: typ, Action: "delay", DelayMs: 5000 + r.Int64N(35000), Count: 1 + r.IntN(3)}) // a delay rule is always accepted
-		return "delay " + typ
+		err := c.s.PauseChangefeed(feed)
+		if err == nil {
+			c.paused[feed] = true
+		}
+		return string(spec.ActionPauseChangefeed), err
+	}},
+	{faults: []spec.Fault{spec.FaultBlockCreateDispatcher}, do: func(c *chaos, caps []core.NodeID, _ string) (string, error) {
+		n := c.pick(caps)
+		return c.inject(Injection{Fault: spec.FaultBlockCreateDispatcher, Node: n, Off: c.r.IntN(2) != 0})
+	}},
+	{faults: []spec.Fault{spec.FaultSlowCloseDispatcher}, do: func(c *chaos, caps []core.NodeID, _ string) (string, error) {
+		n := c.pick(caps)
+		return c.inject(Injection{Fault: spec.FaultSlowCloseDispatcher, Node: n, Off: c.r.IntN(2) != 0})
+	}},
+	{action: spec.ActionRemoveTableDispatchers, do: func(c *chaos, _ []core.NodeID, feed string) (string, error) {
+		tables := c.s.Upstream().Tables()
+		_, err := c.s.RemoveTableDispatchers(feed, tables[c.r.IntN(len(tables))])
+		return string(spec.ActionRemoveTableDispatchers), err
+	}},
+	{faults: []spec.Fault{spec.FaultDelayMessages}, do: delayMessages},
+	{faults: []spec.Fault{spec.FaultDelayMessages}, do: delayMessages},
+}
+
+const noop = "noop"
+
+// delayMessages: a long delay of a few messages of one type. Under the
+// message center the delayed message holds back what is behind it in its
+// sending queue or on its stream (a congested connection); under the
+// stronger deliveries it holds back its type only.
+func delayMessages(c *chaos, _ []core.NodeID, _ string) (string, error) {
+	typ := delayableTypes[c.r.IntN(len(delayableTypes))]
+	r := Rule{Type: typ, DelayMs: 5000 + c.r.Int64N(35000), Count: 1 + c.r.IntN(3)}
+	return c.inject(Injection{Fault: spec.FaultDelayMessages, Rule: r})
+}
+
+// chaos draws RunChaos's random actions and faults from its menu.
+type chaos struct {
+	s       *Sim
+	r       *rand.Rand
+	feeds   []string
+	menu    []chaosEntry
+	stalled bool
+	paused  map[string]bool
+}
+
+// newChaos builds the menu: every entry, or (faults non-nil) the domain
+// actions and the entries that inject one of faults. The full menu keeps
+// each seed's sequence of draws.
+func newChaos(s *Sim, r *rand.Rand, feeds []string, faults []spec.Fault) (*chaos, error) {
+	c := &chaos{s: s, r: r, feeds: feeds, paused: map[string]bool{}}
+	if faults == nil {
+		c.menu = chaosMenu
+		return c, nil
 	}
-	return "noop"
+	want := map[spec.Fault]bool{}
+	for _, f := range faults {
+		if why, ok := ChaosUnsupported[f]; ok {
+			return nil, fmt.Errorf("%s: RunChaos does not draw it: %s", f, why)
+		}
+		if !f.Known() {
+			_, err := spec.ParseFault(string(f))
+			return nil, err
+		}
+		want[f] = true
+	}
+	for _, e := range chaosMenu {
+		keep := e.faults == nil
+		for _, f := range e.faults {
+			keep = keep || want[f]
+		}
+		if keep {
+			c.menu = append(c.menu, e)
+		}
+	}
+	return c, nil
+}
+
+// CheckChaosFaults says whether RunChaos can restrict its faults to these
+// (ChaosConfig.Faults); the error names the first it cannot draw and why.
+func CheckChaosFaults(faults []spec.Fault) error {
+	_, err := newChaos(nil, nil, nil, faults)
+	return err
+}
+
+func (c *chaos) pick(caps []core.NodeID) core.NodeID { return caps[c.r.IntN(len(caps))] }
+
+func (c *chaos) inject(in Injection) (string, error) {
+	_, err := c.s.Inject(in)
+	return string(in.Fault), err
+}
+
+// step applies one random entry of the menu and returns what it applied
+// ("noop" when the entry's precondition failed) and the call's error.
+func (c *chaos) step() (string, error) {
+	caps := c.s.Captures()
+	feed := c.feeds[c.r.IntN(len(c.feeds))]
+	return c.menu[c.r.IntN(len(c.menu))].do(c, caps, feed)
 }
 
 var delayableTypes = []string{"AddMaintainerRequest", "RemoveMaintainerRequest", "MaintainerHeartbeat", "MaintainerBootstrapRequest",

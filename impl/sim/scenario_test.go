@@ -108,10 +108,10 @@ func arg(d *datadriven.TestData, key string) (string, bool) {
 	return "", false
 }
 
-// chaos runs one seed of RunChaos (the soak's random actions and faults)
+// chaosCommand runs one seed of RunChaos (the soak's random actions and faults)
 // with the bugs named, and prints its actions and verdict: a stored chaos
 // seed is a story too, for failures no hand-written story reaches.
-func chaos(d *datadriven.TestData) (string, error) {
+func chaosCommand(d *datadriven.TestData) (string, error) {
 	var cfg ChaosConfig
 	v, ok := arg(d, "seed")
 	if !ok {
@@ -143,7 +143,7 @@ func chaos(d *datadriven.TestData) (string, error) {
 
 func (h *harness) run(d *datadriven.TestData) (string, error) {
 	if d.Cmd == "chaos" {
-		return chaos(d)
+		return chaosCommand(d)
 	}
 	if d.Cmd != "new" && h.s == nil {
 		return "", fmt.Errorf("%s: %s before new", d.Pos, d.Cmd)
@@ -200,28 +200,28 @@ func (h *harness) run(d *datadriven.TestData) (string, error) {
 		}
 		h.s.RunFor(ms)
 		fmt.Fprintf(&b, "t=%s\n", rel(uint64(h.s.Now())))
-	case "create", "pause", "remove":
+	case string(spec.ActionCreateChangefeed), string(spec.ActionPauseChangefeed), string(spec.ActionRemoveChangefeed):
 		cf, _ := arg(d, "cf")
 		var err error
-		switch d.Cmd {
-		case "create":
+		switch spec.Action(d.Cmd) {
+		case spec.ActionCreateChangefeed:
 			err = h.s.CreateChangefeed(cf)
-		case "pause":
+		case spec.ActionPauseChangefeed:
 			err = h.s.PauseChangefeed(cf)
-		case "remove":
+		default:
 			err = h.s.RemoveChangefeed(cf)
 		}
 		if err != nil {
 			return "", err
 		}
 		b.WriteString("ok\n")
-	case "resume":
+	case string(spec.ActionResumeChangefeed):
 		cf, _ := arg(d, "cf")
 		if err := h.s.ResumeChangefeed(cf, 0); err != nil {
 			return "", err
 		}
 		b.WriteString("ok\n")
-	case "move-maintainer":
+	case string(spec.ActionMoveMaintainer):
 		cf, _ := arg(d, "cf")
 		n, err := h.node(d, "to")
 		if err != nil {
@@ -231,7 +231,7 @@ func (h *harness) run(d *datadriven.TestData) (string, error) {
 			return "", err
 		}
 		b.WriteString("ok\n")
-	case "move-table", "split-table", "remove-table":
+	case string(spec.ActionMoveTable), string(spec.ActionSplitTable), string(spec.ActionRemoveTableDispatchers):
 		cf, _ := arg(d, "cf")
 		tv, _ := arg(d, "table")
 		table, err := strconv.ParseInt(tv, 10, 64)
@@ -239,14 +239,14 @@ func (h *harness) run(d *datadriven.TestData) (string, error) {
 			return "", fmt.Errorf("table=%q: %v", tv, err)
 		}
 		var k int
-		switch d.Cmd {
-		case "move-table":
+		switch spec.Action(d.Cmd) {
+		case spec.ActionMoveTable:
 			n, err2 := h.node(d, "to")
 			if err2 != nil {
 				return "", err2
 			}
 			k, err = h.s.MoveTable(cf, table, n)
-		case "split-table":
+		case spec.ActionSplitTable:
 			k, err = h.s.SplitTable(cf, table)
 		default:
 			k, err = h.s.RemoveTableDispatchers(cf, table)
@@ -255,114 +255,10 @@ func (h *harness) run(d *datadriven.TestData) (string, error) {
 			return "", err
 		}
 		fmt.Fprintf(&b, "%d operator(s)\n", k)
-	case "create-table":
+	case string(spec.ActionCreateTable):
 		t := h.s.CreateTable()
 		ct, _ := h.s.Upstream().TableCreateTs(t)
 		fmt.Fprintf(&b, "table %d created at %s\n", t, rel(ct))
-	case "kill", "expire":
-		n, err := h.node(d, "node")
-		if err != nil {
-			return "", err
-		}
-		if d.Cmd == "kill" {
-			err = h.s.KillCapture(n)
-		} else {
-			err = h.s.ExpireSession(n)
-		}
-		if err != nil {
-			return "", err
-		}
-		fmt.Fprintf(&b, "owner %s\n", h.name(h.s.Owner()))
-	case "add-capture":
-		id := h.s.AddCapture()
-		fmt.Fprintf(&b, "%s joined; owner %s\n", h.name(id), h.name(h.s.Owner()))
-	case "rule":
-		var r Rule
-		r.Type, _ = arg(d, "type")
-		r.Action, _ = arg(d, "action")
-		if v, ok := arg(d, "to"); ok {
-			r.To = h.ids[v]
-		}
-		if v, ok := arg(d, "from"); ok {
-			r.From = h.ids[v]
-		}
-		r.Count = 1
-		if v, ok := arg(d, "count"); ok {
-			r.Count, _ = strconv.Atoi(v)
-		}
-		if v, ok := arg(d, "delay"); ok {
-			ms, err := parseDur(v)
-			if err != nil {
-				return "", err
-			}
-			r.DelayMs = ms
-		}
-		if err := h.s.AddRule(r); err != nil {
-			return "", err
-		}
-		b.WriteString("ok\n")
-	case "faults":
-		f := Faults{DelayMinMs: 1, DelayMaxMs: 5}
-		if v, ok := arg(d, "drop"); ok {
-			f.DropProb, _ = strconv.ParseFloat(v, 64)
-		}
-		if v, ok := arg(d, "dup"); ok {
-			f.DupProb, _ = strconv.ParseFloat(v, 64)
-		}
-		if v, ok := arg(d, "delay"); ok {
-			lo, hi, _ := strings.Cut(v, "-")
-			f.DelayMinMs, _ = strconv.ParseInt(lo, 10, 64)
-			f.DelayMaxMs, _ = strconv.ParseInt(hi, 10, 64)
-		}
-		if err := h.s.SetFaults(f); err != nil {
-			return "", err
-		}
-		b.WriteString("ok\n")
-	case "partition":
-		var groups [][]core.NodeID
-		for _, a := range d.CmdArgs {
-			var g []core.NodeID
-			for _, n := range append([]string{a.Key}, a.Vals...) {
-				for _, x := range strings.Split(n, ",") {
-					if id, ok := h.ids[x]; ok {
-						g = append(g, id)
-					}
-				}
-			}
-			groups = append(groups, g)
-		}
-		h.s.Partition(groups...)
-		b.WriteString("ok\n")
-	case "sink-error":
-		cf, _ := arg(d, "cf")
-		n, err := h.node(d, "node")
-		if err != nil {
-			return "", err
-		}
-		if err := h.s.SinkError(CfID(cf), n); err != nil {
-			return "", err
-		}
-		b.WriteString("ok\n")
-	case "stall":
-		h.s.StallUpstream()
-		b.WriteString("ok\n")
-	case "resume-upstream":
-		h.s.ResumeUpstream()
-		b.WriteString("ok\n")
-	case "failpoint":
-		n, err := h.node(d, "node")
-		if err != nil {
-			return "", err
-		}
-		name, _ := arg(d, "name")
-		v, _ := arg(d, "on")
-		if err := h.s.SetFailpoint(n, name, v != "false"); err != nil {
-			return "", err
-		}
-		b.WriteString("ok\n")
-	case "heal":
-		h.s.Heal()
-		fmt.Fprintf(&b, "target %s\n", rel(h.s.healTarget))
 	case "quiesce":
 		v, _ := arg(d, "max")
 		ms, err := parseDur(v)
@@ -387,9 +283,119 @@ func (h *harness) run(d *datadriven.TestData) (string, error) {
 	case "stuck-tables":
 		fmt.Fprintf(&b, "%v\n", h.s.Upstream().StuckTables())
 	default:
-		return "", fmt.Errorf("unknown command %q", d.Cmd)
+		if f := spec.Fault(d.Cmd); f.Known() {
+			return h.inject(d, f)
+		}
+		return "", fmt.Errorf("%s: unknown command %q (known: %s; the faults: %s)", d.Pos, d.Cmd,
+			strings.Join(harnessCommands, ", "), strings.Join(spec.FaultNames(), ", "))
 	}
 	return b.String(), nil
+}
+
+// harnessCommands are the commands besides the faults, which are the
+// vocabulary's names (inject).
+var harnessCommands = []string{"new", "chaos", "run", "quiesce", "state", "violations", "log", "events", "stuck-tables",
+	string(spec.ActionCreateChangefeed), string(spec.ActionPauseChangefeed), string(spec.ActionResumeChangefeed),
+	string(spec.ActionRemoveChangefeed), string(spec.ActionMoveMaintainer), string(spec.ActionCreateTable),
+	string(spec.ActionMoveTable), string(spec.ActionSplitTable), string(spec.ActionRemoveTableDispatchers)}
+
+// inject runs a fault command: the command is the fault's name, its
+// arguments the Injection's fields:
+//
+//	node=nK                    the capture hit (kill-capture, expire-session, sink-error,
+//	                           failpoints, partition of one capture)
+//	cf=NAME                    sink-error, kill-maintainer-capture
+//	type= from= to= count= delay=DURATION
+//	                           drop-, duplicate-, delay-messages (count defaults to 1)
+//	drop=P dup=P delay=LO-HI   random-message-faults (probabilities; delay range in ms)
+//	nA,nB nC ...               partition into these groups (instead of node=)
+//	on=false                   switch a failpoint off
+//
+// It prints the owner after a capture dies, the new capture's name after
+// one starts, the liveness target after heal, otherwise "ok".
+func (h *harness) inject(d *datadriven.TestData, f spec.Fault) (string, error) {
+	in := Injection{Fault: f}
+	in.Changefeed, _ = arg(d, "cf")
+	if _, ok := arg(d, "node"); ok {
+		n, err := h.node(d, "node")
+		if err != nil {
+			return "", err
+		}
+		in.Node = n
+	}
+	switch f {
+	case spec.FaultDropMessages, spec.FaultDuplicateMessages, spec.FaultDelayMessages:
+		in.Rule.Type, _ = arg(d, "type")
+		for key, dst := range map[string]*core.NodeID{"to": &in.Rule.To, "from": &in.Rule.From} {
+			if _, ok := arg(d, key); ok {
+				n, err := h.node(d, key)
+				if err != nil {
+					return "", err
+				}
+				*dst = n
+			}
+		}
+		in.Rule.Count = 1
+		if v, ok := arg(d, "count"); ok {
+			n, err := strconv.Atoi(v)
+			if err != nil {
+				return "", fmt.Errorf("%s: count=%q: %v", d.Pos, v, err)
+			}
+			in.Rule.Count = n
+		}
+		if v, ok := arg(d, "delay"); ok {
+			ms, err := parseDur(v)
+			if err != nil {
+				return "", err
+			}
+			in.Rule.DelayMs = ms
+		}
+	case spec.FaultRandomMessageFaults:
+		in.Faults = Faults{DelayMinMs: 1, DelayMaxMs: 5}
+		if v, ok := arg(d, "drop"); ok {
+			in.Faults.DropProb, _ = strconv.ParseFloat(v, 64)
+		}
+		if v, ok := arg(d, "dup"); ok {
+			in.Faults.DupProb, _ = strconv.ParseFloat(v, 64)
+		}
+		if v, ok := arg(d, "delay"); ok {
+			lo, hi, _ := strings.Cut(v, "-")
+			in.Faults.DelayMinMs, _ = strconv.ParseInt(lo, 10, 64)
+			in.Faults.DelayMaxMs, _ = strconv.ParseInt(hi, 10, 64)
+		}
+	case spec.FaultPartition:
+		if in.Node == "" {
+			for _, a := range d.CmdArgs {
+				var g []core.NodeID
+				for _, n := range append([]string{a.Key}, a.Vals...) {
+					for _, x := range strings.Split(n, ",") {
+						id, ok := h.ids[x]
+						if !ok {
+							return "", fmt.Errorf("%s: partition group member %q: no such capture (known: %s)", d.Pos, x, strings.Join(h.names(), ", "))
+						}
+						g = append(g, id)
+					}
+				}
+				in.Groups = append(in.Groups, g)
+			}
+		}
+	case spec.FaultBlockCreateDispatcher, spec.FaultSlowCloseDispatcher:
+		v, _ := arg(d, "on")
+		in.Off = v == "false"
+	}
+	n, err := h.s.Inject(in)
+	if err != nil {
+		return "", err
+	}
+	switch f {
+	case spec.FaultKillCapture, spec.FaultKillMaintainerCapture, spec.FaultKillOwnerCapture, spec.FaultExpireSession:
+		return fmt.Sprintf("%s died; owner %s\n", h.name(n), h.name(h.s.Owner())), nil
+	case spec.FaultAddCapture, spec.FaultRestartCapture:
+		return fmt.Sprintf("%s joined; owner %s\n", h.name(n), h.name(h.s.Owner())), nil
+	case spec.FaultHeal:
+		return fmt.Sprintf("target %s\n", rel(h.s.healTarget)), nil
+	}
+	return "ok\n", nil
 }
 
 // scrub replaces node IDs with aliases and absolute timestamps with offsets.

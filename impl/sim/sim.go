@@ -91,6 +91,24 @@ type Rule struct {
 	Count    int
 }
 
+// ruleActions maps each fault of the vocabulary that is a Rule to the
+// rule's Action.
+var ruleActions = map[spec.Fault]string{
+	spec.FaultDropMessages:      "drop",
+	spec.FaultDuplicateMessages: "dup",
+	spec.FaultDelayMessages:     "delay",
+}
+
+// fault is the rule's fault in the vocabulary; "" for an unknown Action.
+func (r Rule) fault() spec.Fault {
+	for f, a := range ruleActions {
+		if a == r.Action {
+			return f
+		}
+	}
+	return ""
+}
+
 type itemKind uint8
 
 const (
@@ -391,7 +409,7 @@ const (
 	StepUpstream                       // the upstream advanced
 	StepSinkResult                     // a sink write's outcome reached Node
 	StepMembership                     // capture keys expired: Left seen leaving
-	StepFault                          // a fault or API call, named by Name
+	StepFault                          // a fault or domain action, named by Name
 )
 
 func (k StepKind) String() string {
@@ -405,7 +423,7 @@ type Step struct {
 	From core.NodeID   // StepDeliver: the sender
 	Msg  core.Message  // StepDeliver
 	Left []core.NodeID // StepMembership, and a session expiry: nodes seen leaving
-	Name string        // StepFault: the fault or API call ("kill-capture", ...)
+	Name string        // StepFault: the fault (a spec.Fault) or the domain action (a spec.Action)
 	Arg  int64         // StepFault: a table for create-table, else 0
 }
 
@@ -603,7 +621,7 @@ func (s *Sim) AddCapture() core.NodeID {
 	s.order = append(s.order, id)
 	s.push(&item{at: s.now + s.rng.Int64N(core.TickInterval), kind: itemTick, node: id})
 	s.membershipChanged()
-	s.notify(Step{Kind: StepFault, Name: "add-capture", Node: id})
+	s.notify(Step{Kind: StepFault, Name: string(spec.FaultAddCapture), Node: id})
 	return id
 }
 
@@ -616,7 +634,7 @@ func (s *Sim) KillCapture(id core.NodeID) error {
 	}
 	n.alive = false
 	s.push(&item{at: s.now + s.cfg.SessionTTLMs, kind: itemLeaseExpire, ls: n.lease})
-	s.notify(Step{Kind: StepFault, Name: "kill-capture", Node: id})
+	s.notify(Step{Kind: StepFault, Name: string(spec.FaultKillCapture), Node: id})
 	return nil
 }
 
@@ -633,7 +651,7 @@ func (s *Sim) ExpireSession(id core.NodeID) error {
 	s.lg.Event(nil, spec.Event{Kind: spec.CaptureSuicide, Node: string(id), Err: "[CDC:ErrCaptureSuicide]capture suicide"})
 	s.store.Revoke(n.lease)
 	s.membershipChanged()
-	s.notify(Step{Kind: StepFault, Name: "expire-session", Node: id, Left: s.lastLeft})
+	s.notify(Step{Kind: StepFault, Name: string(spec.FaultExpireSession), Node: id, Left: s.lastLeft})
 	return nil
 }
 
@@ -749,7 +767,7 @@ func (s *Sim) SetFaults(f Faults) error {
 		}
 	}
 	s.faults = f
-	s.notify(Step{Kind: StepFault, Name: "message-faults"})
+	s.notify(Step{Kind: StepFault, Name: string(spec.FaultRandomMessageFaults)})
 	return nil
 }
 
@@ -757,13 +775,16 @@ func (s *Sim) SetFaults(f Faults) error {
 // assumption that allows duplicates; otherwise it is not added and the
 // error says why.
 func (s *Sim) AddRule(r Rule) error {
+	if r.fault() == "" {
+		return fmt.Errorf("rule action %q: want drop, delay or dup", r.Action)
+	}
 	if r.Action == "dup" {
 		if err := s.deliveryAllows(fmt.Sprintf("a dup rule (%s)", r.Type)); err != nil {
 			return err
 		}
 	}
 	s.rules = append(s.rules, r)
-	s.notify(Step{Kind: StepFault, Name: "message-rule"})
+	s.notify(Step{Kind: StepFault, Name: string(r.fault())})
 	return nil
 }
 
@@ -776,7 +797,7 @@ func (s *Sim) Partition(groups ...[]core.NodeID) {
 			s.partition[n] = i + 1
 		}
 	}
-	s.notify(Step{Kind: StepFault, Name: "partition"})
+	s.notify(Step{Kind: StepFault, Name: string(spec.FaultPartition)})
 }
 
 // SinkError breaks the sink instance of the changefeed's dispatcher manager
@@ -793,19 +814,19 @@ func (s *Sim) SinkError(cf core.ChangefeedID, node core.NodeID) error {
 	}
 	s.sink.Break(dm.SinkID(), core.RunningError{Time: s.now, Node: node, Code: "CDC:ErrChangefeedRetryable",
 		Message: "[CDC:ErrKafkaAsyncSendMessage]kafka async send message failed: i/o timeout"})
-	s.notify(Step{Kind: StepFault, Name: "sink-error", Node: node})
+	s.notify(Step{Kind: StepFault, Name: string(spec.FaultSinkError), Node: node})
 	return nil
 }
 
 // StallUpstream makes every TiKV unavailable; ResumeUpstream brings it back.
 func (s *Sim) StallUpstream() {
 	s.up.Stall(nil)
-	s.notify(Step{Kind: StepFault, Name: "stall-upstream"})
+	s.notify(Step{Kind: StepFault, Name: string(spec.FaultStallUpstream)})
 }
 
 func (s *Sim) ResumeUpstream() {
 	s.up.Resume(nil)
-	s.notify(Step{Kind: StepFault, Name: "resume-upstream"})
+	s.notify(Step{Kind: StepFault, Name: string(spec.FaultResumeUpstream)})
 }
 
 // SetFailpoint switches BlockCreateDispatcher / NotReadyToCloseDispatcher on
@@ -823,8 +844,14 @@ func (s *Sim) SetFailpoint(node core.NodeID, name string, on bool) error {
 	default:
 		return fmt.Errorf("unknown failpoint %q (known: BlockCreateDispatcher, NotReadyToCloseDispatcher)", name)
 	}
-	s.notify(Step{Kind: StepFault, Name: "failpoint", Node: node})
+	s.notify(Step{Kind: StepFault, Name: string(failpointFault[name]), Node: node})
 	return nil
+}
+
+// failpointFault names each failpoint's fault in the vocabulary.
+var failpointFault = map[string]spec.Fault{
+	"BlockCreateDispatcher":     spec.FaultBlockCreateDispatcher,
+	"NotReadyToCloseDispatcher": spec.FaultSlowCloseDispatcher,
 }
 
 // Heal stops every fault: message faults, rules, partitions, failpoints,
@@ -842,7 +869,7 @@ func (s *Sim) Heal() {
 	s.up.Resume(nil)
 	s.healTarget = s.up.GlobalResolvedTs()
 	s.lg.Event(nil, spec.Event{Kind: spec.FaultsHealed, Checkpoint: s.healTarget})
-	s.notify(Step{Kind: StepFault, Name: "heal"})
+	s.notify(Step{Kind: StepFault, Name: string(spec.FaultHeal)})
 }
 
 // --- API ---
@@ -855,7 +882,7 @@ func (s *Sim) coordinator() (*coordinator.Coordinator, *simNode, error) {
 	return n.cap.Coordinator, n, nil
 }
 
-func (s *Sim) api(name string, f func(c *coordinator.Coordinator, out *core.Effects) error) error {
+func (s *Sim) api(name spec.Action, f func(c *coordinator.Coordinator, out *core.Effects) error) error {
 	c, n, err := s.coordinator()
 	if err != nil {
 		return err
@@ -866,7 +893,7 @@ func (s *Sim) api(name string, f func(c *coordinator.Coordinator, out *core.Effe
 		return err
 	}
 	s.exec(n, out)
-	s.notify(Step{Kind: StepFault, Name: name, Node: s.owner})
+	s.notify(Step{Kind: StepFault, Name: string(name), Node: s.owner})
 	return nil
 }
 
@@ -876,35 +903,35 @@ func CfID(name string) core.ChangefeedID { return core.ChangefeedID("default/" +
 // CreateChangefeed creates a changefeed starting at the upstream resolved ts.
 func (s *Sim) CreateChangefeed(name string) error {
 	start := s.up.GlobalResolvedTs()
-	return s.api("create-changefeed", func(c *coordinator.Coordinator, out *core.Effects) error {
+	return s.api(spec.ActionCreateChangefeed, func(c *coordinator.Coordinator, out *core.Effects) error {
 		return c.CreateChangefeed(s.now, CfID(name), start, s.up.TablesAt(start), out)
 	})
 }
 
 // PauseChangefeed pauses a changefeed.
 func (s *Sim) PauseChangefeed(name string) error {
-	return s.api("pause-changefeed", func(c *coordinator.Coordinator, out *core.Effects) error {
+	return s.api(spec.ActionPauseChangefeed, func(c *coordinator.Coordinator, out *core.Effects) error {
 		return c.PauseChangefeed(s.now, CfID(name), out)
 	})
 }
 
 // ResumeChangefeed resumes a changefeed (checkpoint 0: keep it).
 func (s *Sim) ResumeChangefeed(name string, checkpoint uint64) error {
-	return s.api("resume-changefeed", func(c *coordinator.Coordinator, out *core.Effects) error {
+	return s.api(spec.ActionResumeChangefeed, func(c *coordinator.Coordinator, out *core.Effects) error {
 		return c.ResumeChangefeed(s.now, CfID(name), checkpoint, out)
 	})
 }
 
 // RemoveChangefeed removes a changefeed.
 func (s *Sim) RemoveChangefeed(name string) error {
-	return s.api("remove-changefeed", func(c *coordinator.Coordinator, out *core.Effects) error {
+	return s.api(spec.ActionRemoveChangefeed, func(c *coordinator.Coordinator, out *core.Effects) error {
 		return c.RemoveChangefeed(s.now, CfID(name), out)
 	})
 }
 
 // MoveMaintainer moves a changefeed's maintainer to node.
 func (s *Sim) MoveMaintainer(name string, node core.NodeID) error {
-	return s.api("move-maintainer", func(c *coordinator.Coordinator, out *core.Effects) error {
+	return s.api(spec.ActionMoveMaintainer, func(c *coordinator.Coordinator, out *core.Effects) error {
 		return c.MoveChangefeed(s.now, CfID(name), node, out)
 	})
 }
@@ -912,7 +939,7 @@ func (s *Sim) MoveMaintainer(name string, node core.NodeID) error {
 // CreateTable runs CREATE TABLE upstream and returns the table ID.
 func (s *Sim) CreateTable() int64 {
 	t, _ := s.up.CreateTable(nil)
-	s.notify(Step{Kind: StepFault, Name: "create-table", Arg: t})
+	s.notify(Step{Kind: StepFault, Name: string(spec.ActionCreateTable), Arg: t})
 	return t
 }
 
@@ -944,7 +971,7 @@ func (s *Sim) MoveTable(name string, table int64, node core.NodeID) (int, error)
 	defer s.release()
 	k := m.MoveTable(table, node, out)
 	s.exec(n, out)
-	s.notify(Step{Kind: StepFault, Name: "move-table", Node: n.cap.ID, Arg: table})
+	s.notify(Step{Kind: StepFault, Name: string(spec.ActionMoveTable), Node: n.cap.ID, Arg: table})
 	return k, nil
 }
 
@@ -958,7 +985,7 @@ func (s *Sim) SplitTable(name string, table int64) (int, error) {
 	defer s.release()
 	k := m.SplitTable(table, out)
 	s.exec(n, out)
-	s.notify(Step{Kind: StepFault, Name: "split-table", Node: n.cap.ID, Arg: table})
+	s.notify(Step{Kind: StepFault, Name: string(spec.ActionSplitTable), Node: n.cap.ID, Arg: table})
 	return k, nil
 }
 
@@ -973,7 +1000,7 @@ func (s *Sim) RemoveTableDispatchers(name string, table int64) (int, error) {
 	defer s.release()
 	k := m.RemoveTableDispatchers(table, out)
 	s.exec(n, out)
-	s.notify(Step{Kind: StepFault, Name: "remove-table-dispatchers", Node: n.cap.ID, Arg: table})
+	s.notify(Step{Kind: StepFault, Name: string(spec.ActionRemoveTableDispatchers), Node: n.cap.ID, Arg: table})
 	return k, nil
 }
 

@@ -21,9 +21,9 @@ func runRecorded(seed uint64) (string, []spec.Event) {
 	r := rand.New(rand.NewPCG(seed, 1))
 	_ = s.CreateChangefeed("cf1")
 	s.RunFor(2000)
-	stalled, paused := false, map[string]bool{}
+	c, _ := newChaos(s, r, []string{"cf1"}, nil)
 	for i := 0; i < 15; i++ {
-		RandomAction(s, r, []string{"cf1"}, &stalled, paused)
+		_, _ = c.step()
 		s.RunFor(1000)
 	}
 	s.Heal()

@@ -1,10 +1,12 @@
 // Package cluster runs a real cdcspec cluster on one machine: an embedded
 // etcd and kfake broker (or external ones), N capture processes of the
 // cdcspec binary (`cdcspec server`), the shared synthetic upstream and a
-// changefeed; it injects faults (kill -9 and restart, etcd session expiry,
-// Kafka produce timeouts, pause/resume, table moves and splits, CREATE
-// TABLE, upstream stalls), then heals, waits for the checkpoint and checks
-// the topic (runtime/datacheck) and the capture logs (cdcspec trace).
+// changefeed; it injects faults of the vocabulary (spec.Fault: kill-capture
+// and the supervisor's restart, expire-session, sink-error as Kafka produce
+// timeouts, stall-upstream, message rules, failpoints; faults.go says which
+// and why not the others) and domain actions (pause-changefeed, move-table,
+// split-table, create-table), then heals, waits for the checkpoint and
+// checks the topic (runtime/datacheck) and the capture logs (cdcspec trace).
 package cluster
 
 import (
@@ -676,16 +678,6 @@ func (c *Cluster) delayRule(ctx context.Context, id string, r adminapi.DelayRule
 		return fmt.Errorf("capture %s not registered", id)
 	}
 	return adminapi.NewClient(v.APIAddr).AddDelayRule(ctx, r)
-}
-
-// DelayBlockStatus makes the maintainer's capture hold the table
-// trigger's block statuses (a DDL's NONE report) for d.
-func (c *Cluster) DelayBlockStatus(ctx context.Context, d time.Duration) (string, error) {
-	maint, err := c.maintainerHost(ctx)
-	if err != nil {
-		return "", err
-	}
-	return maint, c.delayRule(ctx, maint, adminapi.DelayRule{Type: "BlockStatusRequest", Action: "delay", DelayMs: d.Milliseconds(), Count: 1000})
 }
 
 // StaleCreate moves a table to a capture that holds the move's Create for

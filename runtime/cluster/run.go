@@ -3,42 +3,62 @@ package cluster
 import (
 	"context"
 	"fmt"
-
-	"cdcspec/runtime/adminapi"
 	"sort"
-	"strings"
 	"time"
 
 	"cdcspec/runtime/datacheck"
 	"cdcspec/runtime/server"
+	"cdcspec/spec"
 	"cdcspec/traces"
 )
 
-// Faults are the fault names a schedule may use.
-var Faults = []string{"kill", "kill-owner", "expire", "kafka", "pause", "move", "split", "create-table", "stall", "move-kill", "freeze", "expire-frozen", "failover-inflight", "kill-maintainer", "delay-block-status", "stale-create", "dup-remove-maintainer", "slow-maintainer-close"}
-
-// DefaultFaults is the default schedule's mix.
-var DefaultFaults = []string{"kill", "kafka", "move", "expire", "split", "create-table", "pause", "move-kill"}
-
-// Step is one scheduled fault, at an offset from the start of the fault
-// phase.
-type Step struct {
-	At    time.Duration
-	Fault string
-	// Dur is how long a timed fault lasts (kafka, stall, pause); 0: default.
-	Dur time.Duration
-	// AvoidOwner applies to expire.
-	AvoidOwner bool
+// DefaultFaults is the default schedule's mix, faults of the vocabulary
+// and domain actions.
+var DefaultFaults = []string{
+	string(spec.FaultKillCapture), string(spec.FaultSinkError), string(spec.ActionMoveTable), string(spec.FaultExpireSession),
+	string(spec.ActionSplitTable), string(spec.ActionCreateTable), string(spec.ActionPauseChangefeed), string(spec.FaultKillMoveDestination),
 }
 
-// Schedule spreads faults evenly over d.
-func Schedule(faults []string, d time.Duration) []Step {
-	var out []Step
-	gap := d / time.Duration(len(faults)+1)
-	for i, f := range faults {
-		out = append(out, Step{At: gap * time.Duration(i+1), Fault: f})
+// Step is one scheduled fault or domain action, at an offset from the
+// start of the fault phase.
+type Step struct {
+	At time.Duration
+	// Fault or Action: exactly one is set (Names lists what cdcspec run
+	// supports).
+	Fault  spec.Fault
+	Action spec.Action
+	// Dur is how long a timed fault lasts (sink-error, stall-upstream,
+	// delay- and duplicate-messages, pause-changefeed); 0: its default.
+	Dur time.Duration
+	// AvoidOwner applies to expire-session.
+	AvoidOwner bool
+	// MsgType is the message type of drop-, duplicate- and delay-messages
+	// ("": the fault's default, see faultInjectors).
+	MsgType string
+}
+
+// Name is the step's fault or action.
+func (s Step) Name() string {
+	if s.Fault != "" {
+		return string(s.Fault)
 	}
-	return out
+	return string(s.Action)
+}
+
+// Schedule parses names (faults of the vocabulary and domain actions) and
+// spreads them evenly over d.
+func Schedule(names []string, d time.Duration) ([]Step, error) {
+	var out []Step
+	gap := d / time.Duration(len(names)+1)
+	for i, n := range names {
+		st, err := ParseStep(n)
+		if err != nil {
+			return nil, err
+		}
+		st.At = gap * time.Duration(i+1)
+		out = append(out, st)
+	}
+	return out, nil
 }
 
 // ScenarioNodes is the capture count a scenario needs (0: the default).
@@ -69,10 +89,10 @@ func Scenario(name string) ([]Step, bool, error) {
 		// checkpoints on sinks that hang, so the error arrives with a
 		// reported checkpoint below the stored one.
 		return []Step{
-			{At: 3 * time.Second, Fault: "split"},
-			{At: 5 * time.Second, Fault: "freeze"},
-			{At: 7 * time.Second, Fault: "kafka", Dur: 12 * time.Second},
-			{At: 9 * time.Second, Fault: "expire-frozen"},
+			{At: 3 * time.Second, Action: spec.ActionSplitTable},
+			{At: 5 * time.Second, Fault: spec.FaultFreezeCapture},
+			{At: 7 * time.Second, Fault: spec.FaultSinkError, Dur: 12 * time.Second},
+			{At: 9 * time.Second, Fault: spec.FaultExpireFrozenSession},
 		}, true, nil
 	}
 	if name == "seed-6202" {
@@ -81,9 +101,9 @@ func Scenario(name string) ([]Step, bool, error) {
 		// the maintainer's capture dies; the next maintainer bootstraps
 		// below the DDL.
 		return []Step{
-			{At: 4 * time.Second, Fault: "kafka", Dur: 10 * time.Second},
-			{At: 4100 * time.Millisecond, Fault: "create-table"},
-			{At: 6500 * time.Millisecond, Fault: "kill-maintainer"},
+			{At: 4 * time.Second, Fault: spec.FaultSinkError, Dur: 10 * time.Second},
+			{At: 4100 * time.Millisecond, Action: spec.ActionCreateTable},
+			{At: 6500 * time.Millisecond, Fault: spec.FaultKillMaintainerCapture},
 		}, false, nil
 	}
 	if name == "seed-3952" {
@@ -92,28 +112,28 @@ func Scenario(name string) ([]Step, bool, error) {
 		// closed the real one; its close is slow; the backoff's add lands
 		// on the same capture (ScenarioNodes: 1) and sees it "Working".
 		return []Step{
-			{At: 4 * time.Second, Fault: "dup-remove-maintainer", Dur: 7 * time.Second},
-			{At: 4100 * time.Millisecond, Fault: "kafka", Dur: 5 * time.Second},
-			{At: 12 * time.Second, Fault: "slow-maintainer-close", Dur: 30 * time.Second},
+			{At: 4 * time.Second, Fault: spec.FaultDuplicateMessages, MsgType: "RemoveMaintainerRequest", Dur: 7 * time.Second},
+			{At: 4100 * time.Millisecond, Fault: spec.FaultSinkError, Dur: 5 * time.Second},
+			{At: 12 * time.Second, Fault: spec.FaultDelayMessages, MsgType: "MaintainerCloseResponse", Dur: 30 * time.Second},
 		}, false, nil
 	}
 	if name == "seed-5401" {
 		// pingcap/ticdc#5401: the table trigger's NONE report of a CREATE
 		// TABLE reaches the maintainer 3 s late.
 		return []Step{
-			{At: 4 * time.Second, Fault: "delay-block-status", Dur: 3 * time.Second},
-			{At: 4100 * time.Millisecond, Fault: "create-table"},
+			{At: 4 * time.Second, Fault: spec.FaultDelayMessages, MsgType: "BlockStatusRequest", Dur: 3 * time.Second},
+			{At: 4100 * time.Millisecond, Action: spec.ActionCreateTable},
 		}, false, nil
 	}
 	if name == "seed-5083" {
 		// pingcap/ticdc#5083: a Create of the previous maintainer
 		// generation lands after the next maintainer took over.
-		return []Step{{At: 4 * time.Second, Fault: "stale-create", Dur: 20 * time.Second}}, false, nil
+		return []Step{{At: 4 * time.Second, Fault: spec.FaultKillMaintainerStaleCreate, Dur: 20 * time.Second}}, false, nil
 	}
 	if name == "seed-3411" {
 		// pingcap/ticdc#3411: dispatcher operators in flight (held by
 		// failpoints) when the maintainer's capture dies.
-		return []Step{{At: 4 * time.Second, Fault: "failover-inflight"}}, false, nil
+		return []Step{{At: 4 * time.Second, Fault: spec.FaultKillMaintainerInflight}}, false, nil
 	}
 	return nil, false, fmt.Errorf("unknown scenario %q (known: seed-5709, seed-3411, seed-6202, seed-5401, seed-5083, seed-3952)", name)
 }
@@ -128,9 +148,9 @@ type RunConfig struct {
 	SettleTimeout time.Duration
 }
 
-// Recovery is what one fault did to the changefeed.
+// Recovery is what one fault (or domain action) did to the changefeed.
 type Recovery struct {
-	Fault  string `json:"fault"`
+	Fault  string `json:"fault"` // Step.Name
 	Target string `json:"target,omitempty"`
 	AtMs   int64  `json:"at_ms"` // since the fault phase began
 	Error  string `json:"error,omitempty"`
@@ -185,11 +205,15 @@ func Run(ctx context.Context, rc RunConfig) (*Result, error) {
 		rc.SettleTimeout = 120 * time.Second
 	}
 	if rc.Steps == nil {
-		rc.Steps = Schedule(DefaultFaults, rc.Duration)
+		steps, err := Schedule(DefaultFaults, rc.Duration)
+		if err != nil {
+			return nil, err
+		}
+		rc.Steps = steps
 	}
 	for _, s := range rc.Steps {
-		if !knownFault(s.Fault) {
-			return nil, fmt.Errorf("unknown fault %q (known: %s)", s.Fault, strings.Join(Faults, ", "))
+		if err := s.check(); err != nil {
+			return nil, err
 		}
 	}
 	c, err := Start(ctx, rc.Cluster)
@@ -217,9 +241,9 @@ func Run(ctx context.Context, rc RunConfig) (*Result, error) {
 		r.AtMs = time.Since(begin).Milliseconds()
 		r.at = time.Now().UnixMilli()
 		if r.Error != "" {
-			c.progress("fault %s: %s", st.Fault, r.Error)
+			c.progress("fault %s: %s", st.Name(), r.Error)
 		} else {
-			c.progress("fault %s %s", st.Fault, r.Target)
+			c.progress("fault %s %s", st.Name(), r.Target)
 		}
 		recs = append(recs, r)
 	}
@@ -294,172 +318,6 @@ func Run(ctx context.Context, rc RunConfig) (*Result, error) {
 	}
 	res.Violations = trep.Violations()
 	return res, nil
-}
-
-func knownFault(f string) bool {
-	for _, k := range Faults {
-		if k == f {
-			return true
-		}
-	}
-	return false
-}
-
-// inject fires one fault. Timed faults heal themselves in the background.
-func (c *Cluster) inject(ctx context.Context, st Step) Recovery {
-	r := Recovery{Fault: st.Fault, FaultToWarningMs: -1, WarningToNormalMs: -1, LagBelow3sMs: -1}
-	fail := func(err error) Recovery { r.Error = err.Error(); return r }
-	dur := func(d time.Duration) time.Duration {
-		if st.Dur > 0 {
-			return st.Dur
-		}
-		return d
-	}
-	switch st.Fault {
-	case "kill":
-		id, err := c.KillCapture("")
-		if err != nil {
-			return fail(err)
-		}
-		r.Target = id
-	case "kill-owner":
-		id, _, err := c.Etcd.Owner(ctx)
-		if err != nil {
-			return fail(err)
-		}
-		if _, err := c.KillCapture(id); err != nil {
-			return fail(err)
-		}
-		r.Target = id
-	case "expire":
-		id, err := c.ExpireSession("", st.AvoidOwner)
-		if err != nil {
-			return fail(err)
-		}
-		r.Target = id
-	case "dup-remove-maintainer", "slow-maintainer-close":
-		typ, action := "RemoveMaintainerRequest", "dup"
-		if st.Fault == "slow-maintainer-close" {
-			typ, action = "MaintainerCloseResponse", "delay"
-		}
-		id, err := c.maintainerHost(ctx)
-		if err != nil {
-			// The changefeed may be stopping: use the capture that ran it last.
-			id = c.lastMaintainer
-		}
-		if id == "" {
-			return fail(fmt.Errorf("no maintainer host: %v", err))
-		}
-		c.lastMaintainer = id
-		count := 1
-		if action == "delay" {
-			count = 1000
-		}
-		if err := c.delayRule(ctx, id, adminapi.DelayRule{Type: typ, Action: action, DelayMs: dur(10 * time.Second).Milliseconds(), Count: count}); err != nil {
-			return fail(err)
-		}
-		r.Target = id
-	case "delay-block-status":
-		id, err := c.DelayBlockStatus(ctx, dur(3*time.Second))
-		if err != nil {
-			return fail(err)
-		}
-		r.Target = id
-	case "stale-create":
-		what, err := c.StaleCreate(ctx, dur(20*time.Second))
-		if err != nil {
-			return fail(err)
-		}
-		r.Target = what
-	case "kill-maintainer":
-		id, err := c.maintainerHost(ctx)
-		if err != nil {
-			return fail(err)
-		}
-		if _, err := c.KillCapture(id); err != nil {
-			return fail(err)
-		}
-		r.Target = id
-	case "failover-inflight":
-		what, err := c.FailoverInflight(ctx)
-		if err != nil {
-			return fail(err)
-		}
-		r.Target = what
-	case "freeze":
-		id, err := c.Freeze(ctx)
-		if err != nil {
-			return fail(err)
-		}
-		r.Target = id
-	case "expire-frozen":
-		ids, err := c.ExpireFrozen()
-		if err != nil {
-			return fail(err)
-		}
-		r.Target = strings.Join(ids, ",")
-	case "kafka":
-		d := dur(5 * time.Second)
-		if err := c.KafkaTimeout(d); err != nil {
-			return fail(err)
-		}
-		r.Target = d.String()
-	case "stall":
-		d := dur(3 * time.Second)
-		if err := c.Stall(true); err != nil {
-			return fail(err)
-		}
-		time.AfterFunc(d, func() { _ = c.Stall(false) })
-		r.Target = d.String()
-	case "pause":
-		d := dur(3 * time.Second)
-		if err := c.API().Pause(ctx, c.cfg.Changefeed); err != nil {
-			return fail(err)
-		}
-		time.AfterFunc(d, func() {
-			for i := 0; i < 50; i++ {
-				rctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-				err := c.API().Resume(rctx, c.cfg.Changefeed, 0)
-				cancel()
-				if err == nil || c.ctx.Err() != nil {
-					return
-				}
-				time.Sleep(200 * time.Millisecond)
-			}
-		})
-		r.Target = d.String()
-	case "move":
-		t, to, err := c.MoveTable(ctx)
-		if err != nil {
-			return fail(err)
-		}
-		r.Target = fmt.Sprintf("table %d -> %s", t, to)
-	case "move-kill":
-		// Kill the destination while the move runs (the origin may already
-		// have removed its dispatcher).
-		t, to, err := c.MoveTable(ctx)
-		if err != nil {
-			return fail(err)
-		}
-		time.Sleep(20 * time.Millisecond)
-		if _, err := c.KillCapture(to); err != nil {
-			return fail(err)
-		}
-		r.Target = fmt.Sprintf("table %d -> %s (killed)", t, to)
-	case "split":
-		t, n, err := c.SplitTable(ctx)
-		if err != nil {
-			return fail(err)
-		}
-		r.Target = fmt.Sprintf("table %d (%d spans)", t, n)
-	case "create-table":
-		t, err := c.CreateTable()
-		if err != nil {
-			return fail(err)
-		}
-		r.Target = fmt.Sprintf("table %d", t)
-	}
-	return r
 }
 
 // recovery computes each fault's recovery from the stored-state timeline.

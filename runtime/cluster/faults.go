@@ -1,0 +1,249 @@
+package cluster
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+
+	"cdcspec/runtime/adminapi"
+	"cdcspec/spec"
+)
+
+// injector fires one step on the running cluster and returns what it hit,
+// for the report. A timed fault heals itself in the background.
+type injector func(c *Cluster, ctx context.Context, st Step) (target string, err error)
+
+// faultInjectors are the faults of the vocabulary cdcspec run injects
+// (`--faults`, scenarios); UnsupportedFaults lists the others.
+var faultInjectors = map[spec.Fault]injector{
+	spec.FaultKillCapture: func(c *Cluster, _ context.Context, _ Step) (string, error) {
+		return c.KillCapture("")
+	},
+	spec.FaultKillOwnerCapture: func(c *Cluster, ctx context.Context, _ Step) (string, error) {
+		id, _, err := c.Etcd.Owner(ctx)
+		if err != nil {
+			return "", err
+		}
+		return c.KillCapture(id)
+	},
+	spec.FaultKillMaintainerCapture: func(c *Cluster, ctx context.Context, _ Step) (string, error) {
+		id, err := c.maintainerHost(ctx)
+		if err != nil {
+			return "", err
+		}
+		return c.KillCapture(id)
+	},
+	spec.FaultKillMoveDestination: func(c *Cluster, ctx context.Context, _ Step) (string, error) {
+		// Kill the destination while the move runs (the origin may
+		// already have removed its dispatcher).
+		t, to, err := c.MoveTable(ctx)
+		if err != nil {
+			return "", err
+		}
+		time.Sleep(20 * time.Millisecond)
+		if _, err := c.KillCapture(to); err != nil {
+			return "", err
+		}
+		return fmt.Sprintf("table %d -> %s (killed)", t, to), nil
+	},
+	spec.FaultKillMaintainerInflight: func(c *Cluster, ctx context.Context, _ Step) (string, error) {
+		return c.FailoverInflight(ctx)
+	},
+	spec.FaultKillMaintainerStaleCreate: func(c *Cluster, ctx context.Context, st Step) (string, error) {
+		return c.StaleCreate(ctx, st.dur(20*time.Second))
+	},
+	spec.FaultExpireSession: func(c *Cluster, _ context.Context, st Step) (string, error) {
+		return c.ExpireSession("", st.AvoidOwner)
+	},
+	spec.FaultFreezeCapture: func(c *Cluster, ctx context.Context, _ Step) (string, error) {
+		return c.Freeze(ctx)
+	},
+	spec.FaultExpireFrozenSession: func(c *Cluster, _ context.Context, _ Step) (string, error) {
+		ids, err := c.ExpireFrozen()
+		return strings.Join(ids, ","), err
+	},
+	// Receiver-side rules on the maintainer's capture (or the one that
+	// ran it last, when the changefeed is stopping): duplicate-messages
+	// replays the next RemoveMaintainerRequest after Dur (10 s), and
+	// delay-messages holds the next BlockStatusRequests for Dur (3 s).
+	spec.FaultDuplicateMessages: func(c *Cluster, ctx context.Context, st Step) (string, error) {
+		return c.maintainerRule(ctx, adminapi.DelayRule{Type: st.msgType("RemoveMaintainerRequest"), Action: "dup",
+			DelayMs: st.dur(10 * time.Second).Milliseconds(), Count: 1})
+	},
+	spec.FaultDelayMessages: func(c *Cluster, ctx context.Context, st Step) (string, error) {
+		return c.maintainerRule(ctx, adminapi.DelayRule{Type: st.msgType("BlockStatusRequest"), Action: "delay",
+			DelayMs: st.dur(3 * time.Second).Milliseconds(), Count: 1000})
+	},
+	spec.FaultSinkError: func(c *Cluster, _ context.Context, st Step) (string, error) {
+		d := st.dur(5 * time.Second)
+		return d.String(), c.KafkaTimeout(d)
+	},
+	spec.FaultStallUpstream: func(c *Cluster, _ context.Context, st Step) (string, error) {
+		d := st.dur(3 * time.Second)
+		if err := c.Stall(true); err != nil {
+			return "", err
+		}
+		time.AfterFunc(d, func() { _ = c.Stall(false) })
+		return d.String(), nil
+	},
+	spec.FaultResumeUpstream: func(c *Cluster, _ context.Context, _ Step) (string, error) {
+		return "", c.Stall(false)
+	},
+	spec.FaultBlockCreateDispatcher: func(c *Cluster, ctx context.Context, _ Step) (string, error) {
+		return c.failpointOnAny(ctx, "BlockCreateDispatcher")
+	},
+	spec.FaultSlowCloseDispatcher: func(c *Cluster, ctx context.Context, _ Step) (string, error) {
+		return c.failpointOnAny(ctx, "NotReadyToCloseDispatcher")
+	},
+}
+
+// UnsupportedFaults are the faults of the vocabulary cdcspec run cannot
+// inject, with the reason.
+var UnsupportedFaults = map[spec.Fault]string{
+	spec.FaultRestartCapture:      "the supervisor restarts every killed or exited capture by itself, after the restart delay",
+	spec.FaultAddCapture:          "the cluster's capture processes are fixed at start (--nodes)",
+	spec.FaultDropMessages:        "a capture's inbound rules (POST /api/v2/debug/delay) delay or duplicate messages, never drop them",
+	spec.FaultRandomMessageFaults: "captures talk over real TCP; no random loss or delay is injected",
+	spec.FaultPartition:           "every capture runs on one host's loopback; no network partition is injected",
+	spec.FaultHealNetwork:         "there is no network fault to heal",
+	spec.FaultHeal:                "cdcspec run heals once, after the fault phase (FaultsHealed)",
+}
+
+// actionInjectors are the domain actions a schedule may take.
+var actionInjectors = map[spec.Action]injector{
+	spec.ActionMoveTable: func(c *Cluster, ctx context.Context, _ Step) (string, error) {
+		t, to, err := c.MoveTable(ctx)
+		return fmt.Sprintf("table %d -> %s", t, to), err
+	},
+	spec.ActionSplitTable: func(c *Cluster, ctx context.Context, _ Step) (string, error) {
+		t, n, err := c.SplitTable(ctx)
+		return fmt.Sprintf("table %d (%d spans)", t, n), err
+	},
+	spec.ActionCreateTable: func(c *Cluster, _ context.Context, _ Step) (string, error) {
+		t, err := c.CreateTable()
+		return fmt.Sprintf("table %d", t), err
+	},
+	// pause-changefeed pauses the changefeed and resumes it after Dur (3 s).
+	spec.ActionPauseChangefeed: func(c *Cluster, ctx context.Context, st Step) (string, error) {
+		d := st.dur(3 * time.Second)
+		if err := c.API().Pause(ctx, c.cfg.Changefeed); err != nil {
+			return "", err
+		}
+		time.AfterFunc(d, func() {
+			for i := 0; i < 50; i++ {
+				rctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+				err := c.API().Resume(rctx, c.cfg.Changefeed, 0)
+				cancel()
+				if err == nil || c.ctx.Err() != nil {
+					return
+				}
+				time.Sleep(200 * time.Millisecond)
+			}
+		})
+		return d.String(), nil
+	},
+}
+
+// Names lists what a schedule may name: the faults cdcspec run injects, in
+// the vocabulary's order, then its domain actions.
+func Names() []string {
+	var out []string
+	for _, f := range spec.Faults() {
+		if _, ok := faultInjectors[f]; ok {
+			out = append(out, string(f))
+		}
+	}
+	for _, a := range spec.Actions() {
+		if _, ok := actionInjectors[a]; ok {
+			out = append(out, string(a))
+		}
+	}
+	return out
+}
+
+// ParseStep resolves one schedule name; the error says why a fault of the
+// vocabulary cannot be injected, or lists the names it knows.
+func ParseStep(name string) (Step, error) {
+	st := Step{Fault: spec.Fault(name)}
+	if !st.Fault.Known() {
+		st = Step{Action: spec.Action(name)}
+	}
+	return st, st.check()
+}
+
+func (st Step) check() error {
+	if st.Fault != "" {
+		if why, ok := UnsupportedFaults[st.Fault]; ok {
+			return fmt.Errorf("fault %s: cdcspec run cannot inject it: %s", st.Fault, why)
+		}
+		if _, ok := faultInjectors[st.Fault]; ok {
+			return nil
+		}
+	} else if _, ok := actionInjectors[st.Action]; ok {
+		return nil
+	}
+	return fmt.Errorf("unknown fault %q (known: %s)", st.Name(), strings.Join(Names(), ", "))
+}
+
+func (st Step) dur(d time.Duration) time.Duration {
+	if st.Dur > 0 {
+		return st.Dur
+	}
+	return d
+}
+
+func (st Step) msgType(def string) string {
+	if st.MsgType != "" {
+		return st.MsgType
+	}
+	return def
+}
+
+// inject fires one step.
+func (c *Cluster) inject(ctx context.Context, st Step) Recovery {
+	r := Recovery{Fault: st.Name(), FaultToWarningMs: -1, WarningToNormalMs: -1, LagBelow3sMs: -1}
+	in, ok := faultInjectors[st.Fault]
+	if st.Fault == "" {
+		in, ok = actionInjectors[st.Action]
+	}
+	if !ok {
+		r.Error = st.check().Error()
+		return r
+	}
+	target, err := in(c, ctx, st)
+	if err != nil {
+		r.Error = err.Error()
+		return r
+	}
+	r.Target = target
+	return r
+}
+
+// maintainerRule installs an inbound message rule on the changefeed's
+// maintainer host, or on the capture a rule went to last when the
+// changefeed is stopping.
+func (c *Cluster) maintainerRule(ctx context.Context, rule adminapi.DelayRule) (string, error) {
+	id, err := c.maintainerHost(ctx)
+	if err != nil {
+		id = c.lastMaintainer
+	}
+	if id == "" {
+		return "", fmt.Errorf("no maintainer host: %v", err)
+	}
+	c.lastMaintainer = id
+	if err := c.delayRule(ctx, id, rule); err != nil {
+		return "", err
+	}
+	return id, nil
+}
+
+// failpointOnAny switches a failpoint on a random running capture (until
+// the heal).
+func (c *Cluster) failpointOnAny(ctx context.Context, name string) (string, error) {
+	_, id, err := c.pickSlot(false)
+	if err != nil {
+		return "", err
+	}
+	return id, c.setFailpoint(ctx, id, name, true)
+}
