@@ -39,7 +39,7 @@ import (
 //	create|pause|resume|remove|move-changefeed cf=.. ...      coordinator API
 //	move-table|split-table|remove-table on=n1 cf=.. table=T [to=N]   maintainer API
 //	update-status                                              Changefeed.UpdateStatus with the input's "status ..." line
-//	start-finished | reset-backoff                             the add operator's PostFinish / resume's reset
+//	start-finished | reset-err-retry                           the add operator's PostFinish / Backoff.resetErrRetry
 //	sink-result on=n1 cf=.. id=D to=TS [err=..]                a sink write's outcome
 //	local-fence on=n1 | set-stopping on=n1 | failpoint on=n1 block-create=B not-ready-to-close=B
 //	fail-persist                                               the coordinator's next etcd txn fails
@@ -689,9 +689,6 @@ func (h *harness) command(b *strings.Builder, d *datadriven.TestData) error {
 			if state == "" {
 				state = "(none)"
 			}
-			// impl returns no state with changed=false unless the
-			// changefeed failed; TiCDC returns normal there. Callers act
-			// on the state only when changed.
 			fmt.Fprintf(b, "changed=%v state=%s", changed, state)
 			if rerr != nil {
 				fmt.Fprintf(b, " err=%s", fmtRunningError(rerr))
@@ -701,14 +698,14 @@ func (h *harness) command(b *strings.Builder, d *datadriven.TestData) error {
 		}
 		h.printChangefeed(b)
 		return nil
-	case "start-finished", "reset-backoff":
+	case "start-finished", "reset-err-retry":
 		if h.cf == nil {
 			return fmt.Errorf("no changefeed")
 		}
 		if d.Cmd == "start-finished" {
 			h.cf.StartFinished()
 		} else {
-			h.cf.ResetBackoff(h.now)
+			h.cf.ResetErrRetry(h.now)
 		}
 		h.printChangefeed(b)
 		return nil

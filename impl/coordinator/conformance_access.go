@@ -43,6 +43,6 @@ func (c *Changefeed) ShouldRun(now int64) bool { return c.backoff.ShouldRun(now)
 // StartFinished is what the add operator's PostFinish calls.
 func (c *Changefeed) StartFinished() { c.backoff.StartFinished() }
 
-// ResetBackoff is the resume path's reset (MoveToSchedulingQueue with
-// resetBackoff), keeping the current baseline.
-func (c *Changefeed) ResetBackoff(now int64) { c.backoff.resetBackoff(now, c.backoff.checkpointTs) }
+// ResetErrRetry is Backoff.resetErrRetry, which TiCDC's TestRetry calls
+// directly: baseline and restarting marker stay.
+func (c *Changefeed) ResetErrRetry(now int64) { c.backoff.resetErrRetry(now) }
