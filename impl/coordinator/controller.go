@@ -318,13 +318,16 @@ func (c *Coordinator) maybeInitialize(now int64, out *core.Effects) {
 				c.db.changefeeds[id] = cf
 				continue
 			}
+			// As coordinator/controller.go stopStaleBootstrapMaintainers at
+			// b813e76f9: a stale-epoch maintainer gets a stop operator with
+			// its own epoch that occupies the changefeed's operator slot
+			// until it stopped (StopRemoteMaintainerWithMaintainerEpoch), so
+			// the basic scheduler cannot bootstrap another generation
+			// meanwhile; only when the slot is taken does it get a one-shot
+			// cascade remove.
 			c.lg.Warn("controller.go", 868, "ignore running maintainer with stale epoch when bootstrapping",
 				zap.String("changefeed", string(id)), zap.String("node", string(r.node)), zap.Uint64("statusMaintainerEpoch", r.s.Epoch))
-			if !adopted && c.oc.ops[id] == nil {
-				// Deviation (found by the soak test): keep stop-before-add
-				// across a coordinator failover. A one-shot remove let the
-				// basic scheduler bootstrap a new generation while the stale
-				// one was still running (single-maintainer-generation).
+			if c.oc.ops[id] == nil {
 				c.oc.AddOperator(&StopChangefeedOperator{c: c, id: id, node: r.node, removed: false, epoch: r.s.Epoch}, out)
 				continue
 			}
