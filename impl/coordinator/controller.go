@@ -717,8 +717,10 @@ func (c *Coordinator) ResumeChangefeed(now int64, id core.ChangefeedID, overwrit
 	c.lg.Event(out, spec.Event{Kind: spec.EpochBumped, Changefeed: string(id), Epoch: e})
 	c.lg.Event(out, spec.Event{Kind: spec.ChangefeedResumed, Changefeed: string(id), Checkpoint: checkpoint})
 	c.lg.Event(out, spec.Event{Kind: spec.StateChanged, Changefeed: string(id), State: spec.StateNormal})
-	// GetStatusForResume: old errors cleared (#3954).
-	cf.status = core.MaintainerStatus{Changefeed: id, State: core.ComponentWorking, CheckpointTs: checkpoint, BootstrapDone: cf.status.BootstrapDone, Epoch: e}
+	// Changefeed.GetStatusForResume (coordinator/changefeed/changefeed.go at
+	// b813e76f9): the previous owner's errors are cleared (#3954) and so is
+	// BootstrapDone, since the next maintainer has not bootstrapped yet.
+	cf.status = core.MaintainerStatus{Changefeed: id, State: core.ComponentWorking, CheckpointTs: checkpoint, Epoch: e}
 	cf.lastSavedCheckpointTs = checkpoint
 	cf.progress = ProgressNone
 	c.db.MoveToSchedulingQueue(now, cf, true, checkpoint)
