@@ -587,7 +587,7 @@ func (h *harness) command(b *strings.Builder, d *datadriven.TestData) error {
 		if err != nil {
 			return err
 		}
-		h.cf = coordinator.NewChangefeedForConformance(cfID(name), cp, &h.opts, h.rnd, h.lg)
+		h.cf = coordinator.NewChangefeedForConformance(h.now, cfID(name), cp, &h.opts, h.rnd, h.lg)
 		if _, ok := arg(d, "bootstrapped"); ok {
 			var out core.Effects
 			h.cf.UpdateStatus(h.now, core.MaintainerStatus{Changefeed: h.cf.ID, State: core.ComponentWorking, CheckpointTs: cp, BootstrapDone: true}, &out)

@@ -74,8 +74,13 @@ type Backoff struct {
 	lg           *logging.Logger
 }
 
-func newBackoff(id core.ChangefeedID, checkpoint uint64, maxElapsedMs int64, rnd core.Rand, lg *logging.Logger) *Backoff {
-	return &Backoff{id: id, checkpointTs: checkpoint, timer: exponentialBackoff{maxElapsedMs: maxElapsedMs, rnd: rnd}, lg: lg}
+// newBackoff starts with a reset retry state (NewBackoff calls
+// resetErrRetry), so a changefeed restored as retrying waits the initial
+// interval first.
+func newBackoff(now int64, id core.ChangefeedID, checkpoint uint64, maxElapsedMs int64, rnd core.Rand, lg *logging.Logger) *Backoff {
+	b := &Backoff{id: id, checkpointTs: checkpoint, timer: exponentialBackoff{maxElapsedMs: maxElapsedMs, rnd: rnd}, lg: lg}
+	b.resetErrRetry(now)
+	return b
 }
 
 // ShouldRun: backoff not failed and now past nextRetryTime.

@@ -14,11 +14,11 @@ import (
 // (coordinator/changefeed/changefeed.go at b813e76f9): status Working at
 // checkpoint with BootstrapDone unset, and a backoff whose baseline is the
 // checkpoint and whose budget is opts.ErrorStuckDurationMs.
-func NewChangefeedForConformance(id core.ChangefeedID, checkpoint uint64, opts *core.Options, rnd core.Rand, lg *logging.Logger) *Changefeed {
+func NewChangefeedForConformance(now int64, id core.ChangefeedID, checkpoint uint64, opts *core.Options, rnd core.Rand, lg *logging.Logger) *Changefeed {
 	cf := &Changefeed{ID: id, opts: opts, lg: lg, progress: ProgressNone,
 		status:                core.MaintainerStatus{Changefeed: id, CheckpointTs: checkpoint, State: core.ComponentWorking},
 		lastSavedCheckpointTs: checkpoint}
-	cf.backoff = newBackoff(id, checkpoint, opts.ErrorStuckDurationMs, rnd, lg)
+	cf.backoff = newBackoff(now, id, checkpoint, opts.ErrorStuckDurationMs, rnd, lg)
 	return cf
 }
 

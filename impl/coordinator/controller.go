@@ -268,7 +268,7 @@ func (c *Coordinator) maybeInitialize(now int64, out *core.Effects) {
 	sort.Slice(ids, func(i, j int) bool { return ids[i] < ids[j] })
 	for _, id := range ids {
 		info, st := infos[id], statuses[id]
-		cf := c.newChangefeed(id, info, st.CheckpointTs)
+		cf := c.newChangefeed(now, id, info, st.CheckpointTs)
 		cf.infoModRev = infoRev[id]
 		cf.isNew = false
 		cf.progress = st.Progress
@@ -310,7 +310,7 @@ func (c *Coordinator) maybeInitialize(now int64, out *core.Effects) {
 				// checkpoint (status, last saved checkpoint and backoff
 				// baseline alike) with BootstrapDone false, so the
 				// maintainer's first bootstrapped status toggles it.
-				adoptedCf := c.newChangefeed(id, info, r.s.CheckpointTs)
+				adoptedCf := c.newChangefeed(now, id, info, r.s.CheckpointTs)
 				adoptedCf.infoModRev, adoptedCf.isNew, adoptedCf.progress = cf.infoModRev, cf.isNew, cf.progress
 				adoptedCf.status.Epoch = r.s.Epoch
 				adoptedCf.nodeID, adoptedCf.state = r.node, Replicating
@@ -351,11 +351,11 @@ func (c *Coordinator) maybeInitialize(now int64, out *core.Effects) {
 	c.lg.Info("controller.go", 810, "coordinator bootstrapped", zap.String("nodeID", string(c.self)))
 }
 
-func (c *Coordinator) newChangefeed(id core.ChangefeedID, info ChangeFeedInfo, checkpoint uint64) *Changefeed {
+func (c *Coordinator) newChangefeed(now int64, id core.ChangefeedID, info ChangeFeedInfo, checkpoint uint64) *Changefeed {
 	cf := &Changefeed{ID: id, Info: info, opts: c.opts, lg: c.lg, progress: ProgressNone,
 		status:                core.MaintainerStatus{Changefeed: id, CheckpointTs: checkpoint, State: core.ComponentWorking},
 		lastSavedCheckpointTs: checkpoint}
-	cf.backoff = newBackoff(id, checkpoint, c.opts.ErrorStuckDurationMs, c.rnd, c.lg)
+	cf.backoff = newBackoff(now, id, checkpoint, c.opts.ErrorStuckDurationMs, c.rnd, c.lg)
 	// As changefeed.NewChangefeed: a changefeed restored in warning is
 	// retrying, so only checkpoint progress declares it recovered.
 	cf.backoff.retrying = info.State == spec.StateWarning
@@ -636,7 +636,7 @@ func (c *Coordinator) CreateChangefeed(now int64, id core.ChangefeedID, startTs 
 		return fmt.Errorf("changefeed %s already exists", id)
 	}
 	info := ChangeFeedInfo{State: spec.StateNormal, Epoch: uint64(now), StartTs: startTs, Tables: tables}
-	cf := c.newChangefeed(id, info, startTs)
+	cf := c.newChangefeed(now, id, info, startTs)
 	cf.isNew = true
 	c.be.add(out, id, "create", putOp(InfoKey(id), info, 0),
 		putOp(StatusKey(id), ChangefeedStatus{CheckpointTs: startTs, Progress: ProgressNone}, 0))
