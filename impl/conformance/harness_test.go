@@ -943,7 +943,7 @@ func (h *harness) cmdAPI(b *strings.Builder, d *datadriven.TestData) error {
 	if err != nil {
 		return err
 	}
-	return nil
+	return h.coord.TakeAPIError()
 }
 
 func (h *harness) cmdTableAPI(b *strings.Builder, d *datadriven.TestData) error {

@@ -866,6 +866,10 @@ func (s *Sim) api(name string, f func(c *coordinator.Coordinator, out *core.Effe
 		return err
 	}
 	s.exec(n, out)
+	if err := c.TakeAPIError(); err != nil {
+		// The call's write failed: nothing changed.
+		return err
+	}
 	s.notify(Step{Kind: StepFault, Name: name, Node: s.owner})
 	return nil
 }
