@@ -463,7 +463,9 @@ func (m *Maintainer) onNodesChanged(added, removed []core.NodeID, out *core.Effe
 	for _, n := range removed {
 		delete(m.bootstrapper, n)
 		delete(m.checkpointTsByCapture, n)
-		if !m.initialized {
+		if !m.initialized || m.removing {
+			// A quiesced operator controller ignores node removals
+			// (operator_controller.go OnNodeRemoved at b813e76f9).
 			continue
 		}
 		for _, id := range m.spans.sortedIDs() {
