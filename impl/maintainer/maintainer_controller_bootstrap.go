@@ -149,11 +149,20 @@ func (m *Maintainer) FinishBootstrap(out *core.Effects) {
 		addWorking(t)
 	}
 	// Restored removes: the dispatcher is tracked while it closes; coverage
-	// is repaired afterwards.
+	// is repaired afterwards. A standalone remove of a table that is not in
+	// the schema at startTs (dropped) keeps its operator, so the dispatcher
+	// is cleaned up, but the span is untracked at once and nothing refills
+	// the table (restoreCurrentWorkingRemoveAction and
+	// handleCurrentWorkingRemove at b813e76f9).
 	for _, j := range pendingRemoves {
 		w := byID[j.req.Config.ID]
 		s := m.spans.AddWorkingSpan(w.ts.ID, w.ts.Span, w.node, w.ts.CheckpointTs, w.ts.State)
 		table := s.Span.Table
+		if j.req.OpType == core.OpTypeRemove && !inSnapshot[table] {
+			m.removeSpan(s, j.req.OpType, nil, out)
+			m.spans.RemoveSpan(s)
+			continue
+		}
 		m.removeSpan(s, j.req.OpType, func() {
 			if m.spans.GetTaskByID(s.ID) == s {
 				m.spans.RemoveSpan(s)
