@@ -36,9 +36,9 @@ type DispatcherManager struct {
 	// seq grows on every dispatcher-set change; the watermark carries it.
 	seq uint64
 	// currentOperatorMap journals at most one ScheduleDispatcherRequest per
-	// DispatcherID (#3691): a Create until the dispatcher exists, a Remove
-	// until it is cleaned.
-	currentOperatorMap map[core.DispatcherID]core.ScheduleDispatcherRequest
+	// DispatcherID (#3691), with its sender: a Create until the dispatcher
+	// exists, a Remove until it is cleaned.
+	currentOperatorMap map[core.DispatcherID]journalEntry
 	// opFence holds, per dispatcher ID, the highest OpSeq obeyed from the
 	// current owner generation; cleared when the owner changes.
 	//
@@ -70,9 +70,16 @@ type DispatcherManager struct {
 	lastComplete    int64
 }
 
+// journalEntry is a journaled request and the maintainer that sent it
+// (SchedulerDispatcherRequest.From).
+type journalEntry struct {
+	from core.NodeID
+	req  core.ScheduleDispatcherRequest
+}
+
 func newDispatcherManager(o *Orchestrator, cf core.ChangefeedID, maintainer core.NodeID, epoch, startTs uint64, out *core.Effects) *DispatcherManager {
 	dm := &DispatcherManager{o: o, cf: cf, maintainerID: maintainer, epoch: epoch, startTs: startTs,
-		dispatchers: map[core.DispatcherID]*Dispatcher{}, currentOperatorMap: map[core.DispatcherID]core.ScheduleDispatcherRequest{},
+		dispatchers: map[core.DispatcherID]*Dispatcher{}, currentOperatorMap: map[core.DispatcherID]journalEntry{},
 		opFence: map[core.DispatcherID]uint64{},
 		sinkID:  o.rnd.Uint64() >> 1, lastComplete: o.now}
 	o.lg.Info("dispatcher_manager.go", 414, "dispatcher manager initialized", logging.CF(cf), zap.String("maintainerID", string(maintainer)),
@@ -96,17 +103,41 @@ func (dm *DispatcherManager) sortedIDs() []core.DispatcherID {
 	return ids
 }
 
-// TryUpdateMaintainer takes ownership for (from, epoch): epoch >= current;
-// an equal epoch needs the same node. Without epoch fencing (no-epoch-
-// fencing, before #5436) any maintainer takes over.
+// TryUpdateMaintainer takes ownership for (from, epoch): an epoch at least
+// the current one, and an equal non-zero epoch only from the same node; an
+// unfenced epoch 0 only while the DM is itself in compatibility mode (epoch
+// 0), from any node. Follows dispatchermanager/dispatcher_manager_info.go
+// canUpdateMaintainerLocked at b813e76f9. Without epoch fencing
+// (no-epoch-fencing, before #5436) any maintainer takes over.
 func (dm *DispatcherManager) TryUpdateMaintainer(from core.NodeID, epoch uint64) bool {
 	if !dm.o.opts.Bugs.Has(spec.BugNoEpochFencing) {
-		if epoch < dm.epoch || (epoch == dm.epoch && from != dm.maintainerID) {
+		switch {
+		case epoch == 0:
+			if dm.epoch != 0 {
+				return false
+			}
+		case dm.epoch > epoch:
+			return false
+		case dm.epoch == epoch && dm.maintainerID != "" && dm.maintainerID != from:
 			return false
 		}
 	}
 	dm.setOwner(from, epoch)
 	return true
+}
+
+// isMaintainerRequestAllowed: the request is the current owner's, with its
+// epoch (an unfenced epoch 0 only in compatibility mode). Follows
+// dispatcher_manager_info.go IsMaintainerRequestAllowedBySnapshot at
+// b813e76f9. Without epoch fencing everything is allowed.
+func (dm *DispatcherManager) isMaintainerRequestAllowed(from core.NodeID, epoch uint64) bool {
+	if dm.o.opts.Bugs.Has(spec.BugNoEpochFencing) {
+		return true
+	}
+	if epoch == 0 {
+		return dm.epoch == 0 && (dm.maintainerID == "" || dm.maintainerID == from)
+	}
+	return dm.epoch == epoch && dm.maintainerID == from
 }
 
 // setOwner records the owner generation; a new one starts a new op fence.
@@ -135,10 +166,7 @@ func (dm *DispatcherManager) isStaleOperator(from core.NodeID, req *core.Schedul
 
 // isMaintainerControlMessageAllowed is helper.go's fence.
 func (dm *DispatcherManager) isMaintainerControlMessageAllowed(from core.NodeID, epoch uint64, what string, id core.DispatcherID) bool {
-	if dm.o.opts.Bugs.Has(spec.BugNoEpochFencing) {
-		return true
-	}
-	if from == dm.maintainerID && epoch == dm.epoch {
+	if dm.isMaintainerRequestAllowed(from, epoch) {
 		return true
 	}
 	dm.o.lg.Warn("helper.go", 1, what, logging.CF(dm.cf), zap.String("from", string(from)), zap.Uint64("requestMaintainerEpoch", epoch),
@@ -170,7 +198,12 @@ func (dm *DispatcherManager) ensureTrigger(id core.DispatcherID, startTs uint64,
 		zap.Uint64("startTs", start))
 }
 
-// retrieveOperatorsForBootstrapResponse returns the journal (sorted).
+// retrieveOperatorsForBootstrapResponse returns the journal (sorted) as the
+// current owner sees it: its own requests, and an older owner's Remove only
+// while the dispatcher it closes is still there (reported in the same
+// response); an older owner's Create is left out, the new maintainer
+// decides afresh. Follows dispatcherorchestrator/dispatcher_orchestrator.go
+// retrieveOperatorsForBootstrapResponse at b813e76f9.
 func (dm *DispatcherManager) retrieveOperatorsForBootstrapResponse() []core.ScheduleDispatcherRequest {
 	ids := make([]core.DispatcherID, 0, len(dm.currentOperatorMap))
 	for id := range dm.currentOperatorMap {
@@ -179,7 +212,11 @@ func (dm *DispatcherManager) retrieveOperatorsForBootstrapResponse() []core.Sche
 	sort.Slice(ids, func(i, j int) bool { return ids[i] < ids[j] })
 	out := make([]core.ScheduleDispatcherRequest, 0, len(ids))
 	for _, id := range ids {
-		out = append(out, dm.currentOperatorMap[id])
+		e := dm.currentOperatorMap[id]
+		if !dm.isMaintainerRequestAllowed(e.from, e.req.Epoch) && (e.req.Action != core.ScheduleRemove || dm.dispatchers[id] == nil) {
+			continue
+		}
+		out = append(out, e.req)
 	}
 	return out
 }
@@ -197,32 +234,42 @@ func (dm *DispatcherManager) SchedulerDispatcherRequestHandler(from core.NodeID,
 	if dm.isStaleOperator(from, req) {
 		return
 	}
-	switch req.Action {
-	case core.ScheduleCreate:
-		if _, ok := dm.currentOperatorMap[id]; ok {
+	// A journaled request of an owner that is no longer current is
+	// dropped; one of the current owner serializes Creates per dispatcher
+	// (preCheckForSchedulerHandler at b813e76f9).
+	if e, ok := dm.currentOperatorMap[id]; ok {
+		if !dm.isMaintainerRequestAllowed(e.from, e.req.Epoch) {
+			delete(dm.currentOperatorMap, id)
+		} else if req.Action == core.ScheduleCreate {
 			return
 		}
+	}
+	switch req.Action {
+	case core.ScheduleCreate:
 		if dm.dispatchers[id] != nil {
 			return
 		}
-		dm.currentOperatorMap[id] = *req
+		dm.currentOperatorMap[id] = journalEntry{from: from, req: *req}
 		dm.pendingCreates = append(dm.pendingCreates, id)
 	case core.ScheduleRemove:
 		d := dm.dispatchers[id]
 		if d == nil {
 			// A missing dispatcher is reported Stopped at once.
-			if _, ok := dm.currentOperatorMap[id]; ok && dm.currentOperatorMap[id].Action == core.ScheduleCreate {
+			if e, ok := dm.currentOperatorMap[id]; ok && e.req.Action == core.ScheduleCreate {
 				delete(dm.currentOperatorMap, id)
 			}
 			dm.pendingStatuses = append(dm.pendingStatuses, core.TableSpanStatus{ID: id, State: core.ComponentStopped})
 			return
 		}
+		// The Remove is journaled even when the dispatcher is already
+		// closing: it may carry a newer owner's request (handleScheduleRemove
+		// at b813e76f9).
+		dm.currentOperatorMap[id] = journalEntry{from: from, req: *req}
 		if d.state == core.ComponentRemoving {
 			dm.o.lg.Debug("dispatcher_manager_helper.go", 248, "dispatcher is already in removing state, skip repeated remove request",
 				logging.CF(dm.cf), zap.String("dispatcherID", string(id)))
 			return
 		}
-		dm.currentOperatorMap[id] = *req
 		d.state = core.ComponentRemoving
 		dm.o.lg.Info("dispatcher_manager_helper.go", 273, "submitted async remove task", logging.CF(dm.cf), zap.String("dispatcherID", string(id)))
 	}
@@ -266,8 +313,22 @@ func (dm *DispatcherManager) TryClose(out *core.Effects) bool {
 func (dm *DispatcherManager) OnTick(now int64, out *core.Effects) {
 	if !dm.closing && !dm.o.BlockCreateDispatcher && len(dm.pendingCreates) > 0 {
 		for _, id := range dm.pendingCreates {
-			req, ok := dm.currentOperatorMap[id]
+			e, ok := dm.currentOperatorMap[id]
+			req := e.req
 			if !ok || req.Action != core.ScheduleCreate || dm.dispatchers[id] != nil {
+				continue
+			}
+			if !dm.isMaintainerRequestAllowed(e.from, req.Epoch) && !dm.o.opts.Bugs.Has(spec.BugInflightOperatorsLostOnFailover) {
+				// TiCDC creates a dispatcher in the same critical section
+				// (SchedulerDispatcherRequestHandler.Handle under
+				// MaintainerFenceMu) as the Create's fence check, so a Create
+				// never runs under a later owner; here creation waits for the
+				// tick, and a Create whose owner was replaced meanwhile is
+				// dropped: the new owner was not told about it
+				// (retrieveOperatorsForBootstrapResponse) and decides afresh.
+				// Before #3691 (inflight-operators-lost-on-failover) there is
+				// no journal to know the Create's owner by, and it runs.
+				delete(dm.currentOperatorMap, id)
 				continue
 			}
 			d := newDispatcher(dm, id, req.Config.Span, req.Config.StartTs)
