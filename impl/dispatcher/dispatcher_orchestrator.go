@@ -145,9 +145,7 @@ func (o *Orchestrator) handleBootstrapRequest(from core.NodeID, req *core.Mainta
 func (o *Orchestrator) handleCloseRequest(from core.NodeID, req *core.MaintainerCloseRequest, out *core.Effects) {
 	dm := o.dms[req.Changefeed]
 	if dm == nil {
-		if req.Epoch > o.closedMaintainerEpochs[req.Changefeed] {
-			o.closedMaintainerEpochs[req.Changefeed] = req.Epoch
-		}
+		o.recordClosedMaintainerEpoch(req.Changefeed, req.Epoch, req.Removed)
 		out.SendTo(o.self, from, &core.MaintainerCloseResponse{Changefeed: req.Changefeed, Success: true, Epoch: req.Epoch})
 		return
 	}
@@ -166,11 +164,26 @@ func (o *Orchestrator) handleCloseRequest(from core.NodeID, req *core.Maintainer
 	o.lg.Info("dispatcher_orchestrator.go", 698, "try close dispatcher manager", zap.String("changefeed", string(req.Changefeed)),
 		zap.Bool("success", success))
 	if success {
-		o.closedMaintainerEpochs[req.Changefeed] = dm.epoch
+		o.recordClosedMaintainerEpoch(req.Changefeed, dm.epoch, req.Removed)
 		o.lastSeq[req.Changefeed] = dm.seq
 		delete(o.dms, req.Changefeed)
 	}
 	out.SendTo(o.self, from, &core.MaintainerCloseResponse{Changefeed: req.Changefeed, Success: success, Epoch: req.Epoch})
+}
+
+// recordClosedMaintainerEpoch keeps the tombstone of a closed maintainer
+// generation: the highest closed epoch. Epoch 0 carries no order and is
+// kept only for a removed changefeed, so a compatibility-mode resume can
+// still bootstrap. Follows dispatcher_orchestrator.go
+// recordClosedMaintainerEpochLocked at b813e76f9.
+func (o *Orchestrator) recordClosedMaintainerEpoch(id core.ChangefeedID, epoch uint64, removed bool) {
+	if epoch == 0 && !removed {
+		return
+	}
+	if closed, ok := o.closedMaintainerEpochs[id]; ok && closed >= epoch {
+		return
+	}
+	o.closedMaintainerEpochs[id] = epoch
 }
 
 // OnTick advances every DM.
