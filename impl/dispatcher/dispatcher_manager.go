@@ -110,19 +110,27 @@ func (dm *DispatcherManager) sortedIDs() []core.DispatcherID {
 // canUpdateMaintainerLocked at b813e76f9. Without epoch fencing
 // (no-epoch-fencing, before #5436) any maintainer takes over.
 func (dm *DispatcherManager) TryUpdateMaintainer(from core.NodeID, epoch uint64) bool {
-	if !dm.o.opts.Bugs.Has(spec.BugNoEpochFencing) {
-		switch {
-		case epoch == 0:
-			if dm.epoch != 0 {
-				return false
-			}
-		case dm.epoch > epoch:
-			return false
-		case dm.epoch == epoch && dm.maintainerID != "" && dm.maintainerID != from:
-			return false
-		}
+	if !dm.canUpdateMaintainer(from, epoch) {
+		return false
 	}
 	dm.setOwner(from, epoch)
+	return true
+}
+
+// canUpdateMaintainer is TryUpdateMaintainer's check, without taking
+// ownership (CanUpdateMaintainer).
+func (dm *DispatcherManager) canUpdateMaintainer(from core.NodeID, epoch uint64) bool {
+	if dm.o.opts.Bugs.Has(spec.BugNoEpochFencing) {
+		return true
+	}
+	switch {
+	case epoch == 0:
+		return dm.epoch == 0
+	case dm.epoch > epoch:
+		return false
+	case dm.epoch == epoch && dm.maintainerID != "" && dm.maintainerID != from:
+		return false
+	}
 	return true
 }
 
@@ -174,20 +182,38 @@ func (dm *DispatcherManager) isMaintainerControlMessageAllowed(from core.NodeID,
 	return false
 }
 
-// ensureTrigger creates the table trigger on the maintainer's node; a
-// trigger of an older maintainer generation is replaced.
+// errTriggerMismatch is the code of a bootstrap that cannot own the DM's
+// table trigger (ErrChangefeedInitTableTriggerDispatcherFailed).
+const errTriggerMismatch = "CDC:ErrChangefeedInitTableTriggerDispatcherFailed"
+
+// validateTrigger checks, before a reused DM changes owner, that the
+// bootstrap's table trigger (id; "" when the maintainer runs on another
+// node) can own it: a DM that still has a trigger of another ID, or any
+// trigger for a request without one, belongs to a maintainer whose handover
+// has not finished, and replacing the trigger in place could duplicate DDL
+// ownership (#5436). Follows dispatcher_orchestrator.go
+// bootstrapTableTrigger.validate at b813e76f9.
+func (dm *DispatcherManager) validateTrigger(id core.DispatcherID) *core.RunningError {
+	cur := dm.dispatchers[dm.triggerID]
+	if cur == nil || cur.id == id {
+		return nil
+	}
+	msg := "table trigger event dispatcher id mismatch during bootstrap"
+	if id == "" {
+		msg = "table trigger event dispatcher present during nil trigger bootstrap"
+	}
+	dm.o.lg.Error("dispatcher_orchestrator.go", 479, msg, logging.CF(dm.cf), zap.String("expectedDispatcherID", string(id)),
+		zap.String("actualDispatcherID", string(cur.id)))
+	return &core.RunningError{Code: errTriggerMismatch, Message: msg}
+}
+
+// ensureTrigger creates the table trigger on the maintainer's node when
+// the DM has none (validateTrigger rejected any other one), at the
+// request's startTs (NewTableTriggerEventDispatcher(id, req.StartTs)).
 func (dm *DispatcherManager) ensureTrigger(id core.DispatcherID, startTs uint64, out *core.Effects) {
-	if dm.triggerID == id && dm.dispatchers[id] != nil {
+	if dm.dispatchers[dm.triggerID] != nil {
 		return
 	}
-	if old := dm.dispatchers[dm.triggerID]; old != nil && old.isTrigger {
-		old.state = core.ComponentRemoving
-	}
-	// The new trigger starts at the request's startTs (the coordinator's
-	// checkpoint), never at an older trigger's checkpoint: that one may have
-	// passed an add-table DDL ACKed by a maintainer whose span for the new
-	// table is lost (found by the soak test: a new maintainer bootstrapping
-	// past the DDL re-added the table from the later ts and lost rows).
 	start := startTs
 	dm.triggerID = id
 	d := newDispatcher(dm, id, spec.WholeTable(0), start)

@@ -112,24 +112,38 @@ func (o *Orchestrator) handleBootstrapRequest(from core.NodeID, req *core.Mainta
 			zap.String("changefeed", string(req.Changefeed)), zap.String("from", string(from)), zap.Uint64("requestMaintainerEpoch", req.Epoch))
 		return
 	}
+	reused := dm != nil
 	if dm == nil {
 		dm = newDispatcherManager(o, req.Changefeed, from, req.Epoch, req.StartTs, out)
 		dm.seq = o.lastSeq[req.Changefeed] + 1
 		o.dms[req.Changefeed] = dm
 	}
-	if !dm.TryUpdateMaintainer(from, req.Epoch) {
+	if !dm.canUpdateMaintainer(from, req.Epoch) {
 		o.lg.Warn("dispatcher_orchestrator.go", 271, "drop stale maintainer bootstrap request", zap.String("changefeed", string(req.Changefeed)),
 			zap.String("from", string(from)), zap.Uint64("requestMaintainerEpoch", req.Epoch), zap.Uint64("currentMaintainerEpoch", dm.epoch),
 			zap.String("currentMaintainer", string(dm.maintainerID)))
 		return
 	}
+	// A reused DM's table trigger is validated before the owner changes;
+	// a mismatch is answered with the error and the DM keeps its owner
+	// (handleBootstrapRequest, handleDispatcherError at b813e76f9).
+	if reused {
+		if err := dm.validateTrigger(req.TriggerID); err != nil {
+			e := *err
+			e.Node = from
+			out.SendTo(o.self, from, &core.MaintainerBootstrapResponse{Changefeed: req.Changefeed, Epoch: req.Epoch, Err: &e})
+			return
+		}
+	}
+	dm.TryUpdateMaintainer(from, req.Epoch)
 	resp := &core.MaintainerBootstrapResponse{Changefeed: req.Changefeed, Epoch: req.Epoch}
 	if req.TriggerID != "" {
 		dm.ensureTrigger(req.TriggerID, req.StartTs, out)
-		// The trigger's startTs, not its current checkpoint: a re-sent
-		// request (the first response lost) must not report a trigger that
-		// already ran ahead, or the maintainer would start tables past rows
-		// nobody flushed (found by the soak test with long delays).
+		// The trigger's startTs, not its current checkpoint, as HEAD's
+		// createBootstrapResponse(startTs = trigger.GetStartTs()) at
+		// b813e76f9: a re-sent request (the first response lost) must not
+		// report a trigger that already ran ahead, or the maintainer would
+		// start tables past rows nobody flushed.
 		if t := dm.dispatchers[dm.triggerID]; t != nil {
 			resp.CheckpointTs = t.startTs
 		}
