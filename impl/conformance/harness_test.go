@@ -41,7 +41,8 @@ import (
 //	update-status                                              Changefeed.UpdateStatus with the input's "status ..." line
 //	start-finished | reset-err-retry                           the add operator's PostFinish / Backoff.resetErrRetry
 //	sink-result on=n1 cf=.. id=D to=TS [err=..]                a sink write's outcome
-//	local-fence on=n1 | set-stopping on=n1 | failpoint on=n1 block-create=B not-ready-to-close=B
+//	local-fence on=n1 [cf=CF] | set-stopping on=n1 | failpoint on=n1 block-create=B not-ready-to-close=B
+//	                                                           (local-fence with cf fences that DM only)
 //	fail-persist                                               the coordinator's next etcd txn fails
 //	state [of=COMP]                                            observable state
 //
@@ -744,6 +745,14 @@ func (h *harness) command(b *strings.Builder, d *datadriven.TestData) error {
 			o := h.orchs[core.NodeID(on)]
 			if o == nil {
 				return fmt.Errorf("no orchestrator@%s", on)
+			}
+			if name, ok := arg(d, "cf"); ok {
+				dm := o.Get(cfID(name))
+				if dm == nil {
+					return fmt.Errorf("no dispatcher manager of %s on %s", name, on)
+				}
+				dm.LocalFence()
+				break
 			}
 			o.LocalFence()
 		case "set-stopping":

@@ -337,7 +337,10 @@ func (dm *DispatcherManager) TryClose(out *core.Effects) bool {
 // OnTick creates pending dispatchers, advances dispatchers, cleans removed
 // ones, and sends the heartbeat / block statuses / error.
 func (dm *DispatcherManager) OnTick(now int64, out *core.Effects) {
-	if !dm.closing && !dm.o.BlockCreateDispatcher && len(dm.pendingCreates) > 0 {
+	// After the local fence no dispatcher is created; the Create stays
+	// journaled (createDispatcherByInfo at b813e76f9 fails with the
+	// write-path-closed error and keeps the operator).
+	if !dm.closing && !dm.writePathClosed && !dm.o.BlockCreateDispatcher && len(dm.pendingCreates) > 0 {
 		for _, id := range dm.pendingCreates {
 			e, ok := dm.currentOperatorMap[id]
 			req := e.req
@@ -362,9 +365,7 @@ func (dm *DispatcherManager) OnTick(now int64, out *core.Effects) {
 			dm.seq++
 			dm.o.lg.Event(out, spec.Event{Kind: spec.DispatcherCreated, Changefeed: string(dm.cf), Node: string(dm.o.self), Dispatcher: string(id),
 				Span: req.Config.Span, Checkpoint: req.Config.StartTs})
-			if !dm.writePathClosed {
-				delete(dm.currentOperatorMap, id)
-			}
+			delete(dm.currentOperatorMap, id)
 		}
 		dm.pendingCreates = dm.pendingCreates[:0]
 	}
@@ -490,6 +491,11 @@ func (dm *DispatcherManager) onSinkResult(r core.SinkResult, out *core.Effects) 
 	}
 	d.onSinkResult(r, out)
 }
+
+// LocalFence closes the DM's write path at once, without waiting for its
+// cleanup (DispatcherManager.LocalFence): no sink write and no dispatcher
+// creation from here on; closing it still completes.
+func (dm *DispatcherManager) LocalFence() { dm.writePathClosed = true }
 
 // SinkID is the DM's sink instance.
 func (dm *DispatcherManager) SinkID() uint64 { return dm.sinkID }

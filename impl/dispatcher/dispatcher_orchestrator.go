@@ -42,6 +42,10 @@ type Orchestrator struct {
 	BlockCreateDispatcher     bool
 	NotReadyToCloseDispatcher bool
 	ids                       []core.ChangefeedID
+
+	// fenced: LocalFence ran; bootstrap and close requests are dropped from
+	// then on (RecvMaintainerRequest, processMessage).
+	fenced bool
 }
 
 // NewOrchestrator returns a node's orchestrator.
@@ -80,10 +84,17 @@ func (o *Orchestrator) Get(id core.ChangefeedID) *DispatcherManager { return o.d
 func (o *Orchestrator) OnMessage(now int64, from core.NodeID, msg core.Message, out *core.Effects) {
 	o.now = now
 	switch m := msg.(type) {
-	case *core.MaintainerBootstrapRequest:
-		o.handleBootstrapRequest(from, m, out)
-	case *core.MaintainerCloseRequest:
-		o.handleCloseRequest(from, m, out)
+	case *core.MaintainerBootstrapRequest, *core.MaintainerCloseRequest:
+		if o.fenced {
+			o.lg.Debug("dispatcher_orchestrator.go", 103, "dispatcher orchestrator already closed, drop message",
+				zap.String("message", msg.TypeName()))
+			return
+		}
+		if b, ok := m.(*core.MaintainerBootstrapRequest); ok {
+			o.handleBootstrapRequest(from, b, out)
+		} else {
+			o.handleCloseRequest(from, m.(*core.MaintainerCloseRequest), out)
+		}
 	case *core.ScheduleDispatcherRequest:
 		if dm := o.dms[m.Changefeed]; dm != nil {
 			dm.SchedulerDispatcherRequestHandler(from, m, out)
@@ -225,11 +236,15 @@ func (o *Orchestrator) OnSinkResult(now int64, r core.SinkResult, out *core.Effe
 	}
 }
 
-// LocalFence closes every DM's write path (session lost).
+// LocalFence closes every DM's write path (session lost) and stops taking
+// maintainer requests (DispatcherOrchestrator.LocalFence at b813e76f9).
 func (o *Orchestrator) LocalFence() {
-	o.lg.Warn("dispatcher_orchestrator.go", 710, "dispatcher orchestrator local fence triggered")
+	if !o.fenced {
+		o.fenced = true
+		o.lg.Warn("dispatcher_orchestrator.go", 710, "dispatcher orchestrator local fence triggered")
+	}
 	for _, dm := range o.dms {
-		dm.writePathClosed = true
+		dm.LocalFence()
 	}
 }
 
