@@ -22,6 +22,9 @@ import (
 // Commands (one component kind per story is usual, several may coexist):
 //
 //	new [bugs=NAME,...] [raw-watermark] [now=MS] [stuck=DUR]   reset; time starts at now (default 1000)
+//	    [delivery=NAME]                                        the delivery assumption (default TiCDC's message
+//	                                                           center); a stronger one switches on cdcspec's guards
+//	                                                           against deliveries TiCDC cannot make
 //	upstream tables=1,2 [created=5@300,...] [resolved=TS]      the maintainer's schema and the pullers' resolved ts
 //	coordinator self=n0 nodes=n0,n1 [version=V] [manual]       a coordinator; input: its etcd snapshot, one
 //	                                                           "changefeed cf=.. state=.. epoch=.. checkpoint=.. [progress=..]"
@@ -514,6 +517,13 @@ func (h *harness) command(b *strings.Builder, d *datadriven.TestData) error {
 		if _, ok := arg(d, "raw-watermark"); ok {
 			opts.Legacy.RawWatermarkCheckpoint = true
 		}
+		if v, ok := arg(d, "delivery"); ok {
+			dl, err := spec.ParseDelivery(v)
+			if err != nil {
+				return err
+			}
+			opts.Delivery = dl
+		}
 		if ms, ok, err := argDur(d, "stuck"); err != nil {
 			return err
 		} else if ok {
@@ -529,6 +539,9 @@ func (h *harness) command(b *strings.Builder, d *datadriven.TestData) error {
 		}
 		h.reset(opts, now)
 		fmt.Fprintf(b, "t=%d\n", h.now)
+		if !h.opts.Delivery.TiCDC() {
+			fmt.Fprintf(b, "delivery: %s\n", h.opts.Delivery.Label())
+		}
 		return nil
 	case "upstream":
 		if v, ok := arg(d, "tables"); ok {

@@ -408,14 +408,23 @@ func (c *Coordinator) handleMaintainerStatus(now int64, from core.NodeID, s core
 		}
 		return
 	}
-	if s.State == core.ComponentWorking && s.Epoch != 0 && s.Epoch < cf.Info.Epoch && c.shouldStopStale(cf, from, s.Epoch) {
-		// Deviation (found by the soak test with long message delays; the
-		// reference's S6 hypothesis): a delayed AddMaintainerRequest of an
-		// older epoch can create a maintainer that never bootstraps (every DM
-		// belongs to a newer epoch) and makes the manager reject every later
-		// add. HEAD only drops its statuses; here the coordinator also sends
-		// it a cascade remove with its own epoch, which epoch fencing makes
-		// harmless to the current generation's dispatchers.
+	if s.State == core.ComponentWorking && s.Epoch != 0 && s.Epoch < cf.Info.Epoch && !c.opts.Delivery.TiCDC() && c.shouldStopStale(cf, from, s.Epoch) {
+		// Active only under a delivery stronger than TiCDC's message center
+		// (spec.DeliveryPerTypeStreams or DeliveryReordering). There a late
+		// AddMaintainerRequest of an older epoch can overtake the Remove
+		// that followed it and create a maintainer that never bootstraps
+		// (every DM belongs to a newer epoch) and makes the manager reject
+		// every later add (found by the soak test with long message delays);
+		// the coordinator sends it a cascade remove with its own epoch,
+		// which epoch fencing makes harmless to the current generation's
+		// dispatchers. HEAD only drops such statuses ("drop stale maintainer
+		// status", handleSingleMaintainerStatus), and its message center
+		// cannot make that delivery: the coordinator sends Add and Remove to
+		// a node on one command stream (pkg/messaging
+		// remoteMessageTarget.sendCommand, FIFO, no duplicates) and the
+		// manager handles both from the one queue msgCh
+		// (maintainer_manager.go recvMessages) in order, at b813e76f9; an
+		// Add of an earlier coordinator node is dropped by coordinatorID.
 		c.lg.Warn("controller.go", 618, "stop stale maintainer", zap.String("changefeed", string(cf.ID)), zap.String("node", string(from)),
 			zap.Uint64("statusMaintainerEpoch", s.Epoch), zap.Uint64("currentMaintainerEpoch", cf.Info.Epoch))
 		out.SendTo(c.self, from, &core.RemoveMaintainerRequest{Changefeed: cf.ID, Cascade: true, Epoch: s.Epoch})

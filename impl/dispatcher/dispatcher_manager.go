@@ -42,14 +42,22 @@ type DispatcherManager struct {
 	// opFence holds, per dispatcher ID, the highest OpSeq obeyed from the
 	// current owner generation; cleared when the owner changes.
 	//
-	// Deviation (found by proptest with stale message copies; not in
-	// TiCDC): a move keeps the DispatcherID and the epoch, so a stale copy
-	// of an earlier operator's Create that lands on the move's origin after
-	// the move passes every TiCDC fence and starts a second dispatcher of
-	// the span, which replicates until the maintainer notices ("nodeID not
-	// match"). A request of an older operator than one already obeyed for
-	// the same ID is dropped instead. The fence is part of generation
-	// fencing: the no-epoch-fencing bug switches it off too.
+	// Active only under a delivery stronger than TiCDC's message center
+	// (spec.DeliveryPerTypeStreams or DeliveryReordering: stale copies, or a
+	// Create overtaking a later Remove). A move keeps the DispatcherID and
+	// the epoch, so a stale Create of an earlier operator that lands on the
+	// move's origin after the move's Remove passes every TiCDC fence and
+	// starts a second dispatcher of the span (found by proptest with stale
+	// message copies); the fence drops a request of an older operator than
+	// one already obeyed for the same ID. The message center cannot make
+	// that delivery: the Create and the later Remove both leave the same
+	// maintainer node on its one command stream to the DM's node
+	// (pkg/messaging remoteMessageTarget.sendCommand, FIFO; no transport
+	// duplicates, no re-send after a reconnect) and are handled in order on
+	// the changefeed's path of the heartbeat collector's dynamic stream
+	// (HeartBeatCollector.RecvMessages -> schedulerDispatcherRequestDynamicStream,
+	// FIFO per path) at b813e76f9. The fence is part of generation fencing:
+	// the no-epoch-fencing bug switches it off too.
 	opFence        map[core.DispatcherID]uint64
 	pendingCreates []core.DispatcherID
 	triggerID      core.DispatcherID
@@ -156,9 +164,10 @@ func (dm *DispatcherManager) setOwner(from core.NodeID, epoch uint64) {
 	dm.maintainerID, dm.epoch = from, epoch
 }
 
-// isStaleOperator applies opFence to a schedule request (see opFence).
+// isStaleOperator applies opFence to a schedule request (see opFence);
+// never under TiCDC's message center.
 func (dm *DispatcherManager) isStaleOperator(from core.NodeID, req *core.ScheduleDispatcherRequest) bool {
-	if req.OpSeq == 0 || dm.o.opts.Bugs.Has(spec.BugNoEpochFencing) {
+	if req.OpSeq == 0 || dm.o.opts.Bugs.Has(spec.BugNoEpochFencing) || dm.o.opts.Delivery.TiCDC() {
 		return false
 	}
 	id := req.Config.ID

@@ -30,10 +30,18 @@ type Orchestrator struct {
 	// closedMaintainerEpochs: after a close, a bootstrap with epoch <= the
 	// closed epoch is dropped (tombstone).
 	closedMaintainerEpochs map[core.ChangefeedID]uint64
-	// lastSeq: a recreated DM continues its predecessor's watermark Seq, so
-	// a delayed heartbeat of the closed one can never outrank it (found by
-	// the soak test with long delays: the maintainer accepts a higher Seq
-	// only, and a stale high Seq froze the checkpoint).
+	// lastSeq: under a delivery stronger than TiCDC's message center
+	// (spec.DeliveryPerTypeStreams or DeliveryReordering) a recreated DM
+	// continues its predecessor's watermark Seq, so a delayed heartbeat of
+	// the closed one can never outrank it (found by the soak test with long
+	// delays: the maintainer accepts a higher Seq only, and a stale high
+	// Seq froze the checkpoint). Under the message center a new DM starts
+	// its Seq afresh, as HEAD's newDispatcherMap: an old DM's heartbeat
+	// would have to overtake the close, the stop, a new Add and every DM's
+	// new bootstrap response, yet all of a node's heartbeats leave through
+	// one FIFO queue (heartBeatReqQueue, HeartBeatCollector) onto the node
+	// pair's command stream and reach the maintainer's one event queue
+	// behind what was sent before them (pkg/messaging at b813e76f9).
 	lastSeq map[core.ChangefeedID]uint64
 
 	// Failpoints (tests/integration_tests/maintainer_failover_when_operator):
@@ -115,10 +123,16 @@ func (o *Orchestrator) handleBootstrapRequest(from core.NodeID, req *core.Mainta
 	}
 	dm := o.dms[req.Changefeed]
 	if dm != nil && dm.closing {
-		// A closing DM answers no bootstrap (found by the soak test: a trigger
-		// created during the close kept the DM from ever closing); the
-		// maintainer re-sends and, once the close is done, the tombstone
-		// decides.
+		// A closing DM answers no bootstrap; the maintainer re-sends and,
+		// once the close is done, the tombstone decides. On the maintainer's
+		// node this is HEAD's behaviour: closing stops the write path first
+		// (DispatcherManager.stopWritePath), creating the trigger then fails
+		// with the write-path-closed error and handleBootstrapTriggerError
+		// answers nothing (dispatcher_orchestrator.go at b813e76f9), so no
+		// trigger is created during the close. On another node HEAD still
+		// answers with the closing DM's dispatchers and hands the DM to the
+		// newer epoch; impl does not, and lets the closing DM finish and
+		// remove itself first (OnTick).
 		o.lg.Info("dispatcher_orchestrator.go", 203, "drop maintainer bootstrap request, dispatcher manager is closing",
 			zap.String("changefeed", string(req.Changefeed)), zap.String("from", string(from)), zap.Uint64("requestMaintainerEpoch", req.Epoch))
 		return
@@ -126,7 +140,9 @@ func (o *Orchestrator) handleBootstrapRequest(from core.NodeID, req *core.Mainta
 	reused := dm != nil
 	if dm == nil {
 		dm = newDispatcherManager(o, req.Changefeed, from, req.Epoch, req.StartTs, out)
-		dm.seq = o.lastSeq[req.Changefeed] + 1
+		if !o.opts.Delivery.TiCDC() {
+			dm.seq = o.lastSeq[req.Changefeed] + 1
+		}
 		o.dms[req.Changefeed] = dm
 	}
 	if !dm.canUpdateMaintainer(from, req.Epoch) {

@@ -196,7 +196,9 @@ func New(cfg Config) *Sim {
 	if cfg.SessionTTLMs == 0 {
 		cfg.SessionTTLMs = 10_000
 	}
-	s := &Sim{cfg: cfg, opts: cfg.Options.WithDefaults(), rng: rand.New(rand.NewPCG(cfg.Seed, 0x73696d)), now: StartMs,
+	opts := cfg.Options.WithDefaults()
+	opts.Delivery = cfg.Delivery.OrDefault()
+	s := &Sim{cfg: cfg, opts: opts, rng: rand.New(rand.NewPCG(cfg.Seed, 0x73696d)), now: StartMs,
 		store: NewMemStore(), sink: NewMemSink(), nodes: map[core.NodeID]*simNode{}, partition: map[core.NodeID]int{},
 		delivery: cfg.Delivery.OrDefault(), laneRng: rand.New(rand.NewPCG(cfg.Seed, 0x6c616e65)),
 		sendQueues: map[sendQueueKey]int64{}, streams: map[streamKey]int64{}, typeStreams: map[typeStream]int64{}, lanes: map[laneKey]int64{},
