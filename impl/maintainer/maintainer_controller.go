@@ -41,6 +41,10 @@ func (m *Maintainer) onHeartbeatRequest(from core.NodeID, req *core.HeartBeatReq
 // without operator.
 func (m *Maintainer) handleStatus(from core.NodeID, st *core.TableSpanStatus, out *core.Effects) {
 	if st.ID == m.ddlSpanID {
+		// Only a move's remove waits for the trigger (onRemoveMaintainer).
+		if m.removing && !m.cascadeRemoving && (st.State == core.ComponentStopped || st.State == core.ComponentRemoved) {
+			m.triggerStopped = true
+		}
 		return
 	}
 	hadOp := m.ops.UpdateOperatorStatus(from, st, out)
