@@ -92,16 +92,13 @@ func (o *Orchestrator) Get(id core.ChangefeedID) *DispatcherManager { return o.d
 func (o *Orchestrator) OnMessage(now int64, from core.NodeID, msg core.Message, out *core.Effects) {
 	o.now = now
 	switch m := msg.(type) {
-	case *core.MaintainerBootstrapRequest, *core.MaintainerCloseRequest:
-		if o.fenced {
-			o.lg.Debug("dispatcher_orchestrator.go", 103, "dispatcher orchestrator already closed, drop message",
-				zap.String("message", msg.TypeName()))
-			return
+	case *core.MaintainerBootstrapRequest:
+		if !o.dropWhenFenced(msg) {
+			o.handleBootstrapRequest(from, m, out)
 		}
-		if b, ok := m.(*core.MaintainerBootstrapRequest); ok {
-			o.handleBootstrapRequest(from, b, out)
-		} else {
-			o.handleCloseRequest(from, m.(*core.MaintainerCloseRequest), out)
+	case *core.MaintainerCloseRequest:
+		if !o.dropWhenFenced(msg) {
+			o.handleCloseRequest(from, m, out)
 		}
 	case *core.ScheduleDispatcherRequest:
 		if dm := o.dms[m.Changefeed]; dm != nil {
@@ -112,6 +109,15 @@ func (o *Orchestrator) OnMessage(now int64, from core.NodeID, msg core.Message, 
 			dm.handleHeartBeatResponse(from, m, out)
 		}
 	}
+}
+
+// dropWhenFenced: after the local fence the orchestrator topic takes no
+// message (RecvMaintainerRequest at b813e76f9).
+func (o *Orchestrator) dropWhenFenced(msg core.Message) bool {
+	if o.fenced {
+		o.lg.Debug("dispatcher_orchestrator.go", 103, "dispatcher orchestrator already closed, drop message", zap.String("message", msg.TypeName()))
+	}
+	return o.fenced
 }
 
 func (o *Orchestrator) handleBootstrapRequest(from core.NodeID, req *core.MaintainerBootstrapRequest, out *core.Effects) {
