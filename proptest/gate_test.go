@@ -80,11 +80,11 @@ var gateProfiles = []gateProfile{
 		Seed: 1, Checks: 250, MaxShrunk: 10},
 	{Bug: "stop-replaces-pending-stop",
 		Ops:  []Op{OpSinkError, OpPauseChangefeed, OpResumeChangefeed, OpDropMessages, OpAdvanceTime},
-		Seed: 1, Checks: 200, MaxShrunk: 10,
-		NotFoundYet: "in cdcspec the old-generation maintainer is still stopped: a dispatcher manager closes on a close request with an equal epoch from another node or a higher epoch (HEAD needs the exact owner and epoch), and the coordinator stops a Working maintainer that reports an older epoch"},
+		Seed: 1, Checks: 200, MaxShrunk: 8},
 	{Bug: "remove-during-move-leaks-dispatchers",
 		Ops:  []Op{OpMoveMaintainer, OpRemoveChangefeed, OpCreateChangefeed, OpAdvanceTime},
-		Seed: 1, Checks: 200, MaxShrunk: 10},
+		Seed: 1, Checks: 200, MaxShrunk: 10,
+		NotFoundYet: "since the maintainer reports a move's Stopped only once its table trigger stopped (as HEAD's tryCloseChangefeed), that Stopped comes later and the race window no longer falls in this menu's reach (1,500 checks); the scenario remove_during_move shows the same"},
 	// Found through cdcspec's remove-table-dispatchers, which has no TiCDC
 	// counterpart; TiCDC's path (a remove restored from the journal) is not
 	// reached by this menu.

@@ -33,7 +33,7 @@ func slowBootstrap(t *testing.T, seed uint64, implBugs spec.BugSet) *Tracker {
 	require.NoError(t, s.AddRule(sim.Rule{Type: "MaintainerBootstrapResponse", Action: "delay", DelayMs: 1500, Count: 100}))
 	require.NoError(t, s.CreateChangefeed("cf1"))
 	tr := Follow(s, "cf1", Config(3, 2, model.Config{Features: model.Base().Features})) // the model keeps every fix
-	tr.MaxCandidates = 4096 // slow bootstrap responses leave many re-sends in flight
+	tr.MaxCandidates = 4096                                                             // slow bootstrap responses leave many re-sends in flight
 	s.RunFor(20_000)
 	require.Empty(t, tr.Stopped)
 	return tr

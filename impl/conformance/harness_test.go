@@ -22,6 +22,9 @@ import (
 // Commands (one component kind per story is usual, several may coexist):
 //
 //	new [bugs=NAME,...] [raw-watermark] [now=MS] [stuck=DUR]   reset; time starts at now (default 1000)
+//	    [delivery=NAME]                                        the delivery assumption (default TiCDC's message
+//	                                                           center); a stronger one switches on cdcspec's guards
+//	                                                           against deliveries TiCDC cannot make
 //	upstream tables=1,2 [created=5@300,...] [resolved=TS]      the maintainer's schema and the pullers' resolved ts
 //	coordinator self=n0 nodes=n0,n1 [version=V] [manual]       a coordinator; input: its etcd snapshot, one
 //	                                                           "changefeed cf=.. state=.. epoch=.. checkpoint=.. [progress=..]"
@@ -39,9 +42,10 @@ import (
 //	create|pause|resume|remove|move-changefeed cf=.. ...      coordinator API
 //	move-table|split-table|remove-table on=n1 cf=.. table=T [to=N]   maintainer API
 //	update-status                                              Changefeed.UpdateStatus with the input's "status ..." line
-//	start-finished | reset-backoff                             the add operator's PostFinish / resume's reset
+//	start-finished | reset-err-retry                           the add operator's PostFinish / Backoff.resetErrRetry
 //	sink-result on=n1 cf=.. id=D to=TS [err=..]                a sink write's outcome
-//	local-fence on=n1 | set-stopping on=n1 | failpoint on=n1 block-create=B not-ready-to-close=B
+//	local-fence on=n1 [cf=CF] | set-stopping on=n1 | failpoint on=n1 block-create=B not-ready-to-close=B
+//	                                                           (local-fence with cf fences that DM only)
 //	fail-persist                                               the coordinator's next etcd txn fails
 //	state [of=COMP]                                            observable state
 //
@@ -513,6 +517,13 @@ func (h *harness) command(b *strings.Builder, d *datadriven.TestData) error {
 		if _, ok := arg(d, "raw-watermark"); ok {
 			opts.Legacy.RawWatermarkCheckpoint = true
 		}
+		if v, ok := arg(d, "delivery"); ok {
+			dl, err := spec.ParseDelivery(v)
+			if err != nil {
+				return err
+			}
+			opts.Delivery = dl
+		}
 		if ms, ok, err := argDur(d, "stuck"); err != nil {
 			return err
 		} else if ok {
@@ -528,6 +539,9 @@ func (h *harness) command(b *strings.Builder, d *datadriven.TestData) error {
 		}
 		h.reset(opts, now)
 		fmt.Fprintf(b, "t=%d\n", h.now)
+		if !h.opts.Delivery.TiCDC() {
+			fmt.Fprintf(b, "delivery: %s\n", h.opts.Delivery.Label())
+		}
 		return nil
 	case "upstream":
 		if v, ok := arg(d, "tables"); ok {
@@ -587,7 +601,7 @@ func (h *harness) command(b *strings.Builder, d *datadriven.TestData) error {
 		if err != nil {
 			return err
 		}
-		h.cf = coordinator.NewChangefeedForConformance(cfID(name), cp, &h.opts, h.rnd, h.lg)
+		h.cf = coordinator.NewChangefeedForConformance(h.now, cfID(name), cp, &h.opts, h.rnd, h.lg)
 		if _, ok := arg(d, "bootstrapped"); ok {
 			var out core.Effects
 			h.cf.UpdateStatus(h.now, core.MaintainerStatus{Changefeed: h.cf.ID, State: core.ComponentWorking, CheckpointTs: cp, BootstrapDone: true}, &out)
@@ -689,9 +703,6 @@ func (h *harness) command(b *strings.Builder, d *datadriven.TestData) error {
 			if state == "" {
 				state = "(none)"
 			}
-			// impl returns no state with changed=false unless the
-			// changefeed failed; TiCDC returns normal there. Callers act
-			// on the state only when changed.
 			fmt.Fprintf(b, "changed=%v state=%s", changed, state)
 			if rerr != nil {
 				fmt.Fprintf(b, " err=%s", fmtRunningError(rerr))
@@ -701,14 +712,14 @@ func (h *harness) command(b *strings.Builder, d *datadriven.TestData) error {
 		}
 		h.printChangefeed(b)
 		return nil
-	case "start-finished", "reset-backoff":
+	case "start-finished", "reset-err-retry":
 		if h.cf == nil {
 			return fmt.Errorf("no changefeed")
 		}
 		if d.Cmd == "start-finished" {
 			h.cf.StartFinished()
 		} else {
-			h.cf.ResetBackoff(h.now)
+			h.cf.ResetErrRetry(h.now)
 		}
 		h.printChangefeed(b)
 		return nil
@@ -747,6 +758,14 @@ func (h *harness) command(b *strings.Builder, d *datadriven.TestData) error {
 			o := h.orchs[core.NodeID(on)]
 			if o == nil {
 				return fmt.Errorf("no orchestrator@%s", on)
+			}
+			if name, ok := arg(d, "cf"); ok {
+				dm := o.Get(cfID(name))
+				if dm == nil {
+					return fmt.Errorf("no dispatcher manager of %s on %s", name, on)
+				}
+				dm.LocalFence()
+				break
 			}
 			o.LocalFence()
 		case "set-stopping":
@@ -946,7 +965,7 @@ func (h *harness) cmdAPI(b *strings.Builder, d *datadriven.TestData) error {
 	if err != nil {
 		return err
 	}
-	return nil
+	return h.coord.TakeAPIError()
 }
 
 func (h *harness) cmdTableAPI(b *strings.Builder, d *datadriven.TestData) error {

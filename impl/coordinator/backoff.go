@@ -74,8 +74,13 @@ type Backoff struct {
 	lg           *logging.Logger
 }
 
-func newBackoff(id core.ChangefeedID, checkpoint uint64, maxElapsedMs int64, rnd core.Rand, lg *logging.Logger) *Backoff {
-	return &Backoff{id: id, checkpointTs: checkpoint, timer: exponentialBackoff{maxElapsedMs: maxElapsedMs, rnd: rnd}, lg: lg}
+// newBackoff starts with a reset retry state (NewBackoff calls
+// resetErrRetry), so a changefeed restored as retrying waits the initial
+// interval first.
+func newBackoff(now int64, id core.ChangefeedID, checkpoint uint64, maxElapsedMs int64, rnd core.Rand, lg *logging.Logger) *Backoff {
+	b := &Backoff{id: id, checkpointTs: checkpoint, timer: exponentialBackoff{maxElapsedMs: maxElapsedMs, rnd: rnd}, lg: lg}
+	b.resetErrRetry(now)
+	return b
 }
 
 // ShouldRun: backoff not failed and now past nextRetryTime.
@@ -84,12 +89,24 @@ func (b *Backoff) ShouldRun(now int64) bool { return !b.failed && now > b.nextRe
 // StartFinished is called when the add operator finished.
 func (b *Backoff) StartFinished() { b.isRestarting = false }
 
-// resetBackoff is used by resume (MoveToSchedulingQueue(resetBackoff=true)).
-func (b *Backoff) resetBackoff(now int64, checkpoint uint64) {
-	b.failed, b.retrying, b.isRestarting = false, false, false
-	b.nextRetryTime = 0
-	b.checkpointTs = checkpoint
+// resetErrRetry clears the retry state: a fresh timer, no retry time, not
+// failed, not retrying. isRestarting is left to StartFinished. Follows
+// coordinator/changefeed/backoff.go Backoff.resetErrRetry at b813e76f9.
+func (b *Backoff) resetErrRetry(now int64) {
 	b.timer.Reset(now)
+	b.nextRetryTime = 0
+	b.failed, b.retrying = false, false
+}
+
+// resetBackoff is used by resume (MoveToSchedulingQueue(resetBackoff=true)):
+// resetErrRetry, the baseline moves to the (possibly overwritten)
+// checkpoint, and the restarting marker is cleared. Follows
+// coordinator/changefeed/changefeed_db.go ChangefeedDB.MoveToSchedulingQueue
+// at b813e76f9.
+func (b *Backoff) resetBackoff(now int64, checkpoint uint64) {
+	b.resetErrRetry(now)
+	b.checkpointTs = checkpoint
+	b.StartFinished()
 }
 
 // followCheckpoint raises the baseline to a checkpoint the coordinator
@@ -103,22 +120,22 @@ func (b *Backoff) followCheckpoint(checkpoint uint64) {
 }
 
 // CheckStatus is step 6 of Changefeed.UpdateStatus: checkpoint progress
-// raises the baseline (and recovers a retrying changefeed); otherwise an
-// error goes to HandleError. Returns (changed, state, err).
+// raises the baseline (and recovers a retrying changefeed, resetErrRetry);
+// otherwise an error goes to HandleError. Returns (changed, state, err);
+// state is normal when nothing changed. Follows
+// coordinator/changefeed/backoff.go Backoff.CheckStatus at b813e76f9.
 func (b *Backoff) CheckStatus(now int64, s *core.MaintainerStatus, out *core.Effects) (bool, string, *core.RunningError) {
 	if s.CheckpointTs > b.checkpointTs {
 		b.checkpointTs = s.CheckpointTs
 		if b.retrying {
-			b.retrying = false
-			b.isRestarting = false
-			b.timer.Reset(now)
+			b.resetErrRetry(now)
 			b.lg.Event(out, spec.Event{Kind: spec.BackoffRecovered, Changefeed: string(b.id), Checkpoint: s.CheckpointTs})
 			return true, spec.StateNormal, nil
 		}
-		return false, "", nil
+		return false, spec.StateNormal, nil
 	}
 	if len(s.Err) == 0 {
-		return false, "", nil
+		return false, spec.StateNormal, nil
 	}
 	last := s.Err[len(s.Err)-1]
 	b.erredWhileRestarting = b.isRestarting
@@ -132,21 +149,23 @@ func (b *Backoff) CheckStatus(now int64, s *core.MaintainerStatus, out *core.Eff
 	return b.HandleError(now, s.CheckpointTs, last, out)
 }
 
-// HandleError: the first retry resets the timer; the next wait sets
-// nextRetryTime; a spent budget fails the changefeed.
+// HandleError: the first retry resets the retry state; the next wait sets
+// nextRetryTime (now-1 once the budget is spent: the timer's Stop); a spent
+// budget fails the changefeed. Follows coordinator/changefeed/backoff.go
+// Backoff.HandleError at b813e76f9.
 func (b *Backoff) HandleError(now int64, checkpoint uint64, err core.RunningError, out *core.Effects) (bool, string, *core.RunningError) {
 	if !b.retrying {
+		b.resetErrRetry(now)
 		b.retrying = true
-		b.timer.Reset(now)
 	}
 	next := b.timer.NextBackOff(now)
+	b.nextRetryTime = now + next
 	if next < 0 {
 		b.failed = true
 		b.lg.Event(out, spec.Event{Kind: spec.BackoffGaveUp, Changefeed: string(b.id), Checkpoint: checkpoint},
 			zap.Duration("maxElapsedTime", time.Duration(b.timer.maxElapsedMs)*time.Millisecond))
 		return true, spec.StateFailed, &err
 	}
-	b.nextRetryTime = now + next
 	b.lg.Event(out, spec.Event{Kind: spec.BackoffStarted, Changefeed: string(b.id), Checkpoint: checkpoint,
 		NextRetry: b.nextRetryTime, Err: err.Message})
 	return true, spec.StateWarning, &err

@@ -26,7 +26,7 @@ func newTestChangefeed(t *testing.T, bugs spec.BugSet) (*Changefeed, *clock, *[]
 	opts := core.Options{Bugs: bugs}.WithDefaults()
 	cf := &Changefeed{ID: "default/cf", opts: &opts, lg: lg,
 		status: core.MaintainerStatus{Changefeed: "default/cf", CheckpointTs: 100, BootstrapDone: true, State: core.ComponentWorking}}
-	cf.backoff = newBackoff(cf.ID, 100, opts.ErrorStuckDurationMs, fixedRand{0.5}, lg)
+	cf.backoff = newBackoff(ck.ms, cf.ID, 100, opts.ErrorStuckDurationMs, fixedRand{0.5}, lg)
 	return cf, ck, &evs
 }
 

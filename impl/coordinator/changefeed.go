@@ -83,7 +83,7 @@ func (c *Changefeed) UpdateStatus(now int64, s core.MaintainerStatus, out *core.
 	if s.CheckpointTs < old.CheckpointTs {
 		if c.opts.Bugs.Has(spec.BugRegressedCheckpointDropsError) || len(s.Err) == 0 {
 			// Before #5779 the whole status, Err included, was dropped here.
-			return false, "", nil
+			return false, spec.StateNormal, nil
 		}
 		// #5779: continue with a copy whose checkpoint is the stored one.
 		s.CheckpointTs = old.CheckpointTs
@@ -116,19 +116,26 @@ var fastFailCodes = map[string]bool{
 	"CDC:ErrExpressionColumnNotFound": true, "CDC:ErrSchemaSnapshotNotFound": true, "CDC:ErrSyncRenameTableFailed": true,
 }
 
+// checkFailedStatus is step 3: a failed backoff stays failed; a fast-fail
+// error fails it, and the baseline follows the failing report's checkpoint
+// (the fast-fail wins over the progress). Follows
+// coordinator/changefeed/backoff.go Backoff.checkFailedStatus at b813e76f9.
 func (c *Changefeed) checkFailedStatus(s *core.MaintainerStatus, out *core.Effects) (bool, string, *core.RunningError) {
 	if c.backoff.failed {
 		return false, spec.StateFailed, nil
 	}
 	for i := range s.Err {
 		if fastFailCodes[s.Err[i].Code] {
+			if s.CheckpointTs > c.backoff.checkpointTs {
+				c.backoff.checkpointTs = s.CheckpointTs
+			}
 			c.backoff.failed = true
 			e := s.Err[i]
 			c.lg.Error("backoff.go", 122, "changefeed maintainer report a fast fail error",
-				logging.CF(c.ID), logging.Ts("checkpointTs", s.CheckpointTs), zapString("node", string(e.Node)),
+				logging.CF(c.ID), logging.Ts("checkpointTs", c.backoff.checkpointTs), zapString("node", string(e.Node)),
 				zapString("code", e.Code), zapString("state", spec.StateFailed), zapString("error", e.Message))
 			return true, spec.StateFailed, &e
 		}
 	}
-	return false, "", nil
+	return false, spec.StateNormal, nil
 }

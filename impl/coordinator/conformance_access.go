@@ -14,11 +14,11 @@ import (
 // (coordinator/changefeed/changefeed.go at b813e76f9): status Working at
 // checkpoint with BootstrapDone unset, and a backoff whose baseline is the
 // checkpoint and whose budget is opts.ErrorStuckDurationMs.
-func NewChangefeedForConformance(id core.ChangefeedID, checkpoint uint64, opts *core.Options, rnd core.Rand, lg *logging.Logger) *Changefeed {
+func NewChangefeedForConformance(now int64, id core.ChangefeedID, checkpoint uint64, opts *core.Options, rnd core.Rand, lg *logging.Logger) *Changefeed {
 	cf := &Changefeed{ID: id, opts: opts, lg: lg, progress: ProgressNone,
 		status:                core.MaintainerStatus{Changefeed: id, CheckpointTs: checkpoint, State: core.ComponentWorking},
 		lastSavedCheckpointTs: checkpoint}
-	cf.backoff = newBackoff(id, checkpoint, opts.ErrorStuckDurationMs, rnd, lg)
+	cf.backoff = newBackoff(now, id, checkpoint, opts.ErrorStuckDurationMs, rnd, lg)
 	return cf
 }
 
@@ -43,6 +43,6 @@ func (c *Changefeed) ShouldRun(now int64) bool { return c.backoff.ShouldRun(now)
 // StartFinished is what the add operator's PostFinish calls.
 func (c *Changefeed) StartFinished() { c.backoff.StartFinished() }
 
-// ResetBackoff is the resume path's reset (MoveToSchedulingQueue with
-// resetBackoff), keeping the current baseline.
-func (c *Changefeed) ResetBackoff(now int64) { c.backoff.resetBackoff(now, c.backoff.checkpointTs) }
+// ResetErrRetry is Backoff.resetErrRetry, which TiCDC's TestRetry calls
+// directly: baseline and restarting marker stay.
+func (c *Changefeed) ResetErrRetry(now int64) { c.backoff.resetErrRetry(now) }

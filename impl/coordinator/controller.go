@@ -54,8 +54,11 @@ type Coordinator struct {
 	lastBasic   int64
 	lastBalance int64
 	// exited: an etcd write failed; TiCDC's coordinator returns from run and
-	// the capture resigns ownership.
+	// the capture resigns ownership. A failed API write does not exit.
 	exited bool
+	// apiErr is the error of the last API write that failed, for the
+	// caller (TakeAPIError).
+	apiErr error
 }
 
 // New returns the coordinator of owner revision version, running on self,
@@ -70,6 +73,16 @@ func New(self core.NodeID, version int64, snapshot []core.KV, opts *core.Options
 
 // Exited reports whether the coordinator stopped itself after a failed write.
 func (c *Coordinator) Exited() bool { return c.exited }
+
+// TakeAPIError returns (and clears) the error of the last API call whose
+// write failed. An API call returns before its write; the write's result
+// arrives in OnMetaResult before the next input, and the caller reads the
+// outcome here, after executing the call's Effects.
+func (c *Coordinator) TakeAPIError() error {
+	err := c.apiErr
+	c.apiErr = nil
+	return err
+}
 
 // Initialized reports whether the coordinator bootstrap finished.
 func (c *Coordinator) Initialized() bool { return c.initialized }
@@ -189,13 +202,24 @@ func (c *Coordinator) OnMessage(now int64, from core.NodeID, msg core.Message, o
 
 // OnMetaResult is the outcome of a Persist txn; it arrives before the next
 // input. A failed write stops the coordinator (TiCDC's run returns the etcd
-// error and the whole coordinator exits).
+// error and the whole coordinator exits), except an API call's write: the
+// API returns the backend's error with nothing changed
+// (coordinator/controller.go CreateChangefeed, PauseChangefeed,
+// ResumeChangefeed, RemoveChangefeed at b813e76f9), and a successful one is
+// applied in memory only now.
 func (c *Coordinator) OnMetaResult(r core.MetaResult, out *core.Effects) {
 	pw, ok := c.be.pending[r.Token]
 	if !ok {
 		return
 	}
 	delete(c.be.pending, r.Token)
+	if pw.commit != nil {
+		if !r.OK {
+			c.apiErr = fmt.Errorf("%s changefeed %s: etcd txn failed %s", pw.what, pw.cf, r.Err)
+			return
+		}
+		pw.commit(out)
+	}
 	if !r.OK {
 		switch pw.what {
 		case "epoch":
@@ -268,7 +292,7 @@ func (c *Coordinator) maybeInitialize(now int64, out *core.Effects) {
 	sort.Slice(ids, func(i, j int) bool { return ids[i] < ids[j] })
 	for _, id := range ids {
 		info, st := infos[id], statuses[id]
-		cf := c.newChangefeed(id, info, st.CheckpointTs)
+		cf := c.newChangefeed(now, id, info, st.CheckpointTs)
 		cf.infoModRev = infoRev[id]
 		cf.isNew = false
 		cf.progress = st.Progress
@@ -310,7 +334,7 @@ func (c *Coordinator) maybeInitialize(now int64, out *core.Effects) {
 				// checkpoint (status, last saved checkpoint and backoff
 				// baseline alike) with BootstrapDone false, so the
 				// maintainer's first bootstrapped status toggles it.
-				adoptedCf := c.newChangefeed(id, info, r.s.CheckpointTs)
+				adoptedCf := c.newChangefeed(now, id, info, r.s.CheckpointTs)
 				adoptedCf.infoModRev, adoptedCf.isNew, adoptedCf.progress = cf.infoModRev, cf.isNew, cf.progress
 				adoptedCf.status.Epoch = r.s.Epoch
 				adoptedCf.nodeID, adoptedCf.state = r.node, Replicating
@@ -318,13 +342,16 @@ func (c *Coordinator) maybeInitialize(now int64, out *core.Effects) {
 				c.db.changefeeds[id] = cf
 				continue
 			}
+			// As coordinator/controller.go stopStaleBootstrapMaintainers at
+			// b813e76f9: a stale-epoch maintainer gets a stop operator with
+			// its own epoch that occupies the changefeed's operator slot
+			// until it stopped (StopRemoteMaintainerWithMaintainerEpoch), so
+			// the basic scheduler cannot bootstrap another generation
+			// meanwhile; only when the slot is taken does it get a one-shot
+			// cascade remove.
 			c.lg.Warn("controller.go", 868, "ignore running maintainer with stale epoch when bootstrapping",
 				zap.String("changefeed", string(id)), zap.String("node", string(r.node)), zap.Uint64("statusMaintainerEpoch", r.s.Epoch))
-			if !adopted && c.oc.ops[id] == nil {
-				// Deviation (found by the soak test): keep stop-before-add
-				// across a coordinator failover. A one-shot remove let the
-				// basic scheduler bootstrap a new generation while the stale
-				// one was still running (single-maintainer-generation).
+			if c.oc.ops[id] == nil {
 				c.oc.AddOperator(&StopChangefeedOperator{c: c, id: id, node: r.node, removed: false, epoch: r.s.Epoch}, out)
 				continue
 			}
@@ -348,11 +375,11 @@ func (c *Coordinator) maybeInitialize(now int64, out *core.Effects) {
 	c.lg.Info("controller.go", 810, "coordinator bootstrapped", zap.String("nodeID", string(c.self)))
 }
 
-func (c *Coordinator) newChangefeed(id core.ChangefeedID, info ChangeFeedInfo, checkpoint uint64) *Changefeed {
+func (c *Coordinator) newChangefeed(now int64, id core.ChangefeedID, info ChangeFeedInfo, checkpoint uint64) *Changefeed {
 	cf := &Changefeed{ID: id, Info: info, opts: c.opts, lg: c.lg, progress: ProgressNone,
 		status:                core.MaintainerStatus{Changefeed: id, CheckpointTs: checkpoint, State: core.ComponentWorking},
 		lastSavedCheckpointTs: checkpoint}
-	cf.backoff = newBackoff(id, checkpoint, c.opts.ErrorStuckDurationMs, c.rnd, c.lg)
+	cf.backoff = newBackoff(now, id, checkpoint, c.opts.ErrorStuckDurationMs, c.rnd, c.lg)
 	// As changefeed.NewChangefeed: a changefeed restored in warning is
 	// retrying, so only checkpoint progress declares it recovered.
 	cf.backoff.retrying = info.State == spec.StateWarning
@@ -381,14 +408,23 @@ func (c *Coordinator) handleMaintainerStatus(now int64, from core.NodeID, s core
 		}
 		return
 	}
-	if s.State == core.ComponentWorking && s.Epoch != 0 && s.Epoch < cf.Info.Epoch && c.shouldStopStale(cf, from, s.Epoch) {
-		// Deviation (found by the soak test with long message delays; the
-		// reference's S6 hypothesis): a delayed AddMaintainerRequest of an
-		// older epoch can create a maintainer that never bootstraps (every DM
-		// belongs to a newer epoch) and makes the manager reject every later
-		// add. HEAD only drops its statuses; here the coordinator also sends
-		// it a cascade remove with its own epoch, which epoch fencing makes
-		// harmless to the current generation's dispatchers.
+	if s.State == core.ComponentWorking && s.Epoch != 0 && s.Epoch < cf.Info.Epoch && !c.opts.Delivery.TiCDC() && c.shouldStopStale(cf, from, s.Epoch) {
+		// Active only under a delivery stronger than TiCDC's message center
+		// (spec.DeliveryPerTypeStreams or DeliveryReordering). There a late
+		// AddMaintainerRequest of an older epoch can overtake the Remove
+		// that followed it and create a maintainer that never bootstraps
+		// (every DM belongs to a newer epoch) and makes the manager reject
+		// every later add (found by the soak test with long message delays);
+		// the coordinator sends it a cascade remove with its own epoch,
+		// which epoch fencing makes harmless to the current generation's
+		// dispatchers. HEAD only drops such statuses ("drop stale maintainer
+		// status", handleSingleMaintainerStatus), and its message center
+		// cannot make that delivery: the coordinator sends Add and Remove to
+		// a node on one command stream (pkg/messaging
+		// remoteMessageTarget.sendCommand, FIFO, no duplicates) and the
+		// manager handles both from the one queue msgCh
+		// (maintainer_manager.go recvMessages) in order, at b813e76f9; an
+		// Add of an earlier coordinator node is dropped by coordinatorID.
 		c.lg.Warn("controller.go", 618, "stop stale maintainer", zap.String("changefeed", string(cf.ID)), zap.String("node", string(from)),
 			zap.Uint64("statusMaintainerEpoch", s.Epoch), zap.Uint64("currentMaintainerEpoch", cf.Info.Epoch))
 		out.SendTo(c.self, from, &core.RemoveMaintainerRequest{Changefeed: cf.ID, Cascade: true, Epoch: s.Epoch})
@@ -633,14 +669,15 @@ func (c *Coordinator) CreateChangefeed(now int64, id core.ChangefeedID, startTs 
 		return fmt.Errorf("changefeed %s already exists", id)
 	}
 	info := ChangeFeedInfo{State: spec.StateNormal, Epoch: uint64(now), StartTs: startTs, Tables: tables}
-	cf := c.newChangefeed(id, info, startTs)
-	cf.isNew = true
-	c.be.add(out, id, "create", putOp(InfoKey(id), info, 0),
+	c.be.addAPI(out, id, "create", func(out *core.Effects) {
+		cf := c.newChangefeed(now, id, info, startTs)
+		cf.isNew = true
+		c.db.changefeeds[id] = cf
+		c.lg.Event(out, spec.Event{Kind: spec.ChangefeedCreated, Changefeed: string(id), Checkpoint: startTs, State: spec.StateNormal, Tables: tables})
+		c.db.MoveToSchedulingQueue(now, cf, true, startTs)
+	}, putOp(InfoKey(id), info, 0),
 		putOp(StatusKey(id), ChangefeedStatus{CheckpointTs: startTs, Progress: ProgressNone}, 0))
 	c.be.markInfo()
-	c.db.changefeeds[id] = cf
-	c.lg.Event(out, spec.Event{Kind: spec.ChangefeedCreated, Changefeed: string(id), Checkpoint: startTs, State: spec.StateNormal, Tables: tables})
-	c.db.MoveToSchedulingQueue(now, cf, true, startTs)
 	return nil
 }
 
@@ -666,18 +703,21 @@ func (c *Coordinator) PauseChangefeed(now int64, id core.ChangefeedID, out *core
 	if c.db.IsStopped(id) {
 		return fmt.Errorf("changefeed %s is not running (state %s)", id, cf.Info.State)
 	}
-	node := cf.nodeID
-	if node == "" {
-		node = c.self
-	}
-	cf.Info.State = spec.StateStopped
-	cf.progress = ProgressStopping
-	c.be.add(out, id, "info", putOp(InfoKey(id), cf.Info, -1),
+	info := cf.Info
+	info.State = spec.StateStopped
+	c.be.addAPI(out, id, "pause", func(out *core.Effects) {
+		node := cf.nodeID
+		if node == "" {
+			node = c.self
+		}
+		cf.Info.State = spec.StateStopped
+		cf.progress = ProgressStopping
+		c.lg.Event(out, spec.Event{Kind: spec.StateChanged, Changefeed: string(id), State: spec.StateStopped})
+		c.db.StopChangefeed(cf, false)
+		c.oc.replaceWithStop(&StopChangefeedOperator{c: c, id: id, node: node, removed: false, epoch: cf.Info.Epoch}, out)
+	}, putOp(InfoKey(id), info, -1),
 		putOp(StatusKey(id), ChangefeedStatus{CheckpointTs: cf.status.CheckpointTs, Progress: ProgressStopping}, -1))
 	c.be.markInfo()
-	c.lg.Event(out, spec.Event{Kind: spec.StateChanged, Changefeed: string(id), State: spec.StateStopped})
-	c.db.StopChangefeed(cf, false)
-	c.oc.replaceWithStop(&StopChangefeedOperator{c: c, id: id, node: node, removed: false, epoch: cf.Info.Epoch}, out)
 	return nil
 }
 
@@ -699,26 +739,33 @@ func (c *Coordinator) ResumeChangefeed(now int64, id core.ChangefeedID, overwrit
 	checkpoint := cf.status.CheckpointTs
 	if overwriteCheckpoint != 0 {
 		checkpoint = overwriteCheckpoint
-		cf.isNew = true
 	}
-	cf.Info.State, cf.Info.Error = spec.StateNormal, nil
 	// ResumeChangefeed = BumpChangefeedEpoch (CAS) with state, error and status.
 	e := uint64(now)
 	if e <= cf.Info.Epoch {
 		e = cf.Info.Epoch + 1
 	}
-	cf.Info.Epoch = e
-	c.be.add(out, id, "epoch", putOp(InfoKey(id), cf.Info, cf.infoModRev),
+	info := cf.Info
+	info.State, info.Error, info.Epoch = spec.StateNormal, nil, e
+	c.be.addAPI(out, id, "resume", func(out *core.Effects) {
+		if overwriteCheckpoint != 0 {
+			cf.isNew = true
+		}
+		cf.Info = info
+		c.lg.Event(out, spec.Event{Kind: spec.EpochBumped, Changefeed: string(id), Epoch: e})
+		c.lg.Event(out, spec.Event{Kind: spec.ChangefeedResumed, Changefeed: string(id), Checkpoint: checkpoint})
+		c.lg.Event(out, spec.Event{Kind: spec.StateChanged, Changefeed: string(id), State: spec.StateNormal})
+		// Changefeed.GetStatusForResume (coordinator/changefeed/changefeed.go
+		// at b813e76f9): the previous owner's errors are cleared (#3954) and
+		// so is BootstrapDone, since the next maintainer has not bootstrapped
+		// yet.
+		cf.status = core.MaintainerStatus{Changefeed: id, State: core.ComponentWorking, CheckpointTs: checkpoint, Epoch: e}
+		cf.lastSavedCheckpointTs = checkpoint
+		cf.progress = ProgressNone
+		c.db.MoveToSchedulingQueue(now, cf, true, checkpoint)
+	}, putOp(InfoKey(id), info, cf.infoModRev),
 		putOp(StatusKey(id), ChangefeedStatus{CheckpointTs: checkpoint, Progress: ProgressNone}, -1))
 	c.be.markInfo()
-	c.lg.Event(out, spec.Event{Kind: spec.EpochBumped, Changefeed: string(id), Epoch: e})
-	c.lg.Event(out, spec.Event{Kind: spec.ChangefeedResumed, Changefeed: string(id), Checkpoint: checkpoint})
-	c.lg.Event(out, spec.Event{Kind: spec.StateChanged, Changefeed: string(id), State: spec.StateNormal})
-	// GetStatusForResume: old errors cleared (#3954).
-	cf.status = core.MaintainerStatus{Changefeed: id, State: core.ComponentWorking, CheckpointTs: checkpoint, BootstrapDone: cf.status.BootstrapDone, Epoch: e}
-	cf.lastSavedCheckpointTs = checkpoint
-	cf.progress = ProgressNone
-	c.db.MoveToSchedulingQueue(now, cf, true, checkpoint)
 	return nil
 }
 
@@ -728,14 +775,15 @@ func (c *Coordinator) RemoveChangefeed(now int64, id core.ChangefeedID, out *cor
 	if err != nil {
 		return err
 	}
-	node := cf.nodeID
-	if node == "" {
-		node = c.self
-	}
-	c.be.add(out, id, "progress", putOp(StatusKey(id), ChangefeedStatus{CheckpointTs: cf.status.CheckpointTs, Progress: ProgressRemoving}, -1))
-	c.lg.Event(out, spec.Event{Kind: spec.StateChanged, Changefeed: string(id), State: spec.StateRemoved})
-	c.db.StopChangefeed(cf, true)
-	c.oc.replaceWithStop(&StopChangefeedOperator{c: c, id: id, node: node, removed: true, epoch: cf.Info.Epoch}, out)
+	c.be.addAPI(out, id, "remove", func(out *core.Effects) {
+		node := cf.nodeID
+		if node == "" {
+			node = c.self
+		}
+		c.lg.Event(out, spec.Event{Kind: spec.StateChanged, Changefeed: string(id), State: spec.StateRemoved})
+		c.db.StopChangefeed(cf, true)
+		c.oc.replaceWithStop(&StopChangefeedOperator{c: c, id: id, node: node, removed: true, epoch: cf.Info.Epoch}, out)
+	}, putOp(StatusKey(id), ChangefeedStatus{CheckpointTs: cf.status.CheckpointTs, Progress: ProgressRemoving}, -1))
 	return nil
 }
 

@@ -80,6 +80,10 @@ type pendingWrite struct {
 	// info: the txn's first op is the changefeed's info key; its new mod
 	// revision is kept for the next CAS.
 	info bool
+	// commit, set for an API call's write, applies the call in memory once
+	// the write succeeded; a failed write leaves everything unchanged and
+	// its error goes to the caller (Coordinator.TakeAPIError).
+	commit func(out *core.Effects)
 }
 
 // markInfo flags the last added txn as starting with the info key.
@@ -96,6 +100,16 @@ func (b *backend) add(out *core.Effects, cf core.ChangefeedID, what string, ops 
 	}
 	b.pending[b.nextToken] = pendingWrite{cf: cf, what: what}
 	out.Persist = append(out.Persist, core.MetaTxn{Token: b.nextToken, Ops: ops})
+}
+
+// addAPI adds an API call's txn; commit runs in OnMetaResult after it
+// succeeded (HEAD's API calls write through the backend first and change
+// nothing in memory when the write fails).
+func (b *backend) addAPI(out *core.Effects, cf core.ChangefeedID, what string, commit func(out *core.Effects), ops ...core.MetaOp) {
+	b.add(out, cf, what, ops...)
+	pw := b.pending[b.nextToken]
+	pw.commit = commit
+	b.pending[b.nextToken] = pw
 }
 
 func putOp(key string, v any, expect int64) core.MetaOp {

@@ -249,8 +249,10 @@ type ScheduleDispatcherRequest struct {
 	Epoch      uint64
 	// OpSeq numbers the maintainer operator that sent the request; it grows
 	// with every operator of one maintainer (0: not sent by an operator,
-	// e.g. a cleanup remove). Not in TiCDC: cdcspec's fence against a stale
-	// copy of a same-generation request (see DispatcherManager.opFence).
+	// e.g. a cleanup remove). Not in TiCDC: read only by cdcspec's fence
+	// against a stale copy of a same-generation request, which is active
+	// only under a delivery stronger than TiCDC's message center (see
+	// DispatcherManager.opFence).
 	OpSeq uint64
 }
 

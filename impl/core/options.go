@@ -17,6 +17,15 @@ type Options struct {
 	// at the decision point its entry's Where names.
 	Bugs   spec.BugSet
 	Legacy Legacy
+	// Delivery is the message-delivery assumption the run makes ("" is
+	// TiCDC's message center, spec.DeliveryMessageCenter). A few guards
+	// against deliveries TiCDC's message center never makes (stale copies,
+	// a message overtaking an earlier one of the same command stream and
+	// receiving queue) are active only under a stronger one, so that under
+	// the message center every component behaves as HEAD; each names the
+	// delivery it needs (the runtime leaves it at "", the simulation sets
+	// its Config.Delivery).
+	Delivery spec.Delivery
 	// ErrorStuckDurationMs is changefeed-error-stuck-duration (default 30 min).
 	ErrorStuckDurationMs int64
 }

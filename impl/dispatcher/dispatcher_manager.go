@@ -36,20 +36,28 @@ type DispatcherManager struct {
 	// seq grows on every dispatcher-set change; the watermark carries it.
 	seq uint64
 	// currentOperatorMap journals at most one ScheduleDispatcherRequest per
-	// DispatcherID (#3691): a Create until the dispatcher exists, a Remove
-	// until it is cleaned.
-	currentOperatorMap map[core.DispatcherID]core.ScheduleDispatcherRequest
+	// DispatcherID (#3691), with its sender: a Create until the dispatcher
+	// exists, a Remove until it is cleaned.
+	currentOperatorMap map[core.DispatcherID]journalEntry
 	// opFence holds, per dispatcher ID, the highest OpSeq obeyed from the
 	// current owner generation; cleared when the owner changes.
 	//
-	// Deviation (found by proptest with stale message copies; not in
-	// TiCDC): a move keeps the DispatcherID and the epoch, so a stale copy
-	// of an earlier operator's Create that lands on the move's origin after
-	// the move passes every TiCDC fence and starts a second dispatcher of
-	// the span, which replicates until the maintainer notices ("nodeID not
-	// match"). A request of an older operator than one already obeyed for
-	// the same ID is dropped instead. The fence is part of generation
-	// fencing: the no-epoch-fencing bug switches it off too.
+	// Active only under a delivery stronger than TiCDC's message center
+	// (spec.DeliveryPerTypeStreams or DeliveryReordering: stale copies, or a
+	// Create overtaking a later Remove). A move keeps the DispatcherID and
+	// the epoch, so a stale Create of an earlier operator that lands on the
+	// move's origin after the move's Remove passes every TiCDC fence and
+	// starts a second dispatcher of the span (found by proptest with stale
+	// message copies); the fence drops a request of an older operator than
+	// one already obeyed for the same ID. The message center cannot make
+	// that delivery: the Create and the later Remove both leave the same
+	// maintainer node on its one command stream to the DM's node
+	// (pkg/messaging remoteMessageTarget.sendCommand, FIFO; no transport
+	// duplicates, no re-send after a reconnect) and are handled in order on
+	// the changefeed's path of the heartbeat collector's dynamic stream
+	// (HeartBeatCollector.RecvMessages -> schedulerDispatcherRequestDynamicStream,
+	// FIFO per path) at b813e76f9. The fence is part of generation fencing:
+	// the no-epoch-fencing bug switches it off too.
 	opFence        map[core.DispatcherID]uint64
 	pendingCreates []core.DispatcherID
 	triggerID      core.DispatcherID
@@ -70,9 +78,16 @@ type DispatcherManager struct {
 	lastComplete    int64
 }
 
+// journalEntry is a journaled request and the maintainer that sent it
+// (SchedulerDispatcherRequest.From).
+type journalEntry struct {
+	from core.NodeID
+	req  core.ScheduleDispatcherRequest
+}
+
 func newDispatcherManager(o *Orchestrator, cf core.ChangefeedID, maintainer core.NodeID, epoch, startTs uint64, out *core.Effects) *DispatcherManager {
 	dm := &DispatcherManager{o: o, cf: cf, maintainerID: maintainer, epoch: epoch, startTs: startTs,
-		dispatchers: map[core.DispatcherID]*Dispatcher{}, currentOperatorMap: map[core.DispatcherID]core.ScheduleDispatcherRequest{},
+		dispatchers: map[core.DispatcherID]*Dispatcher{}, currentOperatorMap: map[core.DispatcherID]journalEntry{},
 		opFence: map[core.DispatcherID]uint64{},
 		sinkID:  o.rnd.Uint64() >> 1, lastComplete: o.now}
 	o.lg.Info("dispatcher_manager.go", 414, "dispatcher manager initialized", logging.CF(cf), zap.String("maintainerID", string(maintainer)),
@@ -96,17 +111,49 @@ func (dm *DispatcherManager) sortedIDs() []core.DispatcherID {
 	return ids
 }
 
-// TryUpdateMaintainer takes ownership for (from, epoch): epoch >= current;
-// an equal epoch needs the same node. Without epoch fencing (no-epoch-
-// fencing, before #5436) any maintainer takes over.
+// TryUpdateMaintainer takes ownership for (from, epoch): an epoch at least
+// the current one, and an equal non-zero epoch only from the same node; an
+// unfenced epoch 0 only while the DM is itself in compatibility mode (epoch
+// 0), from any node. Follows dispatchermanager/dispatcher_manager_info.go
+// canUpdateMaintainerLocked at b813e76f9. Without epoch fencing
+// (no-epoch-fencing, before #5436) any maintainer takes over.
 func (dm *DispatcherManager) TryUpdateMaintainer(from core.NodeID, epoch uint64) bool {
-	if !dm.o.opts.Bugs.Has(spec.BugNoEpochFencing) {
-		if epoch < dm.epoch || (epoch == dm.epoch && from != dm.maintainerID) {
-			return false
-		}
+	if !dm.canUpdateMaintainer(from, epoch) {
+		return false
 	}
 	dm.setOwner(from, epoch)
 	return true
+}
+
+// canUpdateMaintainer is TryUpdateMaintainer's check, without taking
+// ownership (CanUpdateMaintainer).
+func (dm *DispatcherManager) canUpdateMaintainer(from core.NodeID, epoch uint64) bool {
+	if dm.o.opts.Bugs.Has(spec.BugNoEpochFencing) {
+		return true
+	}
+	switch {
+	case epoch == 0:
+		return dm.epoch == 0
+	case dm.epoch > epoch:
+		return false
+	case dm.epoch == epoch && dm.maintainerID != "" && dm.maintainerID != from:
+		return false
+	}
+	return true
+}
+
+// isMaintainerRequestAllowed: the request is the current owner's, with its
+// epoch (an unfenced epoch 0 only in compatibility mode). Follows
+// dispatcher_manager_info.go IsMaintainerRequestAllowedBySnapshot at
+// b813e76f9. Without epoch fencing everything is allowed.
+func (dm *DispatcherManager) isMaintainerRequestAllowed(from core.NodeID, epoch uint64) bool {
+	if dm.o.opts.Bugs.Has(spec.BugNoEpochFencing) {
+		return true
+	}
+	if epoch == 0 {
+		return dm.epoch == 0 && (dm.maintainerID == "" || dm.maintainerID == from)
+	}
+	return dm.epoch == epoch && dm.maintainerID == from
 }
 
 // setOwner records the owner generation; a new one starts a new op fence.
@@ -117,9 +164,10 @@ func (dm *DispatcherManager) setOwner(from core.NodeID, epoch uint64) {
 	dm.maintainerID, dm.epoch = from, epoch
 }
 
-// isStaleOperator applies opFence to a schedule request (see opFence).
+// isStaleOperator applies opFence to a schedule request (see opFence);
+// never under TiCDC's message center.
 func (dm *DispatcherManager) isStaleOperator(from core.NodeID, req *core.ScheduleDispatcherRequest) bool {
-	if req.OpSeq == 0 || dm.o.opts.Bugs.Has(spec.BugNoEpochFencing) {
+	if req.OpSeq == 0 || dm.o.opts.Bugs.Has(spec.BugNoEpochFencing) || dm.o.opts.Delivery.TiCDC() {
 		return false
 	}
 	id := req.Config.ID
@@ -135,10 +183,7 @@ func (dm *DispatcherManager) isStaleOperator(from core.NodeID, req *core.Schedul
 
 // isMaintainerControlMessageAllowed is helper.go's fence.
 func (dm *DispatcherManager) isMaintainerControlMessageAllowed(from core.NodeID, epoch uint64, what string, id core.DispatcherID) bool {
-	if dm.o.opts.Bugs.Has(spec.BugNoEpochFencing) {
-		return true
-	}
-	if from == dm.maintainerID && epoch == dm.epoch {
+	if dm.isMaintainerRequestAllowed(from, epoch) {
 		return true
 	}
 	dm.o.lg.Warn("helper.go", 1, what, logging.CF(dm.cf), zap.String("from", string(from)), zap.Uint64("requestMaintainerEpoch", epoch),
@@ -146,20 +191,38 @@ func (dm *DispatcherManager) isMaintainerControlMessageAllowed(from core.NodeID,
 	return false
 }
 
-// ensureTrigger creates the table trigger on the maintainer's node; a
-// trigger of an older maintainer generation is replaced.
+// errTriggerMismatch is the code of a bootstrap that cannot own the DM's
+// table trigger (ErrChangefeedInitTableTriggerDispatcherFailed).
+const errTriggerMismatch = "CDC:ErrChangefeedInitTableTriggerDispatcherFailed"
+
+// validateTrigger checks, before a reused DM changes owner, that the
+// bootstrap's table trigger (id; "" when the maintainer runs on another
+// node) can own it: a DM that still has a trigger of another ID, or any
+// trigger for a request without one, belongs to a maintainer whose handover
+// has not finished, and replacing the trigger in place could duplicate DDL
+// ownership (#5436). Follows dispatcher_orchestrator.go
+// bootstrapTableTrigger.validate at b813e76f9.
+func (dm *DispatcherManager) validateTrigger(id core.DispatcherID) *core.RunningError {
+	cur := dm.dispatchers[dm.triggerID]
+	if cur == nil || cur.id == id {
+		return nil
+	}
+	msg := "table trigger event dispatcher id mismatch during bootstrap"
+	if id == "" {
+		msg = "table trigger event dispatcher present during nil trigger bootstrap"
+	}
+	dm.o.lg.Error("dispatcher_orchestrator.go", 479, msg, logging.CF(dm.cf), zap.String("expectedDispatcherID", string(id)),
+		zap.String("actualDispatcherID", string(cur.id)))
+	return &core.RunningError{Code: errTriggerMismatch, Message: msg}
+}
+
+// ensureTrigger creates the table trigger on the maintainer's node when
+// the DM has none (validateTrigger rejected any other one), at the
+// request's startTs (NewTableTriggerEventDispatcher(id, req.StartTs)).
 func (dm *DispatcherManager) ensureTrigger(id core.DispatcherID, startTs uint64, out *core.Effects) {
-	if dm.triggerID == id && dm.dispatchers[id] != nil {
+	if dm.dispatchers[dm.triggerID] != nil {
 		return
 	}
-	if old := dm.dispatchers[dm.triggerID]; old != nil && old.isTrigger {
-		old.state = core.ComponentRemoving
-	}
-	// The new trigger starts at the request's startTs (the coordinator's
-	// checkpoint), never at an older trigger's checkpoint: that one may have
-	// passed an add-table DDL ACKed by a maintainer whose span for the new
-	// table is lost (found by the soak test: a new maintainer bootstrapping
-	// past the DDL re-added the table from the later ts and lost rows).
 	start := startTs
 	dm.triggerID = id
 	d := newDispatcher(dm, id, spec.WholeTable(0), start)
@@ -170,7 +233,12 @@ func (dm *DispatcherManager) ensureTrigger(id core.DispatcherID, startTs uint64,
 		zap.Uint64("startTs", start))
 }
 
-// retrieveOperatorsForBootstrapResponse returns the journal (sorted).
+// retrieveOperatorsForBootstrapResponse returns the journal (sorted) as the
+// current owner sees it: its own requests, and an older owner's Remove only
+// while the dispatcher it closes is still there (reported in the same
+// response); an older owner's Create is left out, the new maintainer
+// decides afresh. Follows dispatcherorchestrator/dispatcher_orchestrator.go
+// retrieveOperatorsForBootstrapResponse at b813e76f9.
 func (dm *DispatcherManager) retrieveOperatorsForBootstrapResponse() []core.ScheduleDispatcherRequest {
 	ids := make([]core.DispatcherID, 0, len(dm.currentOperatorMap))
 	for id := range dm.currentOperatorMap {
@@ -179,7 +247,11 @@ func (dm *DispatcherManager) retrieveOperatorsForBootstrapResponse() []core.Sche
 	sort.Slice(ids, func(i, j int) bool { return ids[i] < ids[j] })
 	out := make([]core.ScheduleDispatcherRequest, 0, len(ids))
 	for _, id := range ids {
-		out = append(out, dm.currentOperatorMap[id])
+		e := dm.currentOperatorMap[id]
+		if !dm.isMaintainerRequestAllowed(e.from, e.req.Epoch) && (e.req.Action != core.ScheduleRemove || dm.dispatchers[id] == nil) {
+			continue
+		}
+		out = append(out, e.req)
 	}
 	return out
 }
@@ -197,32 +269,42 @@ func (dm *DispatcherManager) SchedulerDispatcherRequestHandler(from core.NodeID,
 	if dm.isStaleOperator(from, req) {
 		return
 	}
-	switch req.Action {
-	case core.ScheduleCreate:
-		if _, ok := dm.currentOperatorMap[id]; ok {
+	// A journaled request of an owner that is no longer current is
+	// dropped; one of the current owner serializes Creates per dispatcher
+	// (preCheckForSchedulerHandler at b813e76f9).
+	if e, ok := dm.currentOperatorMap[id]; ok {
+		if !dm.isMaintainerRequestAllowed(e.from, e.req.Epoch) {
+			delete(dm.currentOperatorMap, id)
+		} else if req.Action == core.ScheduleCreate {
 			return
 		}
+	}
+	switch req.Action {
+	case core.ScheduleCreate:
 		if dm.dispatchers[id] != nil {
 			return
 		}
-		dm.currentOperatorMap[id] = *req
+		dm.currentOperatorMap[id] = journalEntry{from: from, req: *req}
 		dm.pendingCreates = append(dm.pendingCreates, id)
 	case core.ScheduleRemove:
 		d := dm.dispatchers[id]
 		if d == nil {
 			// A missing dispatcher is reported Stopped at once.
-			if _, ok := dm.currentOperatorMap[id]; ok && dm.currentOperatorMap[id].Action == core.ScheduleCreate {
+			if e, ok := dm.currentOperatorMap[id]; ok && e.req.Action == core.ScheduleCreate {
 				delete(dm.currentOperatorMap, id)
 			}
 			dm.pendingStatuses = append(dm.pendingStatuses, core.TableSpanStatus{ID: id, State: core.ComponentStopped})
 			return
 		}
+		// The Remove is journaled even when the dispatcher is already
+		// closing: it may carry a newer owner's request (handleScheduleRemove
+		// at b813e76f9).
+		dm.currentOperatorMap[id] = journalEntry{from: from, req: *req}
 		if d.state == core.ComponentRemoving {
 			dm.o.lg.Debug("dispatcher_manager_helper.go", 248, "dispatcher is already in removing state, skip repeated remove request",
 				logging.CF(dm.cf), zap.String("dispatcherID", string(id)))
 			return
 		}
-		dm.currentOperatorMap[id] = *req
 		d.state = core.ComponentRemoving
 		dm.o.lg.Info("dispatcher_manager_helper.go", 273, "submitted async remove task", logging.CF(dm.cf), zap.String("dispatcherID", string(id)))
 	}
@@ -264,10 +346,27 @@ func (dm *DispatcherManager) TryClose(out *core.Effects) bool {
 // OnTick creates pending dispatchers, advances dispatchers, cleans removed
 // ones, and sends the heartbeat / block statuses / error.
 func (dm *DispatcherManager) OnTick(now int64, out *core.Effects) {
-	if !dm.closing && !dm.o.BlockCreateDispatcher && len(dm.pendingCreates) > 0 {
+	// After the local fence no dispatcher is created; the Create stays
+	// journaled (createDispatcherByInfo at b813e76f9 fails with the
+	// write-path-closed error and keeps the operator).
+	if !dm.closing && !dm.writePathClosed && !dm.o.BlockCreateDispatcher && len(dm.pendingCreates) > 0 {
 		for _, id := range dm.pendingCreates {
-			req, ok := dm.currentOperatorMap[id]
+			e, ok := dm.currentOperatorMap[id]
+			req := e.req
 			if !ok || req.Action != core.ScheduleCreate || dm.dispatchers[id] != nil {
+				continue
+			}
+			if !dm.isMaintainerRequestAllowed(e.from, req.Epoch) && !dm.o.opts.Bugs.Has(spec.BugInflightOperatorsLostOnFailover) {
+				// TiCDC creates a dispatcher in the same critical section
+				// (SchedulerDispatcherRequestHandler.Handle under
+				// MaintainerFenceMu) as the Create's fence check, so a Create
+				// never runs under a later owner; here creation waits for the
+				// tick, and a Create whose owner was replaced meanwhile is
+				// dropped: the new owner was not told about it
+				// (retrieveOperatorsForBootstrapResponse) and decides afresh.
+				// Before #3691 (inflight-operators-lost-on-failover) there is
+				// no journal to know the Create's owner by, and it runs.
+				delete(dm.currentOperatorMap, id)
 				continue
 			}
 			d := newDispatcher(dm, id, req.Config.Span, req.Config.StartTs)
@@ -275,9 +374,7 @@ func (dm *DispatcherManager) OnTick(now int64, out *core.Effects) {
 			dm.seq++
 			dm.o.lg.Event(out, spec.Event{Kind: spec.DispatcherCreated, Changefeed: string(dm.cf), Node: string(dm.o.self), Dispatcher: string(id),
 				Span: req.Config.Span, Checkpoint: req.Config.StartTs})
-			if !dm.writePathClosed {
-				delete(dm.currentOperatorMap, id)
-			}
+			delete(dm.currentOperatorMap, id)
 		}
 		dm.pendingCreates = dm.pendingCreates[:0]
 	}
@@ -403,6 +500,11 @@ func (dm *DispatcherManager) onSinkResult(r core.SinkResult, out *core.Effects) 
 	}
 	d.onSinkResult(r, out)
 }
+
+// LocalFence closes the DM's write path at once, without waiting for its
+// cleanup (DispatcherManager.LocalFence): no sink write and no dispatcher
+// creation from here on; closing it still completes.
+func (dm *DispatcherManager) LocalFence() { dm.writePathClosed = true }
 
 // SinkID is the DM's sink instance.
 func (dm *DispatcherManager) SinkID() uint64 { return dm.sinkID }

@@ -30,10 +30,18 @@ type Orchestrator struct {
 	// closedMaintainerEpochs: after a close, a bootstrap with epoch <= the
 	// closed epoch is dropped (tombstone).
 	closedMaintainerEpochs map[core.ChangefeedID]uint64
-	// lastSeq: a recreated DM continues its predecessor's watermark Seq, so
-	// a delayed heartbeat of the closed one can never outrank it (found by
-	// the soak test with long delays: the maintainer accepts a higher Seq
-	// only, and a stale high Seq froze the checkpoint).
+	// lastSeq: under a delivery stronger than TiCDC's message center
+	// (spec.DeliveryPerTypeStreams or DeliveryReordering) a recreated DM
+	// continues its predecessor's watermark Seq, so a delayed heartbeat of
+	// the closed one can never outrank it (found by the soak test with long
+	// delays: the maintainer accepts a higher Seq only, and a stale high
+	// Seq froze the checkpoint). Under the message center a new DM starts
+	// its Seq afresh, as HEAD's newDispatcherMap: an old DM's heartbeat
+	// would have to overtake the close, the stop, a new Add and every DM's
+	// new bootstrap response, yet all of a node's heartbeats leave through
+	// one FIFO queue (heartBeatReqQueue, HeartBeatCollector) onto the node
+	// pair's command stream and reach the maintainer's one event queue
+	// behind what was sent before them (pkg/messaging at b813e76f9).
 	lastSeq map[core.ChangefeedID]uint64
 
 	// Failpoints (tests/integration_tests/maintainer_failover_when_operator):
@@ -42,6 +50,10 @@ type Orchestrator struct {
 	BlockCreateDispatcher     bool
 	NotReadyToCloseDispatcher bool
 	ids                       []core.ChangefeedID
+
+	// fenced: LocalFence ran; bootstrap and close requests are dropped from
+	// then on (RecvMaintainerRequest, processMessage).
+	fenced bool
 }
 
 // NewOrchestrator returns a node's orchestrator.
@@ -81,9 +93,13 @@ func (o *Orchestrator) OnMessage(now int64, from core.NodeID, msg core.Message, 
 	o.now = now
 	switch m := msg.(type) {
 	case *core.MaintainerBootstrapRequest:
-		o.handleBootstrapRequest(from, m, out)
+		if !o.dropWhenFenced(msg) {
+			o.handleBootstrapRequest(from, m, out)
+		}
 	case *core.MaintainerCloseRequest:
-		o.handleCloseRequest(from, m, out)
+		if !o.dropWhenFenced(msg) {
+			o.handleCloseRequest(from, m, out)
+		}
 	case *core.ScheduleDispatcherRequest:
 		if dm := o.dms[m.Changefeed]; dm != nil {
 			dm.SchedulerDispatcherRequestHandler(from, m, out)
@@ -95,6 +111,15 @@ func (o *Orchestrator) OnMessage(now int64, from core.NodeID, msg core.Message, 
 	}
 }
 
+// dropWhenFenced: after the local fence the orchestrator topic takes no
+// message (RecvMaintainerRequest at b813e76f9).
+func (o *Orchestrator) dropWhenFenced(msg core.Message) bool {
+	if o.fenced {
+		o.lg.Debug("dispatcher_orchestrator.go", 103, "dispatcher orchestrator already closed, drop message", zap.String("message", msg.TypeName()))
+	}
+	return o.fenced
+}
+
 func (o *Orchestrator) handleBootstrapRequest(from core.NodeID, req *core.MaintainerBootstrapRequest, out *core.Effects) {
 	fenced := !o.opts.Bugs.Has(spec.BugNoEpochFencing)
 	if closed, ok := o.closedMaintainerEpochs[req.Changefeed]; ok && fenced && req.Epoch <= closed {
@@ -104,32 +129,54 @@ func (o *Orchestrator) handleBootstrapRequest(from core.NodeID, req *core.Mainta
 	}
 	dm := o.dms[req.Changefeed]
 	if dm != nil && dm.closing {
-		// A closing DM answers no bootstrap (found by the soak test: a trigger
-		// created during the close kept the DM from ever closing); the
-		// maintainer re-sends and, once the close is done, the tombstone
-		// decides.
+		// A closing DM answers no bootstrap; the maintainer re-sends and,
+		// once the close is done, the tombstone decides. On the maintainer's
+		// node this is HEAD's behaviour: closing stops the write path first
+		// (DispatcherManager.stopWritePath), creating the trigger then fails
+		// with the write-path-closed error and handleBootstrapTriggerError
+		// answers nothing (dispatcher_orchestrator.go at b813e76f9), so no
+		// trigger is created during the close. On another node HEAD still
+		// answers with the closing DM's dispatchers and hands the DM to the
+		// newer epoch; impl does not, and lets the closing DM finish and
+		// remove itself first (OnTick).
 		o.lg.Info("dispatcher_orchestrator.go", 203, "drop maintainer bootstrap request, dispatcher manager is closing",
 			zap.String("changefeed", string(req.Changefeed)), zap.String("from", string(from)), zap.Uint64("requestMaintainerEpoch", req.Epoch))
 		return
 	}
+	reused := dm != nil
 	if dm == nil {
 		dm = newDispatcherManager(o, req.Changefeed, from, req.Epoch, req.StartTs, out)
-		dm.seq = o.lastSeq[req.Changefeed] + 1
+		if !o.opts.Delivery.TiCDC() {
+			dm.seq = o.lastSeq[req.Changefeed] + 1
+		}
 		o.dms[req.Changefeed] = dm
 	}
-	if !dm.TryUpdateMaintainer(from, req.Epoch) {
+	if !dm.canUpdateMaintainer(from, req.Epoch) {
 		o.lg.Warn("dispatcher_orchestrator.go", 271, "drop stale maintainer bootstrap request", zap.String("changefeed", string(req.Changefeed)),
 			zap.String("from", string(from)), zap.Uint64("requestMaintainerEpoch", req.Epoch), zap.Uint64("currentMaintainerEpoch", dm.epoch),
 			zap.String("currentMaintainer", string(dm.maintainerID)))
 		return
 	}
+	// A reused DM's table trigger is validated before the owner changes;
+	// a mismatch is answered with the error and the DM keeps its owner
+	// (handleBootstrapRequest, handleDispatcherError at b813e76f9).
+	if reused {
+		if err := dm.validateTrigger(req.TriggerID); err != nil {
+			e := *err
+			e.Node = from
+			out.SendTo(o.self, from, &core.MaintainerBootstrapResponse{Changefeed: req.Changefeed, Epoch: req.Epoch, Err: &e})
+			return
+		}
+	}
+	dm.TryUpdateMaintainer(from, req.Epoch)
 	resp := &core.MaintainerBootstrapResponse{Changefeed: req.Changefeed, Epoch: req.Epoch}
 	if req.TriggerID != "" {
 		dm.ensureTrigger(req.TriggerID, req.StartTs, out)
-		// The trigger's startTs, not its current checkpoint: a re-sent
-		// request (the first response lost) must not report a trigger that
-		// already ran ahead, or the maintainer would start tables past rows
-		// nobody flushed (found by the soak test with long delays).
+		// The trigger's startTs, not its current checkpoint, as HEAD's
+		// createBootstrapResponse(startTs = trigger.GetStartTs()) at
+		// b813e76f9: a re-sent request (the first response lost) must not
+		// report a trigger that already ran ahead, or the maintainer would
+		// start tables past rows nobody flushed.
 		if t := dm.dispatchers[dm.triggerID]; t != nil {
 			resp.CheckpointTs = t.startTs
 		}
@@ -145,9 +192,7 @@ func (o *Orchestrator) handleBootstrapRequest(from core.NodeID, req *core.Mainta
 func (o *Orchestrator) handleCloseRequest(from core.NodeID, req *core.MaintainerCloseRequest, out *core.Effects) {
 	dm := o.dms[req.Changefeed]
 	if dm == nil {
-		if req.Epoch > o.closedMaintainerEpochs[req.Changefeed] {
-			o.closedMaintainerEpochs[req.Changefeed] = req.Epoch
-		}
+		o.recordClosedMaintainerEpoch(req.Changefeed, req.Epoch, req.Removed)
 		out.SendTo(o.self, from, &core.MaintainerCloseResponse{Changefeed: req.Changefeed, Success: true, Epoch: req.Epoch})
 		return
 	}
@@ -166,11 +211,26 @@ func (o *Orchestrator) handleCloseRequest(from core.NodeID, req *core.Maintainer
 	o.lg.Info("dispatcher_orchestrator.go", 698, "try close dispatcher manager", zap.String("changefeed", string(req.Changefeed)),
 		zap.Bool("success", success))
 	if success {
-		o.closedMaintainerEpochs[req.Changefeed] = dm.epoch
+		o.recordClosedMaintainerEpoch(req.Changefeed, dm.epoch, req.Removed)
 		o.lastSeq[req.Changefeed] = dm.seq
 		delete(o.dms, req.Changefeed)
 	}
 	out.SendTo(o.self, from, &core.MaintainerCloseResponse{Changefeed: req.Changefeed, Success: success, Epoch: req.Epoch})
+}
+
+// recordClosedMaintainerEpoch keeps the tombstone of a closed maintainer
+// generation: the highest closed epoch. Epoch 0 carries no order and is
+// kept only for a removed changefeed, so a compatibility-mode resume can
+// still bootstrap. Follows dispatcher_orchestrator.go
+// recordClosedMaintainerEpochLocked at b813e76f9.
+func (o *Orchestrator) recordClosedMaintainerEpoch(id core.ChangefeedID, epoch uint64, removed bool) {
+	if epoch == 0 && !removed {
+		return
+	}
+	if closed, ok := o.closedMaintainerEpochs[id]; ok && closed >= epoch {
+		return
+	}
+	o.closedMaintainerEpochs[id] = epoch
 }
 
 // OnTick advances every DM.
@@ -198,11 +258,15 @@ func (o *Orchestrator) OnSinkResult(now int64, r core.SinkResult, out *core.Effe
 	}
 }
 
-// LocalFence closes every DM's write path (session lost).
+// LocalFence closes every DM's write path (session lost) and stops taking
+// maintainer requests (DispatcherOrchestrator.LocalFence at b813e76f9).
 func (o *Orchestrator) LocalFence() {
-	o.lg.Warn("dispatcher_orchestrator.go", 710, "dispatcher orchestrator local fence triggered")
+	if !o.fenced {
+		o.fenced = true
+		o.lg.Warn("dispatcher_orchestrator.go", 710, "dispatcher orchestrator local fence triggered")
+	}
 	for _, dm := range o.dms {
-		dm.writePathClosed = true
+		dm.LocalFence()
 	}
 }
 

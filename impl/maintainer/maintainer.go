@@ -53,6 +53,12 @@ type Maintainer struct {
 	changefeedRemoved bool
 	// removed: closed; the manager deletes it on its next tick.
 	removed bool
+	// A non-cascade remove (a move) closes the maintainer only once its
+	// table trigger reported non-working: triggerRemoveSentAt is when the
+	// trigger's Remove was last sent (0: never), triggerStopped that the
+	// trigger reported Stopped or Removed.
+	triggerRemoveSentAt int64
+	triggerStopped      bool
 
 	startCheckpoint uint64
 	bootstrapper    map[core.NodeID]*bootstrapNode
@@ -253,12 +259,24 @@ func (m *Maintainer) onRemoveMaintainer(req *core.RemoveMaintainerRequest, out *
 		}
 		return
 	}
-	// Non-cascade (move): remove only the table trigger, then report Stopped;
-	// the dispatchers stay for the next maintainer.
+	// Non-cascade (move): remove only the table trigger, and report Stopped
+	// once the trigger is no longer working; the dispatchers stay for the
+	// next maintainer. The coordinator re-sends the remove until then, and
+	// each one checks again (tryCloseChangefeed: RemoveTasksByTableIDs of the
+	// DDL span, closed = !ddlSpan.IsWorking(), maintainer.go at b813e76f9),
+	// so the next maintainer's bootstrap never meets the old trigger. The
+	// trigger's Remove is re-sent at the operators' pace.
 	m.removing = true
-	out.SendTo(m.self, m.self, &core.ScheduleDispatcherRequest{Changefeed: m.id, Action: core.ScheduleRemove, OpType: core.OpTypeRemove,
-		Config: core.DispatcherConfig{ID: m.ddlSpanID, Span: spec.WholeTable(0)}, Epoch: m.epoch})
-	m.closeMaintainer(out)
+	if m.removalOnly || m.triggerStopped {
+		m.closeMaintainer(out)
+		return
+	}
+	m.statusChanged = true
+	if m.triggerRemoveSentAt == 0 || m.now-m.triggerRemoveSentAt >= minSendMessageInterval {
+		m.triggerRemoveSentAt = m.now
+		out.SendTo(m.self, m.self, &core.ScheduleDispatcherRequest{Changefeed: m.id, Action: core.ScheduleRemove, OpType: core.OpTypeRemove,
+			Config: core.DispatcherConfig{ID: m.ddlSpanID, Span: spec.WholeTable(0)}, Epoch: m.epoch})
+	}
 }
 
 func (m *Maintainer) sendCloseRequests(out *core.Effects) {
@@ -463,7 +481,9 @@ func (m *Maintainer) onNodesChanged(added, removed []core.NodeID, out *core.Effe
 	for _, n := range removed {
 		delete(m.bootstrapper, n)
 		delete(m.checkpointTsByCapture, n)
-		if !m.initialized {
+		if !m.initialized || m.removing {
+			// A quiesced operator controller ignores node removals
+			// (operator_controller.go OnNodeRemoved at b813e76f9).
 			continue
 		}
 		for _, id := range m.spans.sortedIDs() {

@@ -116,7 +116,22 @@ func (m *Maintainer) FinishBootstrap(out *core.Effects) {
 			}
 		}
 	}
-	// Per snapshot table: working spans (dropping overlaps), then holes.
+	// Per snapshot table: working spans (an overlapping one gets a cleanup
+	// remove), then holes. A rejected dispatcher stays tracked as temporary
+	// coverage until its remove finished, so no replacement can start while
+	// it still runs; only then is the table's coverage repaired
+	// (removeUnexpectedBootstrapOverlaps, addBootstrapCleanupOperator and
+	// repairBootstrapTableCoverage at b813e76f9). Overlaps are checked
+	// against the accepted spans only.
+	rejected := map[core.DispatcherID]bool{}
+	overlappingAccepted := func(span spec.Span) *SpanReplication {
+		for _, s := range m.spans.tableSpans(span.Table) {
+			if !rejected[s.ID] && s.Span.Overlaps(span) {
+				return s
+			}
+		}
+		return nil
+	}
 	addWorking := func(t int64) {
 		ws := working[t]
 		sort.Slice(ws, func(i, j int) bool {
@@ -134,12 +149,18 @@ func (m *Maintainer) FinishBootstrap(out *core.Effects) {
 			if restoredIDs[w.ts.ID] {
 				continue
 			}
-			if keep := m.spans.overlapping(w.ts.Span, ""); keep != nil {
+			if keep := overlappingAccepted(w.ts.Span); keep != nil {
 				m.lg.Warn("maintainer_controller_bootstrap.go", 711, "remove unexpected overlapping dispatcher reported during bootstrap",
 					zap.String("changefeed", string(m.id)), zap.Int64("tableID", t), zap.String("keptDispatcherID", string(keep.ID)),
 					zap.String("removedDispatcherID", string(w.ts.ID)))
-				out.SendTo(m.self, w.node, &core.ScheduleDispatcherRequest{Changefeed: m.id, Action: core.ScheduleRemove, OpType: core.OpTypeRemove,
-					Epoch: m.epoch, Config: core.DispatcherConfig{ID: w.ts.ID, Span: w.ts.Span}})
+				s := m.spans.AddWorkingSpan(w.ts.ID, w.ts.Span, w.node, w.ts.CheckpointTs, w.ts.State)
+				rejected[s.ID] = true
+				m.removeSpan(s, core.OpTypeRemove, func() {
+					if m.spans.GetTaskByID(s.ID) == s {
+						m.spans.RemoveSpan(s)
+					}
+					m.spans.fillHoles(t, startTs)
+				}, out)
 				continue
 			}
 			m.spans.AddWorkingSpan(w.ts.ID, w.ts.Span, w.node, w.ts.CheckpointTs, w.ts.State)
@@ -149,11 +170,20 @@ func (m *Maintainer) FinishBootstrap(out *core.Effects) {
 		addWorking(t)
 	}
 	// Restored removes: the dispatcher is tracked while it closes; coverage
-	// is repaired afterwards.
+	// is repaired afterwards. A standalone remove of a table that is not in
+	// the schema at startTs (dropped) keeps its operator, so the dispatcher
+	// is cleaned up, but the span is untracked at once and nothing refills
+	// the table (restoreCurrentWorkingRemoveAction and
+	// handleCurrentWorkingRemove at b813e76f9).
 	for _, j := range pendingRemoves {
 		w := byID[j.req.Config.ID]
 		s := m.spans.AddWorkingSpan(w.ts.ID, w.ts.Span, w.node, w.ts.CheckpointTs, w.ts.State)
 		table := s.Span.Table
+		if j.req.OpType == core.OpTypeRemove && !inSnapshot[table] {
+			m.removeSpan(s, j.req.OpType, nil, out)
+			m.spans.RemoveSpan(s)
+			continue
+		}
 		m.removeSpan(s, j.req.OpType, func() {
 			if m.spans.GetTaskByID(s.ID) == s {
 				m.spans.RemoveSpan(s)

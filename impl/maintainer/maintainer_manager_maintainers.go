@@ -38,10 +38,19 @@ type Manager struct {
 
 	maintainers map[core.ChangefeedID]*Maintainer
 	// closedEpochs: the epoch of the last maintainer of a changefeed this
-	// manager closed and dropped. Deviation (found by the soak test with
-	// long delays): an AddMaintainerRequest delayed past its maintainer's
-	// removal otherwise recreates that stale generation, which can still
-	// bootstrap while the next generation bootstraps elsewhere.
+	// manager closed and dropped; an Add of that epoch or older is ignored.
+	// Active only under a delivery stronger than TiCDC's message center
+	// (spec.DeliveryPerTypeStreams or DeliveryReordering): there an
+	// AddMaintainerRequest can overtake the Remove sent after it and
+	// recreate a closed generation, which can still bootstrap while the
+	// next generation bootstraps elsewhere (found by the soak test with long
+	// delays). HEAD keeps no such tombstone (registerMaintainerForAdd
+	// compares with a registered maintainer only), and its message center
+	// cannot make that delivery: Add and Remove to one node leave the
+	// coordinator on one command stream (pkg/messaging
+	// remoteMessageTarget.sendCommand, FIFO, no duplicates) and the manager
+	// handles both from its one queue msgCh (maintainer_manager.go
+	// recvMessages, Run) in send order, at b813e76f9.
 	closedEpochs map[core.ChangefeedID]uint64
 	alive        []core.NodeID
 	// stopping: liveness STOPPING (the node fenced itself); Add is rejected.
@@ -174,7 +183,7 @@ func (mm *Manager) handleAddMaintainer(req *core.AddMaintainerRequest, out *core
 	if req.CheckpointTs == 0 || mm.stopping {
 		return
 	}
-	if closed, ok := mm.closedEpochs[req.Changefeed]; ok && req.Epoch != 0 && req.Epoch <= closed {
+	if closed, ok := mm.closedEpochs[req.Changefeed]; ok && req.Epoch != 0 && req.Epoch <= closed && !mm.opts.Delivery.TiCDC() {
 		mm.lg.Warn("maintainer_manager_maintainers.go", 1, "ignore stale add maintainer request", logging.CF(req.Changefeed),
 			zap.Uint64("requestMaintainerEpoch", req.Epoch), zap.Uint64("closedMaintainerEpoch", closed))
 		return

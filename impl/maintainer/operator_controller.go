@@ -130,17 +130,30 @@ func (oc *OperatorController) maybeFinish(e *opEntry, out *core.Effects) bool {
 }
 
 // UpdateOperatorStatus hands a status to its operator; reports whether
-// there was one.
+// there was one. While the maintainer is removing the controller is
+// quiesced: every operator except the table trigger's is frozen and sees
+// no status (it keeps holding its span). Follows
+// maintainer/operator/operator_controller.go Controller.QuiesceExcept and
+// UpdateOperatorStatus at b813e76f9.
 func (oc *OperatorController) UpdateOperatorStatus(from core.NodeID, st *core.TableSpanStatus, out *core.Effects) bool {
 	e := oc.ops[st.ID]
 	if e == nil {
 		return false
+	}
+	if !oc.allowed(st.ID) {
+		return true
 	}
 	e.op.Check(from, st)
 	if !oc.maybeFinish(e, out) {
 		oc.send(e, oc.m.now, out) // a phase change sends at once
 	}
 	return true
+}
+
+// allowed: not quiesced, or the table trigger (the only operator that
+// keeps running while the maintainer is removing).
+func (oc *OperatorController) allowed(id core.DispatcherID) bool {
+	return !oc.m.removing || id == oc.m.ddlSpanID
 }
 
 // OnNodeRemoved: every operator gets OnNodeRemove.

@@ -214,7 +214,9 @@ func New(cfg Config) *Sim {
 	if cfg.SessionTTLMs == 0 {
 		cfg.SessionTTLMs = 10_000
 	}
-	s := &Sim{cfg: cfg, opts: cfg.Options.WithDefaults(), rng: rand.New(rand.NewPCG(cfg.Seed, 0x73696d)), now: StartMs,
+	opts := cfg.Options.WithDefaults()
+	opts.Delivery = cfg.Delivery.OrDefault()
+	s := &Sim{cfg: cfg, opts: opts, rng: rand.New(rand.NewPCG(cfg.Seed, 0x73696d)), now: StartMs,
 		store: NewMemStore(), sink: NewMemSink(), nodes: map[core.NodeID]*simNode{}, partition: map[core.NodeID]int{},
 		delivery: cfg.Delivery.OrDefault(), laneRng: rand.New(rand.NewPCG(cfg.Seed, 0x6c616e65)),
 		sendQueues: map[sendQueueKey]int64{}, streams: map[streamKey]int64{}, typeStreams: map[typeStream]int64{}, lanes: map[laneKey]int64{},
@@ -893,6 +895,10 @@ func (s *Sim) api(name spec.Action, f func(c *coordinator.Coordinator, out *core
 		return err
 	}
 	s.exec(n, out)
+	if err := c.TakeAPIError(); err != nil {
+		// The call's write failed: nothing changed.
+		return err
+	}
 	s.notify(Step{Kind: StepFault, Name: string(name), Node: s.owner})
 	return nil
 }
