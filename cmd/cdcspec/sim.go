@@ -11,6 +11,7 @@ import (
 
 	"cdcspec/impl/core"
 	"cdcspec/impl/sim"
+	"cdcspec/spec"
 )
 
 func init() {
@@ -30,6 +31,7 @@ func runSim(args []string, stdout, stderr io.Writer) int {
 	steps := fs.Int("steps", 40, "random actions and faults per seed")
 	logPath := fs.String("log", "", "write the TiCDC-format log of each seed to this file ('-' = stdout; with -seeds > 1, a directory)")
 	level := fs.String("level", "info", "log level: debug, info, warn, error")
+	delivery := fs.String("delivery", string(spec.DeliveryMessageCenter), "message delivery: message-center (TiCDC HEAD, default), per-type-streams or reordering (stronger than TiCDC: duplicates, stale copies, overtaking)")
 	if err := fs.Parse(args); err != nil {
 		return exitUsage
 	}
@@ -39,6 +41,11 @@ func runSim(args []string, stdout, stderr io.Writer) int {
 	}
 	if *seeds < 1 || *nodes < 1 || *steps < 0 {
 		fmt.Fprintln(stderr, "cdcspec sim: -seeds and -nodes must be at least 1, -steps at least 0")
+		return exitUsage
+	}
+	dl, err := spec.ParseDelivery(*delivery)
+	if err != nil {
+		fmt.Fprintf(stderr, "cdcspec sim: -delivery: %v\n", err)
 		return exitUsage
 	}
 	b, err := core.ParseBugs(strings.Split(*bugs, ","))
@@ -57,7 +64,7 @@ func runSim(args []string, stdout, stderr io.Writer) int {
 	failed := 0
 	for s := *seed; s < *seed+uint64(*seeds); s++ {
 		var buf bytes.Buffer
-		cfg := sim.ChaosConfig{Seed: s, Nodes: *nodes, Tables: *tables, Changefeeds: *feeds, Steps: *steps, Options: opts}
+		cfg := sim.ChaosConfig{Seed: s, Nodes: *nodes, Tables: *tables, Changefeeds: *feeds, Steps: *steps, Options: opts, Delivery: dl}
 		if *logPath != "" {
 			cfg.Log, cfg.LogLevel = &buf, *level
 		}
@@ -88,7 +95,7 @@ func runSim(args []string, stdout, stderr io.Writer) int {
 			}
 		}
 	}
-	fmt.Fprintf(stdout, "%d of %d seed(s) failed; bugs on: %s\n", failed, *seeds, orNone(b.Names()))
+	fmt.Fprintf(stdout, "%d of %d seed(s) failed; bugs on: %s; delivery: %s\n", failed, *seeds, orNone(b.Names()), dl.Label())
 	if failed > 0 {
 		return exitViolation
 	}
