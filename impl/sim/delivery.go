@@ -210,10 +210,16 @@ func (s *Sim) enterStream(f *inFlight) {
 		s.push(&item{at: arrive, kind: itemArrive, flight: f})
 		return
 	}
-	d := s.schedule(laneKey{f.env.From, f.env.To, f.recv, f.cf}, f.env, f.id, arrive)
+	lane := laneKey{f.env.From, f.env.To, f.recv, f.cf}
 	if _, ok := f.env.Msg.(*core.BlockStatusRequest); ok {
-		s.push(&item{at: arrive, kind: itemArrive, flight: f, gate: d})
+		// The maintainer's admission runs at arrival, before the handling
+		// even at the same instant: pushed first, it comes first.
+		a := &item{at: arrive, kind: itemArrive, flight: f}
+		s.push(a)
+		a.gate = s.schedule(lane, f.env, f.id, arrive)
+		return
 	}
+	s.schedule(lane, f.env, f.id, arrive)
 }
 
 // schedule queues env's handling in its receiving queue, no earlier than
