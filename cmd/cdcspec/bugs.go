@@ -24,6 +24,7 @@ type bugJSON struct {
 	Command  string `json:"command"`
 	Where    string `json:"where"`
 	Story    string `json:"story"`
+	Delivery string `json:"delivery"` // the weakest delivery assumption under which it is found (SPEC.md section 8)
 }
 
 func runBugs(args []string, stdout, stderr io.Writer) int {
@@ -43,7 +44,7 @@ func runBugs(args []string, stdout, stderr io.Writer) int {
 		out = append(out, bugJSON{
 			Name: b.Name, Issue: b.Issue, Seed: b.Seed, Property: string(b.Property), Config: cfg,
 			Command: fmt.Sprintf("cdcspec check --config %s --bug %s", cfg, b.Name),
-			Where:   b.Where, Story: b.Story,
+			Where:   b.Where, Story: b.Story, Delivery: string(b.Delivery.OrDefault()),
 		})
 	}
 	if *format == "json" {
@@ -56,13 +57,13 @@ func runBugs(args []string, stdout, stderr io.Writer) int {
 		return exitOK
 	}
 	tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "BUG\tISSUE\tSEED\tPROPERTY\tCONFIG")
+	fmt.Fprintln(tw, "BUG\tISSUE\tSEED\tPROPERTY\tCONFIG\tDELIVERY")
 	for _, b := range out {
 		seed := b.Seed
 		if seed == "" {
 			seed = "-"
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", b.Name, b.Issue, seed, b.Property, b.Config)
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", b.Name, b.Issue, seed, b.Property, b.Config, b.Delivery)
 	}
 	tw.Flush()
 	fmt.Fprintln(stdout)

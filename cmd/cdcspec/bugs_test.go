@@ -25,6 +25,9 @@ func TestBugsJSON(t *testing.T) {
 		if bs[i].Name != b.Name || bs[i].Property != string(b.Property) {
 			t.Errorf("row %d: %+v", i, bs[i])
 		}
+		if bs[i].Delivery != string(b.Delivery.OrDefault()) {
+			t.Errorf("%s: delivery %q, want %q", b.Name, bs[i].Delivery, b.Delivery)
+		}
 		if _, ok := model.Standard(bs[i].Config); !ok {
 			t.Errorf("%s: config %q is not a standard configuration", b.Name, bs[i].Config)
 		}
