@@ -111,17 +111,89 @@ func (m Msg) String() string {
 	return h
 }
 
-func pairLess(a, b *Msg) bool {
+// The network is TiCDC HEAD's message center (pkg/messaging at b813e76f9;
+// spec/SPEC.md, "Delivery semantics"), on the model's endpoints: a message
+// travels the command stream of its (sender, receiver) pair, FIFO, into one
+// component queue of the receiver (recvQueue), FIFO; a few kinds first wait
+// in one of the sender's own queues (sendQueue: the heartbeat collector's
+// two sending goroutines). So a message must be handled after an earlier
+// one of its channel (same Src, Dst and receiving queue) when that one
+// entered the stream first for sure: it was sent directly, or both wait in
+// the same sending queue. Channels reorder freely. Any message may be lost
+// (Drops); the transport never duplicates one, so Dups > 0 is a fault
+// stronger than TiCDC's.
+
+// Receiving queues (the topic handler's push target).
+const (
+	rqManager       = iota + 1 // maintainer Manager.msgCh: Add, Remove
+	rqCoordinator              // coordinator.eventCh: MaintainerHeartbeat
+	rqMaintainer               // the changefeed's Maintainer.eventCh: DM responses and reports
+	rqOrchestrator             // DispatcherOrchestrator pendingMessageQueue: bootstrap, close
+	rqSchedule                 // heartbeat collector's schedule-dispatcher dynstream
+	rqHeartbeatResp            // heartbeat collector's heartbeat-response dynstream
+)
+
+// Sending queues before the stream (0: the component calls SendCommand).
+const (
+	sqDirect      = iota
+	sqHeartbeat   // HeartBeatCollector.heartBeatReqQueue
+	sqBlockStatus // HeartBeatCollector.blockStatusReqQueue
+)
+
+// recvQueue is the receiving queue of a message kind.
+func recvQueue(kind uint8) uint8 {
+	switch kind {
+	case mAddMaintainer, mRemoveMaintainer:
+		return rqManager
+	case mStatus:
+		return rqCoordinator
+	case mBootReq, mCloseReq:
+		return rqOrchestrator
+	case mSchedule:
+		return rqSchedule
+	case mAck:
+		return rqHeartbeatResp
+	}
+	return rqMaintainer
+}
+
+// sendQueue is the sending queue of a message kind.
+func sendQueue(kind uint8) uint8 {
+	switch kind {
+	case mWatermark, mDispStatus, mDMErr:
+		return sqHeartbeat
+	case mBlockNone:
+		return sqBlockStatus
+	}
+	return sqDirect
+}
+
+// chanLess orders channels: (Src, Dst, receiving queue).
+func chanLess(a, b *Msg) bool {
 	if a.Src != b.Src {
 		return a.Src < b.Src
 	}
-	return a.Dst < b.Dst
+	if a.Dst != b.Dst {
+		return a.Dst < b.Dst
+	}
+	return recvQueue(a.Kind) < recvQueue(b.Kind)
 }
 
-func samePair(a, b *Msg) bool { return a.Src == b.Src && a.Dst == b.Dst }
+// sameChan: same sender, receiver and receiving queue.
+func sameChan(a, b *Msg) bool {
+	return a.Src == b.Src && a.Dst == b.Dst && recvQueue(a.Kind) == recvQueue(b.Kind)
+}
+
+// mustPrecede reports whether earlier, sent before later on the same
+// channel, is handled before it: it entered the stream first for sure.
+func mustPrecede(earlier, later *Msg) bool {
+	q := sendQueue(earlier.Kind)
+	return q == sqDirect || q == sendQueue(later.Kind)
+}
 
 // nmsgs returns the number of messages in flight; they fill Net from the
-// front, grouped by channel in (Src, Dst) order, FIFO within a channel.
+// front, grouped by channel in chanLess order, in send order within a
+// channel.
 func (s *State) nmsgs() int {
 	for i := range s.Net {
 		if s.Net[i].Kind == 0 {
@@ -144,16 +216,16 @@ func (s *State) send(m Msg) {
 	pos := n
 	for i := 0; i < n; i++ {
 		q := &s.Net[i]
-		if samePair(q, &m) && *q == m {
+		if sameChan(q, &m) && *q == m {
 			return
 		}
-		if pairLess(&m, q) {
+		if chanLess(&m, q) {
 			pos = i
 			break
 		}
 	}
 	// identical copies later in the same channel were checked above only up to pos
-	for i := pos; i < n && samePair(&s.Net[i], &m); i++ {
+	for i := pos; i < n && sameChan(&s.Net[i], &m); i++ {
 		if s.Net[i] == m {
 			return
 		}
@@ -171,7 +243,7 @@ func (s *State) send(m Msg) {
 func (s *State) sendLatest(m Msg) {
 	n := s.nmsgs()
 	for i := 0; i < n; i++ {
-		if samePair(&s.Net[i], &m) && s.Net[i].Kind == m.Kind {
+		if sameChan(&s.Net[i], &m) && s.Net[i].Kind == m.Kind {
 			if s.Net[i] == m {
 				return
 			}
@@ -188,12 +260,21 @@ func (s *State) removeMsg(i int) {
 	s.Net[n-1] = Msg{}
 }
 
-// isHead reports whether message i is the oldest on its channel.
+// isHead reports whether message i can be handled next: no earlier message
+// of its channel must precede it (mustPrecede).
 func (s *State) isHead(i int) bool {
-	return s.Net[i].Kind != 0 && (i == 0 || !samePair(&s.Net[i-1], &s.Net[i]))
+	if s.Net[i].Kind == 0 {
+		return false
+	}
+	for j := i - 1; j >= 0 && sameChan(&s.Net[j], &s.Net[i]); j-- {
+		if mustPrecede(&s.Net[j], &s.Net[i]) {
+			return false
+		}
+	}
+	return true
 }
 
-// findHead returns the index of the head message equal to m, or -1.
+// findHead returns the index of a deliverable message equal to m, or -1.
 func (s *State) findHead(m Msg) int {
 	n := s.nmsgs()
 	for i := 0; i < n; i++ {
@@ -224,10 +305,10 @@ func (s *State) sendStatus(m Msg) {
 	n := s.nmsgs()
 	for i := n - 1; i >= 0; i-- {
 		q := &s.Net[i]
-		if !samePair(q, &m) {
+		if !sameChan(q, &m) {
 			continue
 		}
-		if q.Kind == mStatus && q.D == 0 && (i == n-1 || !samePair(&s.Net[i+1], &m)) {
+		if q.Kind == mStatus && q.D == 0 && (i == n-1 || !sameChan(&s.Net[i+1], &m)) {
 			*q = m
 			return
 		}

@@ -292,23 +292,42 @@ func parseAction(st *State, line string) (Action, error) {
 			}
 		}
 	case ADeliver, ADrop, ADuplicate:
+		// SRC DST [KIND]: the deliverable message from SRC to DST; KIND
+		// (a message name, e.g. MaintainerBootstrapResponse) picks one when
+		// several are deliverable (different receiving queues).
 		if len(f) < 3 {
-			return a, fmt.Errorf("%s: want SRC DST", f[0])
+			return a, fmt.Errorf("%s: want SRC DST [KIND]", f[0])
 		}
 		src, err1 := parseEndpoint(st, f[1])
 		dst, err2 := parseEndpoint(st, f[2])
 		if err1 != nil || err2 != nil {
 			return a, fmt.Errorf("%s: bad endpoints %q %q", f[0], f[1], f[2])
 		}
-		found := false
+		var kind uint8
+		if len(f) > 3 {
+			k, ok := msgKindByName(f[3])
+			if !ok {
+				return a, fmt.Errorf("%s: unknown message kind %q", f[0], f[3])
+			}
+			kind = k
+		}
+		var found []Msg
 		for i := 0; i < st.nmsgs(); i++ {
-			if m := st.Net[i]; m.Src == src && m.Dst == dst && st.isHead(i) {
-				a.Msg, found = m, true
+			if m := st.Net[i]; m.Src == src && m.Dst == dst && (kind == 0 || m.Kind == kind) && st.isHead(i) {
+				found = append(found, m)
 			}
 		}
-		if !found {
-			return a, fmt.Errorf("no message from %s to %s", f[1], f[2])
+		switch {
+		case len(found) == 0:
+			return a, fmt.Errorf("no deliverable message from %s to %s", f[1], f[2])
+		case len(found) > 1:
+			var names []string
+			for _, m := range found {
+				names = append(names, msgNames[m.Kind])
+			}
+			return a, fmt.Errorf("%s %s %s: %d messages are deliverable (%s); name the kind", f[0], f[1], f[2], len(found), strings.Join(names, ", "))
 		}
+		a.Msg = found[0]
 	}
 	return a, err
 }

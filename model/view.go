@@ -155,34 +155,6 @@ func (m Msg) FromCoordinator() bool { return m.Src == coordSlot }
 // dispatcher (and not one that removes it).
 func (m Msg) IsCreate() bool { return m.Kind == mSchedule && m.A == schedCreate }
 
-// ForgetResendsBefore removes, from the channel of the first queued Create
-// addressed to slot dst, the re-sent requests queued ahead of it
-// (bootstrap requests), and reports whether it removed any. It is for the
-// refinement mapping only: the model re-sends a pending bootstrap request at
-// every maintainer tick, the implementation on a slower timer, so a re-send
-// the implementation never made can sit in front of a Create it did make.
-// Forgetting a re-send is the model's own lossy delivery, never a new
-// behaviour.
-func (s *State) ForgetResendsBefore(dst uint8) bool {
-	n := s.nmsgs()
-	for i := 0; i < n; i++ {
-		m := &s.Net[i]
-		if m.Dst == coordSlot || slotOf(m.Dst) != dst || !m.IsCreate() {
-			continue
-		}
-		forgot := false
-		for j := i - 1; j >= 0 && samePair(&s.Net[j], m); j-- {
-			if s.Net[j].Kind == mBootReq {
-				s.removeMsg(j)
-				forgot = true
-				i--
-			}
-		}
-		return forgot
-	}
-	return false
-}
-
 // CreateQueuedFor reports whether a Create addressed to slot dst is in flight.
 func (s *State) CreateQueuedFor(dst uint8) bool {
 	for i, n := 0, s.nmsgs(); i < n; i++ {
@@ -192,3 +164,6 @@ func (s *State) CreateQueuedFor(dst uint8) bool {
 	}
 	return false
 }
+
+// TableCreated reports whether table t exists (initially or by a DDL).
+func (s *State) TableCreated(t int) bool { return s.TableT[t] != none }

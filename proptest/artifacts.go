@@ -74,7 +74,7 @@ func WriteArtifacts(name string, story Story, replay string) (string, error) {
 		err = nil
 	}
 	if f != nil {
-		fmt.Fprintf(&v, "violated: %s\n%s\n", f.Property, f.Message)
+		fmt.Fprintf(&v, "violated: %s\n%s\ndelivery: %s\n", f.Property, f.Message, f.Delivery.Label())
 		if f.Step >= 0 {
 			fmt.Fprintf(&v, "found after step %d: %s\n", f.Step+1, story.Steps[f.Step])
 		} else {
@@ -86,7 +86,7 @@ func WriteArtifacts(name string, story Story, replay string) (string, error) {
 	fmt.Fprintf(&v, "\nreplay: %s\n", replay)
 	write("story.json", MarshalStory(story))
 	var acts strings.Builder
-	fmt.Fprintf(&acts, "setup: seed=%d captures=%d tables=%d bugs=%v raw-watermark=%v\n", story.Setup.Seed, story.Setup.Nodes, story.Setup.Tables, story.Setup.Bugs, story.Setup.RawWatermark)
+	fmt.Fprintf(&acts, "setup: seed=%d captures=%d tables=%d bugs=%v raw-watermark=%v delivery=%s\n", story.Setup.Seed, story.Setup.Nodes, story.Setup.Tables, story.Setup.Bugs, story.Setup.RawWatermark, story.Setup.Delivery.OrDefault())
 	for i, st := range story.Steps {
 		fmt.Fprintf(&acts, "%3d. %s\n", i+1, st)
 	}

@@ -180,6 +180,11 @@ type Setup struct {
 	// MinCaptures: kill-capture and expire-session keep at least this many
 	// captures running (0 = 2).
 	MinCaptures int `json:"min_captures,omitempty"`
+	// Delivery is the message-delivery assumption ("" = TiCDC's message
+	// center). Under it duplicate-messages is skipped and random message
+	// faults lose and delay but never duplicate; a failure found under a
+	// stronger one is labelled with it (Failure.Delivery).
+	Delivery spec.Delivery `json:"delivery,omitempty"`
 }
 
 // SettleMs is the virtual time every step lets pass after its action (an
@@ -229,7 +234,7 @@ func NewDriver(su Setup, log io.Writer) (*Driver, error) {
 	// each event as it is emitted; Check reads its new violations. Events
 	// are recorded only when a log is asked for (artifacts), to keep checks
 	// cheap.
-	cfg := sim.Config{Seed: su.Seed, Nodes: su.Nodes, Tables: su.Tables, RecordEvents: log != nil,
+	cfg := sim.Config{Seed: su.Seed, Nodes: su.Nodes, Tables: su.Tables, RecordEvents: log != nil, Delivery: su.Delivery,
 		Options: core.Options{Bugs: bugs, Legacy: core.Legacy{RawWatermarkCheckpoint: su.RawWatermark}}}
 	if log != nil {
 		cfg.Log, cfg.LogLevel = log, "debug"
@@ -475,9 +480,15 @@ type Failure struct {
 	Property spec.Property
 	Message  string
 	Step     int // index into Steps after which it was found; -1 = at the end
+	// Delivery is the run's delivery assumption: a failure found under one
+	// stronger than TiCDC's message center is labelled as such.
+	Delivery spec.Delivery
 }
 
 func (f *Failure) Error() string {
+	if !f.Delivery.TiCDC() {
+		return fmt.Sprintf("%s [delivery %s]: %s", f.Property, f.Delivery.Label(), f.Message)
+	}
 	return fmt.Sprintf("%s: %s", f.Property, f.Message)
 }
 
@@ -497,12 +508,12 @@ func (d *Driver) Check() *Failure {
 	vs := d.Sim.Violations()
 	for ; d.fed < len(vs); d.fed++ {
 		v := vs[d.fed]
-		d.Failures = append(d.Failures, Failure{Property: v.Property, Message: v.Message, Step: len(d.Steps) - 1})
+		d.Failures = append(d.Failures, Failure{Property: v.Property, Message: v.Message, Step: len(d.Steps) - 1, Delivery: d.Setup.Delivery.OrDefault()})
 	}
 	if !d.brokenState {
 		if msg := d.stateInvariants(); msg != "" {
 			d.brokenState = true // report once: a broken invariant tends to stay broken
-			d.Failures = append(d.Failures, Failure{Property: StateInvariant, Message: msg, Step: len(d.Steps) - 1})
+			d.Failures = append(d.Failures, Failure{Property: StateInvariant, Message: msg, Step: len(d.Steps) - 1, Delivery: d.Setup.Delivery.OrDefault()})
 		}
 	}
 	if len(d.Failures) > n {
@@ -603,11 +614,11 @@ func (d *Driver) Finish() *Failure {
 		d.Failures[i].Step = -1
 	}
 	if !ok && len(d.Failures) == 0 {
-		d.Failures = append(d.Failures, Failure{Property: Quiescence, Message: "the cluster did not converge after faults healed: " + why, Step: -1})
+		d.Failures = append(d.Failures, Failure{Property: Quiescence, Message: "the cluster did not converge after faults healed: " + why, Step: -1, Delivery: d.Setup.Delivery.OrDefault()})
 	}
 	if d.Shadow != nil && len(d.Failures) == 0 {
 		if msg := d.Shadow.Compare(d); msg != "" {
-			d.Failures = append(d.Failures, Failure{Property: Conformance, Message: msg, Step: -1})
+			d.Failures = append(d.Failures, Failure{Property: Conformance, Message: msg, Step: -1, Delivery: d.Setup.Delivery.OrDefault()})
 		}
 	}
 	if len(d.Failures) > 0 {

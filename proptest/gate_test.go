@@ -36,9 +36,12 @@ type gateProfile struct {
 	Ops          []Op
 	MsgTypes     []string // message types targeted rules draw from (nil: all)
 	RawWatermark bool     // core.Legacy.RawWatermarkCheckpoint, before #4548 (the seed's version)
-	Seed         uint64
-	Checks       int // budget
-	MaxShrunk    int // longest accepted shrunk counterexample, in actions (create-changefeed included)
+	// Delivery is the bug's recorded delivery assumption (spec.Bug.Delivery,
+	// read by profileFor): the gate searches under it.
+	Delivery  spec.Delivery
+	Seed      uint64
+	Checks    int // budget
+	MaxShrunk int // longest accepted shrunk counterexample, in actions (create-changefeed included)
 	// NotFoundYet, when set, records that the gate does not find the entry
 	// yet, and why (the README's track record says so too). The gate then
 	// asserts that the search still finds nothing, so the day it does the
@@ -51,7 +54,7 @@ var gateProfiles = []gateProfile{
 		Ops:  []Op{OpKillCapture, OpSinkError, OpAdvanceTime},
 		Seed: 1, Checks: 50, MaxShrunk: 10},
 	{Bug: "add-accepts-unbootstrapped-maintainer",
-		Ops:      []Op{OpDupMessages, OpDelayMessages, OpSinkError, OpAdvanceTime},
+		Ops:      []Op{OpDelayMessages, OpSinkError, OpAdvanceTime},
 		MsgTypes: []string{"RemoveMaintainerRequest", "MaintainerCloseResponse", "AddMaintainerRequest"},
 		Seed:     1, Checks: 50, MaxShrunk: 6},
 	{Bug: "restored-create-ignored-for-new-table",
@@ -175,7 +178,7 @@ type gateResult struct {
 // testdata/rapid/<failName>/ (used to record the regression corpus).
 func search(t *testing.T, p gateProfile, bugOn bool, failName string) gateResult {
 	t.Helper()
-	m := &machine{ops: p.Ops, msgTypes: p.MsgTypes, rawWatermark: p.RawWatermark}
+	m := &machine{ops: p.Ops, msgTypes: p.MsgTypes, rawWatermark: p.RawWatermark, delivery: p.Delivery}
 	if bugOn {
 		b, _ := spec.LookupBug(p.Bug)
 		m.bugs, m.target = []string{p.Bug}, b.Property
@@ -271,8 +274,10 @@ func TestPlantedBugGate(t *testing.T) {
 }
 
 func profileFor(bug string) (gateProfile, bool) {
+	b, _ := spec.LookupBug(bug)
 	for _, p := range gateProfiles {
 		if p.Bug == bug {
+			p.Delivery = b.Delivery
 			return p, true
 		}
 	}
@@ -281,7 +286,7 @@ func profileFor(bug string) (gateProfile, bool) {
 
 func storyText(s Story) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "  setup: seed=%d captures=%d tables=%d bugs=%v\n", s.Setup.Seed, s.Setup.Nodes, s.Setup.Tables, s.Setup.Bugs)
+	fmt.Fprintf(&b, "  setup: seed=%d captures=%d tables=%d bugs=%v delivery=%s\n", s.Setup.Seed, s.Setup.Nodes, s.Setup.Tables, s.Setup.Bugs, s.Setup.Delivery.OrDefault())
 	for i, st := range s.Steps {
 		fmt.Fprintf(&b, "  %2d. %s\n", i+1, st)
 	}
@@ -300,6 +305,7 @@ func TestGateWriteCorpus(t *testing.T) {
 		if p.NotFoundYet != "" || (only != "1" && only != p.Bug) {
 			continue
 		}
+		p, _ := profileFor(p.Bug)
 		_ = os.RemoveAll(filepath.Join("testdata", "rapid", corpusName(p.Bug))) // one file per bug
 		r := search(t, p, true, corpusName(p.Bug))
 		t.Logf("%s: found=%v %s shrunk=%d\n%s", p.Bug, r.Found, r.Property, r.Shrunk, r.Errs)
@@ -316,7 +322,7 @@ func corpusName(bug string) string { return "PlantedCorpus-" + bug }
 // files for TestProtocol (it globs fail files by test name).
 func TestPlantedBugCorpus(t *testing.T) {
 	for _, p := range gateProfiles {
-		p := p
+		p, _ := profileFor(p.Bug)
 		t.Run(p.Bug, func(t *testing.T) {
 			if p.NotFoundYet != "" {
 				t.Skipf("no corpus: the gate does not find %s yet (%s)", p.Bug, p.NotFoundYet)
@@ -328,7 +334,7 @@ func TestPlantedBugCorpus(t *testing.T) {
 				t.Fatalf("no corpus file %s: record it with CDCSPEC_WRITE_CORPUS=1 go test ./proptest -run TestGateWriteCorpus", pattern)
 			}
 			for _, on := range []bool{true, false} {
-				m := &machine{ops: p.Ops, msgTypes: p.MsgTypes, rawWatermark: p.RawWatermark}
+				m := &machine{ops: p.Ops, msgTypes: p.MsgTypes, rawWatermark: p.RawWatermark, delivery: p.Delivery}
 				if on {
 					m.bugs, m.target = []string{p.Bug}, b.Property
 				}

@@ -286,7 +286,9 @@ func fair(a *model.Action) bool {
 func actKey(a *model.Action) uint64 {
 	k := uint64(a.Kind) << 40
 	if a.Kind == model.ADeliver {
-		return k | uint64(a.Msg.Src)<<32 | uint64(a.Msg.Dst)<<24
+		// one key per deliverable message: a pair may have several (one per
+		// receiving queue of the message center, model/net.go)
+		return k | uint64(a.Msg.Src)<<32 | uint64(a.Msg.Dst)<<24 | uint64(a.Msg.Kind)<<16
 	}
 	return k | uint64(a.Node)<<32 | uint64(a.Arg)<<24 | uint64(a.Arg2)<<16
 }

@@ -43,7 +43,8 @@
 // failover), more captures or tables than the model's slots, a capture
 // joining while a maintainer runs (the model's maintainer does not bootstrap
 // joining nodes), CREATE TABLE while the upstream is stalled (the model's
-// DDLs need a live upstream), catalogue entries the model cannot express
+// DDLs need a live upstream), a second CREATE TABLE (the model's trigger
+// holds one pending CREATE TABLE), catalogue entries the model cannot express
 // (ConfigFor), and more than MaxCandidates matching model states.
 // The View leaves out timestamps, dispatcher IDs, epochs and messages in
 // flight (see model.View).
@@ -87,6 +88,7 @@ type Tracker struct {
 	hist     []string // the implementation steps so far, for the story
 	peak     int
 	stalled  bool                  // the implementation's upstream is stalled
+	ddls     int                   // CREATE TABLEs mirrored so far
 	inc      [model.MaxNodes]uint8 // incarnation of each slot
 	detected [model.MaxNodes]bool  // the slot's capture was seen leaving
 }
@@ -252,10 +254,6 @@ func (t *Tracker) observe(st sim.Step) {
 	var post func(model.State) model.State
 	if st.Kind == sim.StepTick {
 		if sl, ok := t.slot[st.Node]; ok && t.ident[st.Node] == t.current(sl) {
-			for i := range t.cands {
-				t.cands[i].ForgetResendsBefore(sl)
-			}
-			t.cands = dedupe(t.cands)
 			post = func(s model.State) model.State { return t.periodic(s, sl) }
 		}
 	}

@@ -73,9 +73,10 @@ type Bug struct {
 	Where string
 	// Story is the failure in one paragraph, in TiCDC's terms.
 	Story string
-	// Delivery is the weakest delivery assumption under which the failure
-	// happens; anything but DeliveryMessageCenter means TiCDC's transport
-	// cannot make it happen as such.
+	// Delivery is the weakest message-delivery assumption under which the
+	// checkers find the entry (SPEC.md, "Delivery semantics"); the proptest
+	// gate searches under it. DeliveryMessageCenter means TiCDC's own
+	// transport can make the story's deliveries.
 	Delivery Delivery
 	// ModelGap is empty when the model can express the entry; otherwise it
 	// names the feature the model needs first.

@@ -21,7 +21,7 @@ type bugJSON struct {
 	Issue    string `json:"issue"`
 	Seed     string `json:"seed,omitempty"`
 	Property string `json:"property"`
-	Delivery string `json:"delivery"`
+	Delivery string `json:"delivery"` // the weakest delivery assumption under which it is found (SPEC.md section 8)
 	Config   string `json:"config,omitempty"`
 	ModelGap string `json:"model_gap,omitempty"`
 	Command  string `json:"command"`

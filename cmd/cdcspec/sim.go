@@ -32,6 +32,7 @@ func runSim(args []string, stdout, stderr io.Writer) int {
 	faults := fs.String("faults", "", "comma-separated faults the random steps may draw (default: every fault they draw; `cdcspec faults` lists them); domain actions are always drawn")
 	logPath := fs.String("log", "", "write the TiCDC-format log of each seed to this file ('-' = stdout; with -seeds > 1, a directory)")
 	level := fs.String("level", "info", "log level: debug, info, warn, error")
+	delivery := fs.String("delivery", string(spec.DeliveryMessageCenter), "message delivery: message-center (TiCDC HEAD, default), per-type-streams or reordering (stronger than TiCDC: duplicates, stale copies, overtaking)")
 	if err := fs.Parse(args); err != nil {
 		return exitUsage
 	}
@@ -41,6 +42,11 @@ func runSim(args []string, stdout, stderr io.Writer) int {
 	}
 	if *seeds < 1 || *nodes < 1 || *steps < 0 {
 		fmt.Fprintln(stderr, "cdcspec sim: -seeds and -nodes must be at least 1, -steps at least 0")
+		return exitUsage
+	}
+	dl, err := spec.ParseDelivery(*delivery)
+	if err != nil {
+		fmt.Fprintf(stderr, "cdcspec sim: -delivery: %v\n", err)
 		return exitUsage
 	}
 	b, err := spec.ParseBugs(strings.Split(*bugs, ","))
@@ -69,7 +75,7 @@ func runSim(args []string, stdout, stderr io.Writer) int {
 	failed := 0
 	for s := *seed; s < *seed+uint64(*seeds); s++ {
 		var buf bytes.Buffer
-		cfg := sim.ChaosConfig{Seed: s, Nodes: *nodes, Tables: *tables, Changefeeds: *feeds, Steps: *steps, Options: opts, Faults: chaosFaults}
+		cfg := sim.ChaosConfig{Seed: s, Nodes: *nodes, Tables: *tables, Changefeeds: *feeds, Steps: *steps, Options: opts, Faults: chaosFaults, Delivery: dl}
 		if *logPath != "" {
 			cfg.Log, cfg.LogLevel = &buf, *level
 		}
@@ -100,7 +106,7 @@ func runSim(args []string, stdout, stderr io.Writer) int {
 			}
 		}
 	}
-	fmt.Fprintf(stdout, "%d of %d seed(s) failed; bugs on: %s\n", failed, *seeds, orNone(b.Names()))
+	fmt.Fprintf(stdout, "%d of %d seed(s) failed; bugs on: %s; delivery: %s\n", failed, *seeds, orNone(b.Names()), dl.Label())
 	if failed > 0 {
 		return exitViolation
 	}

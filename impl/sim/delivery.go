@@ -25,8 +25,8 @@ import (
 //     in either order.
 //   - Two sending queues sit before the stream: the heartbeat collector
 //     sends HeartBeatRequests and BlockStatusRequests from two goroutines
-//     (heartBeatReqQueue, blockStatusReqQueue), so those two may also swap
-//     with each other and with direct sends.
+//     (heartBeatReqQueue, blockStatusReqQueue), so those two may swap with
+//     each other, and a later direct send may overtake them.
 //   - Two receiving queues admit selectively: the dispatcher orchestrator
 //     keeps one pending message per (changefeed, message type) and lets a
 //     newer epoch replace it in place (pendingMessageQueue.TryEnqueue), and
@@ -43,9 +43,11 @@ import (
 // message passes three FIFO stages with their own times, computed when the
 // message reaches the stage: its sending queue (direct sends skip it), the
 // stream (network delay; everything behind a delayed message waits), and
-// its receiving queue (a 0-2 ms queueing delay, so queues of one stream
-// interleave). A targeted "delay" rule holds a message where it can wait
-// alone: in its sending queue if it has one, else on the stream.
+// its receiving queue, FIFO per stream (the order across senders is free
+// anyway), with a 0-2 ms queueing delay so that the queues of one stream
+// interleave. A targeted "delay" rule holds its message in its sending
+// queue if it has one (a stalled collector goroutine), else on the stream
+// (a congested connection); what is behind it there waits too.
 
 // sendQueue is where a message waits on the sending node before
 // messageCenter.SendCommand.
@@ -210,10 +212,16 @@ func (s *Sim) enterStream(f *inFlight) {
 		s.push(&item{at: arrive, kind: itemArrive, flight: f})
 		return
 	}
-	d := s.schedule(laneKey{f.env.From, f.env.To, f.recv, f.cf}, f.env, f.id, arrive)
+	lane := laneKey{f.env.From, f.env.To, f.recv, f.cf}
 	if _, ok := f.env.Msg.(*core.BlockStatusRequest); ok {
-		s.push(&item{at: arrive, kind: itemArrive, flight: f, gate: d})
+		// The maintainer's admission runs at arrival, before the handling
+		// even at the same instant: pushed first, it comes first.
+		a := &item{at: arrive, kind: itemArrive, flight: f}
+		s.push(a)
+		a.gate = s.schedule(lane, f.env, f.id, arrive)
+		return
 	}
+	s.schedule(lane, f.env, f.id, arrive)
 }
 
 // schedule queues env's handling in its receiving queue, no earlier than

@@ -95,3 +95,114 @@ func TestMessageCenterKeepsCoordinatorCommandOrder(t *testing.T) {
 	require.NotEmpty(t, pt.overtaken, "per-type-streams must let a later command overtake an earlier one in these runs, or this test cannot fail")
 	t.Logf("per-type-streams: %d of %d handled commands overtook a later one, e.g. %s", len(pt.overtaken), pt.delivered, pt.overtaken[0])
 }
+
+// netLog records the network's decisions for one test.
+type netLog struct {
+	delivered []uint64
+	dropped   map[uint64]string
+	msgs      map[uint64]core.Message // as handled
+}
+
+func newNetLog() *netLog {
+	return &netLog{dropped: map[uint64]string{}, msgs: map[uint64]core.Message{}}
+}
+
+func (l *netLog) observe(ev NetEvent) {
+	switch ev.Kind {
+	case NetDelivered:
+		l.delivered = append(l.delivered, ev.ID)
+		l.msgs[ev.ID] = ev.Env.Msg
+	case NetDropped:
+		l.dropped[ev.ID] = ev.Why
+	}
+}
+
+// inject puts env on its stream now, as if a component had sent it
+// directly (test-only: skips rules and random faults).
+func inject(s *Sim, env core.Envelope) uint64 {
+	s.msgID++
+	_, rq, cf := route(env.Msg)
+	s.enterStream(&inFlight{env: env, id: s.msgID, net: 1, send: sendDirect, recv: rq, cf: cf})
+	return s.msgID
+}
+
+// TestOrchestratorQueueSlots: the dispatcher orchestrator keeps one pending
+// message per (changefeed, message type); a re-send while one is pending is
+// dropped, a newer maintainer epoch replaces the pending one in place, and
+// a removed close replaces a plain one of an epoch not newer
+// (pendingMessageQueue.TryEnqueue, shouldReplacePendingMessage).
+func TestOrchestratorQueueSlots(t *testing.T) {
+	l := newNetLog()
+	s := New(Config{Seed: 1, Nodes: 2, observe: l.observe})
+	caps := s.Captures()
+	from, to := caps[0], caps[1]
+	cf := CfID("slots")
+	boot := func(epoch uint64) core.Envelope {
+		return core.Envelope{From: from, To: to, Msg: &core.MaintainerBootstrapRequest{Changefeed: cf, StartTs: 1, Epoch: epoch}}
+	}
+	closeReq := func(epoch uint64, removed bool) core.Envelope {
+		return core.Envelope{From: from, To: to, Msg: &core.MaintainerCloseRequest{Changefeed: cf, Epoch: epoch, Removed: removed}}
+	}
+	// All arrive in the same millisecond, before the first is handled.
+	b5 := inject(s, boot(5))
+	b5again := inject(s, boot(5))
+	b7 := inject(s, boot(7))
+	c7 := inject(s, closeReq(7, false))
+	c7removed := inject(s, closeReq(7, true))
+	c6removed := inject(s, closeReq(6, true))
+	s.RunFor(100)
+
+	var handled []uint64
+	for _, id := range l.delivered {
+		if id >= b5 && id <= c6removed {
+			handled = append(handled, id)
+		}
+	}
+	assert.Equal(t, []uint64{b7, c7removed}, handled, "one bootstrap and one close handled, each the last admitted, in slot order")
+	assert.Contains(t, l.dropped[b5], "replaced")
+	assert.Contains(t, l.dropped[b5again], "holds one already")
+	assert.Contains(t, l.dropped[c7], "replaced")
+	assert.Contains(t, l.dropped[c6removed], "holds one already", "an older epoch's removed close does not replace a newer pending close")
+
+	// Once handled, the slot is free: the next request is queued again.
+	b8 := inject(s, boot(8))
+	s.RunFor(100)
+	assert.Contains(t, l.delivered, b8)
+}
+
+// TestMaintainerBlockStatusDedupe: a maintainer admits a block status only
+// while no equivalent one (same sender, dispatcher, block ts, stage) is
+// queued or being handled; once handled, the next copy is admitted again
+// (Maintainer.filterBlockStatusEvent).
+func TestMaintainerBlockStatusDedupe(t *testing.T) {
+	l := newNetLog()
+	s := New(Config{Seed: 1, Nodes: 2, observe: l.observe})
+	caps := s.Captures()
+	from, to := caps[0], caps[1]
+	cf := CfID("dedupe")
+	status := func(id core.DispatcherID, ts uint64) core.BlockStatus {
+		return core.BlockStatus{ID: id, BlockTs: ts, Stage: core.StageNone, NeedAdded: []int64{9}}
+	}
+	req := func(sts ...core.BlockStatus) core.Envelope {
+		return core.Envelope{From: from, To: to, Msg: &core.BlockStatusRequest{Changefeed: cf, Statuses: sts}}
+	}
+	// The maintainer's queue is busy for 50 ms: the three arrive before the
+	// first is handled.
+	s.lanes[laneKey{from, to, recvMaintainer, cf}] = s.now + 50
+	first := inject(s, req(status("d1", 10)))
+	again := inject(s, req(status("d1", 10)))
+	mixed := inject(s, req(status("d1", 10), status("d1", 11)))
+	s.RunFor(100)
+
+	require.Contains(t, l.delivered, first)
+	assert.Contains(t, l.dropped[again], "equivalent block status")
+	require.Contains(t, l.delivered, mixed, "a request with a new status is admitted")
+	kept := l.msgs[mixed].(*core.BlockStatusRequest).Statuses
+	assert.Equal(t, []core.BlockStatus{status("d1", 11)}, kept, "only the status without an equivalent one queued is kept")
+
+	// Handled: the same status is admitted again.
+	later := inject(s, req(status("d1", 10)))
+	s.RunFor(100)
+	assert.Contains(t, l.delivered, later)
+	assert.Empty(t, s.blockPending, "every admitted status was released once handled")
+}
