@@ -163,7 +163,7 @@ func runCheck(args []string, stdout, stderr io.Writer) int {
 			return exitUsage
 		}
 		if e.ModelGap != "" {
-			fmt.Fprintf(stderr, "cdcspec check: --bug %s: the model cannot express it yet (needs %s); 'cdcspec sim -bugs %s' runs it on the implementation\n", b, e.ModelGap, b)
+			fmt.Fprintf(stderr, "cdcspec check: --bug %s: the model cannot express it yet: %s; 'cdcspec sim -bugs %s' runs it on the implementation\n", b, e.ModelGap, b)
 			return exitUsage
 		}
 		cfg.Bugs = cfg.Bugs.With(e.ID)
