@@ -130,13 +130,6 @@ func (m Msg) ToCoordinator() bool { return m.Dst == coordSlot }
 // ToCoordinator).
 func (m Msg) DstSlot() uint8 { return slotOf(m.Dst) }
 
-// Running reports whether slot's capture runs now.
-func (s *State) Running(slot uint8) bool { return s.NodeSt[slot] == nodeAlive }
-
-// Detected reports whether slot's capture crashed and was seen leaving, so
-// that it may restart with a fresh identity.
-func (s *State) Detected(slot uint8) bool { return s.NodeSt[slot] == nodeDetected }
-
 // DispatcherSlot is the node slot of dispatcher id, if it exists.
 func (s *State) DispatcherSlot(id uint8) (uint8, bool) {
 	if d := s.disp(id); d != nil {

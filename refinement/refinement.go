@@ -292,7 +292,7 @@ func (t *Tracker) periodic(s model.State, sl uint8) model.State {
 // post, when set, is applied to every reached state before it is compared
 // and kept: a tick's periodic actions, which the implementation runs after
 // the tick's choices.
-func (t *Tracker) advance(what string, filter func(model.Action, *model.State, int) bool, mustAct bool, post func(model.State) model.State) {
+func (t *Tracker) advance(what string, f filter, mustAct bool, post func(model.State) model.State) {
 	t.Steps++
 	t.hist = append(t.hist, what)
 	want := t.implView()
@@ -304,7 +304,7 @@ func (t *Tracker) advance(what string, filter func(model.Action, *model.State, i
 		var grow []model.State
 		for i := range frontier {
 			s := frontier[i]
-			if depth > 0 || !mustAct || !canAct(t.Cfg, s, filter) {
+			if depth > 0 || !mustAct || !canAct(t.Cfg, s, f) {
 				c := s
 				if post != nil {
 					c = post(s)
@@ -323,7 +323,7 @@ func (t *Tracker) advance(what string, filter func(model.Action, *model.State, i
 				continue
 			}
 			for _, a := range model.Actions(t.Cfg, s) {
-				if !filter(a, &s, depth) {
+				if !f(a, &s, depth) {
 					continue
 				}
 				n, _ := model.Step(t.Cfg, s, a)
@@ -353,9 +353,9 @@ func (t *Tracker) advance(what string, filter func(model.Action, *model.State, i
 
 // canAct reports whether some model action that filter allows at depth 0 is
 // enabled in s: a step that must act may stutter only where it cannot.
-func canAct(cfg model.Config, s model.State, filter func(model.Action, *model.State, int) bool) bool {
+func canAct(cfg model.Config, s model.State, f filter) bool {
 	for _, a := range model.Actions(cfg, s) {
-		if filter(a, &s, 0) {
+		if f(a, &s, 0) {
 			return true
 		}
 	}
