@@ -166,6 +166,40 @@ const (
 	// liveness properties are judged here.
 	Quiesced
 
+	// --- barrier: blocking DDLs and syncpoints (spec/barrier.go) ---
+
+	// DDLCommitted: the upstream committed a DDL at Checkpoint (its commitTs),
+	// or a syncpoint of the changefeed falls due at Checkpoint (SyncPoint,
+	// Influence "all"). Fields: Checkpoint, Tables (blocked tables of a
+	// normal DDL; 0 is the table trigger), Dropped, Added, Influence, SyncPoint,
+	// Reason (the DDL, e.g. "drop table").
+	DDLCommitted
+	// BlockStatusReported: a dispatcher reported its block status
+	// (TableSpanBlockStatus). Fields: Node, Dispatcher, Span, Checkpoint
+	// (BlockTs), State (Stage: NONE, WAITING or DONE), Tables, Dropped, Added,
+	// Influence, SyncPoint.
+	BlockStatusReported
+	// BlockEventCreated: the maintainer's barrier created a block event
+	// ("new block event is created"). Fields: Node (maintainer), Dispatcher
+	// (the reporter), Checkpoint, SyncPoint, Influence.
+	BlockEventCreated
+	// BlockWriterSelected: every influenced dispatcher reported; one was
+	// chosen to write ("all dispatcher reported heartbeat, schedule it, and
+	// select one to write"). Fields: Node (maintainer), Dispatcher (writer),
+	// Checkpoint, Influence.
+	BlockWriterSelected
+	// BlockActionReceived: a dispatcher got the maintainer's action for its
+	// pending block event ("pending event get the action"). Fields: Node,
+	// Dispatcher, Checkpoint, SyncPoint, State ("write" or "pass").
+	BlockActionReceived
+	// BlockEventDone: every influenced dispatcher reported DONE; the barrier
+	// deleted the event ("all dispatchers reported event done, remove
+	// event"). Fields: Node (maintainer), Checkpoint, SyncPoint.
+	BlockEventDone
+	// DDLWritten: a dispatcher wrote the DDL (or syncpoint) at Checkpoint to
+	// the sink. Fields: Node, Dispatcher, Checkpoint, SyncPoint.
+	DDLWritten
+
 	kindCount
 )
 
@@ -212,6 +246,13 @@ var kindNames = [...]string{
 	UpstreamResumed:           "upstream-resumed",
 	FaultsHealed:              "faults-healed",
 	Quiesced:                  "quiesced",
+	DDLCommitted:              "ddl-committed",
+	BlockStatusReported:       "block-status-reported",
+	BlockEventCreated:         "block-event-created",
+	BlockWriterSelected:       "block-writer-selected",
+	BlockActionReceived:       "block-action-received",
+	BlockEventDone:            "block-event-done",
+	DDLWritten:                "ddl-written",
 }
 
 func (k Kind) String() string {
@@ -341,6 +382,13 @@ type Event struct {
 	NextRetry  int64
 	Span       Span
 	Tables     []int64
+	// Dropped and Added are the tables a DDL drops and adds
+	// (NeedDroppedTables, NeedAddedTables); Influence is its influence type
+	// (InfluenceNormal, InfluenceDB, InfluenceAll); SyncPoint marks a
+	// syncpoint rather than a DDL. Barrier events only.
+	Dropped    []int64
+	Added      []int64
+	Influence  string
 	Dispatcher string
 	Op         Op
 	State      string
@@ -352,8 +400,18 @@ type Event struct {
 	RemovalOnly   bool
 	Removed       bool
 	Merge         bool
+	SyncPoint     bool
 
 	Source Source
+}
+
+// JoinTables renders table IDs as "1,2,3".
+func JoinTables(ts []int64) string {
+	parts := make([]string, len(ts))
+	for i, t := range ts {
+		parts[i] = strconv.FormatInt(t, 10)
+	}
+	return strings.Join(parts, ",")
 }
 
 // String renders an event in one line, stable and grep-friendly, e.g.
@@ -391,11 +449,16 @@ func (e Event) String() string {
 		kv("span", e.Span.String())
 	}
 	if len(e.Tables) > 0 {
-		parts := make([]string, len(e.Tables))
-		for i, t := range e.Tables {
-			parts[i] = strconv.FormatInt(t, 10)
-		}
-		kv("tables", strings.Join(parts, ","))
+		kv("tables", JoinTables(e.Tables))
+	}
+	if len(e.Dropped) > 0 {
+		kv("dropped", JoinTables(e.Dropped))
+	}
+	if len(e.Added) > 0 {
+		kv("added", JoinTables(e.Added))
+	}
+	if e.Influence != "" {
+		kv("influence", e.Influence)
 	}
 	if e.Epoch != 0 {
 		kv("epoch", strconv.FormatUint(e.Epoch, 10))
@@ -429,6 +492,9 @@ func (e Event) String() string {
 	}
 	if e.Merge {
 		b.WriteString(" merge")
+	}
+	if e.SyncPoint {
+		b.WriteString(" syncpoint")
 	}
 	return b.String()
 }

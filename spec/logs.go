@@ -115,6 +115,23 @@ func LogLines() []LogLine {
 		{FaultsHealed, "sim.go", "INFO", "all faults healed",
 			map[string]string{"Checkpoint": "resolvedTs"}, false},
 		{Quiesced, "sim.go", "INFO", "cluster quiesced", map[string]string{}, false},
+		// barrier (spec/barrier.go). TiCDC's own lines are HEAD's messages
+		// and keys (maintainer/barrier.go, barrier_event.go,
+		// downstreamadapter/dispatcher/basic_dispatcher.go at b813e76f9).
+		{DDLCommitted, "upstream.go", "INFO", "upstream DDL committed",
+			map[string]string{"Changefeed": "changefeedID", "Checkpoint": "commitTs", "Tables": "blockedTables", "Reason": "query"}, false},
+		{BlockStatusReported, "basic_dispatcher.go", "INFO", "dispatcher reported block status",
+			map[string]string{"Changefeed": "changefeedID", "Node": "nodeID", "Dispatcher": "dispatcher", "Span": "tableSpan", "Checkpoint": "blockTs", "State": "stage", "Tables": "blockedTables"}, false},
+		{BlockEventCreated, "barrier_event.go", "INFO", "new block event is created",
+			map[string]string{"Changefeed": "changefeedID", "Node": "nodeID", "Dispatcher": "dispatcher", "Checkpoint": "blockTs"}, true},
+		{BlockWriterSelected, "barrier_event.go", "INFO", "all dispatcher reported heartbeat, schedule it, and select one to write",
+			map[string]string{"Changefeed": "changefeed", "Node": "nodeID", "Dispatcher": "dispatcher", "Checkpoint": "commitTs"}, true},
+		{BlockActionReceived, "basic_dispatcher.go", "INFO", "pending event get the action",
+			map[string]string{"Changefeed": "changefeedID", "Node": "nodeID", "Dispatcher": "dispatcher", "Checkpoint": "pendingEventCommitTs", "State": "action"}, true},
+		{BlockEventDone, "barrier.go", "INFO", "all dispatchers reported event done, remove event",
+			map[string]string{"Changefeed": "changefeed", "Node": "nodeID", "Checkpoint": "commitTs"}, true},
+		{DDLWritten, "sink.go", "INFO", "sink wrote block event",
+			map[string]string{"Changefeed": "changefeedID", "Node": "nodeID", "Dispatcher": "dispatcher", "Checkpoint": "commitTs"}, false},
 	}
 }
 

@@ -709,6 +709,21 @@ func (f *feeds) observe(e Event) {
 		if prev, ok := f.checkpoint[e.Changefeed]; !ok || e.Checkpoint >= prev.Checkpoint {
 			f.checkpoint[e.Changefeed] = e
 		}
+	case DDLCommitted:
+		// A dropped table is no longer owed a dispatcher; an added one is
+		// (table-set-follows-ddls judges both).
+		if ts, ok := f.tables[e.Changefeed]; ok {
+			kept := ts[:0]
+			for _, t := range ts {
+				if !hasTable(e.Dropped, t) {
+					kept = append(kept, t)
+				}
+			}
+			for _, t := range e.Added {
+				kept = appendUnique(kept, t)
+			}
+			f.tables[e.Changefeed] = kept
+		}
 	case TableCreated:
 		if e.Changefeed == "" {
 			f.ddlTables = append(f.ddlTables, e.Span.Table)

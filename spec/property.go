@@ -55,6 +55,9 @@ func Properties() []Info {
 		{SingleMaintainerGeneration, Safety, "at most one bootstrapped maintainer of a changefeed runs on live nodes at a time", "D.S6; #5083, #5179"},
 		{EverySpanReplicated, Liveness, "once faults stop, every table of a running changefeed is covered by exactly one working dispatcher", "D.L1; #3411 (fixed by #3691), #4763, #3126"},
 		{CheckpointAdvancesAfterHeal, Liveness, "once faults stop, the stored checkpoint of a running changefeed passes the upstream resolved ts seen at heal time", "D.L2; tiflow#9595, #5709, #3952"},
+		{DDLOrderedWithRows, Safety, "a blocking DDL at commitTs T is written exactly once, only after every dispatcher of the tables it blocks has flushed every row with commitTs < T, and no dispatcher of those tables writes a row with commitTs > T before the DDL is written", "A.7; #3799 (fixed by #3802), #3443"},
+		{BarrierEventuallyPasses, Liveness, "once faults stop, every blocked dispatcher resumes", "A.7; #3974 (fixed by #3970), #5150"},
+		{TableSetFollowsDDLs, Liveness, "after a drop or truncate no dispatcher of the old table remains; after a create, recover or truncate the new table's span is covered exactly once", "A.7; #3443, #6202"},
 	}
 }
 
@@ -119,6 +122,9 @@ func NewMonitors(cfg Config) []Monitor {
 		NewSingleMaintainerGeneration(),
 		NewEverySpanReplicated(),
 		NewCheckpointAdvancesAfterHeal(),
+		NewDDLOrderedWithRows(),
+		NewBarrierEventuallyPasses(),
+		NewTableSetFollowsDDLs(),
 	}
 }
 

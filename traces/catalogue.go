@@ -236,11 +236,14 @@ var catalogue = []entry{
 	{msg: "new merged replica set created", files: files("operator_merge.go"), sym: SymContext, v: "HEAD"},
 	{msg: "merge dispatcher operator finished", files: files("operator_merge.go"), sym: SymContext, v: "HEAD"},
 	{msg: "merge dispatcher operator finished due to removed", files: files("operator_merge.go"), sym: SymContext, v: "HEAD"},
-	{msg: "new block event is created", files: files("barrier_event.go"), sym: SymContext, v: "HEAD"},
-	{msg: "all dispatcher reported heartbeat, schedule it, and select one to write", files: files("barrier_event.go"), sym: SymContext, v: "HEAD"},
+	{msg: "new block event is created", files: files("barrier_event.go"), kind: spec.BlockEventCreated, v: "HEAD",
+		keys: m("Changefeed", cfKeys, "Node", "nodeID", "Dispatcher", "dispatcher", "Checkpoint", "blockTs")},
+	{msg: "all dispatcher reported heartbeat, schedule it, and select one to write", files: files("barrier_event.go"), kind: spec.BlockWriterSelected, v: "HEAD",
+		keys: m("Changefeed", cfKeys, "Node", "nodeID", "Dispatcher", "dispatcher", "Checkpoint", "commitTs")},
 	{msg: "schedule block event", files: files("barrier_event.go"), sym: SymContext, v: "HEAD"},
 	{msg: "add new table", files: files("barrier_event.go"), sym: SymContext, v: "HEAD"},
-	{msg: "all dispatchers reported event done, remove event", files: files("barrier.go"), sym: SymContext, v: "HEAD"},
+	{msg: "all dispatchers reported event done, remove event", files: files("barrier.go"), kind: spec.BlockEventDone, v: "HEAD",
+		keys: m("Changefeed", cfKeys, "Node", "nodeID", "Checkpoint", "commitTs")},
 
 	// ---- dispatcher manager, orchestrator, dispatcher ----
 	{msg: "new dispatcher created", files: files("dispatcher_manager.go", "dispatcher_manager_redo.go"), kind: spec.DispatcherCreated, v: "HEAD, v8.5",
@@ -276,7 +279,8 @@ var catalogue = []entry{
 	{msg: "do merge", files: files("task.go"), sym: SymContext, v: "HEAD"},
 	{msg: "merge dispatcher commit", files: files("task.go"), sym: SymContext, v: "HEAD"},
 	{msg: "abort merge", files: files("task.go"), sym: SymContext, v: "HEAD"},
-	{msg: "pending event get the action", files: files("basic_dispatcher.go"), sym: SymContext, v: "HEAD"},
+	{msg: "pending event get the action", files: files("basic_dispatcher.go"), kind: spec.BlockActionReceived, v: "HEAD",
+		keys: m("Changefeed", cfKeys, "Node", "nodeID", "Dispatcher", "dispatcher", "Checkpoint", "pendingEventCommitTs", "State", "action")},
 	{msg: "cancel resend task", files: files("basic_dispatcher.go"), sym: SymContext, v: "HEAD"},
 	{msg: "batch create new dispatchers", files: files("dispatcher_manager.go"), sym: SymContext, v: "HEAD"},
 
@@ -309,6 +313,14 @@ var catalogue = []entry{
 		keys: m("Checkpoint", "resolvedTs")},
 	{msg: "all faults healed", files: files("sim.go"), kind: spec.FaultsHealed, v: "cdcspec", keys: m("Checkpoint", "resolvedTs")},
 	{msg: "cluster quiesced", files: files("sim.go"), kind: spec.Quiesced, v: "cdcspec"},
+
+	// ---- barrier (spec/barrier.go): HEAD's barrier lines and cdcspec's own ----
+	{msg: "upstream DDL committed", files: files("upstream.go"), kind: spec.DDLCommitted, v: "cdcspec",
+		keys: m("Changefeed", cfKeys, "Checkpoint", "commitTs", "Tables", "blockedTables", "Reason", "query")},
+	{msg: "dispatcher reported block status", files: files("basic_dispatcher.go"), kind: spec.BlockStatusReported, v: "cdcspec",
+		keys: m("Changefeed", cfKeys, "Node", "nodeID", "Dispatcher", "dispatcher", "Span", "tableSpan", "Checkpoint", "blockTs", "State", "stage", "Tables", "blockedTables")},
+	{msg: "sink wrote block event", files: files("sink.go"), kind: spec.DDLWritten, v: "cdcspec",
+		keys: m("Changefeed", cfKeys, "Node", "nodeID", "Dispatcher", "dispatcher", "Checkpoint", "commitTs")},
 
 	// ---- tiflow (old architecture): owner / processor ----
 	{msg: "processor report an error", files: files("feed_state_manager.go"), kind: spec.BackoffErrorSeen, v: "tiflow",
