@@ -47,6 +47,8 @@ const (
 	APullRequest      // requestRegionToStore: the queued region is sent on a stream
 	APullFirstResp    // the region's first reply: pending -> worker's active set
 	APullReceiverExit // receiveFromStream's receive loop exits
+	// barrier (barrier.go)
+	ABlockDDL // the upstream commits the blocking DDL (or syncpoint) of Config.Barrier at the next ts
 	actKinds
 )
 
@@ -82,6 +84,7 @@ var actNames = [...]string{
 	APullRequest:      "puller-request-region",
 	APullFirstResp:    "puller-first-response",
 	APullReceiverExit: "puller-receiver-exit",
+	ABlockDDL:         "blocking-ddl",
 }
 
 // actFaults names the model's fault actions in the fault vocabulary.
@@ -157,7 +160,7 @@ type Action struct {
 // Actor names who takes the action, for counterexample stories.
 func (a Action) Actor(s *State) string {
 	switch a.Kind {
-	case AUpstreamAdvance, ACreateTable, AUpstreamStall, AUpstreamResume:
+	case AUpstreamAdvance, ACreateTable, AUpstreamStall, AUpstreamResume, ABlockDDL:
 		return "upstream"
 	case ACrash, ARestart:
 		return "node " + NodeName(s.Ident(a.Node))
@@ -193,7 +196,7 @@ func receiverName(m Msg) string {
 		return "coordinator"
 	case mAddMaintainer, mRemoveMaintainer:
 		return "maintainer-manager@" + NodeName(m.Dst)
-	case mBootReq, mSchedule, mCloseReq, mAck:
+	case mBootReq, mSchedule, mCloseReq, mAck, mBlockAction:
 		return "dispatcher-manager@" + NodeName(m.Dst)
 	}
 	return "maintainer@" + NodeName(m.Dst)

@@ -121,8 +121,10 @@ func (s *State) visitIDs(f func(*uint8)) {
 		switch m.Kind {
 		case mSchedule, mBootReq:
 			f(&m.B)
-		case mDispStatus:
+		case mDispStatus, mBlockStatus:
 			f(&m.A)
+		case mBlockAction:
+			f(&m.B)
 		}
 	}
 }

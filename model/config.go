@@ -96,7 +96,18 @@ type Config struct {
 	Stalls     int `json:"stalls"`      // upstream stalls (all TiKV down)
 
 	SpanMoves bool `json:"span_moves"` // the maintainer may move spans between nodes (balance)
-	Puller    bool `json:"puller"`     // model the upstream kv client (seed 004)
+	// Barrier names the one blocking DDL the upstream may commit (barrier.go,
+	// BarrierKinds): "" for none.
+	Barrier string `json:"barrier,omitempty"`
+	// MaxMoves bounds the balance moves when SpanMoves (0: unbounded).
+	MaxMoves int `json:"max_moves,omitempty"`
+	// Walks > 0 marks a configuration too big to explore exhaustively in
+	// minutes: `cdcspec check` runs Walks seeded random walks of WalkDepth
+	// steps instead (unless told --simulate=false), which can find a
+	// violation but never prove there is none.
+	Walks     int  `json:"walks,omitempty"`
+	WalkDepth int  `json:"walk_depth,omitempty"`
+	Puller    bool `json:"puller"` // model the upstream kv client (seed 004)
 
 	Features Feature     `json:"-"`
 	Bugs     spec.BugSet `json:"-"` // catalogue entries switched on (spec.Bugs)
@@ -116,7 +127,7 @@ func (c *Config) Validate() error {
 	case c.Crashes > 7 || c.Restarts > 7 || c.Drops > 7 || c.Dups > 7 || c.SinkErrors > 7 || c.Stalls > 7:
 		return fmt.Errorf("config %q: fault budgets must be <= 7", c.Name)
 	}
-	return nil
+	return validateBarrier(c)
 }
 
 func (c *Config) has(f Feature) bool     { return c.Features&f != 0 }
@@ -126,6 +137,12 @@ func (c *Config) bug(id spec.BugID) bool { return c.Bugs.Has(id) }
 func (c *Config) String() string {
 	s := fmt.Sprintf("%s: nodes=%d tables=%d ddl=%d ts=1..%d crashes=%d restarts=%d drops=%d dups=%d sink-errors=%d stalls=%d moves=%v puller=%v features=%s",
 		c.Name, c.Nodes, c.Tables, c.DDLTables, c.TsMax, c.Crashes, c.Restarts, c.Drops, c.Dups, c.SinkErrors, c.Stalls, c.SpanMoves, c.Puller, c.Features)
+	if c.Barrier != "" {
+		s += " barrier=" + c.Barrier
+	}
+	if c.MaxMoves > 0 {
+		s += fmt.Sprintf(" max-moves=%d", c.MaxMoves)
+	}
 	if bs := c.Bugs.Names(); len(bs) > 0 {
 		s += " bugs=" + strings.Join(bs, ",")
 	}
@@ -191,6 +208,30 @@ var standard = map[string]func() Config{
 		c.TsMax, c.Stalls, c.Puller = 2, 1, true
 		return c
 	},
+	// The blocking DDL barrier (barrier.go): a syncpoint (an all-influence
+	// barrier: the table trigger and t1) while t1 may move once and a capture
+	// may die.
+	"barrier": func() Config {
+		c := Base()
+		c.Name = "barrier"
+		c.Tables, c.TsMax, c.Crashes, c.SpanMoves, c.MaxMoves, c.Barrier = 1, 2, 1, true, 1, "syncpoint"
+		return c
+	},
+	// #3974: the writer of a partitioned table's DDL is moved after it wrote.
+	"barrier-writer-move": func() Config {
+		c := Base()
+		c.Name = "barrier-writer-move"
+		c.Tables, c.TsMax, c.SpanMoves, c.MaxMoves, c.Barrier = 2, 2, true, 1, "normal"
+		c.Walks, c.WalkDepth = 20000, 120 // two tables: millions of states by depth 18
+		return c
+	},
+	// #3799: a CREATE TABLE, rows of the new table, then a syncpoint.
+	"barrier-create-syncpoint": func() Config {
+		c := Base()
+		c.Name = "barrier-create-syncpoint"
+		c.Tables, c.DDLTables, c.TsMax, c.Barrier = 0, 1, 4, "syncpoint"
+		return c
+	},
 	// The error path end to end: a sink error, warning, backoff, cascade
 	// stop and re-add (bigger; not part of the quick test suite).
 	"sink-error": func() Config {
@@ -231,6 +272,8 @@ var bugConfig = map[spec.BugID]string{
 	spec.BugInflightOperatorsLostOnFailover:  "move-failover",
 	spec.BugStuckAfterUpstreamFailure:        "upstream-outage",
 	spec.BugToggleKeepsBaseline:              "sink-error",
+	spec.BugWriterNotPassedAfterMove:         "barrier-writer-move",
+	spec.BugDBDDLBeforeTableDDLsAcked:        "barrier-create-syncpoint",
 }
 
 // BugConfig names the standard configuration that exposes a catalogue entry,

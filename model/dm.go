@@ -46,6 +46,9 @@ func dmHandleBootstrap(cfg *Config, s *State, m Msg, e *emitter) {
 			}
 		}
 		snap.TrigCkpt = trig.StartTs // the response carries the trigger startTs
+		if trig.Blk == blkWaiting {
+			snap.TrigBlk = blkWaiting
+		}
 	}
 	k := 0
 	for i := range s.Disp {
@@ -56,6 +59,9 @@ func dmHandleBootstrap(cfg *Config, s *State, m Msg, e *emitter) {
 				st = dWorking // still running until it finishes closing
 			}
 			snap.D[k] = SnapDisp{ID: d.ID, Table: d.Table, Status: st, Ckpt: d.Ckpt}
+			if d.Blk == blkWaiting {
+				snap.D[k].Blk = blkWaiting
+			}
 			k++
 		}
 	}
@@ -188,13 +194,14 @@ func dmTick(cfg *Config, s *State, slot uint8, e *emitter) {
 		return
 	}
 	src := s.Ident(slot)
-	s.sendLatest(Msg{Kind: mWatermark, Src: src, Dst: dm.Owner, A: dmWatermark(s, slot)})
+	s.sendLatest(Msg{Kind: mWatermark, Src: src, Dst: dm.Owner, A: dmWatermark(s, slot), B: triggerCkpt(cfg, s, slot)})
 	if dm.Err {
 		s.send(Msg{Kind: mDMErr, Src: src, Dst: dm.Owner, A: 1})
 	}
 	if dm.NoneT != 0 {
 		s.send(Msg{Kind: mBlockNone, Src: src, Dst: dm.Owner, A: dm.NoneTable, B: dm.NoneT})
 	}
+	resendWaiting(s, slot)
 }
 
 // completeStatuses lists the status messages of a complete-status round:
@@ -253,11 +260,19 @@ func dmWatermark(s *State, slot uint8) uint8 {
 }
 
 // pendingDDL returns the add-table DDL the trigger must handle next, if its
-// commitTs is within the trigger's reach: (table, commitTs).
-func pendingDDL(s *State, d *Disp) (uint8, uint8) {
+// commitTs is within the trigger's reach: (table, commitTs). A table the
+// barrier DDL adds (truncate) is not a CREATE TABLE; one above a barrier DDL
+// the trigger has not passed waits for it.
+func pendingDDL(cfg *Config, s *State, d *Disp) (uint8, uint8) {
 	for t := uint8(1); t <= MaxTables; t++ {
 		T := s.TableT[t]
-		if T != none && T != 0 && d.Ckpt < T && T <= s.PullTs {
+		if T == none || T == 0 || (s.BlkT != 0 && T == s.BlkT) {
+			continue
+		}
+		if s.BlkT != 0 && T > s.BlkT && influenced(cfg, s, d) {
+			continue
+		}
+		if d.Ckpt < T && T <= s.PullTs {
 			return t, T
 		}
 	}
@@ -273,8 +288,11 @@ func triggerTarget(cfg *Config, s *State, d *Disp) uint8 {
 	if cfg.bug(spec.BugTriggerPassesAddTableDDL) {
 		return target
 	}
-	if t, T := pendingDDL(s, d); t != 0 && dm.AckedT != T {
+	if t, T := pendingDDL(cfg, s, d); t != 0 && dm.AckedT != T {
 		target = min(target, T-1)
+	}
+	if influenced(cfg, s, d) {
+		target = min(target, s.BlkT-1)
 	}
 	return target
 }
@@ -284,10 +302,13 @@ func dispCanAdvance(cfg *Config, s *State, d *Disp) bool {
 		return false
 	}
 	if d.Table == 0 {
-		if t, T := pendingDDL(s, d); t != 0 && s.DMs[d.Node].NoneT != T && s.DMs[d.Node].AckedT != T {
+		if t, T := pendingDDL(cfg, s, d); t != 0 && s.DMs[d.Node].NoneT != T && s.DMs[d.Node].AckedT != T {
 			return true // writes the DDL and reports NONE
 		}
-		return triggerTarget(cfg, s, d) > d.Ckpt
+		return trigBlockNow(cfg, s, d) || triggerTarget(cfg, s, d) > d.Ckpt
+	}
+	if influenced(cfg, s, d) && s.BlkT <= s.PullTs {
+		return d.Blk == 0 // flushes below the DDL and blocks
 	}
 	return s.PullTs > d.Ckpt
 }
@@ -310,13 +331,25 @@ func dispAdvance(cfg *Config, s *State, id uint8, e *emitter) {
 		return
 	}
 	if d.Table == 0 {
-		if t, T := pendingDDL(s, d); t != 0 && dm.NoneT != T && dm.AckedT != T {
+		if t, T := pendingDDL(cfg, s, d); t != 0 && dm.NoneT != T && dm.AckedT != T {
 			dm.NoneT, dm.NoneTable = T, t
 			if dm.Owner != none {
 				s.send(Msg{Kind: mBlockNone, Src: node, Dst: dm.Owner, A: t, B: T})
 			}
+		} else if trigBlockNow(cfg, s, d) {
+			blockAt(cfg, s, d, e)
+			return
 		}
 		d.Ckpt = max(d.Ckpt, triggerTarget(cfg, s, d))
+		return
+	}
+	if influenced(cfg, s, d) && s.BlkT <= s.PullTs {
+		if d.Blk == 0 {
+			blockAt(cfg, s, d, e)
+		}
+		return
+	}
+	if d.Ckpt >= s.PullTs {
 		return
 	}
 	d.Ckpt = s.PullTs

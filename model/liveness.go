@@ -17,7 +17,9 @@ import (
 // DDLs and upstream advances are not part of the schedule.
 
 // livenessNames are the liveness goals, in the order checkGoals judges them.
-var livenessNames = []spec.Property{spec.EverySpanReplicated, spec.CheckpointAdvancesAfterHeal}
+// A stuck barrier also stops the checkpoint; the barrier goals come first
+// so the story names the cause.
+var livenessNames = []spec.Property{spec.EverySpanReplicated, spec.BarrierEventuallyPasses, spec.TableSetFollowsDDLs, spec.CheckpointAdvancesAfterHeal}
 
 // checkGoals judges the liveness goals at quiescence: the index into
 // livenessNames of the first unmet goal and its message, or -1. The target
@@ -26,8 +28,14 @@ func checkGoals(cfg *Config, healed, s *State) (int, string) {
 	if msg := goalEverySpanReplicated(cfg, s); msg != "" {
 		return 0, msg
 	}
-	if msg := goalCheckpointAdvancesAfterHeal(cfg, s, healed.UpTs); msg != "" {
+	if msg := goalBarrierEventuallyPasses(cfg, s); msg != "" {
 		return 1, msg
+	}
+	if msg := goalTableSetFollowsDDLs(cfg, s); msg != "" {
+		return 2, msg
+	}
+	if msg := goalCheckpointAdvancesAfterHeal(cfg, s, healed.UpTs); msg != "" {
+		return 3, msg
 	}
 	return -1, ""
 }
@@ -45,7 +53,7 @@ func actKey(a *Action) uint64 {
 
 func fairAction(a *Action) bool {
 	switch a.Kind {
-	case AMaintMove, ACreateTable, AUpstreamAdvance, AUpstreamStall:
+	case AMaintMove, ACreateTable, AUpstreamAdvance, AUpstreamStall, ABlockDDL:
 		return false
 	}
 	return !a.Kind.IsFault()

@@ -152,6 +152,7 @@ func maintTick(cfg *Config, s *State, slot uint8, e *emitter) {
 				resendOp(cfg, s, slot, sp)
 			}
 		}
+		barrierResend(cfg, s, slot, e)
 	}
 }
 
@@ -275,6 +276,9 @@ func maintMove(cfg *Config, s *State, slot, table, dslot uint8, e *emitter) {
 	dest := s.Ident(dslot)
 	sp.Op, sp.OpDest, sp.OpPh = mopMove, dest, movRemoveOrigin
 	sp.State = replScheduling
+	if cfg.MaxMoves > 0 {
+		s.Moves++
+	}
 	if e != nil {
 		e.add(spec.Event{Kind: spec.DispatcherOpStarted, Op: spec.OpMove, Dispatcher: dispName(sp.ID), Span: spec.WholeTable(int64(table)), Node: NodeName(dest), Origin: NodeName(sp.Node)})
 	}
@@ -361,7 +365,7 @@ func onNodeJoined(cfg *Config, s *State, slot uint8) {
 
 // tableInSnapshot: the schema snapshot at startTs has the table.
 func tableInSnapshot(s *State, t, startTs uint8) bool {
-	return s.TableT[t] != none && s.TableT[t] <= startTs
+	return s.TableT[t] != none && s.TableT[t] <= startTs && !(dropped(s, t) && s.BlkT <= startTs)
 }
 
 // finishBootstrap is FinishBootstrap (A.4 phase 3) over the cached responses.
@@ -438,6 +442,7 @@ func finishBootstrap(cfg *Config, s *State, slot uint8, e *emitter) {
 			s.addSpan(mt, SpanRep{ID: s.allocID(), Table: t, State: replAbsent, Node: none, Ckpt: startTs})
 		}
 	}
+	restoreBarrier(cfg, s, slot)
 	mt.Bootstrapped = true
 	mt.Boot = [MaxNodes]Snapshot{}
 	for i := range mt.Boot {
@@ -484,6 +489,9 @@ func maintHandleDM(cfg *Config, s *State, m Msg, e *emitter) {
 	case mWatermark:
 		if mt.Bootstrapped {
 			mt.WM[src] = m.A
+			if m.B != 0 {
+				mt.TrigCk = m.B
+			}
 		}
 	case mDMErr:
 		// Before bootstrap heartbeats, errors included, are ignored.
@@ -498,6 +506,8 @@ func maintHandleDM(cfg *Config, s *State, m Msg, e *emitter) {
 			mt.WM[src] = m.D // the same HeartBeatRequest carries the watermark
 			handleDispStatus(cfg, s, slot, m, e)
 		}
+	case mBlockStatus:
+		maintHandleBlockStatus(cfg, s, slot, m, e)
 	case mBlockNone:
 		if !mt.Bootstrapped || mt.Removing {
 			return

@@ -57,7 +57,19 @@ func TestBugsFound(t *testing.T) {
 			if raceEnabled {
 				bounds.MaxStates = 150000 // the race detector is ~10x slower
 			}
-			r, err := Check(cfg, bounds, nil)
+			var r Result
+			var err error
+			walks := search.Walks{Seed: 1, Count: cfg.Walks, Depth: cfg.WalkDepth}
+			if cfg.Walks > 0 {
+				// Too big for exhaustive search: the configuration's random
+				// walks, as `cdcspec check` runs them.
+				if raceEnabled {
+					t.Skip("random walks of a big configuration: too slow under -race")
+				}
+				r, err = Simulate(cfg, bounds, walks)
+			} else {
+				r, err = Check(cfg, bounds, nil)
+			}
 			require.NoError(t, err)
 			if raceEnabled && r.Outcome == search.BoundReached {
 				t.Skipf("bug %s needs more than %d states: too slow under -race", b.Name, bounds.MaxStates)
@@ -102,6 +114,14 @@ func TestBugsFound(t *testing.T) {
 			}
 			fixed := cfg
 			fixed.Bugs = 0
+			if cfg.Walks > 0 {
+				rf, err := Simulate(fixed, search.Bounds{}, walks)
+				require.NoError(t, err)
+				if rf.Outcome == search.Violation {
+					t.Fatalf("fixed model, config %s, the same random walks: %s\n%s", fixed.Name, rf.Violation.Property, rf.Violation.Story())
+				}
+				return
+			}
 			fb := search.Bounds{MaxDepth: prefixLen(ce) + 2}
 			if *long {
 				fb = search.Bounds{MaxStates: 20000000} // regressed-checkpoint does not complete in minutes

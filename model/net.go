@@ -18,10 +18,13 @@ const (
 	// dispatcher manager -> maintainer
 	mBootResp   // MaintainerBootstrapResponse: Epoch (the snapshot is cached in the maintainer when answered)
 	mCloseResp  // MaintainerCloseResponse: Epoch, A = success
-	mWatermark  // HeartBeatRequest watermark: A = checkpoint (latest value per channel)
+	mWatermark  // HeartBeatRequest watermark: A = checkpoint (latest value per channel), B = the trigger's checkpoint (barrier configurations; 0: none)
 	mDispStatus // HeartBeatRequest with a TableSpanStatus: A = ID, B = component status, C = checkpoint, D = watermark
 	mDMErr      // HeartBeatRequest{Err}
 	mBlockNone  // BlockStatusRequest, Stage NONE, NeedAddedTables: A = table, B = commitTs
+	// barrier (barrier.go)
+	mBlockStatus // BlockStatusRequest of a blocking DDL: A = dispatcher ID, B = stage (WAITING, DONE), C = commitTs, D = table
+	mBlockAction // HeartBeatResponse with a DispatcherStatus action: Epoch, A = Write or Pass, B = dispatcher ID, C = commitTs
 	msgKinds
 )
 
@@ -40,6 +43,8 @@ var msgNames = [...]string{
 	mDispStatus:       "HeartBeatRequest(status)",
 	mDMErr:            "HeartBeatRequest(err)",
 	mBlockNone:        "BlockStatusRequest(NONE)",
+	mBlockStatus:      "BlockStatusRequest",
+	mBlockAction:      "HeartBeatResponse(action)",
 }
 
 func msgKindByName(s string) (uint8, bool) {
@@ -107,6 +112,14 @@ func (m Msg) String() string {
 		return h + " err=sink error"
 	case mBlockNone:
 		return fmt.Sprintf("%s t%d commitTs=%d", h, m.A, m.B)
+	case mBlockStatus:
+		return fmt.Sprintf("%s %s t%d %s commitTs=%d", h, dispName(m.A), m.D, stageName(m.B), m.C)
+	case mBlockAction:
+		act := "Pass"
+		if m.A == actWrite {
+			act = "Write"
+		}
+		return fmt.Sprintf("%s epoch=%d %s %s commitTs=%d", h, m.Epoch, act, dispName(m.B), m.C)
 	}
 	return h
 }
@@ -151,7 +164,7 @@ func recvQueue(kind uint8) uint8 {
 		return rqOrchestrator
 	case mSchedule:
 		return rqSchedule
-	case mAck:
+	case mAck, mBlockAction:
 		return rqHeartbeatResp
 	}
 	return rqMaintainer
@@ -162,7 +175,7 @@ func sendQueue(kind uint8) uint8 {
 	switch kind {
 	case mWatermark, mDispStatus, mDMErr:
 		return sqHeartbeat
-	case mBlockNone:
+	case mBlockNone, mBlockStatus:
 		return sqBlockStatus
 	}
 	return sqDirect

@@ -50,6 +50,9 @@ func invCheckpointMonotonic(cfg *Config, prev, s *State) string {
 // t with no gap (a dispatcher that starts above it leaves a gap).
 func invCheckpointNotPastUnflushed(cfg *Config, prev, s *State) string {
 	for t := 1; t <= MaxTables; t++ {
+		if dropped(s, uint8(t)) && s.Flushed[t]+1 >= s.BlkT {
+			continue // every row of the dropped table reached the sink
+		}
 		if s.TableT[t] != none && s.Flushed[t] < s.Coord.Ckpt {
 			return fmt.Sprintf("the checkpoint must never pass unflushed data, but checkpoint %d is stored while the sink holds the rows of table %d only up to ts %d (row at commitTs %d not acknowledged): changefeed %s, span %s, epoch %d",
 				s.Coord.Ckpt, t, s.Flushed[t], s.Flushed[t]+1, Changefeed, spec.WholeTable(int64(t)), s.Coord.Epoch)
@@ -147,6 +150,7 @@ var safetyProps = []safetyProp{
 	{spec.AtMostOneDispatcherPerSpan, invAtMostOneDispatcherPerSpan},
 	{spec.RunningMaintainerBootstrapped, invRunningMaintainerBootstrapped},
 	{spec.SingleMaintainerGeneration, invSingleMaintainerGeneration},
+	{spec.DDLOrderedWithRows, invDDLOrderedWithRows},
 }
 
 // safetyNames names safetyProps, in order (the search's property indices).
@@ -186,7 +190,7 @@ func goalEverySpanReplicated(cfg *Config, s *State) string {
 		return ""
 	}
 	for t := uint8(1); t <= MaxTables; t++ {
-		if s.TableT[t] == none {
+		if s.TableT[t] == none || dropped(s, t) {
 			continue
 		}
 		n := 0

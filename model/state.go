@@ -142,6 +142,7 @@ type SpanRep struct {
 // SnapDisp is a dispatcher in a bootstrap snapshot.
 type SnapDisp struct {
 	ID, Table, Status, Ckpt uint8
+	Blk                     uint8 // the dispatcher's block stage (GetBlockEventStatus): blkWaiting or 0
 }
 
 // Journal is one currentOperatorMap entry: an in-flight ScheduleDispatcherRequest (#3691).
@@ -154,6 +155,7 @@ type Journal struct {
 // node only) and its journal.
 type Snapshot struct {
 	TrigCkpt uint8 // none unless the trigger lives there
+	TrigBlk  uint8 // the trigger's block stage (blkWaiting or 0)
 	D        [MaxSnap]SnapDisp
 	J        [MaxJrnl]Journal
 }
@@ -178,6 +180,8 @@ type Maint struct {
 	WM           [MaxNodes]uint8 // checkpointTsByCapture; none = no entry
 	Spans        [MaxSpans]SpanRep
 	Boot         [MaxNodes]Snapshot // cached bootstrap responses until bootstrap succeeds
+	Bar          BarEv              // the barrier's block event (barrier.go); T == 0: none
+	TrigCk       uint8              // the table trigger's checkpoint (the DDL span's status), barrier configurations only
 }
 
 // DM is the dispatcher manager of the changefeed on one node (A.9).
@@ -200,7 +204,8 @@ type Disp struct {
 	St      uint8 // dInit | dWorking | dRemoving
 	StartTs uint8
 	Ckpt    uint8
-	SinkErr bool // the sink failed; the dispatcher no longer advances
+	SinkErr bool  // the sink failed; the dispatcher no longer advances
+	Blk     uint8 // block stage at the barrier DDL (barrier.go): 0, blkWaiting, blkPassed
 }
 
 // Msg is a message in flight. Channels are FIFO per (Src, Dst) identity pair,
@@ -242,6 +247,7 @@ type State struct {
 
 	// Fault budgets used.
 	Crashes, Drops, Dups, SinkErrs, Stalls, DDLs, Restarts uint8
+	Moves                                                  uint8 // balance moves, counted only under Config.MaxMoves
 
 	Overflow bool // a send found the network full: the state is outside the bounds
 
@@ -255,6 +261,17 @@ type State struct {
 	// Ghost variables (history the properties need).
 	Flushed [MaxTables + 1]uint8 // highest ts up to which every row of the table reached the sink with no gap
 	ErrDrop ErrDropGhost
+
+	// The blocking DDL of Config.Barrier (barrier.go): its commitTs (0: not
+	// committed yet), and ghosts: how often the sink wrote it (saturating at
+	// 2), the node identity and table of its last writer, and whether it was
+	// written again while that writer still ran.
+	BlkT     uint8
+	DropTab  uint8 // the table the barrier DDL dropped (drop, truncate); 0: none
+	DDLWrit  uint8
+	WrNode   uint8
+	WrTable  uint8
+	DDLTwice bool
 }
 
 // ErrDropGhost records an accepted status whose error never reached the
@@ -340,7 +357,7 @@ func tsString(t uint8) string {
 // String renders the state for debugging and test output (only live parts).
 func (s *State) String() string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "upstream ts=%d pulled=%d stalled=%v", s.UpTs, s.PullTs, s.Stalled)
+	fmt.Fprintf(&b, "upstream ts=%d pulled=%d stalled=%v%s", s.UpTs, s.PullTs, s.Stalled, barrierString(s))
 	for t := 1; t <= MaxTables; t++ {
 		if s.TableT[t] != none {
 			fmt.Fprintf(&b, " t%d@%d(flushed %d)", t, s.TableT[t], s.Flushed[t])
@@ -366,6 +383,9 @@ func (s *State) String() string {
 				fmt.Fprintf(&b, "  span %s t%d %s node=%s ckpt=%d op=%d\n", dispName(sp.ID), sp.Table, replName(sp.State), NodeName(sp.Node), sp.Ckpt, sp.Op)
 			}
 		}
+		if m.Bar.T != 0 {
+			fmt.Fprintf(&b, "  barrier %s\n", m.Bar)
+		}
 	}
 	for i := range s.DMs {
 		d := &s.DMs[i]
@@ -375,7 +395,7 @@ func (s *State) String() string {
 	}
 	for _, d := range s.Disp {
 		if d.ID != 0 {
-			fmt.Fprintf(&b, "dispatcher %s t%d on %s st=%d start=%d ckpt=%d sinkErr=%v\n", dispName(d.ID), d.Table, NodeName(s.Ident(d.Node)), d.St, d.StartTs, d.Ckpt, d.SinkErr)
+			fmt.Fprintf(&b, "dispatcher %s t%d on %s st=%d start=%d ckpt=%d sinkErr=%v blk=%d\n", dispName(d.ID), d.Table, NodeName(s.Ident(d.Node)), d.St, d.StartTs, d.Ckpt, d.SinkErr, d.Blk)
 		}
 	}
 	for _, m := range s.Net {

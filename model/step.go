@@ -86,7 +86,7 @@ func step(cfg *Config, s *State, a Action, e *emitter) {
 			s.PullTs = s.UpTs
 		}
 		for t := 1; t <= MaxTables; t++ {
-			if s.TableT[t] != none {
+			if s.TableT[t] != none && !dropped(s, uint8(t)) {
 				if e != nil {
 					e.add(spec.Event{Kind: spec.DataWritten, Span: spec.Span{Table: int64(t), Start: "r"}, Checkpoint: uint64(s.UpTs)})
 				}
@@ -104,6 +104,8 @@ func step(cfg *Config, s *State, a Action, e *emitter) {
 		if e != nil {
 			e.add(spec.Event{Kind: spec.TableCreated, Span: spec.WholeTable(int64(td)), Checkpoint: uint64(s.UpTs)})
 		}
+	case ABlockDDL:
+		commitBlockDDL(cfg, s, e)
 	case AUpstreamStall:
 		s.Stalls++
 		s.Stalled = true
@@ -263,6 +265,8 @@ func deliver(cfg *Config, s *State, m Msg, e *emitter) {
 		dmHandleClose(cfg, s, m, e)
 	case mAck:
 		dmHandleAck(cfg, s, m)
+	case mBlockAction:
+		dmHandleBlockAction(cfg, s, m, e)
 	default:
 		maintHandleDM(cfg, s, m, e)
 	}
@@ -283,6 +287,9 @@ func appendActions(cfg *Config, s *State, buf []Action, withFaults bool) []Actio
 		buf = append(buf, Action{Kind: AUpstreamAdvance})
 		if int(s.DDLs) < cfg.DDLTables {
 			buf = append(buf, Action{Kind: ACreateTable})
+		}
+		if blockDDLEnabled(cfg, s) {
+			buf = append(buf, Action{Kind: ABlockDDL})
 		}
 	}
 	if s.Stalled {
@@ -363,7 +370,7 @@ func appendActions(cfg *Config, s *State, buf []Action, withFaults bool) []Actio
 				}
 				if sp.State == replAbsent {
 					buf = append(buf, Action{Kind: AMaintSchedule, Node: i, Arg: sp.Table, Arg2: d})
-				} else if cfg.SpanMoves && sp.State == replReplicating && sp.Node != s.Ident(d) {
+				} else if cfg.SpanMoves && sp.State == replReplicating && sp.Node != s.Ident(d) && (cfg.MaxMoves == 0 || int(s.Moves) < cfg.MaxMoves) {
 					buf = append(buf, Action{Kind: AMaintMove, Node: i, Arg: sp.Table, Arg2: d})
 				}
 			}

@@ -129,6 +129,16 @@ func runCheck(args []string, stdout, stderr io.Writer) int {
 	if set["faults"] {
 		cfg.Crashes, cfg.SinkErrors = *faults, *faults
 	}
+	// A configuration too big for exhaustive search names its random walks.
+	if cfg.Walks > 0 && !set["simulate"] {
+		*simulate = true
+		if !set["walks"] {
+			*walks = cfg.Walks
+		}
+		if !set["walk-depth"] && cfg.WalkDepth > 0 {
+			*walkDepth = cfg.WalkDepth
+		}
+	}
 	ints := []struct {
 		name string
 		dst  *int
