@@ -34,6 +34,15 @@ func dslAction(s *State, a Action) string {
 	case AMaintSchedule, AMaintMove:
 		return fmt.Sprintf("%s %s t%d %s", a.Kind, node(a.Node), a.Arg, node(a.Arg2))
 	case ADeliver, ADrop, ADuplicate:
+		n := 0
+		for i := 0; i < s.nmsgs(); i++ {
+			if m := s.Net[i]; m.Src == a.Msg.Src && m.Dst == a.Msg.Dst && s.isHead(i) {
+				n++
+			}
+		}
+		if n > 1 {
+			return fmt.Sprintf("%s %s %s %s", a.Kind, ep(a.Msg.Src), ep(a.Msg.Dst), msgNames[a.Msg.Kind])
+		}
 		return fmt.Sprintf("%s %s %s", a.Kind, ep(a.Msg.Src), ep(a.Msg.Dst))
 	}
 	return a.Kind.String()
@@ -55,7 +64,13 @@ func TestGenerateScenarioSkeletons(t *testing.T) {
 			continue
 		}
 		cfg.Bugs = spec.BugSet(0).With(b.ID)
-		r, err := Check(cfg, search.Bounds{Workers: 1}, nil)
+		var r Result
+		var err error
+		if cfg.Walks > 0 {
+			r, err = Simulate(cfg, search.Bounds{}, search.Walks{Seed: 1, Count: cfg.Walks, Depth: cfg.WalkDepth})
+		} else {
+			r, err = Check(cfg, search.Bounds{Workers: 1}, nil)
+		}
 		if err != nil || r.Violation == nil {
 			t.Fatalf("%s: no violation", b.Name)
 		}
@@ -68,7 +83,7 @@ func TestGenerateScenarioSkeletons(t *testing.T) {
 				if st.Action.Kind == aNone {
 					continue
 				}
-				if b.Property == spec.EverySpanReplicated || b.Property == spec.CheckpointAdvancesAfterHeal {
+				if livenessClass(b.Property) {
 					continue
 				}
 			}
@@ -83,7 +98,7 @@ func TestGenerateScenarioSkeletons(t *testing.T) {
 			} else {
 				fmt.Fprintf(&f, "# The same steps with the fix.\nnew config=%s\n----\n\ndo\n%s\n----\n\n", cfg.Name, strings.Join(lines, "\n"))
 			}
-			if fair && (b.Property == spec.EverySpanReplicated || b.Property == spec.CheckpointAdvancesAfterHeal) {
+			if fair && livenessClass(b.Property) {
 				f.WriteString("fair\n----\n\n")
 			}
 		}
@@ -92,4 +107,9 @@ func TestGenerateScenarioSkeletons(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+}
+
+func livenessClass(p spec.Property) bool {
+	in, _ := spec.PropertyInfo(p)
+	return in.Class == spec.Liveness
 }

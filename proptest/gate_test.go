@@ -230,6 +230,9 @@ func TestPlantedBugGate(t *testing.T) {
 	for _, b := range spec.Bugs() {
 		b := b
 		t.Run(b.Name, func(t *testing.T) {
+			if b.ImplGap != "" {
+				t.Skipf("the implementation cannot express %s yet: %s", b.Name, b.ImplGap)
+			}
 			p, ok := profileFor(b.Name)
 			if !ok {
 				t.Fatalf("catalogued bug %s has no gate profile: add one to gateProfiles", b.Name)

@@ -83,6 +83,11 @@ type Bug struct {
 	// ModelGap is empty when the model can express the entry; otherwise it
 	// names the feature the model needs first.
 	ModelGap string
+	// ImplGap is empty when the implementation (impl/) can express the
+	// entry; otherwise it names the feature impl/ needs first. The
+	// simulation's scenarios, the proptest gate and the replay of model
+	// counterexamples skip such an entry, saying why.
+	ImplGap string
 }
 
 // catalogue is the one declaration of every entry, in ID order.
@@ -180,15 +185,17 @@ var catalogue = [...]Bug{
 		ID: BugWriterNotPassedAfterMove, Name: "writer-not-passed-after-move", Kind: KindFixedUpstream,
 		Issue:    "pingcap/ticdc#3974 (fixed by #3970)",
 		Property: BarrierEventuallyPasses, Delivery: DeliveryMessageCenter,
-		Where: "maintainer/barrier_event.go BarrierEvent.sendPassAction (and the dispatcher manager's ExcludeDispatcherId): the Pass action skips the writer dispatcher",
-		Story: "every dispatcher a blocking DDL influences reported WAITING; the writer wrote the DDL and reported DONE, and the others are told Pass; the writer is moved before its checkpoint passed the DDL, its new incarnation reads the DDL again and reports WAITING, which the selected event only ACKs; Pass is re-sent to everyone but the writer, which stays blocked forever",
+		ImplGap: "the blocking DDL barrier (impl/maintainer, impl/dispatcher)",
+		Where:   "maintainer/barrier_event.go BarrierEvent.sendPassAction (and the dispatcher manager's ExcludeDispatcherId): the Pass action skips the writer dispatcher",
+		Story:   "every dispatcher a blocking DDL influences reported WAITING; the writer wrote the DDL and reported DONE, and the others are told Pass; the writer is moved before its checkpoint passed the DDL, its new incarnation reads the DDL again and reports WAITING, which the selected event only ACKs; Pass is re-sent to everyone but the writer, which stays blocked forever",
 	},
 	{
 		ID: BugDBDDLBeforeTableDDLsAcked, Name: "db-ddl-before-table-ddls-acked", Kind: KindFixedUpstream,
 		Issue:    "pingcap/ticdc#3799 (fixed by #3802)",
 		Property: DDLOrderedWithRows, Delivery: DeliveryMessageCenter,
-		Where: "downstreamadapter/dispatcher/basic_dispatcher.go DealWithBlockEvent (holdBlockEvent, pendingACKCount) and maintainer/barrier.go handleBlockState (pendingEvents): a DB/All block event is reported and acted on while an earlier add-table or drop-table DDL is not yet ACKed",
-		Story: "the table trigger writes CREATE TABLE and reports it (NONE) to the maintainer, which has not scheduled the table yet; the trigger reaches a syncpoint (or DB-wide DDL) and reports WAITING at once; the maintainer builds the all-table range checker from its spans, which lack the new table, selects the trigger and it writes the syncpoint while the new table's rows below it are not flushed",
+		ImplGap: "the blocking DDL barrier (impl/maintainer, impl/dispatcher)",
+		Where:   "downstreamadapter/dispatcher/basic_dispatcher.go DealWithBlockEvent (holdBlockEvent, pendingACKCount) and maintainer/barrier.go handleBlockState (pendingEvents): a DB/All block event is reported and acted on while an earlier add-table or drop-table DDL is not yet ACKed",
+		Story:   "the table trigger writes CREATE TABLE and reports it (NONE) to the maintainer, which has not scheduled the table yet; the trigger reaches a syncpoint (or DB-wide DDL) and reports WAITING at once; the maintainer builds the all-table range checker from its spans, which lack the new table, selects the trigger and it writes the syncpoint while the new table's rows below it are not flushed",
 	},
 }
 

@@ -113,6 +113,10 @@ func TestEveryBugHasScenario(t *testing.T) {
 		}
 	}
 	for _, b := range spec.Bugs() {
+		if b.ImplGap != "" {
+			t.Logf("catalogue entry %s: the implementation cannot express it yet: %s", b.Name, b.ImplGap)
+			continue
+		}
 		assert.Contains(t, all, "bugs="+b.Name, "catalogue entry %s (%s) has no scenario", b.Name, b.Issue)
 	}
 }
