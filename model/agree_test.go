@@ -102,9 +102,9 @@ type judge struct {
 
 	modelAt   [16]int // step of the model's first violation of each property (0: none)
 	monitorAt [16]int // step of the monitors' first report of each property
-	errLag    int    // steps from the model's error-never-dropped to the monitor's report
-	stopped   bool   // a safety property other than error-never-dropped broke: the walk ends
-	noQuiesce bool   // the fair schedule hit its bound: liveness not judged
+	errLag    int     // steps from the model's error-never-dropped to the monitor's report
+	stopped   bool    // a safety property other than error-never-dropped broke: the walk ends
+	noQuiesce bool    // the fair schedule hit its bound: liveness not judged
 	problems  []string
 }
 
