@@ -159,6 +159,15 @@ var debugOnly = map[spec.Property]string{
 	spec.CheckpointNotPastUnflushed: "rows and sink flushes are logged at DEBUG",
 }
 
+// notTracedYet are the barrier's properties: traces/ does not report them
+// yet (the classification of the barrier's log lines is its own work), so
+// the logs are not compared on them.
+var notTracedYet = map[spec.Property]bool{
+	spec.DDLOrderedWithRows:      true,
+	spec.BarrierEventuallyPasses: true,
+	spec.TableSetFollowsDDLs:     true,
+}
+
 // logAgreeStats counts, per property and level, the logs in which the
 // monitor saw a violation and what traces made of it.
 type logAgreeStats struct {
@@ -192,6 +201,9 @@ func compareLog(t testing.TB, st *logAgreeStats, evs []spec.Event, level zapcore
 	lv := level.String()
 	for _, in := range spec.Properties() {
 		p := in.Name
+		if _, ok := notTracedYet[p]; ok {
+			continue
+		}
 		traceV := severityOf(found[p], traces.Violation)
 		switch {
 		case len(ref[p]) > 0 && traceV:
@@ -315,6 +327,9 @@ func TestLogChecksAgreeWithMonitors(t *testing.T) {
 	// log can show.
 	for _, b := range modelBugs() {
 		for _, lvl := range []zapcore.Level{zapcore.DebugLevel, zapcore.InfoLevel} {
+			if notTracedYet[b.Property] {
+				continue
+			}
 			if _, hidden := debugOnly[b.Property]; hidden && lvl != zapcore.DebugLevel {
 				continue
 			}

@@ -276,7 +276,7 @@ func parseAction(st *State, line string) (Action, error) {
 	}
 	var err error
 	switch kind {
-	case ACrash, ADetect, ARestart, ACoordSchedule, AMaintTick, AMaintCleanup, ADMTick:
+	case ACrash, ADetect, ARestart, ACoordSchedule, AMaintTick, AMaintCleanup, ADMTick, ADMComplete:
 		a.Node, err = argN(1)
 	case ASinkError:
 		a.Arg, err = dispOf(1, false)

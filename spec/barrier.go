@@ -137,7 +137,12 @@ type ddlFeed struct {
 	rows  map[int64][]Event // per table, rows not yet acknowledged by the sink
 }
 
-// ddlOrderedWithRows checks DDLOrderedWithRows. It knows a block event from
+// ddlOrderedWithRows checks DDLOrderedWithRows. Allowance: a DDL written
+// again after its first writer stopped running (removed by a move, its
+// manager closed, its node gone) is not a violation: the writer's DONE may
+// have been lost with it, and TiCDC then has the span's next dispatcher
+// write it again (at least once); the model's ghost DDLTwice is the same
+// rule. It knows a block event from
 // DDLCommitted (the upstream's history); a DDLWritten it cannot match is not
 // judged. Rows are DataWritten (Span.Start is the row key) and
 // DataFlushed acknowledges every row of its span at or below its
@@ -148,11 +153,12 @@ type ddlFeed struct {
 type ddlOrderedWithRows struct {
 	tables tableSet
 	cf     map[string]*ddlFeed
+	d      dispatchers
 }
 
 // NewDDLOrderedWithRows returns the ddl-ordered-with-rows monitor.
 func NewDDLOrderedWithRows() Monitor {
-	return &ddlOrderedWithRows{tables: tableSet{}, cf: map[string]*ddlFeed{}}
+	return &ddlOrderedWithRows{tables: tableSet{}, cf: map[string]*ddlFeed{}, d: newDispatchers()}
 }
 
 func (m *ddlOrderedWithRows) Property() Property { return DDLOrderedWithRows }
@@ -167,6 +173,7 @@ func (m *ddlOrderedWithRows) get(cf string) *ddlFeed {
 }
 
 func (m *ddlOrderedWithRows) Observe(e Event) []Violation {
+	m.d.observe(e)
 	if e.Kind == DDLCommitted {
 		// The blocked set is taken before the DDL changes the table set.
 		f := m.get(e.Changefeed)
@@ -258,11 +265,19 @@ func (m *ddlOrderedWithRows) written(e Event) []Violation {
 	if d == nil {
 		return nil
 	}
+	if d.written != nil && !m.d.live(e.Changefeed, dispatcherKey(d.written.Node, d.written.Dispatcher)) {
+		// At-least-once across a writer that stopped: its DONE may not have
+		// been accepted (it moved, or its node died), and the barrier asks
+		// the span's next dispatcher to write again.
+		w := e
+		d.written = &w
+		return nil
+	}
 	if d.written != nil {
 		return []Violation{{
 			Property: DDLOrderedWithRows, Changefeed: e.Changefeed, Node: e.Node, Ts: k.ts,
 			Message: fmt.Sprintf("a blocking DDL must be written exactly once, but the %s (%s) was written by dispatcher %s on node %s and again by dispatcher %s on node %s: %s",
-				k, describeDDL(d.committed), d.written.Dispatcher, d.written.Node, e.Dispatcher, e.Node, coords(e.Changefeed, "", Span{}, 0, k.ts)),
+				k, describeDDL(d.committed), d.written.Dispatcher, d.written.Node, e.Dispatcher, e.Node, coords(e.Changefeed, "", Span{}, 0, k.ts)) + "; the first writer still runs",
 			Evidence: []Event{d.committed, *d.written, e},
 		}}
 	}

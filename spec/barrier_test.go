@@ -58,9 +58,14 @@ func TestDDLOrderedWithRowsRowPastBlockedDDL(t *testing.T) {
 }
 
 func TestDDLOrderedWithRowsExactlyOnce(t *testing.T) {
+	trig := disp(DispatcherCreated, "n1", "trigger", WholeTable(0))
 	vs := run(t, Config{}, DDLOrderedWithRows,
-		created(1), dropTable(1, 102), ddlWritten("n1", "trigger", 102, false), ddlWritten("n2", "d1", 102, false))
+		created(1), trig, dropTable(1, 102), ddlWritten("n1", "trigger", 102, false), ddlWritten("n2", "d1", 102, false))
 	expectViolation(t, vs, "written exactly once")
+	// The first writer stopped (moved away, its node died): written again, allowed.
+	expectNone(t, run(t, Config{}, DDLOrderedWithRows,
+		created(1), trig, dropTable(1, 102), ddlWritten("n1", "trigger", 102, false),
+		disp(DispatcherRemoved, "n1", "trigger", Span{}), ddlWritten("n2", "trigger", 102, false)))
 	// A resume from below the DDL replays it.
 	expectNone(t, run(t, Config{}, DDLOrderedWithRows,
 		created(1), dropTable(1, 102), ddlWritten("n1", "trigger", 102, false),
