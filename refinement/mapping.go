@@ -73,6 +73,9 @@ func (t *Tracker) mapStep(st sim.Step) (what string, f filter, mustAct bool, sto
 		if !ok || kinds == nil {
 			return what, nothing, false, ""
 		}
+		if t.tsExhausted && t.reportsError(st.Msg) {
+			return what, nil, false, "an error report after the model's timestamps ran out: whether it comes with checkpoint progress, which decides the backoff, is beyond the model's ts range"
+		}
 		return what, func(a model.Action, s *model.State, depth int) bool {
 			return !periodicKind(a.Kind) && a.Kind != model.ADeliver && nodeAction(a, s, sl)
 		}, false, ""
@@ -93,6 +96,9 @@ func (t *Tracker) mapStep(st sim.Step) (what string, f filter, mustAct bool, sto
 			return !periodicKind(a.Kind) && nodeAction(a, s, sl)
 		}, false, ""
 	case sim.StepUpstream:
+		if !t.upstreamCanAdvance() {
+			t.tsExhausted = true
+		}
 		// The model's timestamps are 1..TsMax: its upstream follows the
 		// implementation's only while it leaves two ts for each table a
 		// CREATE TABLE may still create (its commit ts, and one past it).
@@ -265,6 +271,37 @@ func (t *Tracker) deliverMatching(s model.State, st sim.Step, kinds []string) mo
 }
 
 // uncreated counts the model's tables not created yet.
+// upstreamCanAdvance reports whether some candidate's upstream can follow
+// the implementation's next advance (see the StepUpstream mapping).
+func (t *Tracker) upstreamCanAdvance() bool {
+	for i := range t.cands {
+		if int(t.cands[i].UpTs)+2*uncreated(&t.cands[i]) < int(t.Cfg.TsMax) {
+			return true
+		}
+	}
+	return false
+}
+
+// reportsError reports whether m is a MaintainerHeartbeat that carries an
+// error of the followed changefeed.
+func (t *Tracker) reportsError(m core.Message) bool {
+	var hb *core.MaintainerHeartbeat
+	switch v := m.(type) {
+	case core.MaintainerHeartbeat:
+		hb = &v
+	case *core.MaintainerHeartbeat:
+		hb = v
+	default:
+		return false
+	}
+	for _, s := range hb.Statuses {
+		if s.Changefeed == t.Feed && len(s.Err) > 0 {
+			return true
+		}
+	}
+	return false
+}
+
 func uncreated(s *model.State) int {
 	n := 0
 	for t := 1; t <= model.MaxTables; t++ {
