@@ -110,6 +110,13 @@ type Client struct {
 	routerCh chan singleRegionInfo // routed regions to send
 	errCh    chan regionErrorInfo
 
+	// recvDelay is failpoint KVClientRecvDelay: the receive loop holds
+	// every message that carries region events this long before handling
+	// it, as a CPU-starved TiCDC does while it catches up after a TiKV
+	// outage. It widens the window of tiflow#9595 from microseconds (an
+	// idle loopback) to the delay; it changes nothing else.
+	recvDelay atomic.Int64
+
 	requestID atomic.Uint64
 	rng       *rand.Rand
 	rngMu     sync.Mutex
@@ -142,9 +149,20 @@ func (c *Client) log(lv zapcore.Level, file string, line int, msg string, fields
 // Run loads the region cache and runs the session's goroutines until ctx
 // ends.
 func (c *Client) Run(ctx context.Context) error {
+	c.mu.Lock()
 	c.ctx = ctx
-	if err := c.reload(ctx, true); err != nil {
-		return err
+	c.mu.Unlock()
+	for {
+		err := c.reload(ctx, true)
+		if err == nil {
+			break
+		}
+		c.log(zapcore.WarnLevel, "client.go", 1, "load regions failed", zap.String("error", err.Error()))
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(200 * time.Millisecond):
+		}
 	}
 	var wg sync.WaitGroup
 	wg.Add(3)
@@ -435,6 +453,9 @@ func (c *Client) errLoop(ctx context.Context) {
 		})
 	}
 }
+
+// SetRecvDelay switches failpoint KVClientRecvDelay (0: off).
+func (c *Client) SetRecvDelay(d time.Duration) { c.recvDelay.Store(int64(d)) }
 
 // StuckRegions lists the regions whose state is held by a region worker
 // that exited, on a stream whose receive loop exited too: no goroutine will

@@ -55,6 +55,7 @@ func outage(t *testing.T, bugs spec.BugSet, down, settle time.Duration) (*Client
 	c := NewClient(PDFunc(func(context.Context) (State, error) { return pd.State(), nil }), lg, bugs)
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
+	c.SetRecvDelay(5 * time.Millisecond)
 	go func() { _ = c.Run(ctx) }()
 	start := up.resolved()
 	require.Eventually(t, func() bool {

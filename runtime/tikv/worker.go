@@ -295,6 +295,9 @@ func (c *Client) receiveEvents(ctx context.Context, stream *eventFeedStream, w *
 			_ = w.sendEvents(ctx, []*regionStatefulEvent{nil})
 			return nil
 		}
+		if d := c.recvDelay.Load(); d > 0 && len(cev.Events) > 0 {
+			time.Sleep(time.Duration(d))
+		}
 		var batch []*regionStatefulEvent
 		for i := range cev.Events {
 			ev := &cev.Events[i]
