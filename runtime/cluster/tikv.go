@@ -92,6 +92,11 @@ func usesStores(steps []Step) bool {
 // captures' kv-clients (before any capture starts).
 func (c *Cluster) startStores(ctx context.Context) error {
 	if c.cfg.Stores <= 0 {
+		// An external etcd may hold an earlier run's PD state: without it
+		// the captures run no kv-client.
+		if _, _, err := c.Etcd.Delete(ctx, tikv.PDKey); err != nil {
+			return fmt.Errorf("cluster: clearing %s: %w", tikv.PDKey, err)
+		}
 		return nil
 	}
 	pd, err := tikv.StartPD(tikv.PDConfig{Stores: c.cfg.Stores, Tables: c.cfg.Tables, Seed: c.cfg.Seed,

@@ -7,6 +7,7 @@ import (
 	"math/rand/v2"
 	"net"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 )
@@ -27,9 +28,12 @@ type Store struct {
 	Addr string
 	pd   *PD
 
+	// up is read by PD under its lock; PD's lock is taken inside mu
+	// (resolvedLoop), so up is not guarded by mu.
+	up atomic.Bool
+
 	mu    sync.Mutex
 	ln    net.Listener
-	up    bool
 	conns map[*storeConn]struct{}
 	rng   *rand.Rand
 	stop  chan struct{}
@@ -62,7 +66,8 @@ func newStore(id uint64, pd *PD, seed uint64) (*Store, error) {
 
 func (s *Store) start(ln net.Listener) {
 	s.mu.Lock()
-	s.ln, s.up, s.stop = ln, true, make(chan struct{})
+	s.ln, s.stop = ln, make(chan struct{})
+	s.up.Store(true)
 	stop := s.stop
 	s.mu.Unlock()
 	go s.accept(ln)
@@ -70,20 +75,16 @@ func (s *Store) start(ln net.Listener) {
 }
 
 // Up reports whether the store is serving.
-func (s *Store) Up() bool {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.up
-}
+func (s *Store) Up() bool { return s.up.Load() }
 
 // down closes the listener and every stream.
 func (s *Store) down() {
 	s.mu.Lock()
-	if !s.up {
+	if !s.up.Load() {
 		s.mu.Unlock()
 		return
 	}
-	s.up = false
+	s.up.Store(false)
 	ln := s.ln
 	close(s.stop)
 	var conns []*storeConn
@@ -124,7 +125,7 @@ func (s *Store) accept(ln net.Listener) {
 		}
 		sc := &storeConn{c: c, out: make(chan ChangeDataEvent, 4096), done: make(chan struct{}), regs: map[uint64]*registration{}}
 		s.mu.Lock()
-		if !s.up {
+		if !s.up.Load() {
 			s.mu.Unlock()
 			_ = c.Close()
 			continue
