@@ -338,6 +338,7 @@ var catalogue = []entry{
 	{msg: "drop event due to event belongs to a stale request", files: files("client.go"), sym: SymContext, v: "tiflow"},
 	{msg: "single region event feed disconnected", files: files("region_worker.go"), sym: SymContext, v: "tiflow"},
 	{msg: "region worker closed by error", files: files("region_worker.go"), sym: SymContext, v: "tiflow"},
+	{msg: "subscription client finds a initialized slow region", files: files("span_registry.go"), sym: SymContext, v: "HEAD"},
 	{msg: "Redo meta has not changed for a long time, owner may be stuck", files: files("meta_manager.go", "redo_meta.go", "meta.go"), sym: SymRedoMetaStuck, v: "tiflow, HEAD (DEBUG)",
 		keys: m("Changefeed", cfKeys), conv: convRedoStuck},
 }

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"sort"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -165,7 +166,8 @@ func (c *Client) Run(ctx context.Context) error {
 		}
 	}
 	var wg sync.WaitGroup
-	wg.Add(3)
+	wg.Add(4)
+	go func() { defer wg.Done(); c.logSlowRegions(ctx) }()
 	go func() { defer wg.Done(); c.dispatchRequest(ctx) }()
 	go func() { defer wg.Done(); c.requestRegionToStore(ctx) }()
 	go func() { defer wg.Done(); c.errLoop(ctx) }()
@@ -451,6 +453,51 @@ func (c *Client) errLoop(ctx context.Context) {
 			c.scheduleLocked(sri)
 			c.mu.Unlock()
 		})
+	}
+}
+
+// slowRegionLag: a table's slowest region this far behind the wall clock
+// is logged (TiCDC HEAD's span_registry.go logSlowRegions, every 30 s
+// there, every 5 s here).
+const slowRegionLag = 10 * time.Second
+
+// logSlowRegions logs, for every subscribed table, its slowest region when
+// its resolved ts lags more than slowRegionLag.
+func (c *Client) logSlowRegions(ctx context.Context) {
+	t := time.NewTicker(5 * time.Second)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		now := uint64(time.Now().UnixMilli())
+		type slow struct {
+			table  int64
+			region uint64
+			l      regionLock
+		}
+		var out []slow
+		c.mu.Lock()
+		slowest := map[int64]slow{}
+		for id, l := range c.locks {
+			if s, ok := slowest[l.table]; !ok || l.resolvedTs < s.l.resolvedTs {
+				slowest[l.table] = slow{table: l.table, region: id, l: *l}
+			}
+		}
+		c.mu.Unlock()
+		for _, s := range slowest {
+			if s.l.resolvedTs+uint64(slowRegionLag.Milliseconds()) < now {
+				out = append(out, s)
+			}
+		}
+		sort.Slice(out, func(i, j int) bool { return out[i].table < out[j].table })
+		for _, s := range out {
+			c.log(zapcore.InfoLevel, "span_registry.go", 328, "subscription client finds a initialized slow region",
+				zap.Int64("subscriptionID", s.table), zap.Uint64("regionID", s.region), zap.Uint64("resolvedTs", s.l.resolvedTs),
+				zap.Bool("locked", s.l.locked), zap.Duration("lag", time.Duration(now-s.l.resolvedTs)*time.Millisecond))
+		}
 	}
 }
 
