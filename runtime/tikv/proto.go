@@ -99,7 +99,7 @@ type NotLeader struct {
 func (e *RegionError) String() string {
 	switch {
 	case e.NotLeader != nil:
-		return "not_leader:<region_id:... leader:<store_id:" + strconv.FormatUint(e.NotLeader.Leader, 10) + "> >"
+		return "not_leader:<leader:<store_id:" + strconv.FormatUint(e.NotLeader.Leader, 10) + "> >"
 	case e.EpochNotMatch:
 		return "epoch_not_match:<>"
 	case e.RegionNotFound:

@@ -110,3 +110,62 @@ func TestOutageStuckWithBug(t *testing.T) {
 	}
 	require.Positive(t, behind)
 }
+
+// TestRegionsOfCoverTable: a table's regions are contiguous, from the
+// table's start to its end.
+func TestRegionsOfCoverTable(t *testing.T) {
+	for _, n := range []int{1, 3, 4, 8} {
+		rs := RegionsOf(5, n)
+		require.Len(t, rs, n)
+		require.Equal(t, "", rs[0].Start)
+		require.Equal(t, "", rs[n-1].End)
+		for i := 1; i < n; i++ {
+			require.Equal(t, rs[i-1].End, rs[i].Start, "n=%d region %d", n, i)
+			require.Less(t, rs[i-1].Start, rs[i].Start)
+		}
+	}
+}
+
+// TestStoreDownMovesLeaders: PD elects a down store's leaders elsewhere
+// after DetectDelay; the store listens again on its address when it is back.
+func TestStoreDownMovesLeaders(t *testing.T) {
+	up := &upstream{}
+	pd, err := StartPD(PDConfig{Stores: 3, Tables: 2, Resolved: up.resolved, DetectDelay: 50 * time.Millisecond, RecoveryWindow: 300 * time.Millisecond})
+	require.NoError(t, err)
+	defer pd.Close()
+	led := func(id uint64) int {
+		n := 0
+		for _, r := range pd.State().Regions {
+			if r.Leader == id {
+				n++
+			}
+		}
+		return n
+	}
+	require.Positive(t, led(1))
+	require.NoError(t, pd.StoreDown(1))
+	require.Eventually(t, func() bool { return led(1) == 0 }, 5*time.Second, 10*time.Millisecond)
+	s := pd.Stores()[0]
+	require.False(t, s.Up())
+	require.NoError(t, pd.StoreUp(1))
+	require.True(t, s.Up())
+	c, err := dialStream(context.Background(), s.Addr, s.ID)
+	require.NoError(t, err)
+	c.cancel()
+	_, err = c.Recv()
+	require.ErrorIs(t, err, errStreamCanceled)
+}
+
+// TestResolvedTsOfSplitSpan: a span's resolved ts is the lowest of the
+// regions it overlaps, not of the whole table.
+func TestResolvedTsOfSplitSpan(t *testing.T) {
+	c := NewClient(PDFunc(func(context.Context) (State, error) { return State{}, nil }), nil, 0)
+	for i, r := range RegionsOf(1, 4) { // boundaries g, n, t
+		c.locks[r.ID] = &regionLock{table: 1, start: r.Start, end: r.End, resolvedTs: uint64(100 + 10*i)}
+	}
+	c.subscribed[1] = true
+	require.Equal(t, uint64(100), c.ResolvedTs(spec.WholeTable(1), 0))
+	require.Equal(t, uint64(110), c.ResolvedTs(spec.Span{Table: 1, Start: "h", End: "m"}, 0))
+	require.Equal(t, uint64(120), c.ResolvedTs(spec.Span{Table: 1, Start: "n"}, 0))
+	require.Equal(t, uint64(0), c.ResolvedTs(spec.WholeTable(2), 0), "a table without regions is not resolved")
+}
