@@ -741,8 +741,10 @@ func (b *backend) SetFailpoint(ctx context.Context, name string, on bool) error 
 		case "NotReadyToCloseDispatcher":
 			b.s.cap.Orchestrator.NotReadyToCloseDispatcher = on
 		default:
-			if !b.s.setKVFailpoint(name, on) {
+			if known, err := b.s.setKVFailpoint(name, on); !known {
 				return fmt.Errorf("%w: unknown failpoint %q (known: BlockCreateDispatcher, NotReadyToCloseDispatcher, %s)", adminapi.ErrInvalidParam, name, KVClientRecvDelay)
+			} else if err != nil {
+				return fmt.Errorf("%w: %v", adminapi.ErrInvalidParam, err)
 			}
 		}
 		b.s.lg.Warn("failpoint.go", 1, "failpoint switched", zap.String("name", name), zap.Bool("on", on))

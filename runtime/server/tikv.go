@@ -34,19 +34,21 @@ func (s *Server) startKVClient(ctx context.Context) error {
 // on, the receive loop holds each message with region events 5 ms.
 const KVClientRecvDelay = "KVClientRecvDelay"
 
-// setKVFailpoint switches a kv-client failpoint; false for another name.
-func (s *Server) setKVFailpoint(name string, on bool) bool {
+// setKVFailpoint switches a kv-client failpoint; known is false for
+// another name, err set when this capture runs no kv-client.
+func (s *Server) setKVFailpoint(name string, on bool) (known bool, err error) {
 	if name != KVClientRecvDelay {
-		return false
+		return false, nil
 	}
-	if s.kv != nil {
-		d := time.Duration(0)
-		if on {
-			d = 5 * time.Millisecond
-		}
-		s.kv.SetRecvDelay(d)
+	if s.kv == nil {
+		return true, fmt.Errorf("failpoint %s: this capture runs no kv-client (no TiKV stores at %s)", name, tikv.PDKey)
 	}
-	return true
+	d := time.Duration(0)
+	if on {
+		d = 5 * time.Millisecond
+	}
+	s.kv.SetRecvDelay(d)
+	return true, nil
 }
 
 // EtcdPD reads PD's state from etcd (a region cache reload).

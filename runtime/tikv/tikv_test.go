@@ -3,6 +3,7 @@ package tikv
 import (
 	"bytes"
 	"context"
+	"os"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -45,6 +46,11 @@ func (u *upstream) resolved() uint64 {
 // down for down, brings them back, and returns the client and the heal
 // target after settle.
 func outage(t *testing.T, bugs spec.BugSet, down, settle time.Duration) (*Client, *PD, uint64, *syncBuf) {
+	return outageWith(t, bugs, 5*time.Millisecond, down, settle)
+}
+
+// outageWith is outage with the receive loop's KVClientRecvDelay.
+func outageWith(t *testing.T, bugs spec.BugSet, recvDelay, down, settle time.Duration) (*Client, *PD, uint64, *syncBuf) {
 	t.Helper()
 	up := &upstream{}
 	pd, err := StartPD(PDConfig{Stores: 3, Tables: 8, Seed: 7, Resolved: up.resolved})
@@ -55,7 +61,7 @@ func outage(t *testing.T, bugs spec.BugSet, down, settle time.Duration) (*Client
 	c := NewClient(PDFunc(func(context.Context) (State, error) { return pd.State(), nil }), lg, bugs)
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
-	c.SetRecvDelay(5 * time.Millisecond)
+	c.SetRecvDelay(recvDelay)
 	go func() { _ = c.Run(ctx) }()
 	start := up.resolved()
 	require.Eventually(t, func() bool {
@@ -168,4 +174,34 @@ func TestResolvedTsOfSplitSpan(t *testing.T) {
 	require.Equal(t, uint64(110), c.ResolvedTs(spec.Span{Table: 1, Start: "h", End: "m"}, 0))
 	require.Equal(t, uint64(120), c.ResolvedTs(spec.Span{Table: 1, Start: "n"}, 0))
 	require.Equal(t, uint64(0), c.ResolvedTs(spec.WholeTable(2), 0), "a table without regions is not resolved")
+}
+
+// TestOutageRaceWithoutFailpoint (CDCSPEC_LONG=1, ~1 min) measures how often
+// the race of tiflow#9595 strands a region when the receive loop is not
+// slowed: five all-store outages with the bug. It checks that the stranded
+// regions are exactly what holds tables back: a table is behind the stores'
+// return iff one of its regions is in an exited worker.
+func TestOutageRaceWithoutFailpoint(t *testing.T) {
+	if os.Getenv("CDCSPEC_LONG") == "" {
+		t.Skip("set CDCSPEC_LONG=1")
+	}
+	bugs, err := spec.ParseBugs([]string{"stuck-after-upstream-failure"})
+	require.NoError(t, err)
+	const runs = 5
+	stuckRuns := 0
+	for i := 0; i < runs; i++ {
+		c, _, target, _ := outageWith(t, bugs, 0, 1500*time.Millisecond, 7*time.Second)
+		stuck := map[int64]bool{}
+		for _, r := range c.StuckRegions() {
+			stuck[int64(r/1000)] = true
+		}
+		if len(stuck) > 0 {
+			stuckRuns++
+		}
+		for tb := int64(1); tb <= 8; tb++ {
+			behind := c.ResolvedTs(spec.WholeTable(tb), 0) <= target
+			require.Equal(t, stuck[tb], behind, "run %d table %d: stranded region iff behind", i, tb)
+		}
+	}
+	t.Logf("without the failpoint: regions stranded in %d of %d outages", stuckRuns, runs)
 }
