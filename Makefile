@@ -36,7 +36,7 @@ test-long:
 	RAPID_SEED=0 RAPID_CHECKS=1000 RAPID_STEPS=200 $(GO) test -count=1 -timeout 60m ./proptest -run '^TestProtocol$$'
 	CDCSPEC_SOAK_SEEDS=2000 $(GO) test -count=1 -timeout 60m ./impl/sim -run TestSoak
 	CDCSPEC_XCHECK=1 $(GO) test -count=1 -timeout 30m ./traces/xcheck/
-	CDCSPEC_LONG=1 $(GO) test -count=1 -timeout 60m ./linearizability/ ./runtime/cluster/
+	CDCSPEC_LONG=1 $(GO) test -count=1 -timeout 60m ./linearizability/ ./runtime/cluster/ ./runtime/tikv/
 	$(GO) test -count=1 -timeout 60m ./model -long
 
 bench: bench-model bench-mem bench-sim bench-trace bench-proptest bench-run

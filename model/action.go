@@ -126,6 +126,8 @@ var UnsupportedFaults = map[spec.Fault]string{
 	spec.FaultBlockCreateDispatcher:     "a Create is handled at its delivery, which the checker delays arbitrarily",
 	spec.FaultSlowCloseDispatcher:       "dispatcher-closed is an action the checker delays arbitrarily",
 	spec.FaultHeal:                      "the liveness check stops every fault (faults-healed), then runs a fair schedule",
+	spec.FaultStore: "the upstream-outage puller has no stores: stall-upstream breaks every stream at once, which covers one " +
+		"store's streams breaking",
 }
 
 func (k ActKind) String() string {

@@ -82,6 +82,7 @@ var UnsupportedFaults = map[spec.Fault]string{
 	spec.FaultKillMaintainerStaleCreate: "compound: rapid draws its parts (delay-messages, move-table, kill-maintainer-capture)",
 	spec.FaultFreezeCapture:             sim.UnsupportedFaults[spec.FaultFreezeCapture],
 	spec.FaultExpireFrozenSession:       sim.UnsupportedFaults[spec.FaultExpireFrozenSession],
+	spec.FaultStore:                     sim.UnsupportedFaults[spec.FaultStore],
 	spec.FaultHeal:                      "Finish heals once, at the end of every run; liveness is judged after it",
 }
 

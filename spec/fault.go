@@ -44,6 +44,7 @@ const (
 	FaultSinkError      Fault = "sink-error"
 	FaultStallUpstream  Fault = "stall-upstream"
 	FaultResumeUpstream Fault = "resume-upstream"
+	FaultStore          Fault = "store"
 	// TiCDC's failpoints
 	FaultBlockCreateDispatcher Fault = "block-create-dispatcher"
 	FaultSlowCloseDispatcher   Fault = "slow-close-dispatcher"
@@ -77,6 +78,7 @@ var faultDocs = []struct {
 	{FaultSinkError, "the changefeed's Kafka sink fails with a retryable error (ErrKafkaAsyncSendMessage, i/o timeout)"},
 	{FaultStallUpstream, "every TiKV store is unavailable: the upstream resolved ts stops"},
 	{FaultResumeUpstream, "TiKV recovers: the upstream resolved ts advances again"},
+	{FaultStore, "a TiKV store goes down (its event feed streams break) and comes back; PD elects its regions' leaders on other stores, then moves leaders back; kv-clients get region errors and request the regions again (tiflow#9595's fault is every store at once)"},
 	{FaultBlockCreateDispatcher, "failpoint BlockCreateDispatcher on a capture: its dispatcher manager stores create requests but creates no dispatcher (dispatchermanager/helper.go at b813e76f9)"},
 	{FaultSlowCloseDispatcher, "failpoint NotReadyToCloseDispatcher on a capture: its dispatchers never finish closing (dispatcher/basic_dispatcher.go TryClose at b813e76f9)"},
 	{FaultHeal, "every fault ends: message faults, partitions, failpoints, the upstream stall; liveness is judged from here (FaultsHealed)"},

@@ -56,7 +56,7 @@ func runRun(args []string, stdout, stderr io.Writer) int {
 	rate := fl.Float64("rate", 2000, "upstream row changes per second (all initial tables)")
 	duration := fl.Duration("duration", 60*time.Second, "fault phase length")
 	settle := fl.Duration("settle-timeout", 120*time.Second, "how long to wait for the checkpoint after healing")
-	scenario := fl.String("scenario", "", "run a seed's fault schedule instead: seed-5709, seed-3411, seed-6202, seed-5401, seed-5083, seed-3952")
+	scenario := fl.String("scenario", "", "run a seed's fault schedule instead: seed-5709, seed-3411, seed-6202, seed-5401, seed-5083, seed-3952, seed-9595")
 	seed := fl.Uint64("seed", 1, "seed of the upstream and of fault targets")
 	format := fl.String("format", "text", "report format: text or json")
 	logDir := fl.String("log-dir", "", "directory for the logs (default a new temp dir)")
@@ -162,6 +162,15 @@ func writeRunText(w io.Writer, r *cluster.Result) {
 		time.UnixMilli(int64(r.FinalCheckpointTs)).UTC().Format(time.RFC3339Nano), r.Settled, r.SettleError)
 	fmt.Fprintf(w, "throughput: %.0f rows/s produced upstream and checked; checkpoint lag avg %.1fs peak %.1fs; %d capture restarts\n",
 		r.RowsPerSec, float64(r.LagAvgMs)/1000, float64(r.LagPeakMs)/1000, r.Restarts)
+	if r.HealToSettledMs >= 0 {
+		fmt.Fprintf(w, "healed:     checkpoint passed the heal target %.1fs after healing\n", float64(r.HealToSettledMs)/1000)
+	} else {
+		fmt.Fprintln(w, "healed:     checkpoint never passed the heal target")
+	}
+	for _, h := range r.StoreHeals {
+		fmt.Fprintf(w, "            TiKV store %v back at %.1fs: checkpoint passed that moment's resolved ts after %s\n",
+			h.Stores, float64(h.AtMs)/1000, msOrNone(h.CaughtUpMs))
+	}
 	fmt.Fprintf(w, "trace:      %d findings, %d violations\n", len(r.Findings), r.Violations)
 	for _, f := range r.Findings {
 		fmt.Fprintf(w, "  %s %s %s: %s\n", f.Severity, f.Property, f.Changefeed, f.Message)

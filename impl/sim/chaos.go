@@ -145,6 +145,7 @@ var ChaosUnsupported = map[spec.Fault]string{
 	spec.FaultKillMaintainerStaleCreate: "compound: RunChaos draws its parts (delay-messages, move-table, kill-capture) independently",
 	spec.FaultFreezeCapture:             UnsupportedFaults[spec.FaultFreezeCapture],
 	spec.FaultExpireFrozenSession:       UnsupportedFaults[spec.FaultExpireFrozenSession],
+	spec.FaultStore:                     UnsupportedFaults[spec.FaultStore],
 	spec.FaultRestartCapture:            "add-capture starts a capture with a fresh ID, which is all a restart is to the others",
 	spec.FaultDropMessages:              "random-message-faults loses messages at random; targeted drops are proptest's and the stories'",
 	spec.FaultDuplicateMessages:         "random-message-faults duplicates where the delivery assumption allows it",

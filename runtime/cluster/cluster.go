@@ -46,6 +46,10 @@ type Config struct {
 	Bugs   []string
 	// LegacyRawWatermark passes --legacy-raw-watermark to every capture.
 	LegacyRawWatermark bool
+	// Stores: TiKV stores under the upstream (runtime/tikv; every capture
+	// then runs a kv-client); 0: none, spans resolve to the upstream
+	// resolved ts.
+	Stores int
 
 	Etcd        []string // external etcd; empty: embedded
 	Kafka       []string // external brokers; empty: embedded kfake
@@ -155,7 +159,8 @@ type Cluster struct {
 	// lastMaintainer: the maintainer host a scenario targeted last.
 	lastMaintainer string
 	timeline       []Sample
-	StartTs        uint64 // the changefeed's start ts (ms)
+	StartTs        uint64  // the changefeed's start ts (ms)
+	kv             kvState // the TiKV stores, when Config.Stores > 0
 }
 
 type frozenProc struct {
@@ -222,6 +227,9 @@ func Start(ctx context.Context, cfg Config) (*Cluster, error) {
 	}
 	_ = ucfg
 	go c.Up.Follow(c.ctx, c.Etcd, rev+1)
+	if err := c.startStores(ctx); err != nil {
+		return nil, err
+	}
 	c.wg.Add(2)
 	go c.watchMembers()
 	go c.sampleChangefeed()
@@ -873,6 +881,9 @@ func (c *Cluster) CreateTable() (int64, error) {
 		return 0, err
 	}
 	c.lg.Event(nil, spec.Event{Kind: spec.TableCreated, Span: spec.WholeTable(id), Checkpoint: ts})
+	if err := c.addTableRegions(id); err != nil {
+		return id, err
+	}
 	return id, nil
 }
 
@@ -939,6 +950,7 @@ func (c *Cluster) Heal() uint64 {
 	_ = c.Stall(false)
 	c.thawAll()
 	c.clearFailpoints()
+	c.healStores()
 	target := c.Up.GlobalResolvedTs()
 	c.lg.Event(nil, spec.Event{Kind: spec.FaultsHealed, Checkpoint: target})
 	return target
@@ -995,6 +1007,7 @@ func (c *Cluster) Close() {
 	c.StopCaptures()
 	c.cancel()
 	c.wg.Wait()
+	c.closeStores()
 	if c.Etcd != nil {
 		_ = c.Etcd.Close()
 	}

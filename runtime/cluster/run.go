@@ -35,6 +35,13 @@ type Step struct {
 	// MsgType is the message type of drop-, duplicate- and delay-messages
 	// ("": the fault's default, see faultInjectors).
 	MsgType string
+	// AllStores: the store fault takes every TiKV store down (seed 004),
+	// not one.
+	AllStores bool
+	// SlowReceive: the store fault also switches failpoint
+	// KVClientRecvDelay on in every capture until the heal (a CPU-starved
+	// receive loop, see runtime/tikv).
+	SlowReceive bool
 }
 
 // Name is the step's fault or action.
@@ -130,12 +137,15 @@ func Scenario(name string) ([]Step, bool, error) {
 		// generation lands after the next maintainer took over.
 		return []Step{{At: 4 * time.Second, Fault: spec.FaultKillMaintainerStaleCreate, Dur: 20 * time.Second}}, false, nil
 	}
+	if name == "seed-9595" {
+		return seed9595(), false, nil
+	}
 	if name == "seed-3411" {
 		// pingcap/ticdc#3411: dispatcher operators in flight (held by
 		// failpoints) when the maintainer's capture dies.
 		return []Step{{At: 4 * time.Second, Fault: spec.FaultKillMaintainerInflight}}, false, nil
 	}
-	return nil, false, fmt.Errorf("unknown scenario %q (known: seed-5709, seed-3411, seed-6202, seed-5401, seed-5083, seed-3952)", name)
+	return nil, false, fmt.Errorf("unknown scenario %q (known: seed-5709, seed-3411, seed-6202, seed-5401, seed-5083, seed-3952, seed-9595)", name)
 }
 
 // RunConfig is a whole `cdcspec run`.
@@ -189,6 +199,12 @@ type Result struct {
 	// over the fault phase.
 	LagPeakMs int64 `json:"lag_peak_ms"`
 	LagAvgMs  int64 `json:"lag_avg_ms"`
+	// HealToSettledMs: from the heal to the checkpoint passing its target
+	// (-1: it never did).
+	HealToSettledMs int64 `json:"heal_to_settled_ms"`
+	// StoreHeals: every time TiKV stores came back, and when the
+	// checkpoint passed the resolved ts of that moment.
+	StoreHeals []StoreHeal `json:"store_heals,omitempty"`
 }
 
 // OK reports whether nothing was lost and no property was violated.
@@ -210,6 +226,9 @@ func Run(ctx context.Context, rc RunConfig) (*Result, error) {
 			return nil, err
 		}
 		rc.Steps = steps
+	}
+	if rc.Cluster.Stores == 0 && usesStores(rc.Steps) {
+		rc.Cluster.Stores = 3
 	}
 	for _, s := range rc.Steps {
 		if err := s.check(); err != nil {
@@ -268,9 +287,15 @@ func Run(ctx context.Context, rc RunConfig) (*Result, error) {
 		res.LagAvgMs = lagSum / lagN
 	}
 	target := c.Heal()
+	healAt := time.Now()
 	c.progress("healed; waiting for the checkpoint to pass %d", target)
 	s, err := c.WaitCheckpoint(ctx, target, rc.SettleTimeout)
 	res.Settled = err == nil
+	res.HealToSettledMs = -1
+	if err == nil {
+		res.HealToSettledMs = time.Since(healAt).Milliseconds()
+	}
+	res.StoreHeals = c.storeHeals(begin)
 	if err != nil {
 		res.SettleError = err.Error()
 		c.progress("%v", err)

@@ -41,6 +41,7 @@ import (
 	"cdcspec/runtime/adminapi"
 	"cdcspec/runtime/codec"
 	"cdcspec/runtime/etcdmeta"
+	"cdcspec/runtime/tikv"
 	"cdcspec/runtime/transport"
 	"cdcspec/spec"
 )
@@ -113,6 +114,7 @@ type Server struct {
 	cap   *capture.Capture
 	sinks *sinks
 	api   net.Listener
+	kv    *tikv.Client // the kv-client, when the upstream has TiKV stores
 
 	inbox   chan func()
 	msgs    chan core.Envelope
@@ -193,6 +195,9 @@ func Run(ctx context.Context, cfg Config) error {
 		return fmt.Errorf("server: %w", err)
 	}
 	go s.up.Follow(ctx, s.etcd, upRev+1)
+	if err := s.startKVClient(ctx); err != nil {
+		return err
+	}
 
 	s.tr, err = transport.Listen(transport.Config{NodeID: string(s.id), ListenAddr: cfg.Addr, QueueSize: 4096}, s.onFrame)
 	if err != nil {
@@ -736,7 +741,11 @@ func (b *backend) SetFailpoint(ctx context.Context, name string, on bool) error 
 		case "NotReadyToCloseDispatcher":
 			b.s.cap.Orchestrator.NotReadyToCloseDispatcher = on
 		default:
-			return fmt.Errorf("%w: unknown failpoint %q (known: BlockCreateDispatcher, NotReadyToCloseDispatcher)", adminapi.ErrInvalidParam, name)
+			if known, err := b.s.setKVFailpoint(name, on); !known {
+				return fmt.Errorf("%w: unknown failpoint %q (known: BlockCreateDispatcher, NotReadyToCloseDispatcher, %s)", adminapi.ErrInvalidParam, name, KVClientRecvDelay)
+			} else if err != nil {
+				return fmt.Errorf("%w: %v", adminapi.ErrInvalidParam, err)
+			}
 		}
 		b.s.lg.Warn("failpoint.go", 1, "failpoint switched", zap.String("name", name), zap.Bool("on", on))
 		return nil
