@@ -124,6 +124,30 @@ type Report struct {
 	Seconds  float64
 }
 
+// minParsedShare is the share of an input's non-blank lines that must
+// belong to log records; below it InputProblems warns.
+const minParsedShare = 0.5
+
+// InputProblems returns, per input, an error for an input in which no TiCDC
+// log record was found (an empty file, a binary, another program's log: a
+// run over it checked nothing), and a warning for an input of which fewer
+// than half the non-blank lines parse.
+func (r *Report) InputProblems() (errs, warnings []string) {
+	for _, in := range r.Inputs {
+		if in.Records == 0 {
+			errs = append(errs, fmt.Sprintf("no TiCDC log record found in %s", in.Name))
+			continue
+		}
+		nonBlank := in.Lines - in.Blank
+		parsed := nonBlank - in.Unparsed
+		if nonBlank > 0 && float64(parsed) < minParsedShare*float64(nonBlank) {
+			warnings = append(warnings, fmt.Sprintf("warning: only %d of the %d non-blank lines of %s are TiCDC log records (%.0f%%); is it a TiCDC log?",
+				parsed, nonBlank, in.Name, 100*float64(parsed)/float64(nonBlank)))
+		}
+	}
+	return errs, warnings
+}
+
 // Violations counts the findings of severity Violation.
 func (r *Report) Violations() int {
 	n := 0

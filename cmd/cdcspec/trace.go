@@ -29,7 +29,7 @@ func runTrace(args []string, stdout, stderr io.Writer) int {
 	fl.Usage = func() {
 		fmt.Fprintln(stderr, "usage: cdcspec trace [--format text|json|junit] [--error-window D] [--stuck-after D] FILE...|-")
 		fmt.Fprintln(stderr, "\nChecks TiCDC logs (files, directories, globs, .gz, - for stdin; several files are merged by time).")
-		fmt.Fprintln(stderr, "Exit status: 0 no violation, 1 at least one violation, 2 usage error or unreadable input.")
+		fmt.Fprintln(stderr, "Exit status: 0 no violation, 1 at least one violation, 2 usage error, unreadable input or an input with no TiCDC log record.")
 		fmt.Fprintln(stderr)
 		fl.PrintDefaults()
 	}
@@ -64,6 +64,16 @@ func runTrace(args []string, stdout, stderr io.Writer) int {
 	})
 	if err != nil {
 		fmt.Fprintf(stderr, "cdcspec trace: %v\n", err)
+		return exitUsage
+	}
+	notLogs, warnings := rep.InputProblems()
+	for _, w := range warnings {
+		fmt.Fprintf(stderr, "cdcspec trace: %s\n", w)
+	}
+	if len(notLogs) > 0 {
+		for _, e := range notLogs {
+			fmt.Fprintf(stderr, "cdcspec trace: %s\n", e)
+		}
 		return exitUsage
 	}
 	switch *format {
