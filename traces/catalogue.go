@@ -44,10 +44,38 @@ const (
 	SymDispatcherManagerClosing
 	// SymNodeMismatch: the coordinator dropped a status from another node.
 	SymNodeMismatch
+	// SymBootstrapFailure: a maintainer or dispatcher-manager bootstrap step
+	// failed ("can not determine the startTs from the bootstrap response",
+	// #4509); feeds bootstrap-failed.
+	SymBootstrapFailure
+	// SymInternalError: an ERROR TiCDC's code marks as unexpected (a state
+	// it should not reach, an internal step that failed); feeds
+	// internal-error.
+	SymInternalError
+	// SymSendFailed: a control message could not be sent or received; the
+	// protocol re-sends. Feeds message-send-failed (info).
+	SymSendFailed
+	// SymErrorDiscarded: a dispatcher's error was discarded because the
+	// error channel was full; feeds error-never-dropped.
+	SymErrorDiscarded
+	// SymImpossibleValue: TiCDC itself rejected an impossible timestamp;
+	// feeds impossible-value (as do lines that report one).
+	SymImpossibleValue
+	// SymBarrierCreated, SymBarrierStuck, SymBarrierDone: the maintainer's
+	// barrier (block event) lines; feed barrier-stuck.
+	SymBarrierCreated
+	SymBarrierStuck
+	SymBarrierDone
+	// SymBlockWaiting, SymBlockDone: a dispatcher's WAITING block status
+	// re-sent, and its resend task cancelled; feed barrier-stuck.
+	SymBlockWaiting
+	SymBlockDone
 )
 
 var symNames = [...]string{"", "context", "operator-still-running", "redo-meta-stuck", "checkpoint-blocked",
-	"membership", "session-lost", "overlap-removed", "maintainer-error", "panic", "dispatcher-manager-closing", "node-mismatch"}
+	"membership", "session-lost", "overlap-removed", "maintainer-error", "panic", "dispatcher-manager-closing", "node-mismatch",
+	"bootstrap-failure", "internal-error", "send-failed", "error-discarded", "impossible-value",
+	"barrier-created", "barrier-stuck", "barrier-done", "block-waiting", "block-done"}
 
 func (s Symptom) String() string {
 	if int(s) < len(symNames) {
@@ -236,11 +264,9 @@ var catalogue = []entry{
 	{msg: "new merged replica set created", files: files("operator_merge.go"), sym: SymContext, v: "HEAD"},
 	{msg: "merge dispatcher operator finished", files: files("operator_merge.go"), sym: SymContext, v: "HEAD"},
 	{msg: "merge dispatcher operator finished due to removed", files: files("operator_merge.go"), sym: SymContext, v: "HEAD"},
-	{msg: "new block event is created", files: files("barrier_event.go"), sym: SymContext, v: "HEAD"},
 	{msg: "all dispatcher reported heartbeat, schedule it, and select one to write", files: files("barrier_event.go"), sym: SymContext, v: "HEAD"},
 	{msg: "schedule block event", files: files("barrier_event.go"), sym: SymContext, v: "HEAD"},
 	{msg: "add new table", files: files("barrier_event.go"), sym: SymContext, v: "HEAD"},
-	{msg: "all dispatchers reported event done, remove event", files: files("barrier.go"), sym: SymContext, v: "HEAD"},
 
 	// ---- dispatcher manager, orchestrator, dispatcher ----
 	{msg: "new dispatcher created", files: files("dispatcher_manager.go", "dispatcher_manager_redo.go"), kind: spec.DispatcherCreated, v: "HEAD, v8.5",
@@ -277,7 +303,6 @@ var catalogue = []entry{
 	{msg: "merge dispatcher commit", files: files("task.go"), sym: SymContext, v: "HEAD"},
 	{msg: "abort merge", files: files("task.go"), sym: SymContext, v: "HEAD"},
 	{msg: "pending event get the action", files: files("basic_dispatcher.go"), sym: SymContext, v: "HEAD"},
-	{msg: "cancel resend task", files: files("basic_dispatcher.go"), sym: SymContext, v: "HEAD"},
 	{msg: "batch create new dispatchers", files: files("dispatcher_manager.go"), sym: SymContext, v: "HEAD"},
 
 	// ---- membership and capture ----
@@ -342,6 +367,8 @@ func compileKeys(keys map[string]string) []fieldKeys {
 // index: message → entries.
 var catalogueIndex = func() map[string][]*entry {
 	idx := map[string][]*entry{}
+	catalogue = append(catalogue, barrierEntries...)
+	catalogue = append(catalogue, headEntries()...)
 	for i := range catalogue {
 		e := &catalogue[i]
 		e.fields = compileKeys(e.keys)
@@ -368,6 +395,7 @@ var opKeys = m("Changefeed", cfKeys, "Op", "type", "Node", "dest", "Origin", "or
 // length (mod 256), a bit per first byte (mod 64) of the catalogued
 // messages. Most records' messages fail it.
 var msgFilter = func() (f [256]uint64) {
+	_ = catalogueIndex // the full catalogue
 	for i := range catalogue {
 		msg := catalogue[i].msg
 		if msg != "" {

@@ -145,14 +145,15 @@ const (
 // source parses one input in its own goroutine and sends its items, in
 // time order (within the reorder bound), in batches.
 type source struct {
-	idx   int
-	name  string
-	in    Input
-	ch    chan []Item
-	stats ParseStats
-	err   error
-	self  string // the capture's own node ID, once a line names it
-	done  chan struct{}
+	idx     int
+	name    string
+	in      Input
+	ch      chan []Item
+	stats   ParseStats
+	unknown unknownMessages
+	err     error
+	self    string // the capture's own node ID, once a line names it
+	done    chan struct{}
 }
 
 // reorder is the per-input reorder buffer: items in time order, appended at
@@ -207,10 +208,55 @@ const (
 // chunk is a piece of an input that starts and ends at record boundaries
 // (as far as the splitter can tell).
 type chunk struct {
-	data  []byte
-	items []Item
-	stats ParseStats
-	done  chan struct{}
+	data    []byte
+	items   []Item
+	stats   ParseStats
+	unknown unknownMessages
+	done    chan struct{}
+}
+
+// unknownMessages counts the records of messages the catalogue does not
+// know, by message, for at most maxUnknownDistinct distinct messages (the
+// rest are counted in other). Messages are cut to maxUnknownLen bytes.
+type unknownMessages struct {
+	m     map[string]*int64
+	other int64
+}
+
+const (
+	maxUnknownDistinct = 4096
+	maxUnknownLen      = 160
+)
+
+func (u *unknownMessages) add(msg []byte, n int64) {
+	if len(msg) > maxUnknownLen {
+		msg = msg[:maxUnknownLen]
+	}
+	if p, ok := u.m[string(msg)]; ok {
+		*p += n
+		return
+	}
+	if u.m == nil {
+		u.m = map[string]*int64{}
+	}
+	if len(u.m) >= maxUnknownDistinct {
+		u.other += n
+		return
+	}
+	v := n
+	u.m[string(msg)] = &v
+}
+
+func (u *unknownMessages) merge(o *unknownMessages) {
+	for k, v := range o.m {
+		u.add([]byte(k), *v)
+	}
+	u.other += o.other
+}
+
+func (u *unknownMessages) reset() {
+	clear(u.m)
+	u.other = 0
 }
 
 // splitPoint returns the length of the prefix of b to parse now: up to the
@@ -242,6 +288,11 @@ func parseChunk(c *chunk, name string, idx int) {
 	c.items = c.items[:0]
 	for rec := sc.Next(); rec != nil; rec = sc.Next() {
 		e := lookup(rec)
+		if e == nil {
+			c.unknown.add(rec.Msg, 1)
+		} else {
+			sc.Stats.Recognised++
+		}
 		if e == nil || e.sym == SymContext {
 			if rec.Level >= LevelFatal && bytes.HasPrefix(rec.File, []byte("maintainer")) {
 				e = &panicEntry
@@ -412,6 +463,8 @@ func (s *source) run() {
 			}
 		}
 		s.stats.Add(st)
+		s.unknown.merge(&c.unknown)
+		c.unknown.reset()
 		lineBase += st.Lines
 		clear(c.items) // drop the strings the items held
 		c.items = c.items[:0]

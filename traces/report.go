@@ -15,14 +15,49 @@ import (
 // Coverage says which spec events the logs exercised, how often, and which
 // properties the logs can speak to.
 type Coverage struct {
-	Events     map[string]int64   `json:"events"`   // spec event kind -> count
-	Symptoms   map[string]int64   `json:"symptoms"` // log-only symptom -> count
-	Context    int64              `json:"context"`  // known TiCDC lines that carry no event
-	Properties []PropertyCoverage `json:"properties"`
+	Events   map[string]int64 `json:"events"`   // spec event kind -> count
+	Symptoms map[string]int64 `json:"symptoms"` // log-only symptom -> count
+	Context  int64            `json:"context"`  // known TiCDC lines that carry no event
+	// Recognised counts the records whose message the catalogue knows;
+	// UnknownMessages are the most frequent messages it does not know
+	// (top maxUnknownShown, most frequent first), so a user sees what the
+	// checker ignored.
+	Recognised      int64              `json:"recognised"`
+	UnknownMessages []MessageCount     `json:"unknown_messages"`
+	Properties      []PropertyCoverage `json:"properties"`
 
 	kinds  [64]int64
 	judged [64]int64 // kinds that name their changefeed (or need none)
 	syms   [32]int64
+}
+
+// MessageCount is a log message and how many records carry it.
+type MessageCount struct {
+	Message string `json:"message"`
+	Count   int64  `json:"count"`
+}
+
+// maxUnknownShown bounds Coverage.UnknownMessages.
+const maxUnknownShown = 50
+
+func (c *Coverage) setUnknown(u *unknownMessages) {
+	c.UnknownMessages = c.UnknownMessages[:0]
+	for k, v := range u.m {
+		c.UnknownMessages = append(c.UnknownMessages, MessageCount{Message: evidenceText([]byte(k)), Count: *v})
+	}
+	sort.Slice(c.UnknownMessages, func(i, j int) bool {
+		a, b := c.UnknownMessages[i], c.UnknownMessages[j]
+		if a.Count != b.Count {
+			return a.Count > b.Count
+		}
+		return a.Message < b.Message
+	})
+	if len(c.UnknownMessages) > maxUnknownShown {
+		c.UnknownMessages = c.UnknownMessages[:maxUnknownShown]
+	}
+	if c.UnknownMessages == nil {
+		c.UnknownMessages = []MessageCount{}
+	}
 }
 
 // clusterKinds are judged without a changefeed.
@@ -166,10 +201,14 @@ func Run(inputs []Input, opt Options) (*Report, error) {
 	c := NewChecker(opt)
 	srcs, err := mergeInputs(inputs, c.Observe)
 	rep := &Report{Findings: c.Finish(), Coverage: c.Coverage}
+	var unknown unknownMessages
 	for _, s := range srcs {
 		rep.Stats.Add(s.stats)
+		unknown.merge(&s.unknown)
 		rep.Inputs = append(rep.Inputs, InputStats{Name: s.name, ParseStats: s.stats})
 	}
+	rep.Coverage.Recognised = rep.Stats.Recognised
+	rep.Coverage.setUnknown(&unknown)
 	rep.Seconds = time.Since(start).Seconds()
 	return rep, err
 }
@@ -214,6 +253,16 @@ func (r *Report) WriteText(w io.Writer) {
 		fmt.Fprintf(w, "  symptoms: %s\n", strings.Join(parts, " "))
 	}
 	fmt.Fprintf(w, "  known context lines: %d\n", r.Coverage.Context)
+	fmt.Fprintf(w, "  recognised records: %d of %d", r.Coverage.Recognised, r.Stats.Records)
+	if n := len(r.Coverage.UnknownMessages); n > 0 {
+		shown := min(n, 3)
+		parts := make([]string, shown)
+		for i, m := range r.Coverage.UnknownMessages[:shown] {
+			parts[i] = fmt.Sprintf("%q x%d", m.Message, m.Count)
+		}
+		fmt.Fprintf(w, "; most frequent unknown: %s", strings.Join(parts, ", "))
+	}
+	fmt.Fprintln(w)
 	for _, p := range r.Coverage.Properties {
 		mark := "judged"
 		if !p.Judged {

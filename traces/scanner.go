@@ -14,6 +14,8 @@ type ParseStats struct {
 	Blank     int64 // empty lines
 	Unparsed  int64 // lines that belong to no record: other programs, garbage
 	Truncated int64 // records cut: huge lines, left open at the end, interrupted
+	// Recognised counts the records whose message the catalogue knows.
+	Recognised int64
 	// UnparsedAt holds the line numbers of the first few unparsed lines.
 	UnparsedAt []int
 }
@@ -26,6 +28,7 @@ func (s *ParseStats) Add(o ParseStats) {
 	s.Blank += o.Blank
 	s.Unparsed += o.Unparsed
 	s.Truncated += o.Truncated
+	s.Recognised += o.Recognised
 }
 
 const (
