@@ -99,6 +99,13 @@ type Item struct {
 	// Msg is the record's message.
 	Msg string
 
+	// impossible names a timestamp field the line reports with an
+	// impossible value ("checkpointTs=0"), "" if none.
+	impossible string
+	// caller is the record's caller file name (for symptoms whose finding
+	// depends on the component).
+	caller string
+
 	file   int    // index of the input
 	seq    int64  // order within the input
 	noTime bool   // the record had no timestamp: it inherits the last one
@@ -503,11 +510,50 @@ func toItems(r *Record, e *entry, fileName string, fileIdx int, out []Item) []It
 			ev.Changefeed = string(ks) + "/" + ev.Changefeed
 		}
 	}
+	if !strings.HasPrefix(e.v, "cdcspec") {
+		it.impossible = impossibleTs(r, zeroMeansNone[e.msg])
+	}
+	if e.sym == SymPanic {
+		it.caller = string(r.File)
+	}
 	if e.conv != nil {
 		return e.conv(r, it, out)
 	}
 	return out
 }
+
+// tsFields are the fields in which TiCDC reports a changefeed's or a
+// dispatcher's checkpoint or start timestamp.
+var tsFields = []string{"checkpointTs", "startTs", "checkpoint-ts", "start-ts"}
+
+// impossibleTs returns "field=value" for the first timestamp field of r
+// whose value no TSO can have: 0, -1 or MaxUint64 (#4703 and #4845: a
+// changefeed started or checkpointed at such a value). TiCDC's
+// removal-only maintainer reports checkpointTs=1 on purpose; that is not
+// impossible.
+func impossibleTs(r *Record, zeroOK bool) string {
+	for _, k := range tsFields {
+		v, ok := r.Field(k)
+		if !ok {
+			continue
+		}
+		switch string(v) {
+		case "0":
+			if !zeroOK {
+				return k + "=0"
+			}
+		case "-1", "18446744073709551615":
+			return k + "=" + string(v)
+		}
+	}
+	return ""
+}
+
+// zeroMeansNone lists the lines whose timestamp is 0 when there is none:
+// a node without the changefeed's dispatcher manager answers a bootstrap
+// with checkpointTs 0 (maintainer_controller_bootstrap.go; only when every
+// answer is 0 does TiCDC fail, "can not determine the startTs", #4509).
+var zeroMeansNone = map[string]bool{"handle bootstrap response": true}
 
 func firstField(r *Record, keys string) ([]byte, bool) {
 	for keys != "" {

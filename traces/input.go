@@ -153,6 +153,9 @@ type source struct {
 	unknown unknownMessages
 	err     error
 	self    string // the capture's own node ID, once a line names it
+	// selfAmbiguous: the input names several captures as its own (several
+	// logs combined into one); self is no longer filled in.
+	selfAmbiguous bool
 	done    chan struct{}
 }
 
@@ -443,8 +446,14 @@ func (s *source) run() {
 			} else {
 				lastTime = it.Event.Time
 			}
-			if it.self != "" && s.self == "" {
-				s.self = it.self
+			if it.self != "" && !s.selfAmbiguous {
+				if s.self == "" {
+					s.self = it.self
+				} else if s.self != it.self {
+					// Several captures' lines in one input (a combined
+					// log): a line without its node cannot be placed.
+					s.self, s.selfAmbiguous = "", true
+				}
 			}
 			it.seq = seq
 			seq++

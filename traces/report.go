@@ -229,6 +229,9 @@ func (r *Report) WriteText(w io.Writer) {
 		}
 		fmt.Fprintf(w, "%s  %s  changefeed %s\n", f.Property, strings.ToUpper(string(f.Severity)), cf)
 		fmt.Fprintf(w, "  %s\n", f.Message)
+		if f.Count > 1 {
+			fmt.Fprintf(w, "  (%d times, %s to %s)\n", f.Count, orQ(f.First), orQ(f.Last))
+		}
 		for _, e := range f.Evidence {
 			fmt.Fprintf(w, "    %s:%d  %s\n", e.File, e.Line, e.Text)
 		}
@@ -289,6 +292,13 @@ func (r *Report) WriteText(w io.Writer) {
 			fmt.Fprintf(w, "  %s: %d unparsed line(s), first at line %s\n", in.Name, in.Unparsed, strings.Join(lines, ", "))
 		}
 	}
+}
+
+func orQ(s string) string {
+	if s == "" {
+		return "?"
+	}
+	return s
 }
 
 type jsonReport struct {
