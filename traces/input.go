@@ -156,7 +156,7 @@ type source struct {
 	// selfAmbiguous: the input names several captures as its own (several
 	// logs combined into one); self is no longer filled in.
 	selfAmbiguous bool
-	done    chan struct{}
+	done          chan struct{}
 }
 
 // reorder is the per-input reorder buffer: items in time order, appended at
