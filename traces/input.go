@@ -159,34 +159,83 @@ type source struct {
 	done          chan struct{}
 }
 
-// reorder is the per-input reorder buffer: items in time order, appended at
-// the tail (the common, in-order case costs one copy) and moved back by
-// insertion when a record was written out of order.
+// reorder is the per-input reorder buffer: a min-heap of (time, order in
+// the input) over a slab of at most reorderMax+1 items, so that a record
+// written out of order costs O(log reorderMax) whatever the input's order.
+// A record more than reorderWindow older than the newest one is a jump
+// (the next file of a concatenation): the buffer is flushed and the input
+// continues in file order from there (see source.run).
 type reorder struct {
-	q    []Item
-	head int
+	items []Item
+	free  []int32
+	h     []roKey
 }
 
-func (r *reorder) len() int { return len(r.q) - r.head }
-
-func (r *reorder) push(it Item) {
-	r.q = append(r.q, it)
-	for i := len(r.q) - 1; i > r.head && r.q[i-1].Event.Time > r.q[i].Event.Time; i-- {
-		r.q[i-1], r.q[i] = r.q[i], r.q[i-1]
-	}
+type roKey struct {
+	time int64
+	seq  int64
+	idx  int32
 }
 
-func (r *reorder) pop() Item {
-	it := r.q[r.head]
-	r.q[r.head] = Item{}
-	r.head++
-	if r.head > 1024 && r.head*2 > len(r.q) {
-		n := copy(r.q, r.q[r.head:])
-		clear(r.q[n:])
-		r.q = r.q[:n]
-		r.head = 0
+func (a roKey) less(b roKey) bool {
+	return a.time < b.time || (a.time == b.time && a.seq < b.seq)
+}
+
+func (r *reorder) len() int { return len(r.h) }
+
+// minTime is the time of the earliest buffered item (len() > 0).
+func (r *reorder) minTime() int64 { return r.h[0].time }
+
+func (r *reorder) push(it *Item) {
+	var idx int32
+	if n := len(r.free); n > 0 {
+		idx, r.free = r.free[n-1], r.free[:n-1]
+	} else {
+		idx = int32(len(r.items))
+		r.items = append(r.items, Item{})
 	}
-	return it
+	r.items[idx] = *it
+	k := roKey{time: it.Event.Time, seq: it.seq, idx: idx}
+	h := append(r.h, k)
+	i := len(h) - 1
+	for i > 0 {
+		p := (i - 1) / 2
+		if !h[i].less(h[p]) {
+			break
+		}
+		h[i], h[p] = h[p], h[i]
+		i = p
+	}
+	r.h = h
+}
+
+// pop removes the earliest item; the returned pointer is valid until the
+// next push.
+func (r *reorder) pop() *Item {
+	h := r.h
+	k := h[0]
+	n := len(h) - 1
+	h[0] = h[n]
+	h = h[:n]
+	i := 0
+	for {
+		l := 2*i + 1
+		if l >= n {
+			break
+		}
+		m := l
+		if l+1 < n && h[l+1].less(h[l]) {
+			m = l + 1
+		}
+		if !h[m].less(h[i]) {
+			break
+		}
+		h[i], h[m] = h[m], h[i]
+		i = m
+	}
+	r.h = h
+	r.free = append(r.free, k.idx)
+	return &r.items[k.idx]
 }
 
 // ownNodeKinds are the events whose Node is the capture that logged them;
@@ -426,11 +475,12 @@ func (s *source) run() {
 		lastTime int64
 		lineBase int64
 	)
-	release := func(it Item) {
-		if it.Event.Node == "" && s.self != "" && ownNodeKinds[it.Event.Kind] {
-			it.Event.Node = s.self
+	release := func(it *Item) {
+		batch = append(batch, *it)
+		*it = Item{} // drop the strings the slab held
+		if b := &batch[len(batch)-1]; b.Event.Node == "" && s.self != "" && ownNodeKinds[b.Event.Kind] {
+			b.Event.Node = s.self
 		}
-		batch = append(batch, it)
 		if len(batch) >= batchSize {
 			s.ch <- batch
 			batch = make([]Item, 0, batchSize)
@@ -457,11 +507,21 @@ func (s *source) run() {
 			}
 			it.seq = seq
 			seq++
+			if it.Event.Time < maxTime-reorderWindow {
+				// A jump back beyond the window: the next file of a
+				// concatenation. Release what is buffered and go on in
+				// file order.
+				for ro.len() > 0 {
+					release(ro.pop())
+				}
+				maxTime = it.Event.Time
+				s.stats.Jumps++
+			}
 			if it.Event.Time > maxTime {
 				maxTime = it.Event.Time
 			}
-			ro.push(*it)
-			for ro.len() > reorderMax || (ro.len() > 0 && ro.q[ro.head].Event.Time < maxTime-reorderWindow) {
+			ro.push(it)
+			for ro.len() > reorderMax || (ro.len() > 0 && ro.minTime() < maxTime-reorderWindow) {
 				release(ro.pop())
 			}
 		}

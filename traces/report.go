@@ -284,6 +284,9 @@ func (r *Report) WriteText(w io.Writer) {
 		if in.Records == 0 && in.Lines > 0 {
 			fmt.Fprintf(w, "  %s: no TiCDC log record found (is this a TiCDC log?)\n", in.Name)
 		}
+		if in.Jumps > 0 {
+			fmt.Fprintf(w, "  %s: time goes back by more than %s %d time(s) (concatenated logs?); checked in file order from each jump\n", in.Name, fmtDur(reorderWindow), in.Jumps)
+		}
 		if len(in.UnparsedAt) > 0 {
 			lines := make([]string, len(in.UnparsedAt))
 			for i, l := range in.UnparsedAt {
@@ -319,6 +322,7 @@ type jsonInput struct {
 	Records    int64  `json:"records"`
 	Unparsed   int64  `json:"unparsed"`
 	UnparsedAt []int  `json:"unparsed_at,omitempty"`
+	Jumps      int64  `json:"time_jumps,omitempty"`
 }
 
 type jsonParseExt struct {
@@ -345,7 +349,7 @@ func (r *Report) WriteJSON(w io.Writer) error {
 		}
 	}
 	for _, in := range r.Inputs {
-		out.Inputs = append(out.Inputs, jsonInput{Name: in.Name, Lines: in.Lines, Records: in.Records, Unparsed: in.Unparsed, UnparsedAt: in.UnparsedAt})
+		out.Inputs = append(out.Inputs, jsonInput{Name: in.Name, Lines: in.Lines, Records: in.Records, Unparsed: in.Unparsed, UnparsedAt: in.UnparsedAt, Jumps: in.Jumps})
 	}
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")

@@ -16,6 +16,10 @@ type ParseStats struct {
 	Truncated int64 // records cut: huge lines, left open at the end, interrupted
 	// Recognised counts the records whose message the catalogue knows.
 	Recognised int64
+	// Jumps counts where the input's time went back by more than the
+	// reorder window (the files of a concatenation): from there the input
+	// is checked in file order.
+	Jumps int64
 	// UnparsedAt holds the line numbers of the first few unparsed lines.
 	UnparsedAt []int
 }
@@ -29,6 +33,7 @@ func (s *ParseStats) Add(o ParseStats) {
 	s.Unparsed += o.Unparsed
 	s.Truncated += o.Truncated
 	s.Recognised += o.Recognised
+	s.Jumps += o.Jumps
 }
 
 const (
