@@ -156,6 +156,7 @@ type source struct {
 	// selfAmbiguous: the input names several captures as its own (several
 	// logs combined into one); self is no longer filled in.
 	selfAmbiguous bool
+	chunkSize     int // bytes per parse chunk (0: chunkSize)
 	done          chan struct{}
 }
 
@@ -251,8 +252,13 @@ var ownNodeKinds = map[spec.Kind]bool{
 var panicEntry = entry{sym: SymPanic, keys: m("Changefeed", cfKeys, "Err", "error,panic")}
 
 const (
-	// chunkSize is how much of an input one parse worker takes at a time.
-	chunkSize = 1 << 20
+	// chunkSize is how much of an input one parse worker takes at a time,
+	// with one input; with several, each takes chunkBudget/inputs (at
+	// least minChunkSize), so the chunks in flight stay bounded whatever
+	// the number of inputs (a directory of rotated logs).
+	chunkSize    = 1 << 20
+	minChunkSize = 64 << 10
+	chunkBudget  = 4 << 20
 	// parseWorkers parse chunks of one input in parallel.
 	parseWorkers = 2
 )
@@ -384,9 +390,13 @@ func (s *source) run() {
 	defer closeFn()
 
 	// reader -> workers (any order) and -> this goroutine (input order)
+	csize := s.chunkSize
+	if csize == 0 {
+		csize = chunkSize
+	}
 	work := make(chan *chunk, parseWorkers)
 	ordered := make(chan *chunk, 2*parseWorkers)
-	free := make(chan *chunk, 4*parseWorkers) // recycled chunks: data and items buffers
+	free := make(chan *chunk, 2*parseWorkers) // recycled chunks: data and items buffers
 	var readErr error
 	var skipped int64 // bytes of cut lines that were never parsed
 	go func() {
@@ -400,7 +410,7 @@ func (s *source) run() {
 			select {
 			case c = <-free:
 			default:
-				c = &chunk{data: make([]byte, 0, chunkSize+chunkSize/4)}
+				c = &chunk{data: make([]byte, 0, csize+csize/4)}
 			}
 			buf := c.data
 			buf = append(buf[:0], carry...)
@@ -409,7 +419,7 @@ func (s *source) run() {
 			// huge record, but never more than maxBuf in all (reads are
 			// bounded by need, so where a huge line is cut does not depend
 			// on which recycled buffer was used)
-			need := min(max(chunkSize, len(carry)+chunkSize/4), maxBuf)
+			need := min(max(csize, len(carry)+csize/4), maxBuf)
 			if cap(buf) < need {
 				buf = slices.Grow(buf, need-len(buf))
 			}
@@ -593,7 +603,8 @@ func (m *merger) Pop() any {
 func mergeInputs(inputs []Input, fn func(it *Item)) ([]*source, error) {
 	srcs := make([]*source, len(inputs))
 	for i, in := range inputs {
-		srcs[i] = &source{idx: i, name: in.Name, in: in, ch: make(chan []Item, 4), done: make(chan struct{})}
+		srcs[i] = &source{idx: i, name: in.Name, in: in, ch: make(chan []Item, 4), done: make(chan struct{}),
+			chunkSize: max(minChunkSize, min(chunkSize, chunkBudget/len(inputs)))}
 		go srcs[i].run()
 	}
 	m := &merger{}

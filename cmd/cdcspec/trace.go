@@ -59,6 +59,10 @@ func runTrace(args []string, stdout, stderr io.Writer) int {
 	// The checker's live heap is small (tens of MB at most); trading a
 	// little of it for less GC work speeds up large logs.
 	defer debug.SetGCPercent(debug.SetGCPercent(200))
+	// ... but never past 80 MB: the soft limit makes the GC work harder
+	// instead (the live heap is bounded by the chunks in flight and the
+	// monitors' state, far below it).
+	defer debug.SetMemoryLimit(debug.SetMemoryLimit(80 << 20))
 	rep, err := traces.Run(inputs, traces.Options{
 		ErrorWindow: *errWindow, ErrorMinReports: *minReports, StuckAfter: *stuckAfter, Skew: *skew,
 	})
