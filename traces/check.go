@@ -94,6 +94,9 @@ type Options struct {
 	// bootstrap not retried successfully for this long is suspect.
 	// Default 5 min.
 	StuckAfter time.Duration
+	// Timeline collects each changefeed's incident timeline for the HTML
+	// report (bounded; see TimelineEvent).
+	Timeline bool
 	// Skew tolerates clock skew between captures' logs: a violation that a
 	// line within Skew would explain is downgraded or dropped. Default 2 s.
 	Skew time.Duration
@@ -167,6 +170,7 @@ type Checker struct {
 	removalOnly map[string]*Item
 	barriers    map[string]*stuckOp // changefeed|commitTs -> unresolved block event
 	blockWait   map[string]*stuckOp // dispatcher -> WAITING block status re-sent
+	timeline    timeline
 
 	Coverage Coverage
 }
@@ -260,6 +264,7 @@ func NewChecker(opt Options) *Checker {
 		removalOnly: map[string]*Item{},
 		barriers:    map[string]*stuckOp{},
 		blockWait:   map[string]*stuckOp{},
+		timeline:    timeline{on: opt.Timeline},
 	}
 	return c
 }
@@ -385,6 +390,7 @@ func (c *Checker) Observe(it *Item) {
 	c.observeCapture(it)
 	c.observeSymptoms(it)
 	c.observeBarriers(it)
+	c.timeline.observe(it)
 	c.live.Observe(*e)
 }
 

@@ -157,6 +157,11 @@ type Report struct {
 	Findings []Finding
 	Coverage Coverage
 	Seconds  float64
+	// Timeline is each changefeed's incident timeline (Options.Timeline),
+	// in the order the checker saw it; TimelineDropped counts the events
+	// left out past its bounds.
+	Timeline        []TimelineEvent
+	TimelineDropped int64
 }
 
 // minParsedShare is the share of an input's non-blank lines that must
@@ -200,7 +205,7 @@ func Run(inputs []Input, opt Options) (*Report, error) {
 	start := time.Now()
 	c := NewChecker(opt)
 	srcs, err := mergeInputs(inputs, c.Observe)
-	rep := &Report{Findings: c.Finish(), Coverage: c.Coverage}
+	rep := &Report{Findings: c.Finish(), Coverage: c.Coverage, Timeline: c.timeline.events, TimelineDropped: c.timeline.dropped}
 	var unknown unknownMessages
 	for _, s := range srcs {
 		rep.Stats.Add(s.stats)
