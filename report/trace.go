@@ -377,7 +377,7 @@ func writeTimeline(w io.Writer, cf string, evs []traces.TimelineEvent, all []tra
 			fmt.Sscanf(p, "%f,%f", &px, &py)
 			s.circle(px, py, 2.5, colCheckpoint, "checkpoint")
 		}
-		s.text(float64(labelW+4), cpTop+12, "start", "", fmt.Sprintf("%d … %d (physical %s … %s)", cpMin, cpMax, fmtMs(int64(cpMin>>18))[11:], fmtMs(int64(cpMax>>18))[11:]))
+		s.text(float64(labelW+4), cpTop+12, "start", "", fmt.Sprintf("%d … %d (physical %s … %s)", cpMin, cpMax, fmtMs(int64(cpMin >> 18))[11:], fmtMs(int64(cpMax >> 18))[11:]))
 	} else {
 		s.text(float64(labelW+4), cpTop+cpH/2, "start", "", "no line of this changefeed carries its checkpoint")
 	}
