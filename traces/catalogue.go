@@ -123,6 +123,9 @@ type entry struct {
 	keys map[string]string
 	// fields is keys, compiled once: in a stable order, alternatives split.
 	fields []fieldKeys
+	// keyIdx maps every log key of fields to its field and its rank among
+	// the field's alternatives (toItems reads a record's fields once).
+	keyIdx map[string]keyRef
 	// conv post-processes the event (operator strings, membership lists):
 	// it is out's last element; conv returns out, possibly with that item
 	// replaced by several.
@@ -362,13 +365,25 @@ type fieldKeys struct {
 	keys []string // log keys, first found wins
 }
 
-func compileKeys(keys map[string]string) []fieldKeys {
+type keyRef struct {
+	field, rank int
+}
+
+func compileKeys(keys map[string]string) ([]fieldKeys, map[string]keyRef) {
 	out := make([]fieldKeys, 0, len(keys))
 	for name, ks := range keys {
 		out = append(out, fieldKeys{name: name, keys: strings.Split(ks, ",")})
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].name < out[j].name })
-	return out
+	idx := map[string]keyRef{}
+	for i, fk := range out {
+		for r, k := range fk.keys {
+			if _, dup := idx[k]; !dup {
+				idx[k] = keyRef{field: i, rank: r}
+			}
+		}
+	}
+	return out, idx
 }
 
 // index: message → entries.
@@ -378,10 +393,10 @@ var catalogueIndex = func() map[string][]*entry {
 	catalogue = append(catalogue, headEntries()...)
 	for i := range catalogue {
 		e := &catalogue[i]
-		e.fields = compileKeys(e.keys)
+		e.fields, e.keyIdx = compileKeys(e.keys)
 		idx[e.msg] = append(idx[e.msg], e)
 	}
-	panicEntry.fields = compileKeys(panicEntry.keys)
+	panicEntry.fields, panicEntry.keyIdx = compileKeys(panicEntry.keys)
 	return idx
 }()
 
@@ -497,18 +512,32 @@ func toItems(r *Record, e *entry, fileName string, fileIdx int, out []Item) []It
 	ev.Kind = e.kind
 	ev.Time = r.Time
 	ev.Source = spec.Source{File: fileName, Line: r.Line, Text: evidenceText(r.Text)}
-	for _, fk := range e.fields {
-		for _, k := range fk.keys {
-			if v, ok := r.Field(k); ok {
-				setField(ev, fk.name, v)
-				break
-			}
+	// one pass over the record's fields: for each event field the first
+	// listed alternative present wins; of one key, the last occurrence
+	const maxFields = 16
+	var rank [maxFields]int
+	var vals [maxFields][]byte
+	for i := range rank {
+		rank[i] = -1
+	}
+	var keyspace []byte
+	r.parseFields()
+	for i := range r.fields {
+		f := &r.fields[i]
+		if ref, ok := e.keyIdx[string(f.key)]; ok && ref.field < maxFields && (rank[ref.field] < 0 || ref.rank <= rank[ref.field]) {
+			rank[ref.field], vals[ref.field] = ref.rank, f.val
+		}
+		if keyspace == nil && (string(f.key) == "keyspace" || string(f.key) == "namespace") {
+			keyspace = f.val
 		}
 	}
-	if ev.Changefeed != "" && strings.IndexByte(ev.Changefeed, '/') < 0 {
-		if ks, ok := firstField(r, "keyspace,namespace"); ok && len(ks) > 0 {
-			ev.Changefeed = string(ks) + "/" + ev.Changefeed
+	for i, fk := range e.fields {
+		if i < maxFields && rank[i] >= 0 {
+			setField(ev, fk.name, vals[i])
 		}
+	}
+	if ev.Changefeed != "" && len(keyspace) > 0 && strings.IndexByte(ev.Changefeed, '/') < 0 {
+		ev.Changefeed = string(keyspace) + "/" + ev.Changefeed
 	}
 	if !strings.HasPrefix(e.v, "cdcspec") {
 		it.impossible = impossibleTs(r, zeroMeansNone[e.msg])
@@ -532,21 +561,38 @@ var tsFields = []string{"checkpointTs", "startTs", "checkpoint-ts", "start-ts"}
 // removal-only maintainer reports checkpointTs=1 on purpose; that is not
 // impossible.
 func impossibleTs(r *Record, zeroOK bool) string {
-	for _, k := range tsFields {
-		v, ok := r.Field(k)
-		if !ok {
+	r.parseFields()
+	for i := range r.fields {
+		f := &r.fields[i]
+		if len(f.val) == 0 || (f.val[0] != '0' && f.val[0] != '-' && f.val[0] != '1') || !isTsField(f.key) {
 			continue
 		}
-		switch string(v) {
+		switch string(f.val) {
 		case "0":
 			if !zeroOK {
-				return k + "=0"
+				return string(f.key) + "=0"
 			}
 		case "-1", "18446744073709551615":
-			return k + "=" + string(v)
+			return string(f.key) + "=" + string(f.val)
 		}
 	}
 	return ""
+}
+
+func isTsField(k []byte) bool {
+	for _, t := range tsFields {
+		if string(k) == t {
+			return true
+		}
+	}
+	return false
+}
+
+// contextItems are the benign (SymContext) lines a monitor still reads:
+// they become items; every other benign line is only counted.
+var contextItems = map[string]bool{
+	"move maintainer operator aborted, mark changefeed absent": true, // markUnsuccessfulOp
+	"changefeed bootstrap initial nodes":                       true, // the capture's own node ID
 }
 
 // zeroMeansNone lists the lines whose timestamp is 0 when there is none:

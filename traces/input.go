@@ -356,6 +356,10 @@ func parseChunk(c *chunk, name string, idx int) {
 				e = &panicEntry
 			} else if e == nil {
 				continue
+			} else if !contextItems[e.msg] && impossibleTs(rec, zeroMeansNone[e.msg]) == "" {
+				// a benign line no monitor reads: counted, not converted
+				sc.Stats.Context++
+				continue
 			}
 		}
 		n := len(c.items)

@@ -213,6 +213,7 @@ func Run(inputs []Input, opt Options) (*Report, error) {
 		rep.Inputs = append(rep.Inputs, InputStats{Name: s.name, ParseStats: s.stats})
 	}
 	rep.Coverage.Recognised = rep.Stats.Recognised
+	rep.Coverage.Context += rep.Stats.Context
 	rep.Coverage.setUnknown(&unknown)
 	rep.Seconds = time.Since(start).Seconds()
 	return rep, err

@@ -16,6 +16,9 @@ type ParseStats struct {
 	Truncated int64 // records cut: huge lines, left open at the end, interrupted
 	// Recognised counts the records whose message the catalogue knows.
 	Recognised int64
+	// Context counts the benign catalogued records that became no item
+	// (see contextItems).
+	Context int64
 	// Jumps counts where the input's time went back by more than the
 	// reorder window (the files of a concatenation): from there the input
 	// is checked in file order.
@@ -34,6 +37,7 @@ func (s *ParseStats) Add(o ParseStats) {
 	s.Truncated += o.Truncated
 	s.Recognised += o.Recognised
 	s.Jumps += o.Jumps
+	s.Context += o.Context
 }
 
 const (
