@@ -253,12 +253,14 @@ var panicEntry = entry{sym: SymPanic, keys: m("Changefeed", cfKeys, "Err", "erro
 
 const (
 	// chunkSize is how much of an input one parse worker takes at a time,
-	// with one input; with several, each takes chunkBudget/inputs (at
-	// least minChunkSize), so the chunks in flight stay bounded whatever
-	// the number of inputs (a directory of rotated logs).
-	chunkSize    = 1 << 20
-	minChunkSize = 64 << 10
-	chunkBudget  = 4 << 20
+	// with one input; with several, each takes chunkBudget/(inputs x
+	// chunksInFlight) (at least minChunkSize), so the chunks in flight (up
+	// to about chunksInFlight per input: parsing, queued, recycled) stay
+	// bounded whatever the number of inputs (a directory of rotated logs).
+	chunkSize      = 1 << 20
+	minChunkSize   = 64 << 10
+	chunkBudget    = 12 << 20
+	chunksInFlight = 10
 	// parseWorkers parse chunks of one input in parallel.
 	parseWorkers = 2
 )
@@ -608,7 +610,7 @@ func mergeInputs(inputs []Input, fn func(it *Item)) ([]*source, error) {
 	srcs := make([]*source, len(inputs))
 	for i, in := range inputs {
 		srcs[i] = &source{idx: i, name: in.Name, in: in, ch: make(chan []Item, 4), done: make(chan struct{}),
-			chunkSize: max(minChunkSize, min(chunkSize, chunkBudget/len(inputs)))}
+			chunkSize: max(minChunkSize, min(chunkSize, chunkBudget/(chunksInFlight*len(inputs))))}
 		go srcs[i].run()
 	}
 	m := &merger{}
