@@ -12,8 +12,9 @@
 #                 (`cat a.log b.log c.log d.log | cdcspec trace -`): the
 #                 time jumps back at every file boundary
 #   files         the same four logs given as files (merged by time)
-# For each: wall time, MB/s, lines/s and peak RSS of `cdcspec trace`, and
-# `grep -c .` on the same bytes. The logs are generated in a temporary
+# For each: wall time, MB/s, lines/s, CPU seconds (user+sys; on a shared
+# machine MB per CPU-second is the figure load does not distort) and peak
+# RSS of `cdcspec trace`, and `grep -c .` on the same bytes. The logs are generated in a temporary
 # directory and removed afterwards.
 set -euo pipefail
 SIZE=${1:-1G}
@@ -34,7 +35,7 @@ fi
 
 now() { date +%s.%N; }
 printf 'load before: %s; sizes: %s\n' "$(cut -d' ' -f1-3 /proc/loadavg)" "$SIZE"
-printf '%-13s %10s %10s %9s %12s %8s   %s\n' input bytes "trace s" "MB/s" "lines/s" "RSS MB" "grep -c . (same bytes)"
+printf '%-13s %10s %9s %8s %11s %7s %9s %7s   %s\n' input bytes "trace s" "MB/s" "lines/s" "CPU s" "MB/CPU-s" "RSS MB" "grep -c . (same bytes)"
 
 bench() { # name, stdin-file or "", args...
   local name=$1 in=$2; shift 2
@@ -46,17 +47,19 @@ bench() { # name, stdin-file or "", args...
   t0=$(now)
   set +e
   if [ -n "$in" ]; then
-    /usr/bin/time -f "%M" -o "$TMP/rss" "$TMP/cdcspec" trace --format json - < "$in" > "$TMP/out.json"
+    /usr/bin/time -f "%M %U %S" -o "$TMP/rss" "$TMP/cdcspec" trace --format json - < "$in" > "$TMP/out.json"
   else
-    /usr/bin/time -f "%M" -o "$TMP/rss" "$TMP/cdcspec" trace --format json "${files[@]}" > "$TMP/out.json"
+    /usr/bin/time -f "%M %U %S" -o "$TMP/rss" "$TMP/cdcspec" trace --format json "${files[@]}" > "$TMP/out.json"
   fi
   rc=$?
   set -e
   t1=$(now)
   ts=$(echo "$t1 - $t0" | bc -l)
-  rss=$(( $(tail -1 "$TMP/rss") / 1024 ))
-  printf '%-13s %10d %10.3f %9.1f %12.0f %8d   %.3f s, %.1f MB/s (trace/grep time %.1fx) exit %d\n' \
-    "$name" "$bytes" "$ts" "$(echo "$bytes/1000000/$ts" | bc -l)" "$(echo "$lines/$ts" | bc -l)" "$rss" \
+  read -r rsskb us ss < <(tail -1 "$TMP/rss")
+  rss=$(( rsskb / 1024 ))
+  cpu=$(echo "$us + $ss" | bc -l)
+  printf '%-13s %10d %9.3f %8.1f %11.0f %7.2f %9.1f %7d   %.3f s, %.1f MB/s (trace/grep time %.1fx) exit %d\n' \
+    "$name" "$bytes" "$ts" "$(echo "$bytes/1000000/$ts" | bc -l)" "$(echo "$lines/$ts" | bc -l)" "$cpu" "$(echo "$bytes/1000000/$cpu" | bc -l)" "$rss" \
     "$gs" "$(echo "$bytes/1000000/$gs" | bc -l)" "$(echo "$ts/$gs" | bc -l)" "$rc"
   echo "$ts" > "$TMP/t.$name"
 }

@@ -317,6 +317,26 @@ func (c *Checker) normalize(e *spec.Event) {
 	}
 }
 
+// bump aggregates one more occurrence into an existing finding of the key
+// without building its message; false if there is none yet.
+func (c *Checker) bump(prop, cf, node, sym string, it *Item) bool {
+	i, ok := c.agg[prop+"\x00"+cf+"\x00"+node+"\x00"+sym]
+	if !ok {
+		return false
+	}
+	g := &c.findings[i]
+	g.Count++
+	if t := it.Event.Time; t > g.last {
+		g.last = t
+	}
+	if len(g.Evidence) < maxEvidence {
+		if e := ev(it); !slices.Contains(g.Evidence, e) {
+			g.Evidence = append(g.Evidence, e)
+		}
+	}
+	return true
+}
+
 // add records a finding, aggregated with the earlier ones of its
 // (property, changefeed, node, symptom): memory grows with the number of
 // distinct keys, not with the log.
@@ -576,13 +596,19 @@ func (c *Checker) observeSymptoms(it *Item) {
 			delete(c.removalOnly, e.Changefeed)
 		}
 	}
-	if it.impossible != "" {
+	if it.impossible != "" && !c.bump(PropImpossibleValue, e.Changefeed, e.Node, it.Msg, it) {
 		c.add(Finding{Property: PropImpossibleValue, Severity: Suspect, Changefeed: e.Changefeed, Node: e.Node, Symptom: it.Msg, time: e.Time,
 			Message: fmt.Sprintf("a checkpoint or start ts is a TSO (neither 0 nor MaxUint64 nor -1), but %q reports %s (the #4703 and #4845 class: a changefeed or dispatcher started or checkpointed at an impossible ts)",
 				it.Msg, it.impossible),
 			Evidence: []Evidence{ev(it)}})
 	}
 	var f Finding
+	switch it.Sym {
+	case SymInternalError, SymSendFailed, SymErrorDiscarded, SymImpossibleValue, SymPanic:
+		if c.bump(symptomProp[it.Sym], e.Changefeed, e.Node, it.Msg, it) {
+			return
+		}
+	}
 	switch it.Sym {
 	case SymInternalError:
 		f = Finding{Property: PropInternalError, Severity: Suspect,
@@ -611,6 +637,12 @@ func (c *Checker) observeSymptoms(it *Item) {
 	f.Changefeed, f.Node, f.Symptom, f.time = e.Changefeed, e.Node, it.Msg, e.Time
 	f.Evidence = []Evidence{ev(it)}
 	c.add(f)
+}
+
+// symptomProp is the finding each aggregated symptom feeds.
+var symptomProp = map[Symptom]string{
+	SymInternalError: PropInternalError, SymSendFailed: PropSendFailed, SymErrorDiscarded: string(spec.ErrorNeverDropped),
+	SymImpossibleValue: PropImpossibleValue, SymPanic: PropCapturePanic,
 }
 
 func errSuffix(err string) string {
