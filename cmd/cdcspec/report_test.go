@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
@@ -36,4 +37,32 @@ func TestCheckArtifactsHTML(t *testing.T) {
 	assert.Contains(t, string(page), `<svg class="msc"`)
 	assert.Contains(t, string(page), "AddMaintainerRequest")
 	assert.Contains(t, string(page), "running-maintainer-bootstrapped")
+}
+
+// TestTraceJSONCoverageRecognised: the JSON coverage says how many records
+// the catalogue knew and which messages it did not, most frequent first;
+// findings carry their aggregation.
+func TestTraceJSONCoverageRecognised(t *testing.T) {
+	code, out, _ := runTraceCmd(t, "", "--format", "json", fixtures+"healthy")
+	require.Equal(t, exitOK, code)
+	var rep struct {
+		Coverage struct {
+			Recognised      int64 `json:"recognised"`
+			UnknownMessages []struct {
+				Message string `json:"message"`
+				Count   int64  `json:"count"`
+			} `json:"unknown_messages"`
+		} `json:"coverage"`
+		Findings []struct {
+			Count int64 `json:"count"`
+		} `json:"findings"`
+	}
+	require.NoError(t, json.Unmarshal([]byte(out), &rep))
+	assert.EqualValues(t, 30, rep.Coverage.Recognised)
+	require.NotEmpty(t, rep.Coverage.UnknownMessages)
+	assert.Equal(t, "server initialized", rep.Coverage.UnknownMessages[0].Message)
+	assert.EqualValues(t, 2, rep.Coverage.UnknownMessages[0].Count)
+	for _, f := range rep.Findings {
+		assert.GreaterOrEqual(t, f.Count, int64(1))
+	}
 }
