@@ -21,6 +21,9 @@ import (
 type Input struct {
 	Name string
 	Open func() (io.ReadCloser, error)
+	// InDir: the input was found in a directory given as an argument, not
+	// named itself (a capture's log directory also holds other files).
+	InDir bool
 }
 
 // ExpandInputs turns command-line arguments into inputs: files, directories
@@ -82,7 +85,9 @@ func ExpandInputs(args []string, stdin io.Reader) ([]Input, error) {
 			files = logFiles(files)
 			sort.Strings(files)
 			for _, f := range files {
-				out = append(out, fileInput(f))
+				in := fileInput(f)
+				in.InDir = true
+				out = append(out, in)
 			}
 		}
 	}

@@ -146,7 +146,8 @@ func (c *Coverage) finish() {
 
 // InputStats are one input's parse statistics.
 type InputStats struct {
-	Name string `json:"name"`
+	Name  string `json:"name"`
+	InDir bool   `json:"-"`
 	ParseStats
 }
 
@@ -171,11 +172,17 @@ const minParsedShare = 0.5
 // InputProblems returns, per input, an error for an input in which no TiCDC
 // log record was found (an empty file, a binary, another program's log: a
 // run over it checked nothing), and a warning for an input of which fewer
-// than half the non-blank lines parse.
+// than half the non-blank lines parse. A file found in a directory argument
+// with no record only gets a warning, unless no input has a record at all.
 func (r *Report) InputProblems() (errs, warnings []string) {
 	for _, in := range r.Inputs {
 		if in.Records == 0 {
-			errs = append(errs, fmt.Sprintf("no TiCDC log record found in %s", in.Name))
+			msg := fmt.Sprintf("no TiCDC log record found in %s", in.Name)
+			if in.InDir && r.Stats.Records > 0 {
+				warnings = append(warnings, "warning: "+msg+" (a file of a directory argument; skipped)")
+			} else {
+				errs = append(errs, msg)
+			}
 			continue
 		}
 		nonBlank := in.Lines - in.Blank
@@ -210,7 +217,7 @@ func Run(inputs []Input, opt Options) (*Report, error) {
 	for _, s := range srcs {
 		rep.Stats.Add(s.stats)
 		unknown.merge(&s.unknown)
-		rep.Inputs = append(rep.Inputs, InputStats{Name: s.name, ParseStats: s.stats})
+		rep.Inputs = append(rep.Inputs, InputStats{Name: s.name, InDir: s.in.InDir, ParseStats: s.stats})
 	}
 	rep.Coverage.Recognised = rep.Stats.Recognised
 	rep.Coverage.Context += rep.Stats.Context

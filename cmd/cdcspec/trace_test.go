@@ -215,3 +215,23 @@ func TestTraceNotALog(t *testing.T) {
 	_, _, errOut = runTraceCmd(t, "", fixtures+"seed000_5709.log")
 	assert.NotContains(t, errOut, "warning")
 }
+
+// TestTraceDirWithOtherFiles: a log directory also holding an empty or
+// non-log file (a process's stderr) is checked, with a warning naming it; a
+// directory with no log record at all exits 2.
+func TestTraceDirWithOtherFiles(t *testing.T) {
+	dir := t.TempDir()
+	seed, err := os.ReadFile(fixtures + "seed000_5709.log")
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "capture-1.log"), seed, 0o644))
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "capture-1.log.stderr"), nil, 0o644))
+	code, out, errOut := runTraceCmd(t, "", dir)
+	assert.Equal(t, exitOK, code, errOut)
+	assert.Contains(t, out, "error-never-dropped  SUSPECT")
+	assert.Contains(t, errOut, "warning: no TiCDC log record found in "+filepath.Join(dir, "capture-1.log.stderr"))
+	empty := t.TempDir()
+	require.NoError(t, os.WriteFile(filepath.Join(empty, "cdc.log"), nil, 0o644))
+	code, _, errOut = runTraceCmd(t, "", empty)
+	assert.Equal(t, exitUsage, code)
+	assert.Contains(t, errOut, "no TiCDC log record found in "+filepath.Join(empty, "cdc.log"))
+}
