@@ -3,7 +3,7 @@ GO ?= go
 PKGS := ./...
 BIN := bin/cdcspec
 
-.PHONY: build run test lint race test-long bench bench-model bench-mem bench-sim bench-trace bench-run bench-proptest fuzz bugs
+.PHONY: build run test lint race test-long bench bench-model bench-mem bench-sim bench-trace bench-run bench-proptest fuzz bugs report-test
 
 build:
 	$(GO) build -o $(BIN) ./cmd/cdcspec
@@ -74,3 +74,9 @@ fuzz:
 # and how short the counterexample is.
 bugs: build
 	scripts/bugs.sh
+
+# HTML reports rendered and screenshotted in headless chromium (installed
+# with apt-get if missing; skipped with the reason if it cannot be).
+# Screenshots: artifacts/report/*.png.
+report-test:
+	scripts/report-test.sh

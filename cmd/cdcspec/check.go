@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"encoding/json"
 	"flag"
 	"fmt"
@@ -13,6 +14,7 @@ import (
 	"golang.org/x/term"
 
 	"cdcspec/model"
+	"cdcspec/report"
 	"cdcspec/search"
 	"cdcspec/spec"
 )
@@ -353,6 +355,13 @@ func writeArtifacts(dir string, res *model.Result, args []string) (string, error
 		return "", err
 	}
 	files["counterexample.json"] = j
+	if cex, err := report.ParseCounterexample(j); err == nil {
+		var page bytes.Buffer
+		if err := report.CounterexampleHTML(&page, cex, "cdcspec check "+strings.Join(args, " ")); err != nil {
+			return "", err
+		}
+		files["counterexample.html"] = page.Bytes()
+	}
 	acts, err := json.MarshalIndent(res.Violation.Actions(), "", "  ")
 	if err != nil {
 		return "", err
