@@ -19,7 +19,7 @@ import (
 type Swarm struct {
 	Seed      uint64        // worker i draws from Seed+i
 	Time      time.Duration // the budget (required)
-	WalkDepth int           // steps per random walk at most; 0 = 200
+	WalkDepth int           // steps per random walk at most; 0 = 100
 	BFSDepth  int           // depth of a bounded search; 0 = 6
 	BFSStates int           // states of one bounded search at most; 0 = 20000
 }
@@ -35,7 +35,7 @@ func (w Swarm) Validate() error {
 	return nil
 }
 
-func (w Swarm) walkDepth() int { return orDefault(w.WalkDepth, 200) }
+func (w Swarm) walkDepth() int { return orDefault(w.WalkDepth, 100) }
 func (w Swarm) bfsDepth() int  { return orDefault(w.BFSDepth, 6) }
 func (w Swarm) bfsStates() int { return orDefault(w.BFSStates, 20000) }
 
@@ -174,6 +174,7 @@ type swarmWorker[S, A any] struct {
 	canon                   []byte
 	walks, searches, judged int64
 	actions                 map[string]int64
+	weights                 map[string]float64 // this walk's bias per action name
 	depths                  []int64
 	fair                    [5]int64
 }
@@ -264,16 +265,54 @@ func (w *swarmWorker[S, A]) judge(start S, path func() []A, s *S) bool {
 	return true
 }
 
+// swarmWeights are the biases a walk draws for each action name: the
+// swarm's diversity (each walk favours some kinds of step and neglects
+// others, as swarm verification varies its searches' configurations).
+var swarmWeights = []float64{0.05, 0.3, 1, 1, 3, 10}
+
+// pick chooses one of w.acts, by this walk's weights.
+func (w *swarmWorker[S, A]) pick() A {
+	if w.weights == nil {
+		return w.acts[w.rng.IntN(len(w.acts))]
+	}
+	total := 0.0
+	ws := make([]float64, len(w.acts))
+	for i, a := range w.acts {
+		n := w.name(a)
+		x, ok := w.weights[n]
+		if !ok {
+			x = swarmWeights[w.rng.IntN(len(swarmWeights))]
+			w.weights[n] = x
+		}
+		ws[i] = x
+		total += x
+	}
+	f := w.rng.Float64() * total
+	for i, x := range ws {
+		if f < x {
+			return w.acts[i]
+		}
+		f -= x
+	}
+	return w.acts[len(w.acts)-1]
+}
+
 // walk is one random walk from an initial state, judged on every step and,
-// at its end, by fair settling.
+// at its end, by fair settling. Half the walks are uniform; the others
+// draw a bias per action kind. Their lengths vary up to WalkDepth.
 func (w *swarmWorker[S, A]) walk() {
 	w.walks++
+	w.weights = nil
+	if w.rng.IntN(2) == 0 {
+		w.weights = map[string]float64{}
+	}
 	start := w.r.inits[w.rng.IntN(len(w.r.inits))]
 	s := start
 	w.seen(&s, 0)
 	var path []A
 	cp := func() []A { return append([]A(nil), path...) }
-	for d := 0; d < w.sw.walkDepth() && !w.sh.over(); d++ {
+	depth := 1 + w.rng.IntN(w.sw.walkDepth())
+	for d := 0; d < depth && !w.sh.over(); d++ {
 		if w.r.sys.Cut(&s) {
 			break
 		}
@@ -281,7 +320,7 @@ func (w *swarmWorker[S, A]) walk() {
 		if len(w.acts) == 0 {
 			break
 		}
-		a := w.acts[w.rng.IntN(len(w.acts))]
+		a := w.pick()
 		var nx S
 		if !w.try(start, cp, &s, a, &nx) {
 			return
@@ -297,6 +336,7 @@ func (w *swarmWorker[S, A]) walk() {
 // prefix; every state it reaches is judged, liveness included.
 func (w *swarmWorker[S, A]) search() {
 	w.searches++
+	w.weights = map[string]float64{}
 	start := w.r.inits[w.rng.IntN(len(w.r.inits))]
 	s := start
 	var prefix []A
@@ -309,7 +349,7 @@ func (w *swarmWorker[S, A]) search() {
 		if len(w.acts) == 0 {
 			break
 		}
-		a := w.acts[w.rng.IntN(len(w.acts))]
+		a := w.pick()
 		var nx S
 		if !w.try(start, cp, &s, a, &nx) {
 			return

@@ -365,10 +365,12 @@ func propStatuses(res *model.Result) []propJSON {
 func printCoverage(w io.Writer, c *search.Coverage) {
 	fmt.Fprintf(w, "coverage: %d random walks, %d bounded searches\n", c.Walks, c.Searches)
 	fmt.Fprintf(w, "  new states by depth:")
-	for d, n := range c.Depths {
-		if n > 0 {
-			fmt.Fprintf(w, " %d:%d", d, n)
+	for lo := 0; lo < len(c.Depths); lo += 10 {
+		var n int64
+		for d := lo; d < lo+10 && d < len(c.Depths); d++ {
+			n += c.Depths[d]
 		}
+		fmt.Fprintf(w, " %d-%d:%d", lo, lo+9, n)
 	}
 	fmt.Fprintln(w)
 	fmt.Fprintf(w, "  transitions by action:")
