@@ -208,15 +208,20 @@ type block[S any] struct {
 	trOff   int64 // offset of the spilled trail; -1 = in memory
 }
 
-const blockSize = 2048
+// blockCap is the states of a block: 2048, or fewer for big states, so
+// that a block's states stay within about 2 MB.
+func blockCap[S any]() int {
+	return max(16, min(2048, int((2<<20)/max(1, stateSize[S]()))))
+}
 
 func (r *run[S, A]) newBlock() *block[S] {
-	r.mem.take(int64(blockSize) * (stateSize[S]() + 16))
+	n := blockCap[S]()
+	r.mem.take(int64(n) * (stateSize[S]() + 16))
 	r.note()
 	return &block[S]{
-		states:  make([]S, 0, blockSize),
-		fps:     make([]uint64, 0, blockSize),
-		parents: make([]int64, 0, blockSize),
+		states:  make([]S, 0, n),
+		fps:     make([]uint64, 0, n),
+		parents: make([]int64, 0, n),
 		stOff:   -1,
 		trOff:   -1,
 	}
@@ -330,7 +335,7 @@ func (r *run[S, A]) exploreLevel(frontier []*block[S], expand bool) levelResult[
 				states := fb.states
 				if fb.stOff >= 0 {
 					if w.scratch == nil {
-						w.scratch = make([]S, blockSize)
+						w.scratch = make([]S, blockCap[S]())
 					}
 					var err error
 					if states, err = readStates(fb.stFile, w.scratch[:fb.n], fb.stOff); err != nil {
@@ -410,7 +415,7 @@ func (w *worker[S, A]) expand(st *S, gi int64) {
 	r := w.r
 	w.acts = r.sys.Actions(st, w.acts[:0])
 	for ai := range w.acts {
-		if w.cur == nil || len(w.cur.states) == blockSize {
+		if w.cur == nil || len(w.cur.states) == cap(w.cur.states) {
 			w.finishBlock()
 			w.cur = r.newBlock()
 			w.blocks = append(w.blocks, w.cur)

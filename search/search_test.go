@@ -2,6 +2,7 @@ package search
 
 import (
 	"math/rand/v2"
+	"os"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -267,4 +268,51 @@ func TestFPSet(t *testing.T) {
 func TestCollisionProbability(t *testing.T) {
 	assert.InDelta(t, 2.9e-8, CollisionProbability(1042254), 0.1e-8)
 	assert.Equal(t, 1.0, CollisionProbability(1<<40))
+}
+
+// TestMemoryBudgetSpills: under a memory budget the frontier and the
+// trail spill to disk (here every block, as if the budget were full), and
+// the search counts the same states and finds the same shortest
+// counterexample as without; the spill files are removed.
+func TestMemoryBudgetSpills(t *testing.T) {
+	defer func(f float64) { spillFraction = f }(spillFraction)
+	spillFraction = 0
+	g := grid{Max: 200}
+	free := check[gridState, gridAct](t, g, Bounds{Workers: 2})
+	dir := t.TempDir()
+	spilt := check[gridState, gridAct](t, g, Bounds{Workers: 2, Memory: MinMemory, SpillDir: dir})
+	assert.Equal(t, OK, spilt.Outcome, spilt.Reason)
+	assert.Equal(t, [3]int64{free.Distinct, free.Transitions, int64(free.Depth)}, [3]int64{spilt.Distinct, spilt.Transitions, int64(spilt.Depth)})
+	assert.Greater(t, spilt.Spilled, 16*spilt.Distinct, "the states spilled besides the trail (16 bytes a state)")
+	files, err := os.ReadDir(dir)
+	require.NoError(t, err)
+	assert.Empty(t, files, "the spill files are removed")
+
+	bad := grid{Max: 200, Bad: 150}
+	r := check[gridState, gridAct](t, bad, Bounds{Workers: 2, Memory: MinMemory, SpillDir: dir})
+	require.Equal(t, Violation, r.Outcome)
+	assert.Len(t, r.Violation.Path, 150, "the trail read back from disk gives a shortest path")
+	assert.Positive(t, r.Spilled)
+}
+
+// TestSymmetric: a symmetric system is explored by representatives (the
+// unordered pairs of the grid), with the same verdicts and shortest
+// counterexamples in the original names.
+func TestSymmetric(t *testing.T) {
+	m := mirror{grid{Max: 40}}
+	r := check[gridState, gridAct](t, m, Bounds{})
+	assert.Equal(t, OK, r.Outcome)
+	assert.Equal(t, int64(41*42/2), r.Distinct, "orbits: pairs with X <= Y")
+	assert.Equal(t, 2, r.Symmetry)
+	r = check[gridState, gridAct](t, m, Bounds{NoSymmetry: true})
+	assert.Equal(t, int64(41*41), r.Distinct)
+	assert.Equal(t, 1, r.Symmetry)
+
+	bad := mirror{grid{Max: 40, Bad: 7}}
+	r = check[gridState, gridAct](t, bad, Bounds{Workers: 1})
+	require.Equal(t, Violation, r.Outcome)
+	require.Len(t, r.Violation.Path, 7)
+	states := replay[gridState, gridAct](bad, r.Violation.Start, r.Violation.Path)
+	idx, _ := bad.Safety(&states[len(states)-2], &states[len(states)-1])
+	assert.Equal(t, 0, idx, "the path replays on the concrete system")
 }

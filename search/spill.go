@@ -143,15 +143,18 @@ func (sp *spiller[S]) close() {
 	}
 }
 
+// spillFraction is the share of the memory budget past which frontier
+// blocks spill; the rest is the visited set's and the memo's room to grow.
+var spillFraction = 0.6
+
 // spillStates writes b's states to the level's file when the frontier
-// presses on the budget: past 3/5 of it, the rest being the visited set's
-// and the memo's room to grow.
+// presses on the budget (spillFraction).
 func (r *run[S, A]) spillStates(b *block[S]) {
 	sp := r.spill
 	if sp == nil || !sp.ok || b.stOff >= 0 || len(b.states) == 0 {
 		return
 	}
-	if r.mem.used.Load() < r.mem.limit/5*3 {
+	if float64(r.mem.used.Load()) < spillFraction*float64(r.mem.limit) {
 		return
 	}
 	l, err := sp.levelWriter()
