@@ -450,8 +450,8 @@ func parseBytes(v string) (int64, error) {
 		return 0, fmt.Errorf("want a positive size such as 2GB or 512MB, got %q", v)
 	}
 	n := int64(f * float64(mult))
-	if n < search.MinMemory {
-		return 0, fmt.Errorf("%q is below the minimum of %d MB", v, search.MinMemory>>20)
+	if min := int64(search.MinMemory) / 3 * 5; n < min {
+		return 0, fmt.Errorf("%q is below the minimum of %d MB (3/5 of the budget is the search's, at least %d MB)", v, min>>20, search.MinMemory>>20)
 	}
 	return n, nil
 }
