@@ -414,6 +414,7 @@ func (w *worker[S, A]) checkLiveness(st *S, fp uint64, gi int64) {
 func (w *worker[S, A]) expand(st *S, gi int64) {
 	r := w.r
 	w.acts = r.sys.Actions(st, w.acts[:0])
+	var added int64
 	for ai := range w.acts {
 		if w.cur == nil || len(w.cur.states) == cap(w.cur.states) {
 			w.finishBlock()
@@ -424,7 +425,6 @@ func (w *worker[S, A]) expand(st *S, gi int64) {
 		cur.states = append(cur.states, *st)
 		nx := &cur.states[len(cur.states)-1]
 		r.sys.Step(nx, w.acts[ai])
-		r.transitions.Add(1)
 		if idx, msg := r.sys.Safety(st, nx); idx >= 0 {
 			found(&w.best, &finding[A]{prop: r.sys.SafetyProperties()[idx], msg: msg, parent: gi, action: w.acts[ai], order: gi<<8 | int64(ai)})
 			cur.states = cur.states[:len(cur.states)-1]
@@ -448,10 +448,15 @@ func (w *worker[S, A]) expand(st *S, gi int64) {
 			r.stopWith(fmt.Sprintf("stopped at the state bound (%d states)", m))
 			continue
 		} else if m == 0 {
-			r.distinct.Add(1)
+			added++
 		}
 		cur.fps = append(cur.fps, fp)
 		cur.parents = append(cur.parents, gi)
+	}
+	// One update of the shared counters per state, not per transition.
+	r.transitions.Add(int64(len(w.acts)))
+	if added > 0 {
+		r.distinct.Add(added)
 	}
 	r.note()
 }
