@@ -246,8 +246,7 @@ func TestSymmetryKeepsBugVerdicts(t *testing.T) {
 			continue
 		}
 		cfgName := BugConfig(b.Name)
-		quick := b.ID == spec.BugAddAcceptsUnbootstrappedMaintainer || b.ID == spec.BugStuckAfterUpstreamFailure ||
-			b.ID == spec.BugTriggerPassesAddTableDDL
+		quick := b.ID == spec.BugAddAcceptsUnbootstrappedMaintainer || b.ID == spec.BugStuckAfterUpstreamFailure
 		if !*long && !quick {
 			continue // -long: every bug (minutes each on three nodes)
 		}
