@@ -165,8 +165,9 @@ func (r *run[S, A]) haltReason() string {
 }
 
 func (r *run[S, A]) memoryFull() {
-	r.stopWith(fmt.Sprintf("stopped at the memory budget (%d MB, --memory) after %d states at depth %d: the visited set needs more; "+
-		"raise --memory, or use --time for a budgeted swarm", r.b.Memory>>20, r.distinct.Load(), r.level))
+	r.stopWith(fmt.Sprintf("stopped at the memory budget after %d states at depth %d: the visited set and the verdict memo "+
+		"cannot grow within the search's %d MB; raise --memory to go further, or run a budgeted swarm with --time",
+		r.distinct.Load(), r.level, r.b.Memory>>20))
 }
 
 // note updates the peak of the accounted memory.
