@@ -217,7 +217,7 @@ func blockCap[S any]() int {
 
 func (r *run[S, A]) newBlock() *block[S] {
 	n := blockCap[S]()
-	r.mem.take(int64(n) * (stateSize[S]() + 16))
+	r.mem.add(int64(n) * (stateSize[S]() + 16))
 	r.note()
 	return &block[S]{
 		states:  make([]S, 0, n),

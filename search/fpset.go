@@ -75,6 +75,14 @@ func (m *memBudget) take(n int64) bool {
 	return true
 }
 
+// add counts n bytes whether or not they fit (the frontier must be held:
+// past the budget it spills).
+func (m *memBudget) add(n int64) {
+	if m != nil {
+		m.used.Add(n)
+	}
+}
+
 func (m *memBudget) give(n int64) {
 	if m != nil {
 		m.used.Add(-n)

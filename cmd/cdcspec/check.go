@@ -213,12 +213,13 @@ func runCheck(args []string, stdout, stderr io.Writer) int {
 			fmt.Fprintf(stderr, "cdcspec check: --memory: %v\n", err)
 			return exitUsage
 		}
-		// The search's own accounting (tables, frontier, trail) gets 3/5
+		// The search's own accounting (tables, frontier, trail) gets half
 		// of the budget; the rest is the Go runtime's (garbage not yet
-		// collected, stacks, the workers' scratch). The runtime's soft
-		// limit makes the collector work harder near the budget.
-		bounds.Memory = memBytes / 5 * 3
-		debug.SetMemoryLimit(memBytes / 10 * 9)
+		// collected, fragmentation, stacks, the workers' scratch). The
+		// runtime's soft limit makes the collector work harder near the
+		// budget.
+		bounds.Memory = memBytes / 2
+		debug.SetMemoryLimit(memBytes / 20 * 17)
 		defer debug.SetMemoryLimit(-1)
 	}
 	if set["time"] && *budget <= 0 {
@@ -450,8 +451,8 @@ func parseBytes(v string) (int64, error) {
 		return 0, fmt.Errorf("want a positive size such as 2GB or 512MB, got %q", v)
 	}
 	n := int64(f * float64(mult))
-	if min := int64(search.MinMemory) / 3 * 5; n < min {
-		return 0, fmt.Errorf("%q is below the minimum of %d MB (3/5 of the budget is the search's, at least %d MB)", v, min>>20, search.MinMemory>>20)
+	if min := int64(search.MinMemory) * 2; n < min {
+		return 0, fmt.Errorf("%q is below the minimum of %d MB (half the budget is the search's, at least %d MB)", v, min>>20, search.MinMemory>>20)
 	}
 	return n, nil
 }
