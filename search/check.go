@@ -68,6 +68,9 @@ func Check[S, A any](sys System[S, A], b Bounds, progress func(Progress)) (Resul
 	}
 	if best != nil {
 		res.Violation = r.rebuildPath(best)
+		// The states of the levels before the violating one's successors,
+		// as the counts have always been reported.
+		res.Distinct = r.nextBase
 	}
 	if h := r.haltReason(); h != "" && r.cut == "" {
 		r.cut = h // halted in the last level
