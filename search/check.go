@@ -35,11 +35,17 @@ func Check[S, A any](sys System[S, A], b Bounds, progress func(Progress)) (Resul
 	defer r.close()
 	stop := r.reportProgress(progress)
 	defer stop()
+	defer r.watchStop()()
 
 	frontier := r.initialLevel()
 	var best, fallback *finding[A]
 	for len(frontier) > 0 {
 		r.depth.Store(int64(r.level))
+		select {
+		case <-b.Stop: // also checked here, so a closed Stop stops at once
+			r.stopWith(fmt.Sprintf("interrupted after %d states at depth %d", r.distinct.Load(), r.level))
+		default:
+		}
 		lv := r.exploreLevel(frontier, b.MaxDepth == 0 || r.level < b.MaxDepth)
 		best, fallback = rankViolations(lv.workers, best, fallback)
 		if lv.cut && r.cut == "" {
@@ -142,6 +148,23 @@ func newRun[S, A any](sys System[S, A], b Bounds) *run[S, A] {
 		r.memo = newFPTable(memoBits, r.mem)
 	}
 	return r
+}
+
+// watchStop halts the search when b.Stop closes, until the returned
+// function is called.
+func (r *run[S, A]) watchStop() (done func()) {
+	if r.b.Stop == nil {
+		return func() {}
+	}
+	quit := make(chan struct{})
+	go func() {
+		select {
+		case <-r.b.Stop:
+			r.stopWith(fmt.Sprintf("interrupted after %d states at depth %d", r.distinct.Load(), r.depth.Load()))
+		case <-quit:
+		}
+	}()
+	return func() { close(quit) }
 }
 
 func (r *run[S, A]) close() {

@@ -73,6 +73,10 @@ type Bounds struct {
 	// SpillDir is the directory of the spill file ("" = the system's
 	// temporary directory).
 	SpillDir string
+	// Stop, when it is closed, stops the search at once (an interrupt):
+	// the result is BoundReached with what was explored, and the spill
+	// files are removed. nil = never.
+	Stop <-chan struct{}
 }
 
 // MinMemory is the smallest memory budget a search accepts: the empty

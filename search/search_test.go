@@ -107,6 +107,14 @@ func TestBoundsReached(t *testing.T) {
 	assert.Equal(t, BoundReached, r.Outcome)
 	assert.Nil(t, r.Violation)
 
+	// A closed Stop interrupts the search: bound-reached, never ok.
+	stop := make(chan struct{})
+	close(stop)
+	r = check[gridState, gridAct](t, grid{Max: 200}, Bounds{Stop: stop})
+	assert.Equal(t, BoundReached, r.Outcome)
+	assert.Contains(t, r.Reason, "interrupted")
+	assert.Less(t, r.Distinct, int64(201*201))
+
 	_, err := Check[gridState, gridAct](g, Bounds{MaxDepth: -1}, nil)
 	assert.Error(t, err)
 }

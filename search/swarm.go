@@ -75,8 +75,9 @@ func SwarmCheck[S, A any](sys System[S, A], b Bounds, sw Swarm, progress func(Pr
 	if err := sw.Validate(); err != nil {
 		return Result[S, A]{}, Coverage{}, err
 	}
-	r := newRun(sys, Bounds{Workers: b.Workers, SafetyOnly: b.SafetyOnly, MaxFairSteps: b.MaxFairSteps, NoSymmetry: b.NoSymmetry, Memory: b.Memory})
+	r := newRun(sys, Bounds{Workers: b.Workers, SafetyOnly: b.SafetyOnly, MaxFairSteps: b.MaxFairSteps, NoSymmetry: b.NoSymmetry, Memory: b.Memory, Stop: b.Stop})
 	defer r.close()
+	defer r.watchStop()()
 	r.inits = sys.Initial()
 	deadline := r.start.Add(sw.Time)
 	sh := &swarmShared[S, A]{deadline: deadline}

@@ -1,15 +1,18 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"flag"
 	"fmt"
 	"io"
 	"os"
+	"os/signal"
 	"path/filepath"
 	"runtime/debug"
 	"strconv"
 	"strings"
+	"syscall"
 	"time"
 
 	"golang.org/x/term"
@@ -240,6 +243,11 @@ func runCheck(args []string, stdout, stderr io.Writer) int {
 		return exitUsage
 	}
 
+	// An interrupt (Ctrl-C, SIGTERM) stops the search: it reports how far
+	// it got, exits 3 and removes its spill files.
+	ctx, cancel := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer cancel()
+	bounds.Stop = ctx.Done()
 	var res model.Result
 	var err error
 	mode := "exhaustive"
