@@ -1,11 +1,16 @@
 // Package search explores a transition system exhaustively: breadth-first
-// over fingerprints of canonical state encodings, with parallel workers,
-// safety judged on every transition, liveness judged by fair settling from
-// every reachable state, and the shortest counterexample rebuilt as a path
-// of actions. It knows nothing of the system it explores beyond System (and
-// Fair, for liveness); the TiCDC control-plane model (cdcspec/model) is one
-// such system. This package, not the model, owns the goroutines and the
-// clock of a check (spec/purity_test.go).
+// over fingerprints of canonical state encodings (a table of 8-byte slots,
+// fpset.go), with parallel workers, safety judged on every transition,
+// liveness judged by fair settling from every reachable state (memoised
+// by round-start state), one representative per orbit when the system is
+// Symmetric, a memory budget past which the frontier spills to disk
+// (spill.go), and the shortest counterexample rebuilt as a path of
+// actions. Simulate runs random walks and SwarmCheck a budgeted swarm
+// (swarm.go). It knows nothing of the system it explores beyond System
+// (and Fair, for liveness; Symmetric and Named, optionally); the TiCDC
+// control-plane model (cdcspec/model) is one such system. This package,
+// not the model, owns the goroutines and the clock of a check
+// (spec/purity_test.go).
 package search
 
 import (
