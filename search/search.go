@@ -130,7 +130,7 @@ func (b Bounds) String() string {
 		parts = append(parts, "symmetry=off")
 	}
 	if b.Memory > 0 {
-		parts = append(parts, fmt.Sprintf("memory<=%dMB", b.Memory>>20))
+		parts = append(parts, fmt.Sprintf("search-memory<=%dMB", b.Memory>>20))
 	}
 	return strings.Join(parts, " ")
 }
