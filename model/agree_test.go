@@ -62,7 +62,7 @@ func namedStep(names *idNames, cfg *Config, s *State, a Action) []spec.Event {
 // system repeats itself), the heal-time target, the number of leading heal
 // actions, and whether it quiesced within its bound.
 func fairSchedule(cfg *Config, s State) (acts []Action, target uint8, healSteps int, quiesced bool) {
-	fr := search.Settle[State, Action](system{cfg}, s, search.Bounds{})
+	fr := search.Settle[State, Action](newSystem(cfg), s, search.Bounds{})
 	return fr.Schedule, fr.Healed.UpTs, fr.Healing, fr.Verdict != search.Unsettled
 }
 

@@ -142,7 +142,7 @@ func (sc *scenario) run(td *datadriven.TestData) (string, error) {
 		}
 		return b.String(), nil
 	case "fair":
-		fr := search.Settle[State, Action](system{&sc.cfg}, sc.s, search.Bounds{})
+		fr := search.Settle[State, Action](newSystem(&sc.cfg), sc.s, search.Bounds{})
 		switch fr.Verdict {
 		case search.Holds:
 			return fmt.Sprintf("liveness holds: quiesced after %d steps; checkpoint %d >= %d, every table has one working dispatcher\n", fr.Steps, fr.Final.Coord.Ckpt, fr.Healed.UpTs), nil
