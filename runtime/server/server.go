@@ -599,6 +599,12 @@ func (b *backend) Create(ctx context.Context, req adminapi.CreateRequest) (admin
 	var info adminapi.ChangefeedInfo
 	err := b.owned(ctx, func(now int64, c *coordinator.Coordinator, out *core.Effects) error {
 		start := req.StartTs
+		// TiCDC's create (api/v2 createChangefeed at b813e76f9): start-ts 0
+		// is the current TSO, one above it is refused. Here the current
+		// TSO is the wall clock (the upstream's PD).
+		if current := uint64(now); start > current {
+			return fmt.Errorf("%w: invalid start-ts %d, larger than current tso %d", adminapi.ErrInvalidParam, TSO(start), TSO(current))
+		}
 		if start == 0 {
 			start = b.s.up.GlobalResolvedTs()
 		}
@@ -649,6 +655,11 @@ func (b *backend) Pause(ctx context.Context, id string) error {
 
 func (b *backend) Resume(ctx context.Context, id string, overwrite uint64) error {
 	return b.owned(ctx, func(now int64, c *coordinator.Coordinator, out *core.Effects) error {
+		// As TiCDC's resume (verifyResumeChangefeedConfig): an overwrite
+		// checkpoint above the current TSO is refused.
+		if current := uint64(now); overwrite > current {
+			return fmt.Errorf("%w: invalid checkpoint-ts %d, larger than current tso %d", adminapi.ErrInvalidParam, TSO(overwrite), TSO(current))
+		}
 		return c.ResumeChangefeed(now, cfID(id), overwrite, out)
 	})
 }
