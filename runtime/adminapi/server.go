@@ -80,6 +80,8 @@ func writeErr(w http.ResponseWriter, err error) {
 		code, c = 400, "CDC:ErrAPIInvalidParam"
 	case errors.Is(err, ErrNotReady), errors.Is(err, ErrNotOwner):
 		code, c = 503, "CDC:ErrCoordinatorNotReady"
+	case errors.Is(err, ErrNodeNotFound):
+		code, c = 400, "CDC:ErrNodeIsNotFound"
 	case errors.Is(err, ErrNoMaintainer):
 		code, c = 503, "CDC:ErrMaintainerNotFound"
 	}

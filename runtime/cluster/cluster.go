@@ -148,6 +148,8 @@ type Cluster struct {
 	cancel    context.CancelFunc
 	wg        sync.WaitGroup
 
+	closeOnce sync.Once
+
 	mu       sync.Mutex
 	stopping bool
 	members  map[string]server.CaptureValue
@@ -207,6 +209,7 @@ func Start(ctx context.Context, cfg Config) (*Cluster, error) {
 		c.brokers = c.kf.Addrs()
 	}
 	c.progress("etcd %s, kafka %s, logs in %s", strings.Join(c.endpoints, ","), strings.Join(c.brokers, ","), cfg.LogDir)
+	c.progress("admin API of each capture as it registers below: cdcspec cli changefeed get %s --server http://ADDR", cfg.Changefeed)
 	c.Etcd, err = etcdmeta.Dial(ctx, etcdmeta.ClientConfig{Endpoints: c.endpoints})
 	if err != nil {
 		return nil, fmt.Errorf("cluster: %w", err)
@@ -269,6 +272,9 @@ func (c *Cluster) perm(n int) []int {
 	defer c.rngMu.Unlock()
 	return c.rng.Perm(n)
 }
+
+// Endpoints returns the etcd endpoints.
+func (c *Cluster) Endpoints() []string { return c.endpoints }
 
 // Brokers returns the Kafka brokers.
 func (c *Cluster) Brokers() []string { return c.brokers }
@@ -413,6 +419,7 @@ func (c *Cluster) setMembers(kvs []etcdmeta.KV) {
 	sort.Strings(joined)
 	for _, id := range joined {
 		c.lg.Event(nil, spec.Event{Kind: spec.NodeJoined, Node: id})
+		c.progress("capture %s (pid %d) registered: admin API http://%s, transport %s", id, now[id].PID, now[id].APIAddr, now[id].AdvertiseAddr)
 	}
 	c.members = now
 }
@@ -990,8 +997,13 @@ func (c *Cluster) StopCaptures() {
 	}
 }
 
-// Close stops every capture, the broker and etcd.
+// Close stops every capture, the broker and etcd; calls after the first
+// do nothing.
 func (c *Cluster) Close() {
+	c.closeOnce.Do(c.close)
+}
+
+func (c *Cluster) close() {
 	c.StopCaptures()
 	c.cancel()
 	c.wg.Wait()

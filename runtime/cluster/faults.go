@@ -51,7 +51,7 @@ var faultInjectors = map[spec.Fault]injector{
 		return c.FailoverInflight(ctx)
 	},
 	spec.FaultKillMaintainerStaleCreate: func(c *Cluster, ctx context.Context, st Step) (string, error) {
-		return c.StaleCreate(ctx, st.dur(20*time.Second))
+		return c.StaleCreate(ctx, st.window())
 	},
 	spec.FaultExpireSession: func(c *Cluster, _ context.Context, st Step) (string, error) {
 		return c.ExpireSession("", st.AvoidOwner)
@@ -69,18 +69,18 @@ var faultInjectors = map[spec.Fault]injector{
 	// delay-messages holds the next BlockStatusRequests for Dur (3 s).
 	spec.FaultDuplicateMessages: func(c *Cluster, ctx context.Context, st Step) (string, error) {
 		return c.maintainerRule(ctx, adminapi.DelayRule{Type: st.msgType("RemoveMaintainerRequest"), Action: "dup",
-			DelayMs: st.dur(10 * time.Second).Milliseconds(), Count: 1})
+			DelayMs: st.window().Milliseconds(), Count: 1})
 	},
 	spec.FaultDelayMessages: func(c *Cluster, ctx context.Context, st Step) (string, error) {
 		return c.maintainerRule(ctx, adminapi.DelayRule{Type: st.msgType("BlockStatusRequest"), Action: "delay",
-			DelayMs: st.dur(3 * time.Second).Milliseconds(), Count: 1000})
+			DelayMs: st.window().Milliseconds(), Count: 1000})
 	},
 	spec.FaultSinkError: func(c *Cluster, _ context.Context, st Step) (string, error) {
-		d := st.dur(5 * time.Second)
+		d := st.window()
 		return d.String(), c.KafkaTimeout(d)
 	},
 	spec.FaultStallUpstream: func(c *Cluster, _ context.Context, st Step) (string, error) {
-		d := st.dur(3 * time.Second)
+		d := st.window()
 		if err := c.Stall(true); err != nil {
 			return "", err
 		}
@@ -126,7 +126,7 @@ var actionInjectors = map[spec.Action]injector{
 	},
 	// pause-changefeed pauses the changefeed and resumes it after Dur (3 s).
 	spec.ActionPauseChangefeed: func(c *Cluster, ctx context.Context, st Step) (string, error) {
-		d := st.dur(3 * time.Second)
+		d := st.window()
 		if err := c.API().Pause(ctx, c.cfg.Changefeed); err != nil {
 			return "", err
 		}
@@ -186,11 +186,24 @@ func (st Step) check() error {
 	return fmt.Errorf("unknown fault %q (known: %s)", st.Name(), strings.Join(Names(), ", "))
 }
 
-func (st Step) dur(d time.Duration) time.Duration {
+// defaultWindows are the default durations of the timed steps (Step.Dur
+// overrides them).
+var defaultWindows = map[string]time.Duration{
+	string(spec.FaultSinkError):                 5 * time.Second,
+	string(spec.FaultStallUpstream):             3 * time.Second,
+	string(spec.FaultDelayMessages):             3 * time.Second,
+	string(spec.FaultDuplicateMessages):         10 * time.Second,
+	string(spec.FaultKillMaintainerStaleCreate): 20 * time.Second,
+	string(spec.ActionPauseChangefeed):          3 * time.Second,
+}
+
+// window is how long the step's fault lasts: Dur, or its default (0 for
+// an instant step such as kill-capture or move-table).
+func (st Step) window() time.Duration {
 	if st.Dur > 0 {
 		return st.Dur
 	}
-	return d
+	return defaultWindows[st.Name()]
 }
 
 func (st Step) msgType(def string) string {

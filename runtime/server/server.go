@@ -224,7 +224,8 @@ func Run(ctx context.Context, cfg Config) error {
 	s.lg.Info("capture.go", 1, "capture registered", zap.String("captureID", string(s.id)),
 		zap.String("address", s.tr.Addr()), zap.String("apiAddress", s.api.Addr().String()), zap.Int64("lease", s.sess.Lease()))
 	if cfg.Stdout != nil {
-		fmt.Fprintf(cfg.Stdout, "cdcspec server ready id=%s addr=%s api=%s\n", s.id, s.tr.Addr(), s.api.Addr())
+		fmt.Fprintf(cfg.Stdout, "cdcspec server ready id=%s addr=%s api=http://%s etcd=%s kafka=%s\n", s.id, s.tr.Addr(), s.api.Addr(),
+			strings.Join(cfg.Etcd, ","), strings.Join(cfg.Kafka, ","))
 	}
 	s.elec = s.etcd.NewElection(s.sess)
 	go s.watchCaptures(ctx)
@@ -696,6 +697,18 @@ func (b *backend) maintained(ctx context.Context, id string, f func(out *core.Ef
 }
 
 func (b *backend) MoveTable(ctx context.Context, id string, table int64, target string) (int, error) {
+	b.s.mu.Lock()
+	_, known := b.s.peers[core.NodeID(target)]
+	var ids []string
+	for p := range b.s.peers {
+		ids = append(ids, string(p))
+	}
+	b.s.mu.Unlock()
+	if !known {
+		// TiCDC's move table refuses a target that is not a live capture.
+		sort.Strings(ids)
+		return 0, fmt.Errorf("%w: target node %q is not a live capture (captures: %s)", adminapi.ErrNodeNotFound, target, strings.Join(ids, ", "))
+	}
 	return b.maintained(ctx, id, func(out *core.Effects) int {
 		return b.s.cap.Maintainers.Get(cfID(id)).MoveTable(table, core.NodeID(target), out)
 	})
