@@ -11,6 +11,7 @@ import (
 	"os"
 	"os/signal"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -53,7 +54,7 @@ func runRun(args []string, stdout, stderr io.Writer) int {
 	fl.Var(&kafka, "kafka", "external Kafka brokers (default: embedded kfake; the kafka fault needs kfake)")
 	fl.Var(&bugs, "bug", "switch a catalogued bug on in every capture (repeatable)")
 	fl.Var(&faults, "faults", "comma list of faults and domain actions, spread over --duration: "+strings.Join(cluster.Names(), ",")+
-		" (default "+strings.Join(cluster.DefaultFaults, ",")+"; \"none\" for none; `cdcspec faults` describes each)")
+		" (default "+strings.Join(cluster.DefaultFaults, ",")+"; \"none\" for none; \"random:N\" for N drawn with --seed; `cdcspec faults` describes each)")
 	kafkaListen := fl.String("kafka-listen", "", "embedded kfake's address, e.g. 127.0.0.1:9092 (kcat can read the topic)")
 	nodes := fl.Int("nodes", 3, fmt.Sprintf("capture processes, 1..%d", maxRunNodes))
 	tables := fl.Int("tables", 4, fmt.Sprintf("initial upstream tables, 1..%d", maxRunTables))
@@ -112,6 +113,22 @@ func runRun(args []string, stdout, stderr io.Writer) int {
 		}
 	case len(faults) == 1 && faults[0] == "none":
 		rc.Steps = []cluster.Step{}
+	case len(faults) == 1 && strings.HasPrefix(faults[0], "random:"):
+		n, err := strconv.Atoi(strings.TrimPrefix(faults[0], "random:"))
+		if err == nil {
+			err = intIn("--faults random:N", n, 1, maxRandomFaults)
+		}
+		if err != nil {
+			fmt.Fprintf(stderr, "cdcspec run: --faults %s: want random:N with N in [1, %d] (%v)\n", faults[0], maxRandomFaults, err)
+			return exitUsage
+		}
+		steps, names, err := cluster.RandomSchedule(n, *seed, *duration)
+		if err != nil {
+			fmt.Fprintf(stderr, "cdcspec run: --faults: %v\n", err)
+			return exitUsage
+		}
+		fmt.Fprintf(stderr, "cdcspec run: --faults %s with --seed %d drew: %s\n", faults[0], *seed, strings.Join(names, ","))
+		rc.Steps = steps
 	case len(faults) > 0:
 		steps, err := cluster.Schedule(faults, *duration)
 		if err != nil {
@@ -206,6 +223,8 @@ const (
 	maxRunNodes  = 16
 	maxRunTables = 64
 	maxRunRate   = 1e6
+	// maxRandomFaults bounds --faults random:N.
+	maxRandomFaults = 50
 )
 
 type runFlags struct {

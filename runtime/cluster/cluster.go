@@ -10,6 +10,7 @@
 package cluster
 
 import (
+	"bufio"
 	"context"
 	"encoding/json"
 	"errors"
@@ -202,7 +203,9 @@ func Start(ctx context.Context, cfg Config) (*Cluster, error) {
 	}
 	c.brokers = cfg.Kafka
 	if len(c.brokers) == 0 {
-		c.kf, err = kafkasink.StartKfake(kafkasink.KfakeConfig{ListenAddr: cfg.KafkaListen})
+		// The broker's segments go to files (removed by Close), so a
+		// long run's topic is in the page cache, not in this process.
+		c.kf, err = kafkasink.StartKfake(kafkasink.KfakeConfig{ListenAddr: cfg.KafkaListen, DataDir: c.kafkaDir()})
 		if err != nil {
 			return nil, fmt.Errorf("cluster: embedded kfake: %w", err)
 		}
@@ -272,6 +275,9 @@ func (c *Cluster) perm(n int) []int {
 	defer c.rngMu.Unlock()
 	return c.rng.Perm(n)
 }
+
+// kafkaDir holds the embedded broker's segments while the cluster runs.
+func (c *Cluster) kafkaDir() string { return filepath.Join(c.cfg.LogDir, "kafka-data") }
 
 // Endpoints returns the etcd endpoints.
 func (c *Cluster) Endpoints() []string { return c.endpoints }
@@ -805,6 +811,9 @@ func (c *Cluster) ExpireFrozen() ([]string, error) {
 	fr := c.frozen
 	c.frozen = nil
 	c.mu.Unlock()
+	if len(fr) == 0 {
+		return nil, errors.New("no frozen capture (freeze-capture first)")
+	}
 	var ids []string
 	var firstErr error
 	for _, f := range fr {
@@ -1012,6 +1021,7 @@ func (c *Cluster) close() {
 	}
 	if c.kf != nil {
 		c.kf.Close()
+		_ = os.RemoveAll(c.kafkaDir())
 	}
 	if c.emb != nil {
 		_ = c.emb.Close()
@@ -1019,6 +1029,28 @@ func (c *Cluster) close() {
 	if c.logf != nil {
 		_ = c.logf.Close()
 	}
+}
+
+// Panics returns, per capture slot whose process panicked or died of a Go
+// fatal error during the run, the first line of it (from the process's
+// stderr file).
+func (c *Cluster) Panics() []string {
+	var out []string
+	for _, p := range c.procs {
+		f, err := os.Open(p.log + ".stderr")
+		if err != nil {
+			continue
+		}
+		sc := bufio.NewScanner(f)
+		for sc.Scan() {
+			if l := sc.Text(); strings.HasPrefix(l, "panic: ") || strings.HasPrefix(l, "fatal error: ") {
+				out = append(out, fmt.Sprintf("capture %d: %s", p.slot, l))
+				break
+			}
+		}
+		f.Close()
+	}
+	return out
 }
 
 // LogFiles lists the TiCDC-format logs of the run (captures and cluster).

@@ -3,6 +3,7 @@ package cluster
 import (
 	"context"
 	"fmt"
+	"math/rand/v2"
 	"strings"
 	"time"
 
@@ -143,6 +144,34 @@ var actionInjectors = map[spec.Action]injector{
 		})
 		return d.String(), nil
 	},
+}
+
+// notDrawn are the injectable steps a random schedule (RandomSchedule)
+// does not draw, with the reason: they only make sense in a pair or a
+// scenario's setup.
+var notDrawn = map[string]string{
+	string(spec.FaultFreezeCapture):             "leaves a capture stopped until expire-frozen-session or the heal (scenario seed-5709)",
+	string(spec.FaultExpireFrozenSession):       "needs a frozen capture (freeze-capture) first",
+	string(spec.FaultResumeUpstream):            "ends a stall-upstream, which heals itself",
+	string(spec.FaultKillMaintainerStaleCreate): "holds a Create for 20 s (scenario seed-5083)",
+}
+
+// RandomSchedule draws n steps (faults and domain actions cdcspec run
+// injects, except notDrawn) with the seed and spreads them over d.
+func RandomSchedule(n int, seed uint64, d time.Duration) ([]Step, []string, error) {
+	var pool []string
+	for _, name := range Names() {
+		if _, skip := notDrawn[name]; !skip {
+			pool = append(pool, name)
+		}
+	}
+	r := rand.New(rand.NewPCG(seed, 0x736f616b))
+	names := make([]string, n)
+	for i := range names {
+		names[i] = pool[r.IntN(len(pool))]
+	}
+	steps, err := Schedule(names, d)
+	return steps, names, err
 }
 
 // Names lists what a schedule may name: the faults cdcspec run injects, in

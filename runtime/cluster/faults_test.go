@@ -2,6 +2,7 @@ package cluster
 
 import (
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -102,4 +103,30 @@ func TestRecoveryPath(t *testing.T) {
 	assert.False(t, recs[2].PathReached, "a sink-error with no warning after it did not reach its path")
 	assert.Contains(t, recs[2].Path, "no warning")
 	assert.Equal(t, int64(1000), recs[1].LagPeakMs, "the lag of the samples between this fault and the next")
+}
+
+// TestRandomSchedule: a seed draws the same steps every time, only steps
+// cdcspec run injects and never one of notDrawn; every notDrawn entry
+// names an injectable step.
+func TestRandomSchedule(t *testing.T) {
+	a, names, err := RandomSchedule(40, 7, 60*time.Second)
+	require.NoError(t, err)
+	b, _, err := RandomSchedule(40, 7, 60*time.Second)
+	require.NoError(t, err)
+	require.Equal(t, a, b)
+	require.Len(t, names, 40)
+	for _, n := range names {
+		_, skip := notDrawn[n]
+		require.False(t, skip, "drew %s", n)
+	}
+	known := map[string]bool{}
+	for _, n := range Names() {
+		known[n] = true
+	}
+	for n := range notDrawn {
+		require.True(t, known[n], "notDrawn names %s, which cdcspec run does not inject", n)
+	}
+	c, _, err := RandomSchedule(40, 8, 60*time.Second)
+	require.NoError(t, err)
+	require.NotEqual(t, a, c, "two seeds drew the same 40 steps")
 }

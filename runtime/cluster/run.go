@@ -224,6 +224,8 @@ type Result struct {
 	// the trace check and settling: it checked no data, or a fault asked
 	// for was never applied.
 	Failures []string `json:"failures"`
+	// Panics: captures whose process panicked (first line each).
+	Panics []string `json:"panics"`
 	// Interrupted: the run was stopped (SIGINT/SIGTERM) before it ended;
 	// the report covers what was checked until then.
 	Interrupted string `json:"interrupted,omitempty"`
@@ -242,6 +244,9 @@ func (r *Result) judge() {
 	r.Failures = []string{}
 	if r.Interrupted == "" && r.Produced == 0 {
 		r.Failures = append(r.Failures, "no row change was produced below the final checkpoint: the run checked no data")
+	}
+	for _, p := range r.Panics {
+		r.Failures = append(r.Failures, "panic: "+p)
 	}
 	for _, rc := range r.Recovery {
 		if rc.Error != "" {
@@ -362,7 +367,7 @@ func Run(ctx context.Context, rc RunConfig) (*Result, error) {
 // captures and runs the data and trace checks over what was written.
 func (c *Cluster) finish(res *Result, recs []Recovery, begin time.Time, settle func(context.Context)) (*Result, error) {
 	// The checks run even after an interrupt: a fresh context, bounded.
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Minute)
 	defer cancel()
 	if settle != nil {
 		settle(ctx)
@@ -403,7 +408,11 @@ func (c *Cluster) finish(res *Result, recs []Recovery, begin time.Time, settle f
 	// change written is then in the source below (rows up to now).
 	c.StopCaptures()
 	c.progress("final checkpoint %d; checking topic %s", s.Checkpoint, c.Topic())
-	rep, err := datacheck.Check(ctx, datacheck.Config{Brokers: c.Brokers(), Topic: c.Topic(), Timeout: 2 * time.Minute},
+	// Reading the topic takes about 10 s per million messages on a busy
+	// machine: allow 2 min plus 30 s per million rows of the run.
+	rows := c.cfg.Rate * float64(time.Since(begin)+30*time.Second) / float64(time.Second)
+	readTimeout := 2*time.Minute + time.Duration(rows/1e6*30)*time.Second
+	rep, err := datacheck.Check(ctx, datacheck.Config{Brokers: c.Brokers(), Topic: c.Topic(), Timeout: readTimeout},
 		c.Up.Source(c.StartTs, uint64(time.Now().UnixMilli())), server.TSO(s.Checkpoint))
 	if err != nil {
 		return nil, fmt.Errorf("data check: %w", err)
@@ -414,6 +423,7 @@ func (c *Cluster) finish(res *Result, recs []Recovery, begin time.Time, settle f
 		res.RowsPerSec = float64(rep.Produced) / secs
 	}
 	files := c.LogFiles()
+	res.Panics = c.Panics()
 	c.Close()
 	c.progress("checking %d logs", len(files))
 	inputs, err := traces.ExpandInputs(files, nil)

@@ -30,6 +30,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"go.uber.org/zap"
@@ -120,6 +121,8 @@ type Server struct {
 	rules   []adminapi.DelayRule // loop-owned
 	results chan core.SinkResult
 	resign  chan struct{}
+
+	malformed atomic.Uint64 // inbound frames that did not decode
 
 	// loop-owned
 	alive   []core.NodeID
@@ -250,6 +253,12 @@ func seed64() uint64 {
 func (s *Server) onFrame(from string, payload []byte) {
 	env, err := codec.Decode(payload)
 	if err != nil {
+		// A malformed frame is logged and dropped; the first and then
+		// every 1000th, so a flood cannot fill the log.
+		if n := s.malformed.Add(1); n == 1 || n%1000 == 0 {
+			s.lg.Warn("message_center.go", 1, "drop malformed message", zap.String("from", from), zap.Int("bytes", len(payload)),
+				zap.Uint64("malformedSoFar", n), zap.String("error", err.Error()))
+		}
 		return
 	}
 	select {
@@ -750,6 +759,12 @@ func (b *backend) MaintainerAPIAddr(ctx context.Context, id string) string {
 		return ""
 	}
 	return info.MaintainerOn
+}
+
+// LogBadRequest logs an admin API request refused as malformed.
+func (b *backend) LogBadRequest(method, path string, err error) {
+	b.s.lg.Warn("open_api.go", 1, "drop malformed admin API request", zap.String("method", method), zap.String("path", path),
+		zap.String("error", err.Error()))
 }
 
 func (b *backend) SetFailpoint(ctx context.Context, name string, on bool) error {
