@@ -5,6 +5,7 @@ import (
 	"net/http/httptest"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -128,4 +129,9 @@ func TestCLIPositionalID(t *testing.T) {
 	defer mu.Unlock()
 	require.Equal(t, []string{"GET /api/v2/changefeeds/cf-1", "GET /api/v2/changefeeds/cf-1", "GET /api/v2/changefeeds/cf-1",
 		"GET /api/v2/changefeeds/cf-1", "POST /api/v2/changefeeds/cf-1/move_table"}, seen)
+}
+
+func TestSignalExit(t *testing.T) {
+	require.Equal(t, 130, signalExit(syscall.SIGINT))
+	require.Equal(t, 143, signalExit(syscall.SIGTERM))
 }
