@@ -423,7 +423,7 @@ func (c *Cluster) finish(res *Result, recs []Recovery, begin time.Time, settle f
 		res.RowsPerSec = float64(rep.Produced) / secs
 	}
 	files := c.LogFiles()
-	res.Panics = c.Panics()
+	res.Panics = append([]string{}, c.Panics()...)
 	c.Close()
 	c.progress("checking %d logs", len(files))
 	inputs, err := traces.ExpandInputs(files, nil)
