@@ -3,7 +3,7 @@ GO ?= go
 PKGS := ./...
 BIN := bin/cdcspec
 
-.PHONY: build run test lint race test-long bench bench-model bench-mem bench-sim bench-trace bench-run bench-proptest fuzz bugs report-test
+.PHONY: build run test lint race test-long bench bench-model bench-mem bench-sim bench-trace bench-run bench-run-mem bench-proptest fuzz soak bugs report-test
 
 build:
 	$(GO) build -o $(BIN) ./cmd/cdcspec
@@ -39,7 +39,7 @@ test-long:
 	CDCSPEC_LONG=1 $(GO) test -count=1 -timeout 60m ./linearizability/ ./runtime/cluster/ ./runtime/tikv/
 	$(GO) test -count=1 -timeout 60m ./model -long
 
-bench: bench-model bench-mem bench-sim bench-trace bench-proptest bench-run
+bench: bench-model bench-mem bench-sim bench-trace bench-proptest bench-run bench-run-mem
 
 # The default configuration exhaustively, with liveness and safety only,
 # then the same through the CLI.
@@ -75,8 +75,27 @@ bench-run: build
 	./$(BIN) run --rate 100000 --faults none --duration 10s
 	./$(BIN) run --rate 10000 --faults sink-error --duration 30s
 
+# Peak memory of a 60 s run at 50,000 rows/s, summed over the run process
+# and its captures (the target: under 1 GB), and the data check's bytes
+# per produced row change.
+bench-run-mem: build
+	$(GO) test ./runtime/datacheck -run '^$$' -bench AnalyzerMemory -benchtime 1x
+	scripts/peak-rss.sh ./$(BIN) run --rate 50000 --duration 60s || \
+	  echo "bench-run-mem: the run itself failed (exit $$?; on a loaded machine the pipeline may not keep up with 50,000 rows/s); the memory figure above stands"
+
+# Fuzz the trace parser and the capture's inbound surfaces: transport
+# frames, the codec, admin API request bodies (FUZZTIME each).
+FUZZTIME ?= 30s
 fuzz:
 	$(GO) test ./traces -run '^$$' -fuzz=FuzzParse -fuzztime=70s
+	$(GO) test ./runtime/codec -run '^$$' -fuzz=FuzzDecode -fuzztime=$(FUZZTIME)
+	$(GO) test ./runtime/transport -run '^$$' -fuzz=FuzzReadFrame -fuzztime=$(FUZZTIME)
+	$(GO) test ./runtime/adminapi -run '^$$' -fuzz=FuzzRequestBodies -fuzztime=$(FUZZTIME)
+
+# Soak of the real runtime: SOAK_RUNS runs of `cdcspec run --faults
+# random:N` with consecutive seeds (scripts/soak-run.sh lists the knobs).
+soak: build
+	scripts/soak-run.sh
 
 # The detection matrix: which checker finds each catalogued bug, how fast,
 # and how short the counterexample is.

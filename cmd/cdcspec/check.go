@@ -282,7 +282,7 @@ func runCheck(args []string, stdout, stderr io.Writer) int {
 			if *format == "json" {
 				w = stderr
 			}
-			if _, err := replayImpl(cfg, res.Violation, []string(bugs), w); err != nil {
+			if _, err := replayImpl(cfg, res.Violation, []string(bugs), dir, w); err != nil {
 				fmt.Fprintf(stderr, "cdcspec check: replaying on the implementation: %v\n", err)
 			}
 		}

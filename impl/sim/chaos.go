@@ -36,6 +36,48 @@ type ChaosConfig struct {
 	observe func(NetEvent)
 }
 
+// Bounds of a ChaosConfig a caller may ask for (Validate); zero is the
+// default for Tables, Changefeeds and Steps.
+const (
+	MaxChaosNodes       = 16
+	MaxChaosTables      = 64
+	MaxChaosChangefeeds = 8
+	MaxChaosSteps       = 10000
+)
+
+// Validate reports the first field outside its range, naming it, its value
+// and the valid range. RunChaos refuses an invalid config (Why) rather than
+// defaulting or panicking.
+func (c ChaosConfig) Validate() error {
+	check := func(name string, v, lo, hi int) error {
+		if v < lo || v > hi {
+			return fmt.Errorf("%s %d out of range [%d, %d]", name, v, lo, hi)
+		}
+		return nil
+	}
+	if err := check("nodes", c.Nodes, 0, MaxChaosNodes); err != nil {
+		return err
+	}
+	if err := check("tables", c.Tables, 0, MaxChaosTables); err != nil {
+		return err
+	}
+	if err := check("changefeeds", c.Changefeeds, 0, MaxChaosChangefeeds); err != nil {
+		return err
+	}
+	if err := check("steps", c.Steps, 0, MaxChaosSteps); err != nil {
+		return err
+	}
+	if c.QuiesceMs < 0 {
+		return fmt.Errorf("quiesce %d ms is negative", c.QuiesceMs)
+	}
+	switch c.LogLevel {
+	case "", "debug", "info", "warn", "error":
+	default:
+		return fmt.Errorf("log level %q unknown (known: debug, info, warn, error)", c.LogLevel)
+	}
+	return nil
+}
+
 // ChaosResult is the outcome of RunChaos.
 type ChaosResult struct {
 	Converged  bool
@@ -52,6 +94,9 @@ func (r ChaosResult) OK() bool { return r.Converged && len(r.Violations) == 0 }
 // RunChaos runs one seed of random actions and faults with cfg.Options (the
 // soak test uses every fix on), then heals, quiesces and reports.
 func RunChaos(cfg ChaosConfig) ChaosResult {
+	if err := cfg.Validate(); err != nil {
+		return ChaosResult{Why: "invalid config: " + err.Error()}
+	}
 	seed := cfg.Seed
 	if cfg.Nodes == 0 {
 		cfg.Nodes = 3

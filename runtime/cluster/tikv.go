@@ -52,7 +52,7 @@ func init() {
 				return "", err
 			}
 		}
-		return c.StoreFailure(st.AllStores, st.dur(5*time.Second))
+		return c.StoreFailure(st.AllStores, st.window())
 	}
 }
 
