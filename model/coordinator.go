@@ -31,7 +31,11 @@ func coordOpMsg(s *State) Msg {
 	if c.Op == copAdd {
 		return Msg{Kind: mAddMaintainer, Src: coordSlot, Dst: c.OpNode, Epoch: c.OpEpoch, A: c.Ckpt}
 	}
-	return Msg{Kind: mRemoveMaintainer, Src: coordSlot, Dst: c.OpNode, Epoch: c.OpEpoch, A: 1}
+	m := Msg{Kind: mRemoveMaintainer, Src: coordSlot, Dst: c.OpNode, Epoch: c.OpEpoch, A: 1}
+	if c.OpRemove {
+		m.B = 1
+	}
+	return m
 }
 
 func coordWouldResend(s *State) bool {
@@ -76,18 +80,16 @@ func coordOnNodeRemoved(cfg *Config, s *State, id uint8, e *emitter) {
 // Changefeed.UpdateStatus, in TiCDC's order (A.2).
 func coordHandleStatus(cfg *Config, s *State, m Msg, e *emitter) {
 	c := &s.Coord
-	working, ckpt, bootDone, errSrc := m.A == 1, m.B, m.C == 1, m.D
+	working, ckpt, bootDone := m.A == 1, m.B, m.C == 1
 	st := spec.MaintainerStopped
 	if working {
 		st = spec.MaintainerWorking
 	}
-	errText := ""
-	if errSrc != 0 {
-		errText = sinkErrText
-	}
+	errText := statusErrText(m)
 	recv := spec.Event{Kind: spec.StatusReceived, Node: NodeName(m.Src), Epoch: uint64(m.Epoch), Checkpoint: uint64(ckpt), BootstrapDone: bootDone, State: st, Err: errText}
 
 	// (1) the operator sees the status first.
+	hadOp := c.Op != copNone
 	switch c.Op {
 	case copAdd:
 		// AddMaintainerOperator.Check: from the destination, current epoch,
@@ -112,8 +114,20 @@ func coordHandleStatus(cfg *Config, s *State, m Msg, e *emitter) {
 			if e != nil {
 				e.add(spec.Event{Kind: spec.MaintainerOpFinished, Op: spec.OpStop, Node: NodeName(c.OpNode), Epoch: uint64(c.OpEpoch)})
 			}
-			c.Op, c.OpNode = copNone, none
+			coordFinishStop(s, e)
+			c.Op, c.OpNode, c.OpRemove = copNone, none, false
 		}
+	}
+	if deleted(c) {
+		// The changefeed's keys are gone: "no changefeed found and no
+		// operator for it, removing from maintainer".
+		if e != nil {
+			e.add(recv)
+		}
+		if working && !hadOp {
+			s.send(Msg{Kind: mRemoveMaintainer, Src: coordSlot, Dst: m.Src, Epoch: m.Epoch, A: 1, B: 1})
+		}
+		return
 	}
 	// (3) node check, (4) epoch check.
 	if m.Src != c.Node {
@@ -148,9 +162,15 @@ func coordHandleStatus(cfg *Config, s *State, m Msg, e *emitter) {
 func updateStatus(cfg *Config, s *State, m Msg, e *emitter) {
 	c := &s.Coord
 	ckpt, bootDone, hasErr := m.B, m.C == 1, m.D != 0
+	fast := hasErr && m.E == 1
 	handled := false
 	defer func() {
-		if hasErr && !handled && !s.ErrDrop.Set {
+		drop := hasErr && !handled
+		if fast {
+			// A fast-fail error is handled only by failing the changefeed.
+			drop = c.State != cfFailed && running(c)
+		}
+		if drop && !s.ErrDrop.Set {
 			s.ErrDrop = ErrDropGhost{Set: true, Node: m.Src, Epoch: m.Epoch, Reported: m.B, Stored: c.Ckpt}
 		}
 	}()
@@ -174,7 +194,11 @@ func updateStatus(cfg *Config, s *State, m Msg, e *emitter) {
 			e.add(spec.Event{Kind: spec.CheckpointStored, Checkpoint: uint64(ckpt)})
 		}
 	}
-	// 3. Fast-fail errors are not modeled: every error is retryable.
+	// 3. Fast-fail errors (lifecycle.go).
+	if checkFailedStatus(cfg, s, m, ckpt, e) {
+		handled = true
+		return
+	}
 	// 4. BootstrapDone changed: report Normal, by design ignore the error.
 	// cdcspec lets the backoff's baseline follow the stored checkpoint here
 	// (unless retrying); HEAD leaves it (catalogue entry
@@ -225,7 +249,10 @@ func updateStatus(cfg *Config, s *State, m Msg, e *emitter) {
 	}
 	handled = true
 	if e != nil {
-		e.add(spec.Event{Kind: spec.BackoffErrorSeen, Node: NodeName(m.Src), Err: sinkErrText, Checkpoint: uint64(c.Ckpt), State: spec.StateWarning})
+		e.add(spec.Event{Kind: spec.BackoffErrorSeen, Node: NodeName(m.Src), Err: statusErrText(m), Checkpoint: uint64(c.Ckpt), State: spec.StateWarning})
+	}
+	if failIfFastFail(cfg, s, m, e) {
+		return
 	}
 	if c.Restarting {
 		if e != nil {

@@ -190,7 +190,11 @@ func dmTick(cfg *Config, s *State, slot uint8, e *emitter) {
 	src := s.Ident(slot)
 	s.sendLatest(Msg{Kind: mWatermark, Src: src, Dst: dm.Owner, A: dmWatermark(s, slot)})
 	if dm.Err {
-		s.send(Msg{Kind: mDMErr, Src: src, Dst: dm.Owner, A: 1})
+		m := Msg{Kind: mDMErr, Src: src, Dst: dm.Owner, A: 1}
+		if dm.ErrFast {
+			m.B = 1
+		}
+		s.send(m)
 	}
 	if dm.NoneT != 0 {
 		s.send(Msg{Kind: mBlockNone, Src: src, Dst: dm.Owner, A: dm.NoneTable, B: dm.NoneT})

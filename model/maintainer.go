@@ -139,7 +139,10 @@ func maintTick(cfg *Config, s *State, slot uint8, e *emitter) {
 	if mt.Bootstrapped {
 		st.C = 1
 	}
-	mt.Err = 0
+	if mt.Err != 0 && mt.ErrFast {
+		st.E = 1
+	}
+	mt.Err, mt.ErrFast = 0, false
 	s.sendStatus(st)
 	switch {
 	case mt.Removing && !mt.Removed:
@@ -297,7 +300,7 @@ func markAbsent(sp *SpanRep) {
 // unbootstrapped maintainer stops waiting for it; a closing one too (C.9).
 func maintOnNodeRemoved(cfg *Config, s *State, slot, dead uint8, e *emitter) {
 	mt := &s.Maint[slot]
-	mt.WM[dead] = none
+	mt.WM[dead], mt.PendWM[dead] = none, 0
 	if !mt.Bootstrapped {
 		mt.Bootstrapper &^= 1 << dead
 		mt.Answered &^= 1 << dead
@@ -461,6 +464,7 @@ func maintHandleDM(cfg *Config, s *State, m Msg, e *emitter) {
 		return // "maintainer is not found"
 	}
 	src := slotOf(m.Src)
+	flushPendingWatermark(cfg, mt, src)
 	switch m.Kind {
 	case mBootResp:
 		if mt.Bootstrapped || mt.RemovalOnly || mt.Removing {
@@ -483,20 +487,30 @@ func maintHandleDM(cfg *Config, s *State, m Msg, e *emitter) {
 		}
 	case mWatermark:
 		if mt.Bootstrapped {
-			mt.WM[src] = m.A
+			applyWatermark(cfg, mt, src, m.A)
 		}
 	case mDMErr:
 		// Before bootstrap heartbeats, errors included, are ignored.
 		if mt.Bootstrapped && mt.Err == 0 {
-			mt.Err = src + 1
+			mt.Err, mt.ErrFast = src+1, m.B == 1
 			if e != nil {
-				e.add(spec.Event{Kind: spec.DispatcherErrorReported, Node: NodeName(m.Dst), Origin: NodeName(m.Src), Err: sinkErrText})
+				e.add(spec.Event{Kind: spec.DispatcherErrorReported, Node: NodeName(m.Dst), Origin: NodeName(m.Src), Err: statusErrText(Msg{D: 1, E: m.B})})
 			}
 		}
 	case mDispStatus:
 		if mt.Bootstrapped {
-			mt.WM[src] = m.D // the same HeartBeatRequest carries the watermark
-			handleDispStatus(cfg, s, slot, m, e)
+			// The same HeartBeatRequest carries the watermark: applied
+			// before the statuses (heartbeat.go), or after them in a later
+			// step before #2864.
+			if cfg.bug(spec.BugOperatorDoneBeforeWatermark) {
+				handleDispStatus(cfg, s, slot, m, e)
+				if mt.Exists {
+					mt.PendWM[src] = m.D
+				}
+			} else {
+				applyWatermark(cfg, mt, src, m.D)
+				handleDispStatus(cfg, s, slot, m, e)
+			}
 		}
 	case mBlockNone:
 		if !mt.Bootstrapped || mt.Removing {

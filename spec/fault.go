@@ -42,6 +42,7 @@ const (
 	FaultHealNetwork         Fault = "heal-network"
 	// the sink and the upstream
 	FaultSinkError      Fault = "sink-error"
+	FaultFastFailError  Fault = "fast-fail-error"
 	FaultStallUpstream  Fault = "stall-upstream"
 	FaultResumeUpstream Fault = "resume-upstream"
 	// TiCDC's failpoints
@@ -75,6 +76,7 @@ var faultDocs = []struct {
 	{FaultPartition, "the captures are split into groups; no control message crosses a group boundary"},
 	{FaultHealNetwork, "partitions and random message faults end"},
 	{FaultSinkError, "the changefeed's Kafka sink fails with a retryable error (ErrKafkaAsyncSendMessage, i/o timeout)"},
+	{FaultFastFailError, "a dispatcher of the changefeed fails with an unretryable error (a GC error such as ErrGCTTLExceeded, or one of changefeedUnRetryableErrors): the changefeed must fail at once (#5246)"},
 	{FaultStallUpstream, "every TiKV store is unavailable: the upstream resolved ts stops"},
 	{FaultResumeUpstream, "TiKV recovers: the upstream resolved ts advances again"},
 	{FaultBlockCreateDispatcher, "failpoint BlockCreateDispatcher on a capture: its dispatcher manager stores create requests but creates no dispatcher (dispatchermanager/helper.go at b813e76f9)"},
