@@ -106,6 +106,8 @@ type Config struct {
 
 	Features Feature     `json:"-"`
 	Bugs     spec.BugSet `json:"-"` // catalogue entries switched on (spec.Bugs)
+	// Mutations: guards switched off (mutate.go; `make mutate`).
+	Mutations MutSet `json:"-"`
 }
 
 // Validate reports the first bound outside the model's fixed layout.
@@ -136,6 +138,9 @@ func (c *Config) String() string {
 		c.Name, c.Nodes, c.Tables, c.DDLTables, c.TsMax, c.Crashes, c.Restarts, c.Drops, c.Dups, c.SinkErrors, c.Stalls, c.SpanMoves, c.Puller, c.Features)
 	if c.FastFails > 0 || c.ClientOps > 0 || c.CoordFailovers > 0 {
 		s += fmt.Sprintf(" fast-fails=%d client-ops=%d coord-failovers=%d", c.FastFails, c.ClientOps, c.CoordFailovers)
+	}
+	if ms := c.Mutations.Names(); len(ms) > 0 {
+		s += " mutations=" + strings.Join(ms, ",")
 	}
 	if bs := c.Bugs.Names(); len(bs) > 0 {
 		s += " bugs=" + strings.Join(bs, ",")

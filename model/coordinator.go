@@ -64,6 +64,9 @@ func coordResend(cfg *Config, s *State) {
 // there becomes absent (A.2, C.7).
 func coordOnNodeRemoved(cfg *Config, s *State, id uint8, e *emitter) {
 	c := &s.Coord
+	if cfg.mut(MutCoordNodeRemoved) && c.Op != copNone {
+		return
+	}
 	switch {
 	case c.Op == copAdd && c.OpNode == id:
 		c.Op, c.OpNode = copNone, none
@@ -95,7 +98,7 @@ func coordHandleStatus(cfg *Config, s *State, m Msg, e *emitter) {
 		// AddMaintainerOperator.Check: from the destination, current epoch,
 		// Working and BootstrapDone. Before #3976 (bug) BootstrapDone was not
 		// required, so a removal-only maintainer's Working report finished it.
-		epochOK := !cfg.has(FeatEpochs) || m.Epoch == c.OpEpoch
+		epochOK := !cfg.has(FeatEpochs) || m.Epoch == c.OpEpoch || cfg.mut(MutAddCheckEpoch)
 		bootOK := bootDone || cfg.bug(spec.BugAddAcceptsUnbootstrappedMaintainer)
 		if m.Src == c.OpNode && epochOK && working && bootOK {
 			c.Op = copNone
@@ -109,7 +112,7 @@ func coordHandleStatus(cfg *Config, s *State, m Msg, e *emitter) {
 	case copStop:
 		// StopChangefeedOperator.Check: a non-Working report from the node
 		// with the stopped epoch; before epochs any non-Working report.
-		match := !working && (!cfg.has(FeatEpochs) || (m.Src == c.OpNode && m.Epoch == c.OpEpoch))
+		match := !working && (!cfg.has(FeatEpochs) || cfg.mut(MutStopCheckEpoch) || (m.Src == c.OpNode && m.Epoch == c.OpEpoch))
 		if match {
 			if e != nil {
 				e.add(spec.Event{Kind: spec.MaintainerOpFinished, Op: spec.OpStop, Node: NodeName(c.OpNode), Epoch: uint64(c.OpEpoch)})
@@ -130,7 +133,7 @@ func coordHandleStatus(cfg *Config, s *State, m Msg, e *emitter) {
 		return
 	}
 	// (3) node check, (4) epoch check.
-	if m.Src != c.Node {
+	if m.Src != c.Node && !(cfg.mut(MutStatusNodeCheck) && c.Node != none) {
 		if e != nil {
 			e.add(recv)
 		}
@@ -139,7 +142,7 @@ func coordHandleStatus(cfg *Config, s *State, m Msg, e *emitter) {
 		}
 		return
 	}
-	if cfg.has(FeatEpochs) && m.Epoch != 0 && m.Epoch != c.Epoch {
+	if cfg.has(FeatEpochs) && m.Epoch != 0 && m.Epoch != c.Epoch && !cfg.mut(MutStatusEpochCheck) {
 		if e != nil {
 			e.add(recv)
 		}
@@ -254,7 +257,7 @@ func updateStatus(cfg *Config, s *State, m Msg, e *emitter) {
 	if failIfFastFail(cfg, s, m, e) {
 		return
 	}
-	if c.Restarting {
+	if c.Restarting && !cfg.mut(MutRestartingIgnoresError) {
 		if e != nil {
 			e.add(spec.Event{Kind: spec.BackoffIgnored, Err: sinkErrText})
 		}

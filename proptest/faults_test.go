@@ -52,6 +52,7 @@ func TestDriverAppliesEveryFault(t *testing.T) {
 		OpPartition:      {Op: OpPartition, Node: 2},
 		OpHealNetwork:    {Op: OpHealNetwork},
 		OpSinkError:      {Op: OpSinkError, Feed: "cf1", Node: 1},
+		OpFastFail:       {Op: OpFastFail, Feed: "cf1", Node: 1},
 		OpStallUpstream:  {Op: OpStallUpstream},
 		OpResumeUpstream: {Op: OpResumeUpstream},
 		OpBlockCreate:    {Op: OpBlockCreate, Node: 1, On: true},

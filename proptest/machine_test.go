@@ -116,7 +116,7 @@ func (m *machine) actions(d *Driver) map[string]func(*rapid.T) {
 			f = func(t *rapid.T) { do(t, Step{Op: op, Feed: feed(t), Table: table(t)}) }
 		case OpKillCapture, OpExpireSession, OpPartition:
 			f = func(t *rapid.T) { do(t, Step{Op: op, Node: node(t, "capture")}) }
-		case OpSinkError:
+		case OpSinkError, OpFastFail:
 			f = func(t *rapid.T) { do(t, Step{Op: op, Feed: feed(t), Node: node(t, "capture")}) }
 		case OpBlockCreate, OpSlowClose:
 			f = func(t *rapid.T) {
