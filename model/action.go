@@ -52,7 +52,7 @@ const (
 	APause         // client: pause the changefeed
 	AResume        // client: resume the changefeed; Arg = overwritten checkpoint, 0 = keep
 	ARemove        // client: remove the changefeed
-	ACoordFailover // the coordinator's node resigns; a new coordinator bootstraps
+	ACoordFailover // the coordinator's node resigns; a new coordinator bootstraps (budgeted, not a fault of the vocabulary: kill-owner-capture kills slot 0's components too)
 	AMaintApplyWM  // maintainer on Node applies the pending watermark of slot Arg (operator-done-before-watermark only)
 	actKinds
 )
@@ -153,7 +153,7 @@ func (k ActKind) String() string {
 // IsFault reports whether the action spends a fault budget.
 func (k ActKind) IsFault() bool {
 	switch k {
-	case AUpstreamStall, ACrash, ASinkError, ADrop, ADuplicate, ARestart, AFastFail, ACoordFailover:
+	case AUpstreamStall, ACrash, ASinkError, ADrop, ADuplicate, ARestart, AFastFail:
 		return true
 	}
 	return false

@@ -174,7 +174,7 @@ func updateStatus(cfg *Config, s *State, m Msg, e *emitter) {
 			drop = c.State != cfFailed && running(c)
 		}
 		if drop && !s.ErrDrop.Set {
-			s.ErrDrop = ErrDropGhost{Set: true, Node: m.Src, Epoch: m.Epoch, Reported: m.B, Stored: c.Ckpt}
+			s.ErrDrop = ErrDropGhost{Set: true, Node: m.Src, Epoch: m.Epoch, Reported: m.B, Stored: c.Ckpt, Fast: fast}
 		}
 	}()
 	// 1. Regressed checkpoint.

@@ -29,6 +29,10 @@ func invErrorNeverDropped(cfg *Config, prev, s *State) string {
 	if !g.Set {
 		return ""
 	}
+	if g.Fast {
+		return fmt.Sprintf("a fast-fail error must fail the changefeed at once, but the coordinator accepted the status carrying it and the changefeed did not fail: changefeed %s, node %s, epoch %d, status checkpoint %d, stored checkpoint %d, error %q",
+			Changefeed, NodeName(g.Node), g.Epoch, g.Reported, g.Stored, spec.FastFailErrText)
+	}
 	return fmt.Sprintf("a retryable error must reach the backoff while the checkpoint is stuck, but the coordinator dropped the status carrying it: changefeed %s, node %s, epoch %d, status checkpoint %d, stored checkpoint %d, error %q",
 		Changefeed, NodeName(g.Node), g.Epoch, g.Reported, g.Stored, sinkErrText)
 }

@@ -278,6 +278,7 @@ type ErrDropGhost struct {
 	Epoch    uint8
 	Reported uint8
 	Stored   uint8
+	Fast     bool // the error was a fast-fail error and the changefeed did not fail
 }
 
 // StateSize is the size in bytes of a state's canonical encoding.
