@@ -216,12 +216,22 @@ var standard = map[string]func() Config{
 		return c
 	},
 	// Pause, resume (keeping or overwriting the checkpoint) and remove as
-	// client requests, and a coordinator failover, around a running
-	// changefeed.
+	// client requests around a running changefeed.
 	"lifecycle": func() Config {
 		c := Base()
 		c.Name = "lifecycle"
-		c.TsMax, c.ClientOps, c.CoordFailovers = 2, 2, 1
+		c.TsMax, c.ClientOps = 2, 2
+		return c
+	},
+	// A coordinator failover (the owner resigns) around a running
+	// changefeed. Not clean at HEAD's rules: an AddMaintainerRequest of the
+	// old coordinator that lands after the new one bootstrapped leaves a
+	// maintainer of an older epoch that the manager keeps and the
+	// coordinator never stops (README, candidate TiCDC issues).
+	"coordinator-failover": func() Config {
+		c := Base()
+		c.Name = "coordinator-failover"
+		c.TsMax, c.CoordFailovers = 2, 1
 		return c
 	},
 	// #921: a coordinator failover while the changefeed is in warning.

@@ -95,7 +95,7 @@ func invAtMostOneDispatcherPerSpan(cfg *Config, prev, s *State) string {
 // (the node's removal makes the changefeed absent again).
 func invRunningMaintainerBootstrapped(cfg *Config, prev, s *State) string {
 	c := &s.Coord
-	if prev == nil || c.Repl != replReplicating || prev.Coord.Repl == replReplicating || prev.Coord.Op != copAdd {
+	if prev == nil || c.Repl != replReplicating || prev.Coord.Repl == replReplicating || prev.Coord.Op != copAdd || s.CoordFails != prev.CoordFails {
 		// Judged when an add operator finishes (a new coordinator adopting
 		// a running maintainer is not an add).
 		return ""
