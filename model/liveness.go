@@ -45,7 +45,7 @@ func actKey(a *Action) uint64 {
 
 func fairAction(a *Action) bool {
 	switch a.Kind {
-	case AMaintMove, ACreateTable, AUpstreamAdvance, AUpstreamStall:
+	case AMaintMove, ACreateTable, AUpstreamAdvance, AUpstreamStall, APause, AResume, ARemove, ACoordFailover:
 		return false
 	}
 	return !a.Kind.IsFault()

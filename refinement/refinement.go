@@ -185,6 +185,7 @@ func Config(nodes, tables int, bugs model.Config) model.Config {
 	cfg.DDLTables = model.MaxTables - tables
 	cfg.TsMax = 9
 	cfg.Crashes, cfg.Restarts, cfg.SinkErrors, cfg.Stalls = 7, 7, 7, 7
+	cfg.FastFails, cfg.ClientOps = 7, 7
 	cfg.SpanMoves = true
 	cfg.Bugs = bugs.Bugs
 	cfg.Features = bugs.Features

@@ -42,6 +42,7 @@ const (
 	FaultHealNetwork         Fault = "heal-network"
 	// the sink and the upstream
 	FaultSinkError      Fault = "sink-error"
+	FaultFastFailError  Fault = "fast-fail-error"
 	FaultStallUpstream  Fault = "stall-upstream"
 	FaultResumeUpstream Fault = "resume-upstream"
 	FaultStore          Fault = "store"
@@ -76,6 +77,7 @@ var faultDocs = []struct {
 	{FaultPartition, "the captures are split into groups; no control message crosses a group boundary"},
 	{FaultHealNetwork, "partitions and random message faults end"},
 	{FaultSinkError, "the changefeed's Kafka sink fails with a retryable error (ErrKafkaAsyncSendMessage, i/o timeout)"},
+	{FaultFastFailError, "a dispatcher of the changefeed fails with an unretryable error (a GC error such as ErrGCTTLExceeded, or one of changefeedUnRetryableErrors): the changefeed must fail at once (#5246)"},
 	{FaultStallUpstream, "every TiKV store is unavailable: the upstream resolved ts stops"},
 	{FaultResumeUpstream, "TiKV recovers: the upstream resolved ts advances again"},
 	{FaultStore, "a TiKV store goes down (its event feed streams break) and comes back; PD elects its regions' leaders on other stores, then moves leaders back; kv-clients get region errors and request the regions again (tiflow#9595's fault is every store at once)"},

@@ -114,12 +114,16 @@ func runCheck(args []string, stdout, stderr io.Writer) int {
 	dups := fs.Int("dups", 0, "messages duplicated")
 	sinkErrs := fs.Int("sink-errors", 0, "retryable sink errors")
 	stalls := fs.Int("stalls", 0, "upstream stalls")
+	fastFails := fs.Int("fast-fails", 0, "unretryable dispatcher errors (fault fast-fail-error)")
+	clientOps := fs.Int("client-ops", 0, "pause, resume and remove requests, in all")
+	coordFailovers := fs.Int("coord-failovers", 0, "coordinator failovers")
 	moves := fs.Bool("moves", false, "the maintainer may move spans (balance)")
 	puller := fs.Bool("puller", false, "model the upstream kv client (seed 004)")
 	liveness := fs.Bool("liveness", true, "check the liveness properties")
-	var bugs, without stringList
+	var bugs, without, mutate stringList
 	fs.Var(&bugs, "bug", "switch a catalogued bug back on (repeatable); see 'cdcspec bugs'")
 	fs.Var(&without, "without", "switch a protocol feature off (repeatable): "+strings.Join(model.FeatureNames(), ", "))
+	fs.Var(&mutate, "mutate", "switch a guard of the model off (repeatable; make mutate lists them)")
 	workers := fs.Int("workers", 0, "parallel workers (default GOMAXPROCS)")
 	maxStates := fs.Int("max-states", 0, "stop at exactly this many distinct states (exit 3)")
 	memory := fs.String("memory", "", "memory budget, e.g. 2GB or 512MB: past it the frontier spills to disk, and the check stops (exit 3) when the visited set would not fit")
@@ -166,6 +170,7 @@ func runCheck(args []string, stdout, stderr io.Writer) int {
 		{"nodes", &cfg.Nodes, *nodes}, {"tables", &cfg.Tables, *tables}, {"ddl-tables", &cfg.DDLTables, *ddl},
 		{"crashes", &cfg.Crashes, *crashes}, {"restarts", &cfg.Restarts, *restarts}, {"drops", &cfg.Drops, *drops},
 		{"dups", &cfg.Dups, *dups}, {"sink-errors", &cfg.SinkErrors, *sinkErrs}, {"stalls", &cfg.Stalls, *stalls},
+		{"fast-fails", &cfg.FastFails, *fastFails}, {"client-ops", &cfg.ClientOps, *clientOps}, {"coord-failovers", &cfg.CoordFailovers, *coordFailovers},
 	}
 	for _, f := range ints {
 		if set[f.name] {
@@ -204,6 +209,14 @@ func runCheck(args []string, stdout, stderr io.Writer) int {
 			return exitUsage
 		}
 		cfg.Features &^= f
+	}
+	for _, m := range mutate {
+		g, err := model.ParseMutation(m)
+		if err != nil {
+			fmt.Fprintf(stderr, "cdcspec check: --mutate: %v\n", err)
+			return exitUsage
+		}
+		cfg.Mutations = cfg.Mutations.With(g)
 	}
 	if err := cfg.Validate(); err != nil {
 		fmt.Fprintf(stderr, "cdcspec check: %v\n", err)

@@ -195,6 +195,7 @@ var ChaosUnsupported = map[spec.Fault]string{
 	spec.FaultDropMessages:              "random-message-faults loses messages at random; targeted drops are proptest's and the stories'",
 	spec.FaultDuplicateMessages:         "random-message-faults duplicates where the delivery assumption allows it",
 	spec.FaultHeal:                      "RunChaos heals once, after its random steps",
+	spec.FaultFastFailError:             "a fast-fail error fails the changefeed for good; chaos runs judge liveness of a running changefeed, so proptest and the scenarios inject it",
 }
 
 // chaosEntry is one item of RunChaos's menu: what it injects (faults, or a

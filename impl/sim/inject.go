@@ -95,6 +95,8 @@ func (s *Sim) Inject(in Injection) (core.NodeID, error) {
 		return "", nil
 	case spec.FaultSinkError:
 		return node, s.SinkError(CfID(in.Changefeed), node)
+	case spec.FaultFastFailError:
+		return node, s.FastFailError(CfID(in.Changefeed), node)
 	case spec.FaultStallUpstream:
 		s.StallUpstream()
 		return "", nil

@@ -109,6 +109,7 @@ var UnsupportedFaults = map[spec.Fault]string{
 	spec.FaultPartition:           "every capture runs on one host's loopback; no network partition is injected",
 	spec.FaultHealNetwork:         "there is no network fault to heal",
 	spec.FaultHeal:                "cdcspec run heals once, after the fault phase (FaultsHealed)",
+	spec.FaultFastFailError:       "the Kafka sink has no unretryable error to inject (a GC error needs the upstream's GC safepoint); the simulation and proptest inject it",
 }
 
 // actionInjectors are the domain actions a schedule may take.
