@@ -209,9 +209,10 @@ func permute(s *State, g *perm) State {
 		m := &t.Maint[i]
 		m.Bootstrapper, m.Answered, m.CloseAcked = g.mask(m.Bootstrapper), g.mask(m.Answered), g.mask(m.CloseAcked)
 		m.Err = g.slot1(m.Err)
-		wm, boot := m.WM, m.Boot
+		wm, pend, boot := m.WM, m.PendWM, m.Boot
 		for k := 0; k < MaxNodes; k++ {
 			m.WM[g.slot[k]] = wm[k]
+			m.PendWM[g.slot[k]] = pend[k]
 			m.Boot[g.slot[k]] = boot[k]
 		}
 		for k := range m.Spans {
@@ -279,11 +280,15 @@ func (p *perm) action(a Action) Action {
 		a.Msg = p.msg(a.Msg)
 	case ACrash, ADetect, ARestart, ACoordSchedule, AMaintTick, AMaintCleanup, ADMTick, ADMComplete:
 		a.Node = p.slotOf(a.Node)
+	case AMaintApplyWM:
+		a.Node, a.Arg = p.slotOf(a.Node), p.slotOf(a.Arg)
 	case AMaintSchedule, AMaintMove:
 		a.Node, a.Arg, a.Arg2 = p.slotOf(a.Node), p.tab(a.Arg), p.slotOf(a.Arg2)
 	}
-	// ASinkError, ADispClosed name a DispatcherID, which no permutation
-	// changes; the upstream's and the puller's actions name nothing.
+	// ASinkError, AFastFail, ADispClosed name a DispatcherID, which no
+	// permutation changes; the upstream's and the puller's actions, the
+	// client's (APause, AResume, ARemove) and ACoordFailover (slot 0, which
+	// the group fixes) name nothing.
 	return a
 }
 
@@ -308,6 +313,9 @@ var symmetryRoles = map[string]string{
 	"TableT": roleTableArray, "NextID": roleNone,
 	"Crashes": roleNone, "Drops": roleNone, "Dups": roleNone, "SinkErrs": roleNone,
 	"Stalls": roleNone, "DDLs": roleNone, "Restarts": roleNone, "Overflow": roleNone,
+	"FastFails": roleNone, "ClientOps": roleNone, "CoordFails": roleNone,
+	"Coord.OpRemove": roleNone, "Maint[].ErrFast": roleNone, "Maint[].PendWM": roleSlotArray,
+	"DMs[].ErrFast": roleNone, "ErrDrop.Fast": roleNone,
 
 	"Coord.State": roleNone, "Coord.Repl": roleNone, "Coord.Node": roleIdentity, "Coord.Epoch": roleNone,
 	"Coord.Ckpt": roleNone, "Coord.BootDone": roleNone, "Coord.Retrying": roleNone, "Coord.Restarting": roleNone,

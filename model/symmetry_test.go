@@ -89,7 +89,12 @@ func actionSet(as []Action) []string {
 // verdict of every step and the liveness verdict of the fair schedule's
 // goals. This is what makes the reduction sound.
 func TestSymmetryCommutes(t *testing.T) {
-	for _, cfg := range []Config{symCfg(), func() Config { c := symCfg(); c.Puller = true; return c }()} {
+	lifecycle := func() Config {
+		c := symCfg()
+		c.FastFails, c.ClientOps, c.CoordFailovers = 1, 2, 1
+		return c
+	}
+	for _, cfg := range []Config{symCfg(), func() Config { c := symCfg(); c.Puller = true; return c }(), lifecycle()} {
 		sy := newSymmetry(&cfg)
 		require.Len(t, sy.group, 2, "2 interchangeable slots")
 		r := rand.New(rand.NewPCG(7, 11))
