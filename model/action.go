@@ -49,6 +49,13 @@ const (
 	APullReceiverExit // receiveFromStream's receive loop exits
 	// barrier (barrier.go)
 	ABlockDDL // the upstream commits the blocking DDL (or syncpoint) of Config.Barrier at the next ts
+	// lifecycle (lifecycle.go) and heartbeat (heartbeat.go)
+	AFastFail      // fault fast-fail-error: dispatcher Arg fails with an unretryable error
+	APause         // client: pause the changefeed
+	AResume        // client: resume the changefeed; Arg = overwritten checkpoint, 0 = keep
+	ARemove        // client: remove the changefeed
+	ACoordFailover // the coordinator's node resigns; a new coordinator bootstraps (budgeted, not a fault of the vocabulary: kill-owner-capture kills slot 0's components too)
+	AMaintApplyWM  // maintainer on Node applies the pending watermark of slot Arg (operator-done-before-watermark only)
 	actKinds
 )
 
@@ -85,6 +92,12 @@ var actNames = [...]string{
 	APullFirstResp:    "puller-first-response",
 	APullReceiverExit: "puller-receiver-exit",
 	ABlockDDL:         "blocking-ddl",
+	AFastFail:         string(actFaults[AFastFail]),
+	APause:            string(spec.ActionPauseChangefeed),
+	AResume:           string(spec.ActionResumeChangefeed),
+	ARemove:           string(spec.ActionRemoveChangefeed),
+	ACoordFailover:    "coordinator-failover",
+	AMaintApplyWM:     "maintainer-apply-watermark",
 }
 
 // actFaults names the model's fault actions in the fault vocabulary.
@@ -98,6 +111,7 @@ var actFaults = map[ActKind]spec.Fault{
 	ACrash:          spec.FaultExpireSession,
 	ARestart:        spec.FaultRestartCapture,
 	ASinkError:      spec.FaultSinkError,
+	AFastFail:       spec.FaultFastFailError,
 	ADrop:           spec.FaultDropMessages,
 	ADuplicate:      spec.FaultDuplicateMessages,
 }
@@ -114,8 +128,9 @@ func (k ActKind) Fault() (spec.Fault, bool) {
 var UnsupportedFaults = map[spec.Fault]string{
 	spec.FaultKillCapture: "expire-session stands for it: the node stops at once either way, and detect-node-left comes " +
 		"whenever the others notice; the model does not tell a kill from a suicide",
-	spec.FaultKillMaintainerCapture:     "expire-session of the maintainer's slot is one of the interleavings the checker explores",
-	spec.FaultKillOwnerCapture:          "slot 0 hosts the coordinator and never dies: the model has no coordinator failover",
+	spec.FaultKillMaintainerCapture: "expire-session of the maintainer's slot is one of the interleavings the checker explores",
+	spec.FaultKillOwnerCapture: "slot 0 hosts the coordinator and never dies; coordinator-failover (Config.CoordFailovers) stands for it: " +
+		"the coordinator's memory is lost and a new one bootstraps, while slot 0's maintainer and dispatchers keep running (an owner resign)",
 	spec.FaultKillMoveDestination:       "compound: maintainer-move then expire-session of the destination is one of the explored interleavings",
 	spec.FaultKillMaintainerInflight:    "compound: the checker explores expire-session of the maintainer's slot while its operators are in flight",
 	spec.FaultKillMaintainerStaleCreate: "compound: the checker explores a Create in flight while its maintainer's slot expires",
@@ -129,6 +144,8 @@ var UnsupportedFaults = map[spec.Fault]string{
 	spec.FaultBlockCreateDispatcher:     "a Create is handled at its delivery, which the checker delays arbitrarily",
 	spec.FaultSlowCloseDispatcher:       "dispatcher-closed is an action the checker delays arbitrarily",
 	spec.FaultHeal:                      "the liveness check stops every fault (faults-healed), then runs a fair schedule",
+	spec.FaultStore: "the upstream-outage puller has no stores: stall-upstream breaks every stream at once, which covers one " +
+		"store's streams breaking",
 }
 
 func (k ActKind) String() string {
@@ -141,7 +158,7 @@ func (k ActKind) String() string {
 // IsFault reports whether the action spends a fault budget.
 func (k ActKind) IsFault() bool {
 	switch k {
-	case AUpstreamStall, ACrash, ASinkError, ADrop, ADuplicate, ARestart:
+	case AUpstreamStall, ACrash, ASinkError, ADrop, ADuplicate, ARestart, AFastFail:
 		return true
 	}
 	return false
@@ -166,7 +183,7 @@ func (a Action) Actor(s *State) string {
 		return "node " + NodeName(s.Ident(a.Node))
 	case ADetect:
 		return "cluster"
-	case ASinkError, ADispClosed:
+	case ASinkError, ADispClosed, AFastFail:
 		for _, d := range s.Disp {
 			if d.ID == a.Arg && d.ID != 0 {
 				return fmt.Sprintf("dispatcher %s@%s", dispName(d.ID), NodeName(s.Ident(d.Node)))
@@ -178,9 +195,11 @@ func (a Action) Actor(s *State) string {
 			return "network"
 		}
 		return receiverName(a.Msg)
-	case ACoordSchedule, ACoordTick, ACoordRetryTimer:
+	case ACoordSchedule, ACoordTick, ACoordRetryTimer, ACoordFailover:
 		return "coordinator"
-	case AMaintTick, AMaintSchedule, AMaintMove:
+	case APause, AResume, ARemove:
+		return "client"
+	case AMaintTick, AMaintSchedule, AMaintMove, AMaintApplyWM:
 		return "maintainer@" + NodeName(s.Ident(a.Node))
 	case AMaintCleanup:
 		return "maintainer-manager@" + NodeName(s.Ident(a.Node))
@@ -219,6 +238,21 @@ func (a Action) Describe(s *State) string {
 		return fmt.Sprintf("restarts as %s", NodeName(ident(a.Node, s.Inc[a.Node]+1)))
 	case ASinkError:
 		return "sink fails: ErrKafkaAsyncSendMessage (retryable)"
+	case AFastFail:
+		return "fails with an unretryable error: ErrGCTTLExceeded (fast-fail)"
+	case APause:
+		return "pauses the changefeed"
+	case ARemove:
+		return "removes the changefeed"
+	case AResume:
+		if a.Arg != 0 {
+			return fmt.Sprintf("resumes the changefeed with its checkpoint overwritten to %d", a.Arg)
+		}
+		return "resumes the changefeed"
+	case ACoordFailover:
+		return "resigns; a new coordinator bootstraps from etcd and the maintainers' reports"
+	case AMaintApplyWM:
+		return fmt.Sprintf("applies the watermark of n%d's heartbeat", a.Arg)
 	case ACoordSchedule:
 		return "adds maintainer operator to " + NodeName(s.Ident(a.Node))
 	case AMaintSchedule:
@@ -260,8 +294,14 @@ func (a Action) String() string {
 		return a.Kind.String() + " " + a.Msg.String()
 	case ACrash, ADetect, ARestart, ACoordSchedule, AMaintTick, AMaintCleanup, ADMTick, ADMComplete:
 		return fmt.Sprintf("%s n%d", a.Kind, a.Node)
-	case ASinkError, ADispClosed:
+	case ASinkError, ADispClosed, AFastFail:
 		return fmt.Sprintf("%s %s", a.Kind, dispName(a.Arg))
+	case AResume:
+		if a.Arg != 0 {
+			return fmt.Sprintf("%s checkpoint=%d", a.Kind, a.Arg)
+		}
+	case AMaintApplyWM:
+		return fmt.Sprintf("%s n%d from n%d", a.Kind, a.Node, a.Arg)
 	case AMaintSchedule, AMaintMove:
 		return fmt.Sprintf("%s n%d t%d -> n%d", a.Kind, a.Node, a.Arg, a.Arg2)
 	}

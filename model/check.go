@@ -8,9 +8,17 @@ import (
 // system is the model as the search (cdcspec/search) explores it: the
 // initial state, the enabled actions with faults, Step without events, the
 // state's memory as its canonical encoding, the safety properties of
-// props.go, and the fair schedule of liveness.go. It holds no mutable
-// state, so the search's workers share it.
-type system struct{ cfg *Config }
+// props.go, the fair schedule of liveness.go, and the symmetry of
+// symmetry.go. It holds no mutable state, so the search's workers share it.
+type system struct {
+	cfg *Config
+	sym *symmetry
+}
+
+func newSystem(cfg *Config) system { return system{cfg: cfg, sym: newSymmetry(cfg)} }
+
+// ActionName is the action's kind, for a swarm's coverage.
+func (m system) ActionName(a Action) string { return a.Kind.String() }
 
 var _ search.Fair[State, Action] = system{}
 
@@ -19,9 +27,7 @@ func (m system) Actions(s *State, buf []Action) []Action { return appendActions(
 func (m system) Step(s *State, a Action)                 { step(m.cfg, s, a, nil) }
 
 // Canonical is the state's memory: step leaves every state canonical
-// (canonicalize). Symmetry reduction over node slots is not implemented:
-// slot 0 hosts the coordinator, and the standard configurations have a
-// single crashable slot.
+// (canonicalize). Symmetry is the search's business (Represent).
 func (m system) Canonical(s *State, _ []byte) []byte { return s.Bytes() }
 
 // Cut: the network is full (the model's bound on messages in flight).
@@ -49,6 +55,7 @@ type Result struct {
 	Bounds search.Bounds
 	search.Stats
 	Violation *Counterexample
+	Coverage  *search.Coverage // a swarm's (Swarm); nil otherwise
 }
 
 // Check explores the configuration exhaustively within b (see search.Check:
@@ -58,7 +65,7 @@ func Check(cfg Config, b search.Bounds, progress func(search.Progress)) (Result,
 	if err := cfg.Validate(); err != nil {
 		return Result{Config: cfg, Bounds: b}, err
 	}
-	r, err := search.Check[State, Action](system{&cfg}, b, progress)
+	r, err := search.Check[State, Action](newSystem(&cfg), b, progress)
 	return result(&cfg, b, r), err
 }
 
@@ -68,8 +75,22 @@ func Simulate(cfg Config, b search.Bounds, w search.Walks) (Result, error) {
 	if err := cfg.Validate(); err != nil {
 		return Result{Config: cfg, Bounds: b}, err
 	}
-	r, err := search.Simulate[State, Action](system{&cfg}, b, w)
+	r, err := search.Simulate[State, Action](newSystem(&cfg), b, w)
 	return result(&cfg, b, r), err
+}
+
+// Swarm runs a budgeted swarm (see search.SwarmCheck): random walks and
+// bounded searches until sw.Time is spent or a violation is found; the
+// outcome is search.Inconclusive unless one is, and Coverage says what the
+// swarm exercised.
+func Swarm(cfg Config, b search.Bounds, sw search.Swarm, progress func(search.Progress)) (Result, error) {
+	if err := cfg.Validate(); err != nil {
+		return Result{Config: cfg, Bounds: b}, err
+	}
+	r, cov, err := search.SwarmCheck[State, Action](newSystem(&cfg), b, sw, progress)
+	res := result(&cfg, b, r)
+	res.Coverage = &cov
+	return res, err
 }
 
 func result(cfg *Config, b search.Bounds, r search.Result[State, Action]) Result {

@@ -94,6 +94,12 @@ type Config struct {
 	Dups       int `json:"dups"`        // messages delivered twice
 	SinkErrors int `json:"sink_errors"` // retryable sink errors
 	Stalls     int `json:"stalls"`      // upstream stalls (all TiKV down)
+	FastFails  int `json:"fast_fails"`  // unretryable dispatcher errors (fault fast-fail-error)
+	// ClientOps: pause, resume and remove requests of a client (API), in all.
+	ClientOps int `json:"client_ops"`
+	// CoordFailovers: the coordinator's node resigns and a new coordinator
+	// bootstraps (lifecycle.go).
+	CoordFailovers int `json:"coord_failovers"`
 
 	SpanMoves bool `json:"span_moves"` // the maintainer may move spans between nodes (balance)
 	// Barrier names the one blocking DDL the upstream may commit (barrier.go,
@@ -111,6 +117,8 @@ type Config struct {
 
 	Features Feature     `json:"-"`
 	Bugs     spec.BugSet `json:"-"` // catalogue entries switched on (spec.Bugs)
+	// Mutations: guards switched off (mutate.go; `make mutate`).
+	Mutations MutSet `json:"-"`
 }
 
 // Validate reports the first bound outside the model's fixed layout.
@@ -122,9 +130,11 @@ func (c *Config) Validate() error {
 		return fmt.Errorf("config %q: tables (%d) + ddl tables (%d) must be 1..%d, none negative", c.Name, c.Tables, c.DDLTables, MaxTables)
 	case c.TsMax < 2 || c.TsMax > 9:
 		return fmt.Errorf("config %q: ts range must be 2..9, got %d", c.Name, c.TsMax)
-	case c.Crashes < 0 || c.Restarts < 0 || c.Drops < 0 || c.Dups < 0 || c.SinkErrors < 0 || c.Stalls < 0:
+	case c.Crashes < 0 || c.Restarts < 0 || c.Drops < 0 || c.Dups < 0 || c.SinkErrors < 0 || c.Stalls < 0 ||
+		c.FastFails < 0 || c.ClientOps < 0 || c.CoordFailovers < 0:
 		return fmt.Errorf("config %q: fault budgets must be >= 0", c.Name)
-	case c.Crashes > 7 || c.Restarts > 7 || c.Drops > 7 || c.Dups > 7 || c.SinkErrors > 7 || c.Stalls > 7:
+	case c.Crashes > 7 || c.Restarts > 7 || c.Drops > 7 || c.Dups > 7 || c.SinkErrors > 7 || c.Stalls > 7 ||
+		c.FastFails > 7 || c.ClientOps > 7 || c.CoordFailovers > 7:
 		return fmt.Errorf("config %q: fault budgets must be <= 7", c.Name)
 	}
 	return validateBarrier(c)
@@ -142,6 +152,12 @@ func (c *Config) String() string {
 	}
 	if c.MaxMoves > 0 {
 		s += fmt.Sprintf(" max-moves=%d", c.MaxMoves)
+	}
+	if c.FastFails > 0 || c.ClientOps > 0 || c.CoordFailovers > 0 {
+		s += fmt.Sprintf(" fast-fails=%d client-ops=%d coord-failovers=%d", c.FastFails, c.ClientOps, c.CoordFailovers)
+	}
+	if ms := c.Mutations.Names(); len(ms) > 0 {
+		s += " mutations=" + strings.Join(ms, ",")
 	}
 	if bs := c.Bugs.Names(); len(bs) > 0 {
 		s += " bugs=" + strings.Join(bs, ",")
@@ -232,6 +248,40 @@ var standard = map[string]func() Config{
 		c.Tables, c.DDLTables, c.TsMax, c.Barrier = 0, 1, 4, "syncpoint"
 		return c
 	},
+	// #5246: an unretryable error reaches the coordinator with checkpoint
+	// progress.
+	"fast-fail": func() Config {
+		c := Base()
+		c.Name = "fast-fail"
+		c.TsMax, c.FastFails = 2, 1
+		return c
+	},
+	// Pause, resume (keeping or overwriting the checkpoint) and remove as
+	// client requests around a running changefeed.
+	"lifecycle": func() Config {
+		c := Base()
+		c.Name = "lifecycle"
+		c.TsMax, c.ClientOps = 2, 2
+		return c
+	},
+	// A coordinator failover (the owner resigns) around a running
+	// changefeed. Not clean at HEAD's rules: an AddMaintainerRequest of the
+	// old coordinator that lands after the new one bootstrapped leaves a
+	// maintainer of an older epoch that the manager keeps and the
+	// coordinator never stops (README, candidate TiCDC issues).
+	"coordinator-failover": func() Config {
+		c := Base()
+		c.Name = "coordinator-failover"
+		c.TsMax, c.CoordFailovers = 2, 1
+		return c
+	},
+	// #921: a coordinator failover while the changefeed is in warning.
+	"failover-warning": func() Config {
+		c := Base()
+		c.Name = "failover-warning"
+		c.TsMax, c.SinkErrors, c.CoordFailovers = 2, 1, 1
+		return c
+	},
 	// The error path end to end: a sink error, warning, backoff, cascade
 	// stop and re-add (bigger; not part of the quick test suite).
 	"sink-error": func() Config {
@@ -274,6 +324,8 @@ var bugConfig = map[spec.BugID]string{
 	spec.BugToggleKeepsBaseline:              "sink-error",
 	spec.BugWriterNotPassedAfterMove:         "barrier-writer-move",
 	spec.BugDBDDLBeforeTableDDLsAcked:        "barrier-create-syncpoint",
+	spec.BugFastFailIgnoredWithProgress:      "fast-fail",
+	spec.BugFailoverLosesRetrying:            "failover-warning",
 }
 
 // BugConfig names the standard configuration that exposes a catalogue entry,

@@ -31,7 +31,11 @@ func coordOpMsg(s *State) Msg {
 	if c.Op == copAdd {
 		return Msg{Kind: mAddMaintainer, Src: coordSlot, Dst: c.OpNode, Epoch: c.OpEpoch, A: c.Ckpt}
 	}
-	return Msg{Kind: mRemoveMaintainer, Src: coordSlot, Dst: c.OpNode, Epoch: c.OpEpoch, A: 1}
+	m := Msg{Kind: mRemoveMaintainer, Src: coordSlot, Dst: c.OpNode, Epoch: c.OpEpoch, A: 1}
+	if c.OpRemove {
+		m.B = 1
+	}
+	return m
 }
 
 func coordWouldResend(s *State) bool {
@@ -60,6 +64,9 @@ func coordResend(cfg *Config, s *State) {
 // there becomes absent (A.2, C.7).
 func coordOnNodeRemoved(cfg *Config, s *State, id uint8, e *emitter) {
 	c := &s.Coord
+	if cfg.mut(MutCoordNodeRemoved) && c.Op != copNone {
+		return
+	}
 	switch {
 	case c.Op == copAdd && c.OpNode == id:
 		c.Op, c.OpNode = copNone, none
@@ -76,24 +83,22 @@ func coordOnNodeRemoved(cfg *Config, s *State, id uint8, e *emitter) {
 // Changefeed.UpdateStatus, in TiCDC's order (A.2).
 func coordHandleStatus(cfg *Config, s *State, m Msg, e *emitter) {
 	c := &s.Coord
-	working, ckpt, bootDone, errSrc := m.A == 1, m.B, m.C == 1, m.D
+	working, ckpt, bootDone := m.A == 1, m.B, m.C == 1
 	st := spec.MaintainerStopped
 	if working {
 		st = spec.MaintainerWorking
 	}
-	errText := ""
-	if errSrc != 0 {
-		errText = sinkErrText
-	}
+	errText := statusErrText(m)
 	recv := spec.Event{Kind: spec.StatusReceived, Node: NodeName(m.Src), Epoch: uint64(m.Epoch), Checkpoint: uint64(ckpt), BootstrapDone: bootDone, State: st, Err: errText}
 
 	// (1) the operator sees the status first.
+	hadOp := c.Op != copNone
 	switch c.Op {
 	case copAdd:
 		// AddMaintainerOperator.Check: from the destination, current epoch,
 		// Working and BootstrapDone. Before #3976 (bug) BootstrapDone was not
 		// required, so a removal-only maintainer's Working report finished it.
-		epochOK := !cfg.has(FeatEpochs) || m.Epoch == c.OpEpoch
+		epochOK := !cfg.has(FeatEpochs) || m.Epoch == c.OpEpoch || cfg.mut(MutAddCheckEpoch)
 		bootOK := bootDone || cfg.bug(spec.BugAddAcceptsUnbootstrappedMaintainer)
 		if m.Src == c.OpNode && epochOK && working && bootOK {
 			c.Op = copNone
@@ -107,16 +112,28 @@ func coordHandleStatus(cfg *Config, s *State, m Msg, e *emitter) {
 	case copStop:
 		// StopChangefeedOperator.Check: a non-Working report from the node
 		// with the stopped epoch; before epochs any non-Working report.
-		match := !working && (!cfg.has(FeatEpochs) || (m.Src == c.OpNode && m.Epoch == c.OpEpoch))
+		match := !working && (!cfg.has(FeatEpochs) || cfg.mut(MutStopCheckEpoch) || (m.Src == c.OpNode && m.Epoch == c.OpEpoch))
 		if match {
 			if e != nil {
 				e.add(spec.Event{Kind: spec.MaintainerOpFinished, Op: spec.OpStop, Node: NodeName(c.OpNode), Epoch: uint64(c.OpEpoch)})
 			}
-			c.Op, c.OpNode = copNone, none
+			coordFinishStop(s, e)
+			c.Op, c.OpNode, c.OpRemove = copNone, none, false
 		}
 	}
+	if deleted(c) {
+		// The changefeed's keys are gone: "no changefeed found and no
+		// operator for it, removing from maintainer".
+		if e != nil {
+			e.add(recv)
+		}
+		if working && !hadOp {
+			s.send(Msg{Kind: mRemoveMaintainer, Src: coordSlot, Dst: m.Src, Epoch: m.Epoch, A: 1, B: 1})
+		}
+		return
+	}
 	// (3) node check, (4) epoch check.
-	if m.Src != c.Node {
+	if m.Src != c.Node && !(cfg.mut(MutStatusNodeCheck) && c.Node != none) {
 		if e != nil {
 			e.add(recv)
 		}
@@ -125,7 +142,7 @@ func coordHandleStatus(cfg *Config, s *State, m Msg, e *emitter) {
 		}
 		return
 	}
-	if cfg.has(FeatEpochs) && m.Epoch != 0 && m.Epoch != c.Epoch {
+	if cfg.has(FeatEpochs) && m.Epoch != 0 && m.Epoch != c.Epoch && !cfg.mut(MutStatusEpochCheck) {
 		if e != nil {
 			e.add(recv)
 		}
@@ -148,10 +165,16 @@ func coordHandleStatus(cfg *Config, s *State, m Msg, e *emitter) {
 func updateStatus(cfg *Config, s *State, m Msg, e *emitter) {
 	c := &s.Coord
 	ckpt, bootDone, hasErr := m.B, m.C == 1, m.D != 0
+	fast := hasErr && m.E == 1
 	handled := false
 	defer func() {
-		if hasErr && !handled && !s.ErrDrop.Set {
-			s.ErrDrop = ErrDropGhost{Set: true, Node: m.Src, Epoch: m.Epoch, Reported: m.B, Stored: c.Ckpt}
+		drop := hasErr && !handled
+		if fast {
+			// A fast-fail error is handled only by failing the changefeed.
+			drop = c.State != cfFailed && running(c)
+		}
+		if drop && !s.ErrDrop.Set {
+			s.ErrDrop = ErrDropGhost{Set: true, Node: m.Src, Epoch: m.Epoch, Reported: m.B, Stored: c.Ckpt, Fast: fast}
 		}
 	}()
 	// 1. Regressed checkpoint.
@@ -174,7 +197,11 @@ func updateStatus(cfg *Config, s *State, m Msg, e *emitter) {
 			e.add(spec.Event{Kind: spec.CheckpointStored, Checkpoint: uint64(ckpt)})
 		}
 	}
-	// 3. Fast-fail errors are not modeled: every error is retryable.
+	// 3. Fast-fail errors (lifecycle.go).
+	if checkFailedStatus(cfg, s, m, ckpt, e) {
+		handled = true
+		return
+	}
 	// 4. BootstrapDone changed: report Normal, by design ignore the error.
 	// cdcspec lets the backoff's baseline follow the stored checkpoint here
 	// (unless retrying); HEAD leaves it (catalogue entry
@@ -225,9 +252,12 @@ func updateStatus(cfg *Config, s *State, m Msg, e *emitter) {
 	}
 	handled = true
 	if e != nil {
-		e.add(spec.Event{Kind: spec.BackoffErrorSeen, Node: NodeName(m.Src), Err: sinkErrText, Checkpoint: uint64(c.Ckpt), State: spec.StateWarning})
+		e.add(spec.Event{Kind: spec.BackoffErrorSeen, Node: NodeName(m.Src), Err: statusErrText(m), Checkpoint: uint64(c.Ckpt), State: spec.StateWarning})
 	}
-	if c.Restarting {
+	if failIfFastFail(cfg, s, m, e) {
+		return
+	}
+	if c.Restarting && !cfg.mut(MutRestartingIgnoresError) {
 		if e != nil {
 			e.add(spec.Event{Kind: spec.BackoffIgnored, Err: sinkErrText})
 		}

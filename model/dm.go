@@ -13,7 +13,7 @@ func dmHandleBootstrap(cfg *Config, s *State, m Msg, e *emitter) {
 	dm := &s.DMs[slot]
 	if !dm.Exists {
 		*dm = DM{Exists: true, Owner: none}
-	} else if cfg.has(FeatDMFence) && dm.Owner != none &&
+	} else if cfg.has(FeatDMFence) && dm.Owner != none && !cfg.mut(MutDMBootstrapFence) &&
 		(m.Epoch < dm.OwnerEpoch || (m.Epoch == dm.OwnerEpoch && m.Src != dm.Owner)) {
 		return // "drop stale maintainer bootstrap request"
 	}
@@ -97,7 +97,7 @@ func dmHandleSchedule(cfg *Config, s *State, m Msg, e *emitter) {
 	}
 	switch m.A {
 	case schedCreate:
-		if d != nil {
+		if d != nil && !cfg.mut(MutDMCreateIdempotent) {
 			return // idempotent Create
 		}
 		nd := s.newDisp()
@@ -149,7 +149,7 @@ func unjournal(dm *DM, id uint8) {
 func dmHandleClose(cfg *Config, s *State, m Msg, e *emitter) {
 	slot := slotOf(m.Dst)
 	dm := &s.DMs[slot]
-	if dm.Exists && !(cfg.has(FeatDMFence) && dmFenced(dm, m)) {
+	if dm.Exists && !(cfg.has(FeatDMFence) && !cfg.mut(MutDMCloseFence) && dmFenced(dm, m)) {
 		for i := range s.Disp {
 			if d := &s.Disp[i]; d.ID != 0 && d.Node == slot {
 				if e != nil {
@@ -170,7 +170,7 @@ func dmHandleClose(cfg *Config, s *State, m Msg, e *emitter) {
 // checkpoint may pass the DDL now (#5402).
 func dmHandleAck(cfg *Config, s *State, m Msg) {
 	dm := &s.DMs[slotOf(m.Dst)]
-	if !dm.Exists || (cfg.has(FeatDMFence) && dmFenced(dm, m)) {
+	if !dm.Exists || (cfg.has(FeatDMFence) && !cfg.mut(MutDMAckFence) && dmFenced(dm, m)) {
 		return
 	}
 	if dm.NoneT == m.A {
@@ -196,7 +196,11 @@ func dmTick(cfg *Config, s *State, slot uint8, e *emitter) {
 	src := s.Ident(slot)
 	s.sendLatest(Msg{Kind: mWatermark, Src: src, Dst: dm.Owner, A: dmWatermark(s, slot), B: triggerCkpt(cfg, s, slot)})
 	if dm.Err {
-		s.send(Msg{Kind: mDMErr, Src: src, Dst: dm.Owner, A: 1})
+		m := Msg{Kind: mDMErr, Src: src, Dst: dm.Owner, A: 1}
+		if dm.ErrFast {
+			m.B = 1
+		}
+		s.send(m)
 	}
 	if dm.NoneT != 0 {
 		s.send(Msg{Kind: mBlockNone, Src: src, Dst: dm.Owner, A: dm.NoneTable, B: dm.NoneT})

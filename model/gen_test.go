@@ -29,21 +29,18 @@ func dslAction(s *State, a Action) string {
 	switch a.Kind {
 	case ACrash, ADetect, ARestart, ACoordSchedule, AMaintTick, AMaintCleanup, ADMTick, ADMComplete:
 		return a.Kind.String() + " " + node(a.Node)
-	case ASinkError, ADispClosed:
+	case ASinkError, ADispClosed, AFastFail:
 		return a.Kind.String() + " " + tableOf(a.Arg)
+	case AMaintApplyWM:
+		return fmt.Sprintf("%s %s %s", a.Kind, node(a.Node), node(a.Arg))
+	case AResume:
+		if a.Arg != 0 {
+			return fmt.Sprintf("%s checkpoint=%d", a.Kind, a.Arg)
+		}
 	case AMaintSchedule, AMaintMove:
 		return fmt.Sprintf("%s %s t%d %s", a.Kind, node(a.Node), a.Arg, node(a.Arg2))
 	case ADeliver, ADrop, ADuplicate:
-		n := 0
-		for i := 0; i < s.nmsgs(); i++ {
-			if m := s.Net[i]; m.Src == a.Msg.Src && m.Dst == a.Msg.Dst && s.isHead(i) {
-				n++
-			}
-		}
-		if n > 1 {
-			return fmt.Sprintf("%s %s %s %s", a.Kind, ep(a.Msg.Src), ep(a.Msg.Dst), msgNames[a.Msg.Kind])
-		}
-		return fmt.Sprintf("%s %s %s", a.Kind, ep(a.Msg.Src), ep(a.Msg.Dst))
+		return fmt.Sprintf("%s %s %s %s", a.Kind, ep(a.Msg.Src), ep(a.Msg.Dst), msgNames[a.Msg.Kind])
 	}
 	return a.Kind.String()
 }

@@ -29,7 +29,7 @@ func managerHandleAdd(cfg *Config, s *State, m Msg, e *emitter) {
 			// maintainer, made Add a silent no-op.
 			return
 		}
-		if !(mt.Removed && m.Epoch > mt.Epoch) {
+		if !(mt.Removed && m.Epoch > mt.Epoch) && !cfg.mut(MutManagerAddReject) {
 			if e != nil {
 				e.add(spec.Event{Kind: spec.MaintainerRejectedAdd, Node: NodeName(m.Dst), Epoch: uint64(m.Epoch)})
 			}
@@ -86,7 +86,7 @@ func managerHandleRemove(cfg *Config, s *State, m Msg, e *emitter) {
 		if e != nil {
 			e.add(spec.Event{Kind: spec.MaintainerCreated, Node: NodeName(m.Dst), Epoch: uint64(m.Epoch), RemovalOnly: true})
 		}
-	} else if cfg.has(FeatEpochs) && m.Epoch != 0 && m.Epoch != mt.Epoch {
+	} else if cfg.has(FeatEpochs) && m.Epoch != 0 && m.Epoch != mt.Epoch && !cfg.mut(MutRemoveEpochCheck) {
 		return // "drop stale remove maintainer request"
 	}
 	if mt.Removing {
@@ -115,7 +115,7 @@ func maybeClosed(cfg *Config, s *State, slot uint8, e *emitter) {
 		return
 	}
 	members := memberMask(cfg, s)
-	if mt.CloseAcked&members != members {
+	if mt.CloseAcked&members != members && !(cfg.mut(MutCloseWaitsAllAcks) && mt.CloseAcked != 0) {
 		return
 	}
 	mt.Removed = true
@@ -139,7 +139,10 @@ func maintTick(cfg *Config, s *State, slot uint8, e *emitter) {
 	if mt.Bootstrapped {
 		st.C = 1
 	}
-	mt.Err = 0
+	if mt.Err != 0 && mt.ErrFast {
+		st.E = 1
+	}
+	mt.Err, mt.ErrFast = 0, false
 	s.sendStatus(st)
 	switch {
 	case mt.Removing && !mt.Removed:
@@ -168,7 +171,7 @@ func calculateCheckpoint(cfg *Config, s *State, slot uint8) {
 		}
 		// Operators that hold the checkpoint back: add, move, and remove
 		// (cdcspec; TiCDC's remove does not: remove-operator-passes-checkpoint).
-		if sp.State != replReplicating || sp.Op == mopAdd || sp.Op == mopMove ||
+		if (!cfg.mut(MutAddHoldsCheckpoint) && (sp.State != replReplicating || sp.Op == mopAdd || sp.Op == mopMove)) ||
 			(sp.Op == mopRemove && !cfg.bug(spec.BugRemoveOperatorPassesCheckpoint)) {
 			res = min(res, sp.Ckpt)
 		}
@@ -181,11 +184,14 @@ func calculateCheckpoint(cfg *Config, s *State, slot uint8) {
 			continue
 		}
 		if mt.WM[i] == none {
+			if cfg.mut(MutMissingCaptureHeartbeat) {
+				continue
+			}
 			return // "checkpointTs can not be advanced, since missing capture heartbeat"
 		}
 		res = min(res, mt.WM[i])
 	}
-	if res == tsInf {
+	if res == tsInf && !cfg.mut(MutNeverCommitUnbounded) {
 		return // #4709: never commit an unbounded checkpoint
 	}
 	if cfg.has(FeatCommittedCheckpoint) {
@@ -228,7 +234,7 @@ func (s *State) addSpan(mt *Maint, sp SpanRep) *SpanRep {
 // createStartTs is the startTs of a Create: the span checkpoint, clamped to
 // the committed checkpoint (#4548).
 func createStartTs(cfg *Config, mt *Maint, sp *SpanRep) uint8 {
-	if cfg.has(FeatCommittedCheckpoint) {
+	if cfg.has(FeatCommittedCheckpoint) && !cfg.mut(MutStartTsClamp) {
 		return max(sp.Ckpt, mt.Committed)
 	}
 	return sp.Ckpt
@@ -301,7 +307,7 @@ func markAbsent(sp *SpanRep) {
 // unbootstrapped maintainer stops waiting for it; a closing one too (C.9).
 func maintOnNodeRemoved(cfg *Config, s *State, slot, dead uint8, e *emitter) {
 	mt := &s.Maint[slot]
-	mt.WM[dead] = none
+	mt.WM[dead], mt.PendWM[dead] = none, 0
 	if !mt.Bootstrapped {
 		mt.Bootstrapper &^= 1 << dead
 		mt.Answered &^= 1 << dead
@@ -312,7 +318,7 @@ func maintOnNodeRemoved(cfg *Config, s *State, slot, dead uint8, e *emitter) {
 	} else if !mt.Removing {
 		for j := range mt.Spans {
 			sp := &mt.Spans[j]
-			if sp.ID == 0 {
+			if sp.ID == 0 || (sp.Op != mopNone && cfg.mut(MutNodeRemovedOperators)) {
 				continue
 			}
 			onNode := sp.Node != none && slotOf(sp.Node) == dead
@@ -410,6 +416,9 @@ func finishBootstrap(cfg *Config, s *State, slot uint8, e *emitter) {
 				continue
 			}
 			if mt.spanByTable(d.Table) != nil {
+				if cfg.mut(MutBootstrapOverlapCleanup) {
+					continue
+				}
 				// unexpected overlapping dispatcher: remove it
 				s.send(scheduleMsg(s, slot, mt, s.Ident(i), schedRemove, d.ID, d.Table, 0, otRemove))
 				continue
@@ -466,15 +475,16 @@ func maintHandleDM(cfg *Config, s *State, m Msg, e *emitter) {
 		return // "maintainer is not found"
 	}
 	src := slotOf(m.Src)
+	flushPendingWatermark(cfg, mt, src)
 	switch m.Kind {
 	case mBootResp:
 		if mt.Bootstrapped || mt.RemovalOnly || mt.Removing {
 			return
 		}
-		if cfg.has(FeatEpochs) && m.Epoch != mt.Epoch {
+		if cfg.has(FeatEpochs) && m.Epoch != mt.Epoch && !cfg.mut(MutBootRespEpochCheck) {
 			return // "drop stale maintainer response"
 		}
-		if mt.Bootstrapper&(1<<src) == 0 || !s.member(m.Src) {
+		if (mt.Bootstrapper&(1<<src) == 0 || !s.member(m.Src)) && !cfg.mut(MutBootRespMemberCheck) {
 			return
 		}
 		mt.Answered |= 1 << src
@@ -487,8 +497,8 @@ func maintHandleDM(cfg *Config, s *State, m Msg, e *emitter) {
 			maybeClosed(cfg, s, slot, e)
 		}
 	case mWatermark:
-		if mt.Bootstrapped {
-			mt.WM[src] = m.A
+		if mt.Bootstrapped || cfg.mut(MutHeartbeatBeforeBootstrap) {
+			applyWatermark(cfg, mt, src, m.A)
 			if m.B != 0 {
 				mt.TrigCk = m.B
 			}
@@ -496,20 +506,30 @@ func maintHandleDM(cfg *Config, s *State, m Msg, e *emitter) {
 	case mDMErr:
 		// Before bootstrap heartbeats, errors included, are ignored.
 		if mt.Bootstrapped && mt.Err == 0 {
-			mt.Err = src + 1
+			mt.Err, mt.ErrFast = src+1, m.B == 1
 			if e != nil {
-				e.add(spec.Event{Kind: spec.DispatcherErrorReported, Node: NodeName(m.Dst), Origin: NodeName(m.Src), Err: sinkErrText})
+				e.add(spec.Event{Kind: spec.DispatcherErrorReported, Node: NodeName(m.Dst), Origin: NodeName(m.Src), Err: statusErrText(Msg{D: 1, E: m.B})})
 			}
 		}
 	case mDispStatus:
-		if mt.Bootstrapped {
-			mt.WM[src] = m.D // the same HeartBeatRequest carries the watermark
-			handleDispStatus(cfg, s, slot, m, e)
+		if mt.Bootstrapped || (cfg.mut(MutHeartbeatBeforeBootstrap) && !mt.RemovalOnly) {
+			// The same HeartBeatRequest carries the watermark: applied
+			// before the statuses (heartbeat.go), or after them in a later
+			// step before #2864.
+			if cfg.bug(spec.BugOperatorDoneBeforeWatermark) {
+				handleDispStatus(cfg, s, slot, m, e)
+				if mt.Exists {
+					mt.PendWM[src] = m.D
+				}
+			} else {
+				applyWatermark(cfg, mt, src, m.D)
+				handleDispStatus(cfg, s, slot, m, e)
+			}
 		}
 	case mBlockStatus:
 		maintHandleBlockStatus(cfg, s, slot, m, e)
 	case mBlockNone:
-		if !mt.Bootstrapped || mt.Removing {
+		if !mt.Bootstrapped || (mt.Removing && !cfg.mut(MutRemovingNoSchedule)) {
 			return
 		}
 		// Non-blocking add-table DDL: schedule at once, then ACK (A.7).
@@ -530,7 +550,7 @@ func handleDispStatus(cfg *Config, s *State, slot uint8, m Msg, e *emitter) {
 	}
 	sp := mt.spanByID(id)
 	if sp == nil {
-		if status == dWorking && !mt.Removing {
+		if status == dWorking && (!mt.Removing || cfg.mut(MutRemovingNoSchedule)) {
 			if e != nil {
 				e.add(spec.Event{Kind: spec.SpanNotFound, Node: NodeName(m.Src), Dispatcher: dispName(id)})
 			}

@@ -9,7 +9,7 @@ const (
 	mAddMaintainer    // Epoch, A = checkpoint
 	mRemoveMaintainer // Epoch, A = cascade, B = removed
 	// maintainer manager -> coordinator
-	mStatus // MaintainerStatus: Epoch, A = working, B = checkpoint, C = bootstrapDone, D = error source slot+1
+	mStatus // MaintainerStatus: Epoch, A = working, B = checkpoint, C = bootstrapDone, D = error source slot+1, E = the error is fast-fail
 	// maintainer -> dispatcher orchestrator / manager
 	mBootReq  // MaintainerBootstrapRequest: Epoch, A = startTs, B = trigger ID (own node only)
 	mSchedule // ScheduleDispatcherRequest: Epoch, A = action, B = ID, C = table, D = startTs, E = operator type
@@ -20,7 +20,7 @@ const (
 	mCloseResp  // MaintainerCloseResponse: Epoch, A = success
 	mWatermark  // HeartBeatRequest watermark: A = checkpoint (latest value per channel), B = the trigger's checkpoint (barrier configurations; 0: none)
 	mDispStatus // HeartBeatRequest with a TableSpanStatus: A = ID, B = component status, C = checkpoint, D = watermark
-	mDMErr      // HeartBeatRequest{Err}
+	mDMErr      // HeartBeatRequest{Err}: B = fast-fail
 	mBlockNone  // BlockStatusRequest, Stage NONE, NeedAddedTables: A = table, B = commitTs
 	// barrier (barrier.go)
 	mBlockStatus // BlockStatusRequest of a blocking DDL: A = dispatcher ID, B = stage (WAITING, DONE), C = commitTs, D = table
@@ -82,7 +82,9 @@ func (m Msg) String() string {
 			st = "Working"
 		}
 		s := fmt.Sprintf("%s epoch=%d state=%s checkpoint=%d bootstrapDone=%v", h, m.Epoch, st, m.B, m.C == 1)
-		if m.D != 0 {
+		if m.D != 0 && m.E == 1 {
+			s += fmt.Sprintf(" err=fast-fail error from n%d", m.D-1)
+		} else if m.D != 0 {
 			s += fmt.Sprintf(" err=sink error from n%d", m.D-1)
 		}
 		return s
@@ -109,6 +111,9 @@ func (m Msg) String() string {
 	case mDispStatus:
 		return fmt.Sprintf("%s %s %s checkpoint=%d watermark=%s", h, dispName(m.A), statusName(m.B), m.C, tsString(m.D))
 	case mDMErr:
+		if m.B == 1 {
+			return h + " err=fast-fail error"
+		}
 		return h + " err=sink error"
 	case mBlockNone:
 		return fmt.Sprintf("%s t%d commitTs=%d", h, m.A, m.B)

@@ -29,14 +29,19 @@ func invErrorNeverDropped(cfg *Config, prev, s *State) string {
 	if !g.Set {
 		return ""
 	}
+	if g.Fast {
+		return fmt.Sprintf("a fast-fail error must fail the changefeed at once, but the coordinator accepted the status carrying it and the changefeed did not fail: changefeed %s, node %s, epoch %d, status checkpoint %d, stored checkpoint %d, error %q",
+			Changefeed, NodeName(g.Node), g.Epoch, g.Reported, g.Stored, spec.FastFailErrText)
+	}
 	return fmt.Sprintf("a retryable error must reach the backoff while the checkpoint is stuck, but the coordinator dropped the status carrying it: changefeed %s, node %s, epoch %d, status checkpoint %d, stored checkpoint %d, error %q",
 		Changefeed, NodeName(g.Node), g.Epoch, g.Reported, g.Stored, sinkErrText)
 }
 
 // invCheckpointMonotonic: the stored changefeed checkpoint never goes down
-// (D.S1). The model has no resume, the one allowed exception.
+// (D.S1). Resume with an overwritten checkpoint, the one allowed exception,
+// is the only client request that moves it (ClientOps counts requests).
 func invCheckpointMonotonic(cfg *Config, prev, s *State) string {
-	if prev == nil || s.Coord.Ckpt >= prev.Coord.Ckpt {
+	if prev == nil || s.Coord.Ckpt >= prev.Coord.Ckpt || s.ClientOps != prev.ClientOps {
 		return ""
 	}
 	return fmt.Sprintf("the stored checkpoint must never go down, but it went from %d to %d: changefeed %s, epoch %d",
@@ -96,7 +101,9 @@ func invAtMostOneDispatcherPerSpan(cfg *Config, prev, s *State) string {
 // (the node's removal makes the changefeed absent again).
 func invRunningMaintainerBootstrapped(cfg *Config, prev, s *State) string {
 	c := &s.Coord
-	if prev == nil || c.Repl != replReplicating || prev.Coord.Repl == replReplicating {
+	if prev == nil || c.Repl != replReplicating || prev.Coord.Repl == replReplicating || prev.Coord.Op != copAdd || s.CoordFails != prev.CoordFails {
+		// Judged when an add operator finishes (a new coordinator adopting
+		// a running maintainer is not an add).
 		return ""
 	}
 	slot := slotOf(c.Node)
@@ -189,7 +196,7 @@ func checkSafetyIndex(cfg *Config, prev, s *State) (int, string) {
 // changefeed is covered by exactly one working dispatcher (D.L1; #3411 fixed
 // by #3691). Judged at quiescence of the fair schedule.
 func goalEverySpanReplicated(cfg *Config, s *State) string {
-	if s.Coord.State == cfFailed {
+	if !running(&s.Coord) {
 		return ""
 	}
 	for t := uint8(1); t <= MaxTables; t++ {
@@ -219,7 +226,7 @@ func goalEverySpanReplicated(cfg *Config, s *State) string {
 // (D.L2; tiflow#9595, #5709, #3952). Heal time is after the fair schedule
 // resumed the upstream and let it reach the top of the ts range.
 func goalCheckpointAdvancesAfterHeal(cfg *Config, s *State, target uint8) string {
-	if s.Coord.State == cfFailed || s.Coord.Ckpt >= target {
+	if !running(&s.Coord) || s.Coord.Ckpt >= target {
 		return ""
 	}
 	return fmt.Sprintf("the checkpoint must advance once faults heal, but after the cluster quiesced the stored checkpoint is %d, below the upstream resolved ts %d at heal time (state %s, %s on %s): changefeed %s, epoch %d",

@@ -142,7 +142,7 @@ func (sc *scenario) run(td *datadriven.TestData) (string, error) {
 		}
 		return b.String(), nil
 	case "fair":
-		fr := search.Settle[State, Action](system{&sc.cfg}, sc.s, search.Bounds{})
+		fr := search.Settle[State, Action](newSystem(&sc.cfg), sc.s, search.Bounds{})
 		switch fr.Verdict {
 		case search.Holds:
 			return fmt.Sprintf("liveness holds: quiesced after %d steps; checkpoint %d >= %d, every table has one working dispatcher\n", fr.Steps, fr.Final.Coord.Ckpt, fr.Healed.UpTs), nil
@@ -278,8 +278,21 @@ func parseAction(st *State, line string) (Action, error) {
 	switch kind {
 	case ACrash, ADetect, ARestart, ACoordSchedule, AMaintTick, AMaintCleanup, ADMTick, ADMComplete:
 		a.Node, err = argN(1)
-	case ASinkError:
+	case ASinkError, AFastFail:
 		a.Arg, err = dispOf(1, false)
+	case AMaintApplyWM:
+		if a.Node, err = argN(1); err == nil {
+			a.Arg, err = argN(2)
+		}
+	case AResume:
+		if len(f) > 1 {
+			v, ok := strings.CutPrefix(f[1], "checkpoint=")
+			n, perr := strconv.Atoi(v)
+			if !ok || perr != nil || n < 1 || n > 9 {
+				return a, fmt.Errorf("%s: want checkpoint=N (1..9), got %q", f[0], f[1])
+			}
+			a.Arg = uint8(n)
+		}
 	case ADispClosed:
 		a.Arg, err = dispOf(1, true)
 	case AMaintSchedule, AMaintMove:

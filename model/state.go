@@ -48,6 +48,8 @@ const (
 	cfNormal  = 0
 	cfWarning = 1
 	cfFailed  = 2
+	cfStopped = 3 // paused (API)
+	cfRemoved = 4 // removed (API): being removed while Op is a stop, deleted once it finished
 )
 
 // Coordinator replica states (ReplicationDB) and span states (span controller).
@@ -123,6 +125,7 @@ type Coord struct {
 	Op         uint8 // copNone | copAdd | copStop
 	OpNode     uint8 // add: destination; stop: node it stops (identity)
 	OpEpoch    uint8 // stop: the epoch it stops; add: the bumped epoch
+	OpRemove   bool  // stop: the changefeed is removed (RemoveMaintainerRequest.Removed)
 }
 
 // SpanRep is a span replication in a maintainer's span controller (A.5) with
@@ -176,12 +179,18 @@ type Maint struct {
 	Answered     uint8 // bitmask of slots that answered
 	CloseAcked   uint8 // bitmask of slots that ACKed MaintainerCloseRequest
 	Err          uint8 // runningErrors: source slot+1, 0 = none; drained by each status
+	ErrFast      bool  // the error is a fast-fail error (spec.IsFastFailError)
 	TriggerID    uint8
 	WM           [MaxNodes]uint8 // checkpointTsByCapture; none = no entry
 	Spans        [MaxSpans]SpanRep
 	Boot         [MaxNodes]Snapshot // cached bootstrap responses until bootstrap succeeds
 	Bar          BarEv              // the barrier's block event (barrier.go); T == 0: none
 	TrigCk       uint8              // the table trigger's checkpoint (the DDL span's status), barrier configurations only
+	// PendWM: a heartbeat's watermark not applied yet (0 = none); only with
+	// the catalogue entry operator-done-before-watermark, where the statuses
+	// of a HeartBeatRequest are applied first and its watermark after
+	// (heartbeat.go).
+	PendWM [MaxNodes]uint8
 }
 
 // DM is the dispatcher manager of the changefeed on one node (A.9).
@@ -190,6 +199,7 @@ type DM struct {
 	Owner      uint8 // maintainer identity (meta.maintainerID)
 	OwnerEpoch uint8
 	Err        bool  // first error, re-sent every 5 s until the DM closes
+	ErrFast    bool  // the first error is a fast-fail error
 	NoneT      uint8 // trigger: commitTs of a CREATE TABLE reported NONE, awaiting ACK; 0 = none
 	NoneTable  uint8
 	AckedT     uint8 // trigger: last ACKed add-table DDL commitTs
@@ -248,6 +258,9 @@ type State struct {
 	// Fault budgets used.
 	Crashes, Drops, Dups, SinkErrs, Stalls, DDLs, Restarts uint8
 	Moves                                                  uint8 // balance moves, counted only under Config.MaxMoves
+	// Budgets of lifecycle.go: fast-fail errors, client requests (pause,
+	// resume, remove), coordinator failovers.
+	FastFails, ClientOps, CoordFails uint8
 
 	Overflow bool // a send found the network full: the state is outside the bounds
 
@@ -282,6 +295,7 @@ type ErrDropGhost struct {
 	Epoch    uint8
 	Reported uint8
 	Stored   uint8
+	Fast     bool // the error was a fast-fail error and the changefeed did not fail
 }
 
 // StateSize is the size in bytes of a state's canonical encoding.
@@ -407,7 +421,7 @@ func (s *State) String() string {
 }
 
 func cfStateName(st uint8) string {
-	return [...]string{"normal", "warning", "failed"}[st]
+	return [...]string{"normal", "warning", "failed", "stopped", "removed"}[st]
 }
 
 func replName(r uint8) string {

@@ -181,6 +181,18 @@ func step(cfg *Config, s *State, a Action, e *emitter) {
 		dmCompleteStatus(s, a.Node)
 	case ADispClosed:
 		dispClosed(cfg, s, a.Arg, e)
+	case AFastFail:
+		fastFail(s, a.Arg, e)
+	case APause:
+		pauseChangefeed(cfg, s, e)
+	case AResume:
+		resumeChangefeed(cfg, s, a.Arg, e)
+	case ARemove:
+		removeChangefeed(cfg, s, e)
+	case ACoordFailover:
+		coordFailover(cfg, s, e)
+	case AMaintApplyWM:
+		maintApplyWatermark(cfg, s, a.Node, a.Arg)
 	default:
 		pullStep(cfg, s, a.Kind)
 	}
@@ -332,7 +344,7 @@ func appendActions(cfg *Config, s *State, buf []Action, withFaults bool) []Actio
 	}
 	// coordinator
 	c := &s.Coord
-	if c.Op == copNone && c.Repl == replAbsent && !c.RetryWait && c.State != cfFailed {
+	if c.Op == copNone && c.Repl == replAbsent && !c.RetryWait && running(c) {
 		for i := uint8(0); i < uint8(cfg.Nodes); i++ {
 			if s.NodeSt[i] == nodeAlive {
 				buf = append(buf, Action{Kind: ACoordSchedule, Node: i})
@@ -345,6 +357,7 @@ func appendActions(cfg *Config, s *State, buf []Action, withFaults bool) []Actio
 	if c.RetryWait {
 		buf = append(buf, Action{Kind: ACoordRetryTimer})
 	}
+	buf = appendLifecycleActions(cfg, s, buf, withFaults)
 	// maintainers
 	for i := uint8(0); i < uint8(cfg.Nodes); i++ {
 		m := &s.Maint[i]
@@ -352,6 +365,7 @@ func appendActions(cfg *Config, s *State, buf []Action, withFaults bool) []Actio
 			continue
 		}
 		buf = append(buf, Action{Kind: AMaintTick, Node: i})
+		buf = appendHeartbeatActions(s, i, buf)
 		if m.Removed {
 			buf = append(buf, Action{Kind: AMaintCleanup, Node: i})
 			continue

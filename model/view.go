@@ -15,7 +15,7 @@ import (
 // allocated per model run, and its network is a bounded multiset. Every
 // field is a fact both sides keep.
 type View struct {
-	Feed  string // coordinator FeedState: normal | warning | failed
+	Feed  string // coordinator FeedState: normal | warning | failed | stopped | removed
 	Sched string // coordinator replica state: absent | scheduling | replicating
 	Bound string // node the coordinator binds the maintainer to; "" none
 	Op    string // coordinator maintainer operator: "" | add | stop
@@ -62,7 +62,7 @@ func DispView(node string, table int, state string) string {
 // dispatcher manager: a crashed capture's components are gone.
 func (s *State) View() View {
 	var v View
-	v.Feed = [...]string{cfNormal: "normal", cfWarning: "warning", cfFailed: "failed"}[s.Coord.State]
+	v.Feed = cfStateName(s.Coord.State)
 	v.Sched = [...]string{replAbsent: "absent", replScheduling: "scheduling", replReplicating: "replicating"}[s.Coord.Repl]
 	if s.Coord.Node != none {
 		v.Bound = NodeName(s.Coord.Node)

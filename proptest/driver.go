@@ -58,6 +58,7 @@ const (
 	OpPartition      = Op(spec.FaultPartition)
 	OpHealNetwork    = Op(spec.FaultHealNetwork)
 	OpSinkError      = Op(spec.FaultSinkError)
+	OpFastFail       = Op(spec.FaultFastFailError)
 	OpStallUpstream  = Op(spec.FaultStallUpstream)
 	OpResumeUpstream = Op(spec.FaultResumeUpstream)
 	OpBlockCreate    = Op(spec.FaultBlockCreateDispatcher)
@@ -70,7 +71,7 @@ var Ops = []Op{
 	OpCreateTable, OpMoveTable, OpSplitTable, OpRemoveTable,
 	OpKillCapture, OpKillMaintainer, OpRestartCapture, OpAddCapture, OpExpireSession,
 	OpDropMessages, OpDupMessages, OpDelayMessages, OpRandomFaults, OpPartition, OpHealNetwork,
-	OpSinkError, OpStallUpstream, OpResumeUpstream, OpBlockCreate, OpSlowClose, OpAdvanceTime,
+	OpSinkError, OpFastFail, OpStallUpstream, OpResumeUpstream, OpBlockCreate, OpSlowClose, OpAdvanceTime,
 }
 
 // UnsupportedFaults are the faults of the vocabulary that are no step, with
@@ -82,6 +83,7 @@ var UnsupportedFaults = map[spec.Fault]string{
 	spec.FaultKillMaintainerStaleCreate: "compound: rapid draws its parts (delay-messages, move-table, kill-maintainer-capture)",
 	spec.FaultFreezeCapture:             sim.UnsupportedFaults[spec.FaultFreezeCapture],
 	spec.FaultExpireFrozenSession:       sim.UnsupportedFaults[spec.FaultExpireFrozenSession],
+	spec.FaultStore:                     sim.UnsupportedFaults[spec.FaultStore],
 	spec.FaultHeal:                      "Finish heals once, at the end of every run; liveness is judged after it",
 }
 
@@ -135,7 +137,7 @@ func (st Step) String() string {
 		fmt.Fprintf(&b, " feed=%s", st.Feed)
 	}
 	switch st.Op {
-	case OpMoveMaintainer, OpMoveTable, OpKillCapture, OpExpireSession, OpPartition, OpSinkError, OpBlockCreate, OpSlowClose:
+	case OpMoveMaintainer, OpMoveTable, OpKillCapture, OpExpireSession, OpPartition, OpSinkError, OpFastFail, OpBlockCreate, OpSlowClose:
 		fmt.Fprintf(&b, " node=#%d", st.Node)
 	}
 	if st.Table != 0 {
@@ -434,7 +436,7 @@ func (d *Driver) apply(st Step) (apiErr, err error) {
 		_, apiErr = s.Inject(sim.Injection{Fault: spec.FaultPartition, Node: n})
 	case OpHealNetwork:
 		_, apiErr = s.Inject(sim.Injection{Fault: spec.FaultHealNetwork})
-	case OpSinkError:
+	case OpSinkError, OpFastFail:
 		if d.feeds[st.Feed] == "" {
 			return nil, skip("changefeed %s does not exist", st.Feed)
 		}
@@ -442,7 +444,7 @@ func (d *Driver) apply(st Step) (apiErr, err error) {
 		if err != nil {
 			return nil, err
 		}
-		if _, err := s.Inject(sim.Injection{Fault: spec.FaultSinkError, Changefeed: st.Feed, Node: n}); err != nil {
+		if _, err := s.Inject(sim.Injection{Fault: spec.Fault(st.Op), Changefeed: st.Feed, Node: n}); err != nil {
 			return nil, skip("no dispatcher manager of %s on node #%d", st.Feed, st.Node)
 		}
 	case OpStallUpstream:

@@ -26,7 +26,7 @@ func TestOpsAreTheVocabulary(t *testing.T) {
 	}
 	d, err := NewDriver(Setup{Seed: 1, Nodes: 3, Tables: 2}, nil)
 	require.NoError(t, err)
-	acts := (&machine{}).actions(d)
+	acts := (&machine{ops: Ops}).actions(d) // every Op has an action (the default menu leaves fast-fail-error out)
 	for _, o := range Ops {
 		assert.Contains(t, acts, string(o), "no rapid action for %s", o)
 	}
@@ -52,6 +52,7 @@ func TestDriverAppliesEveryFault(t *testing.T) {
 		OpPartition:      {Op: OpPartition, Node: 2},
 		OpHealNetwork:    {Op: OpHealNetwork},
 		OpSinkError:      {Op: OpSinkError, Feed: "cf1", Node: 1},
+		OpFastFail:       {Op: OpFastFail, Feed: "cf1", Node: 1},
 		OpStallUpstream:  {Op: OpStallUpstream},
 		OpResumeUpstream: {Op: OpResumeUpstream},
 		OpBlockCreate:    {Op: OpBlockCreate, Node: 1, On: true},

@@ -88,6 +88,21 @@ var gateProfiles = []gateProfile{
 		Ops:  []Op{OpMoveMaintainer, OpRemoveChangefeed, OpCreateChangefeed, OpAdvanceTime},
 		Seed: 1, Checks: 200, MaxShrunk: 10,
 		NotFoundYet: "since the maintainer reports a move's Stopped only once its table trigger stopped (as HEAD's tryCloseChangefeed), the window is a few hundred milliseconds, out of this menu's reach in 1,500 checks; the scenario remove_during_move hits it"},
+	{Bug: "fast-fail-ignored-with-progress",
+		Ops:  []Op{OpFastFail, OpAdvanceTime},
+		Seed: 1, Checks: 100, MaxShrunk: 6},
+	{Bug: "failover-loses-retrying",
+		Ops:  []Op{OpSinkError, OpKillCapture, OpRestartCapture, OpAdvanceTime},
+		Seed: 1, Checks: 100, MaxShrunk: 10,
+		NotFoundYet: "masked by the BootstrapDone toggle: the new coordinator builds the changefeed with BootstrapDone false, so the maintainer's first bootstrapped status reports it normal (spec.Bug.ModelGap)"},
+	{Bug: "watermark-seq-rejects-lower-checkpoint",
+		Ops:      []Op{OpMoveTable, OpDelayMessages, OpAdvanceTime},
+		MsgTypes: []string{"HeartBeatRequest", "ScheduleDispatcherRequest"},
+		Seed:     1, Checks: 300, MaxShrunk: 20},
+	{Bug: "operator-done-before-watermark",
+		Ops:      []Op{OpMoveTable, OpDelayMessages, OpAdvanceTime},
+		MsgTypes: []string{"HeartBeatRequest", "ScheduleDispatcherRequest"},
+		Seed:     1, Checks: 300, MaxShrunk: 20},
 	// Found through cdcspec's remove-table-dispatchers, which has no TiCDC
 	// counterpart; TiCDC's path (a remove restored from the journal) is not
 	// reached by this menu.

@@ -93,7 +93,7 @@ func NewShadow(su Setup) *Shadow {
 	}
 	cfg.DDLTables = model.MaxTables - cfg.Tables
 	cfg.TsMax = 9
-	cfg.Crashes, cfg.Restarts, cfg.SinkErrors, cfg.Stalls = 7, 7, 7, 7
+	cfg.Crashes, cfg.Restarts, cfg.SinkErrors, cfg.Stalls, cfg.FastFails = 7, 7, 7, 7, 7
 	cfg.SpanMoves = true
 	sh := &Shadow{slots: map[core.NodeID]uint8{}}
 	for _, name := range su.Bugs {
@@ -229,14 +229,18 @@ func (sh *Shadow) Mirror(d *Driver, st Step, before []core.NodeID) {
 				break
 			}
 		}
-	case OpSinkError:
+	case OpSinkError, OpFastFail:
 		n, ok := nodeAt(st.Node)
 		sl, ok2 := sh.slots[n]
 		if !mine || !ok || !ok2 {
 			break
 		}
+		kind := model.ASinkError
+		if st.Op == OpFastFail {
+			kind = model.AFastFail
+		}
 		for _, a := range model.Actions(sh.Cfg, sh.State) {
-			if a.Kind == model.ASinkError && sh.dispNode(a.Arg) == sl {
+			if a.Kind == kind && sh.dispNode(a.Arg) == sl {
 				sh.apply(a)
 				break
 			}

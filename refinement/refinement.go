@@ -45,7 +45,11 @@
 // joining nodes), CREATE TABLE while the upstream is stalled (the model's
 // DDLs need a live upstream), a second CREATE TABLE (the model's trigger
 // holds one pending CREATE TABLE), catalogue entries the model cannot express
-// (ConfigFor), and more than MaxCandidates matching model states.
+// (ConfigFor), an error report reaching the coordinator after the model's
+// timestamps ran out (whether it comes with checkpoint progress decides the
+// backoff, reference A.2 step 6, and the implementation's checkpoint can
+// still progress where the model's cannot), and more than MaxCandidates
+// matching model states.
 // The View leaves out timestamps, dispatcher IDs, epochs and messages in
 // flight (see model.View).
 package refinement
@@ -81,16 +85,20 @@ type Tracker struct {
 	// Tracker (never a silent truncation).
 	MaxCandidates int
 
-	sim      *sim.Sim
-	cands    []model.State
-	ident    map[core.NodeID]uint8 // implementation node -> model identity
-	slot     map[core.NodeID]uint8
-	hist     []string // the implementation steps so far, for the story
-	peak     int
-	stalled  bool                  // the implementation's upstream is stalled
-	ddls     int                   // CREATE TABLEs mirrored so far
-	inc      [model.MaxNodes]uint8 // incarnation of each slot
-	detected [model.MaxNodes]bool  // the slot's capture was seen leaving
+	sim     *sim.Sim
+	cands   []model.State
+	ident   map[core.NodeID]uint8 // implementation node -> model identity
+	slot    map[core.NodeID]uint8
+	hist    []string // the implementation steps so far, for the story
+	peak    int
+	stalled bool // the implementation's upstream is stalled
+	// tsExhausted: the implementation's upstream advanced where no
+	// candidate's could (its ts ran out); from then on the implementation's
+	// checkpoint can progress where the model's cannot.
+	tsExhausted bool
+	ddls        int                   // CREATE TABLEs mirrored so far
+	inc         [model.MaxNodes]uint8 // incarnation of each slot
+	detected    [model.MaxNodes]bool  // the slot's capture was seen leaving
 }
 
 func (t *Tracker) current(sl uint8) uint8 { return model.IdentOf(sl, t.inc[sl]) }
@@ -177,6 +185,7 @@ func Config(nodes, tables int, bugs model.Config) model.Config {
 	cfg.DDLTables = model.MaxTables - tables
 	cfg.TsMax = 9
 	cfg.Crashes, cfg.Restarts, cfg.SinkErrors, cfg.Stalls = 7, 7, 7, 7
+	cfg.FastFails, cfg.ClientOps = 7, 7
 	cfg.SpanMoves = true
 	cfg.Bugs = bugs.Bugs
 	cfg.Features = bugs.Features

@@ -1,41 +1,74 @@
 #!/usr/bin/env bash
-# bench-trace.sh: trace-checking throughput on a generated TiCDC log, next to
-# `grep -c .` on the same file in the same run.
+# bench-trace.sh: trace-checking throughput and peak memory on generated
+# TiCDC HEAD logs, next to `grep -c .` on the same bytes in the same run.
 #
-#   scripts/bench-trace.sh [SIZE]      # SIZE: 1G (default), 256M, ...
+#   scripts/bench-trace.sh [SIZE]        # SIZE: 1G (default), 256M, ...
+#   STORM=1 scripts/bench-trace.sh 1G    # also a SIZE log where every one of
+#                                        # 1000 changefeeds is in an error storm
 #
-# Prints MB/s and lines/s for both, and the checker's peak resident memory.
-# The log is generated in a temporary directory and removed afterwards.
+# Three inputs of SIZE bytes each:
+#   sorted        one capture's log, in time order
+#   concatenated  four captures' logs over the same hour, concatenated
+#                 (`cat a.log b.log c.log d.log | cdcspec trace -`): the
+#                 time jumps back at every file boundary
+#   files         the same four logs given as files (merged by time)
+# For each: wall time, MB/s, lines/s, CPU seconds (user+sys; on a shared
+# machine MB per CPU-second is the figure load does not distort) and peak
+# RSS of `cdcspec trace`, and `grep -c .` on the same bytes. The logs are generated in a temporary
+# directory and removed afterwards.
 set -euo pipefail
 SIZE=${1:-1G}
 cd "$(dirname "$0")/.."
 TMP=$(mktemp -d)
 trap 'rm -rf "$TMP"' EXIT
-LOG="$TMP/ticdc-bench.log"
 
 go build -o "$TMP/cdcspec" ./cmd/cdcspec
-go run ./traces/genlog -size "$SIZE" -o "$LOG" 2>/dev/null
-BYTES=$(stat -c %s "$LOG")
-cat "$LOG" > /dev/null # warm the page cache for both readers
+go build -o "$TMP/genlog" ./traces/genlog
+bytes_of() { numfmt --from=iec "$1"; }
+QUARTER=$(( $(bytes_of "$SIZE") / 4 ))
+"$TMP/genlog" -size "$SIZE" -o "$TMP/sorted.log" 2>/dev/null
+for i in 1 2 3 4; do "$TMP/genlog" -size "$QUARTER" -seed "$i" -o "$TMP/part$i.log" 2>/dev/null; done
+cat "$TMP"/part{1,2,3,4}.log > "$TMP/concat.log"
+if [ "${STORM:-}" = 1 ]; then
+  "$TMP/genlog" -size "$SIZE" -storm -changefeeds 1000 -o "$TMP/storm.log" 2>/dev/null
+fi
 
 now() { date +%s.%N; }
+printf 'load before: %s; sizes: %s\n' "$(cut -d' ' -f1-3 /proc/loadavg)" "$SIZE"
+printf '%-13s %10s %9s %8s %11s %7s %9s %7s   %s\n' input bytes "trace s" "MB/s" "lines/s" "CPU s" "MB/CPU-s" "RSS MB" "grep -c . (same bytes)"
 
-t0=$(now)
-LINES=$(grep -c . "$LOG")
-t1=$(now)
-GREP_S=$(echo "$t1 - $t0" | bc -l)
-
-t0=$(now)
-set +e
-/usr/bin/time -f "%M" -o "$TMP/rss" "$TMP/cdcspec" trace --format json "$LOG" > "$TMP/out.json"
-RC=$?
-set -e
-t1=$(now)
-TRACE_S=$(echo "$t1 - $t0" | bc -l)
-RSS_KB=$(tail -1 "$TMP/rss")
-TLINES=$(grep -m1 '"lines"' "$TMP/out.json" | tr -dc '0-9')
-
-printf 'file:   %s, %d bytes, %d non-empty lines (load: %s)\n' "$SIZE" "$BYTES" "$LINES" "$(cut -d' ' -f1-3 /proc/loadavg)"
-printf 'grep -c .:      %7.3f s  %8.1f MB/s  %10.0f lines/s\n' "$GREP_S" "$(echo "$BYTES/1000000/$GREP_S" | bc -l)" "$(echo "$LINES/$GREP_S" | bc -l)"
-printf 'cdcspec trace:  %7.3f s  %8.1f MB/s  %10.0f lines/s  peak RSS %d MB  exit %d\n' "$TRACE_S" "$(echo "$BYTES/1000000/$TRACE_S" | bc -l)" "$(echo "$TLINES/$TRACE_S" | bc -l)" "$((RSS_KB/1024))" "$RC"
-printf 'ratio trace/grep throughput: %.2f\n' "$(echo "$GREP_S/$TRACE_S" | bc -l)"
+bench() { # name, stdin-file or "", args...
+  local name=$1 in=$2; shift 2
+  local files=("$@") bytes lines t0 t1 gs ts rss rc
+  if [ -n "$in" ]; then bytes=$(stat -c %s "$in"); else bytes=$(cat "${files[@]}" | wc -c); fi
+  cat "${in:-${files[@]}}" "${files[@]}" > /dev/null 2>&1 || true # warm the page cache
+  t0=$(now); if [ -n "$in" ]; then lines=$(grep -c . "$in"); else lines=$(cat "${files[@]}" | grep -c .); fi; t1=$(now)
+  gs=$(echo "$t1 - $t0" | bc -l)
+  t0=$(now)
+  set +e
+  if [ -n "$in" ]; then
+    /usr/bin/time -f "%M %U %S" -o "$TMP/rss" "$TMP/cdcspec" trace --format json - < "$in" > "$TMP/out.json"
+  else
+    /usr/bin/time -f "%M %U %S" -o "$TMP/rss" "$TMP/cdcspec" trace --format json "${files[@]}" > "$TMP/out.json"
+  fi
+  rc=$?
+  set -e
+  t1=$(now)
+  ts=$(echo "$t1 - $t0" | bc -l)
+  read -r rsskb us ss < <(tail -1 "$TMP/rss")
+  rss=$(( rsskb / 1024 ))
+  cpu=$(echo "$us + $ss" | bc -l)
+  printf '%-13s %10d %9.3f %8.1f %11.0f %7.2f %9.1f %7d   %.3f s, %.1f MB/s (trace/grep time %.1fx) exit %d\n' \
+    "$name" "$bytes" "$ts" "$(echo "$bytes/1000000/$ts" | bc -l)" "$(echo "$lines/$ts" | bc -l)" "$cpu" "$(echo "$bytes/1000000/$cpu" | bc -l)" "$rss" \
+    "$gs" "$(echo "$bytes/1000000/$gs" | bc -l)" "$(echo "$ts/$gs" | bc -l)" "$rc"
+  echo "$ts" > "$TMP/t.$name"
+}
+bench sorted "$TMP/sorted.log"
+bench concatenated "$TMP/concat.log"
+bench files "" "$TMP"/part{1,2,3,4}.log
+if [ "${STORM:-}" = 1 ]; then
+  bench storm "$TMP/storm.log"
+  printf 'storm findings: %s\n' "$(python3 -c 'import json,sys; r=json.load(open(sys.argv[1])); print(len(r["findings"]), "aggregated findings, counts summing to", sum(f["count"] for f in r["findings"]))' "$TMP/out.json" 2>/dev/null || echo '?')"
+fi
+printf 'concatenated / sorted time: %.2f (target <= 1.5)\n' "$(echo "$(cat "$TMP/t.concatenated") / $(cat "$TMP/t.sorted")" | bc -l)"
+printf 'load after: %s\n' "$(cut -d' ' -f1-3 /proc/loadavg)"

@@ -2,6 +2,7 @@ package search
 
 import (
 	"fmt"
+	"math"
 	"runtime"
 	"sync"
 	"sync/atomic"
@@ -12,25 +13,39 @@ import (
 
 // Check explores sys breadth-first from its initial states. Each level is
 // expanded by the workers in parallel (exploreLevel): successors are
-// deduplicated by fingerprint, safety is judged on every transition, and
-// liveness by fair settling from every state (unless b.SafetyOnly; only a
-// Fair system has liveness properties). The first level with a violation
-// ends the search (rankViolations picks the lowest in BFS order), and its
-// path is rebuilt from the stored fingerprints (rebuildPath), so the
-// counterexample is a shortest one. progress, when not nil, is called about
-// once a second from one goroutine.
+// deduplicated by fingerprint (of their orbit's representative when sys is
+// Symmetric), safety is judged on every transition, and liveness by fair
+// settling from every state, memoised by round-start state (unless
+// b.SafetyOnly; only a Fair system has liveness properties). The first
+// level with a violation ends the search (rankViolations picks the lowest
+// in BFS order), and its path is rebuilt from the stored fingerprints
+// (rebuildPath), so the counterexample is a shortest one. progress, when
+// not nil, is called about once a second from one goroutine.
+//
+// Memory: the visited set holds 8-byte fingerprints (fpTable), full states
+// are kept only for the frontier, and each state's fingerprint and parent
+// (the trail) for counterexamples. With b.Memory the frontier and the
+// trail spill to disk past the budget, and the search stops (BoundReached,
+// naming the flag) when the visited set or the memo would pass it.
 func Check[S, A any](sys System[S, A], b Bounds, progress func(Progress)) (Result[S, A], error) {
 	if err := b.Validate(); err != nil {
 		return Result[S, A]{}, err
 	}
 	r := newRun(sys, b)
+	defer r.close()
 	stop := r.reportProgress(progress)
 	defer stop()
+	defer r.watchStop()()
 
 	frontier := r.initialLevel()
 	var best, fallback *finding[A]
 	for len(frontier) > 0 {
 		r.depth.Store(int64(r.level))
+		select {
+		case <-b.Stop: // also checked here, so a closed Stop stops at once
+			r.stopWith(fmt.Sprintf("interrupted after %d states at depth %d", r.distinct.Load(), r.level))
+		default:
+		}
 		lv := r.exploreLevel(frontier, b.MaxDepth == 0 || r.level < b.MaxDepth)
 		best, fallback = rankViolations(lv.workers, best, fallback)
 		if lv.cut && r.cut == "" {
@@ -40,8 +55,8 @@ func Check[S, A any](sys System[S, A], b Bounds, progress func(Progress)) (Resul
 			break // the shortest violations are in this level
 		}
 		frontier = r.addLevel(lv)
-		if b.MaxStates > 0 && r.distinct.Load() >= int64(b.MaxStates) {
-			r.cut = fmt.Sprintf("stopped at the state bound (%d states)", b.MaxStates)
+		if h := r.haltReason(); h != "" {
+			r.cut = h
 			break
 		}
 	}
@@ -52,11 +67,28 @@ func Check[S, A any](sys System[S, A], b Bounds, progress func(Progress)) (Resul
 		Distinct:    r.distinct.Load(),
 		Transitions: r.transitions.Load(),
 		Depth:       r.level,
+		Symmetry:    1,
 	}}
+	if r.sym != nil {
+		res.Symmetry = r.sym.SymmetryGroup()
+	}
 	if best != nil {
 		res.Violation = r.rebuildPath(best)
+		// The states of the levels before the violating one's successors,
+		// as the counts have always been reported.
+		res.Distinct = r.nextBase
+	}
+	if h := r.haltReason(); h != "" && r.cut == "" {
+		r.cut = h // halted in the last level
 	}
 	res.Seconds = time.Since(r.start).Seconds()
+	res.Collision = CollisionProbability(res.Distinct)
+	if r.memo != nil {
+		m := float64(r.memo.len())
+		res.Collision = math.Min(1, res.Collision+m*m/math.Exp2(2*64-memoBits-1))
+	}
+	res.Spilled = r.spilled.Load()
+	res.PeakMemory = r.peak.Load()
 	switch {
 	case best != nil:
 		res.Outcome = Violation
@@ -68,16 +100,22 @@ func Check[S, A any](sys System[S, A], b Bounds, progress func(Progress)) (Resul
 	return res, nil
 }
 
+// memoBits are the value bits of the verdict memo's slots (a verdict code).
+const memoBits = 6
+
 // run is the state of one Check.
 type run[S, A any] struct {
 	sys      System[S, A]
+	sym      Symmetric[S, A] // nil: no reduction
 	live     *liveness[S, A] // nil: safety only
-	memo     *verdictMemo
+	memo     *fpTable        // verdicts by round-start fingerprint (liveness)
 	b        Bounds
 	workers  int
 	start    time.Time
 	inits    []S
-	seen     *fpSet
+	seen     *fpTable
+	mem      *memBudget
+	spill    *spiller[S]
 	all      []*block[S] // every level's blocks, for rebuildPath
 	nextBase int64
 	level    int    // depth of the frontier being expanded
@@ -85,38 +123,134 @@ type run[S, A any] struct {
 
 	distinct, transitions atomic.Int64
 	queue, depth          atomic.Int64 // for progress
+	spilled, peak         atomic.Int64
+
+	halted atomic.Bool
+	haltMu sync.Mutex
+	halt   string
 }
 
 func newRun[S, A any](sys System[S, A], b Bounds) *run[S, A] {
-	r := &run[S, A]{sys: sys, b: b, workers: b.Workers, start: time.Now(), seen: newFPSet()}
+	r := &run[S, A]{sys: sys, b: b, workers: b.Workers, start: time.Now()}
+	if b.Memory > 0 {
+		r.mem = &memBudget{limit: b.Memory}
+		r.spill = newSpiller[S](b.SpillDir)
+	}
+	r.seen = newFPTable(0, r.mem)
 	if r.workers <= 0 {
 		r.workers = runtime.GOMAXPROCS(0)
 	}
+	if sy, ok := sys.(Symmetric[S, A]); ok && !b.NoSymmetry && sy.SymmetryGroup() > 1 {
+		r.sym = sy
+	}
 	if f, ok := sys.(Fair[S, A]); ok && b.Liveness() {
 		r.live = newLiveness(f, b)
-		r.memo = newVerdictMemo()
+		r.memo = newFPTable(memoBits, r.mem)
 	}
 	return r
 }
 
-// block holds states discovered in one level by one worker. States are
-// stored in fixed-size blocks so that growing the frontier never copies
-// them; fingerprints and parents are kept after the states are expanded, to
-// rebuild counterexample paths.
-type block[S any] struct {
-	base    int64 // global index of the block's first state
-	states  []S
-	fps     []uint64
-	parents []int64 // global index of the parent; -1 for an initial state
+// watchStop halts the search when b.Stop closes, until the returned
+// function is called.
+func (r *run[S, A]) watchStop() (done func()) {
+	if r.b.Stop == nil {
+		return func() {}
+	}
+	quit := make(chan struct{})
+	go func() {
+		select {
+		case <-r.b.Stop:
+			r.stopWith(fmt.Sprintf("interrupted after %d states at depth %d", r.distinct.Load(), r.depth.Load()))
+		case <-quit:
+		}
+	}()
+	return func() { close(quit) }
 }
 
-const blockSize = 2048
+func (r *run[S, A]) close() {
+	if r.spill != nil {
+		r.spill.close()
+	}
+}
 
-func newBlock[S any]() *block[S] {
+// stopWith halts the search at the end of the current level (the workers
+// stop taking states at once) with reason, unless it is halted already.
+func (r *run[S, A]) stopWith(reason string) {
+	r.haltMu.Lock()
+	if r.halt == "" {
+		r.halt = reason
+	}
+	r.haltMu.Unlock()
+	r.halted.Store(true)
+}
+
+func (r *run[S, A]) haltReason() string {
+	r.haltMu.Lock()
+	defer r.haltMu.Unlock()
+	return r.halt
+}
+
+func (r *run[S, A]) memoryFull() {
+	r.stopWith(fmt.Sprintf("stopped at the memory budget after %d states at depth %d: the visited set and the verdict memo "+
+		"cannot grow within the search's %d MB; raise --memory to go further, or run a budgeted swarm with --time",
+		r.distinct.Load(), r.level, r.b.Memory>>20))
+}
+
+// note updates the peak of the accounted memory.
+func (r *run[S, A]) note() {
+	if r.mem == nil {
+		return
+	}
+	u := r.mem.used.Load()
+	for {
+		p := r.peak.Load()
+		if u <= p || r.peak.CompareAndSwap(p, u) {
+			return
+		}
+	}
+}
+
+// key fingerprints *s for the visited set: its orbit's representative
+// when the search reduces by symmetry (s is replaced by it).
+func (r *run[S, A]) key(s *S, canon []byte) (uint64, []byte) {
+	if r.sym != nil {
+		r.sym.Represent(s)
+	}
+	return fingerprint(r.sys, s, canon)
+}
+
+// block holds states discovered in one level by one worker. States are
+// stored in fixed-size blocks so that growing the frontier never copies
+// them; fingerprints and parents (the trail) are kept after the states are
+// expanded, to rebuild counterexample paths. Past the memory budget the
+// states and, once expanded, the trail live in the spill file.
+type block[S any] struct {
+	base    int64 // global index of the block's first state
+	n       int   // states in the block
+	states  []S   // nil once expanded or spilled
+	fps     []uint64
+	parents []int64 // global index of the parent; -1 for an initial state
+	stOff   int64   // offset of the spilled states in the level's file; -1 = in memory
+	stFile  *levelFile
+	trOff   int64 // offset of the spilled trail; -1 = in memory
+}
+
+// blockCap is the states of a block: 2048, or fewer for big states, so
+// that a block's states stay within about 2 MB.
+func blockCap[S any]() int {
+	return max(16, min(2048, int((2<<20)/max(1, stateSize[S]()))))
+}
+
+func (r *run[S, A]) newBlock() *block[S] {
+	n := blockCap[S]()
+	r.mem.add(int64(n) * (stateSize[S]() + 16))
+	r.note()
 	return &block[S]{
-		states:  make([]S, 0, blockSize),
-		fps:     make([]uint64, 0, blockSize),
-		parents: make([]int64, 0, blockSize),
+		states:  make([]S, 0, n),
+		fps:     make([]uint64, 0, n),
+		parents: make([]int64, 0, n),
+		stOff:   -1,
+		trOff:   -1,
 	}
 }
 
@@ -134,23 +268,26 @@ func lookup[S any](blocks []*block[S], gi int64) *block[S] {
 	return blocks[lo]
 }
 
-// initialLevel stores the distinct initial states as level 0.
+// initialLevel stores the distinct initial states (representatives) as
+// level 0.
 func (r *run[S, A]) initialLevel() []*block[S] {
 	r.inits = r.sys.Initial()
-	b0 := newBlock[S]()
+	b0 := r.newBlock()
 	var canon []byte
 	for i := range r.inits {
+		s := r.inits[i]
 		var fp uint64
-		fp, canon = fingerprint(r.sys, &r.inits[i], canon)
-		if !r.seen.insert(fp) {
+		fp, canon = r.key(&s, canon)
+		if r.seen.insert(fp, 0) != fpAdded {
 			continue
 		}
-		b0.states = append(b0.states, r.inits[i])
+		b0.states = append(b0.states, s)
 		b0.fps = append(b0.fps, fp)
 		b0.parents = append(b0.parents, -1)
 	}
+	b0.n = len(b0.states)
 	r.all = append(r.all, b0)
-	r.nextBase = int64(len(b0.states))
+	r.nextBase = int64(b0.n)
 	r.distinct.Store(r.nextBase)
 	return []*block[S]{b0}
 }
@@ -183,8 +320,10 @@ type worker[S, A any] struct {
 	canon          []byte
 	blocks         []*block[S] // the successors it discovered
 	cur            *block[S]
+	scratch        []S // a spilled frontier block, read back
 	best, fallback *finding[A]
 	cut            bool // a bound stopped it from expanding or judging a state
+	err            error
 }
 
 // levelResult is the outcome of exploreLevel.
@@ -195,19 +334,21 @@ type levelResult[S, A any] struct {
 
 // exploreLevel expands every state of frontier (when expand) and judges
 // it, in parallel: the workers take the frontier's blocks in turn. An
-// expanded block keeps only its fingerprints and parents.
+// expanded block keeps only its trail.
 func (r *run[S, A]) exploreLevel(frontier []*block[S], expand bool) levelResult[S, A] {
 	n := int64(0)
 	for _, b := range frontier {
-		n += int64(len(b.states))
+		n += int64(b.n)
 	}
 	r.queue.Store(n)
+	if r.spill != nil {
+		r.spill.rotate() // the successors go to the next level's file
+	}
 	lv := levelResult[S, A]{workers: make([]*worker[S, A], r.workers)}
 	var next atomic.Int64
 	var wg sync.WaitGroup
 	for i := range lv.workers {
-		w := &worker[S, A]{r: r, cur: newBlock[S]()}
-		w.blocks = append(w.blocks, w.cur)
+		w := &worker[S, A]{r: r}
 		lv.workers[i] = w
 		wg.Add(1)
 		go func() {
@@ -218,14 +359,40 @@ func (r *run[S, A]) exploreLevel(frontier []*block[S], expand bool) levelResult[
 					return
 				}
 				fb := frontier[bi]
-				for i := range fb.states {
-					w.visit(&fb.states[i], fb.fps[i], fb.base+int64(i), expand)
+				states := fb.states
+				if fb.stOff >= 0 {
+					if w.scratch == nil {
+						w.scratch = make([]S, blockCap[S]())
+					}
+					var err error
+					if states, err = readStates(fb.stFile, w.scratch[:fb.n], fb.stOff); err != nil {
+						r.stopWith(fmt.Sprintf("reading the spilled frontier: %v", err))
+						return
+					}
 				}
-				fb.states = nil // expanded: keep only fingerprints and parents
+				for i := range states {
+					if r.halted.Load() {
+						w.cut = true
+						break
+					}
+					w.visit(&states[i], fb.fps[i], fb.base+int64(i), expand)
+					r.queue.Add(-1)
+				}
+				if fb.stOff < 0 && fb.states != nil {
+					r.mem.give(int64(cap(fb.states)) * stateSize[S]())
+				}
+				fb.states, fb.stFile = nil, nil // expanded: keep only the trail
+				r.spillTrail(fb)
 			}
 		}()
 	}
 	wg.Wait()
+	for _, b := range frontier {
+		if b.stFile != nil {
+			b.stFile.remove()
+			b.stFile = nil
+		}
+	}
 	for _, w := range lv.workers {
 		lv.cut = lv.cut || w.cut
 	}
@@ -250,20 +417,22 @@ func (w *worker[S, A]) visit(st *S, fp uint64, gi int64, expand bool) {
 	w.expand(st, gi)
 }
 
-// checkLiveness judges st by fair settling, through the memo.
+// checkLiveness judges st by fair settling, through the memo. st is a
+// representative when the search reduces by symmetry, so the verdict is
+// the same for every member of the orbit.
 func (w *worker[S, A]) checkLiveness(st *S, fp uint64, gi int64) {
 	r := w.r
-	c := r.memo.get(fp)
-	if c == codeUnknown {
-		c = r.live.settle(*st, r.memo, false).code
+	c, ok := r.memo.get(fp)
+	if !ok {
+		c = uint64(r.live.settle(*st, r.memo, false).code)
 	}
-	switch r.live.verdict(c) {
+	switch r.live.verdict(code(c)) {
 	case Unsettled:
 		w.cut = true
 	case SafetyBroken:
-		found(&w.fallback, &finding[A]{prop: r.live.property(c), parent: gi, live: true, fairSafety: true, order: gi<<8 | 255})
+		found(&w.fallback, &finding[A]{prop: r.live.property(code(c)), parent: gi, live: true, fairSafety: true, order: gi<<8 | 255})
 	case GoalMissed:
-		found(&w.best, &finding[A]{prop: r.live.property(c), parent: gi, live: true, order: gi<<8 | 255})
+		found(&w.best, &finding[A]{prop: r.live.property(code(c)), parent: gi, live: true, order: gi<<8 | 255})
 	}
 }
 
@@ -272,29 +441,58 @@ func (w *worker[S, A]) checkLiveness(st *S, fp uint64, gi int64) {
 func (w *worker[S, A]) expand(st *S, gi int64) {
 	r := w.r
 	w.acts = r.sys.Actions(st, w.acts[:0])
+	var added int64
 	for ai := range w.acts {
-		if len(w.cur.states) == blockSize {
-			w.cur = newBlock[S]()
+		if w.cur == nil || len(w.cur.states) == cap(w.cur.states) {
+			w.finishBlock()
+			w.cur = r.newBlock()
 			w.blocks = append(w.blocks, w.cur)
 		}
 		cur := w.cur
 		cur.states = append(cur.states, *st)
 		nx := &cur.states[len(cur.states)-1]
 		r.sys.Step(nx, w.acts[ai])
-		r.transitions.Add(1)
 		if idx, msg := r.sys.Safety(st, nx); idx >= 0 {
 			found(&w.best, &finding[A]{prop: r.sys.SafetyProperties()[idx], msg: msg, parent: gi, action: w.acts[ai], order: gi<<8 | int64(ai)})
 			cur.states = cur.states[:len(cur.states)-1]
 			continue
 		}
 		var fp uint64
-		fp, w.canon = fingerprint(r.sys, nx, w.canon)
-		if !r.seen.insert(fp) {
+		fp, w.canon = r.key(nx, w.canon)
+		switch r.seen.insert(fp, 0) {
+		case fpPresent:
 			cur.states = cur.states[:len(cur.states)-1]
 			continue
+		case fpFull:
+			cur.states = cur.states[:len(cur.states)-1]
+			r.memoryFull()
+			continue
+		}
+		if m := r.b.MaxStates; m > 0 && r.distinct.Add(1) > int64(m) {
+			// Exact: the state bound admits no state past it.
+			r.distinct.Add(-1)
+			cur.states = cur.states[:len(cur.states)-1]
+			r.stopWith(fmt.Sprintf("stopped at the state bound (%d states)", m))
+			continue
+		} else if m == 0 {
+			added++
 		}
 		cur.fps = append(cur.fps, fp)
 		cur.parents = append(cur.parents, gi)
+	}
+	// One update of the shared counters per state, not per transition.
+	r.transitions.Add(int64(len(w.acts)))
+	if added > 0 {
+		r.distinct.Add(added)
+	}
+	r.note()
+}
+
+// finishBlock spills the worker's full block when the frontier passes its
+// share of the memory budget.
+func (w *worker[S, A]) finishBlock() {
+	if w.cur != nil {
+		w.r.spillStates(w.cur)
 	}
 }
 
@@ -320,17 +518,19 @@ func (r *run[S, A]) addLevel(lv levelResult[S, A]) []*block[S] {
 	added := int64(0)
 	for _, w := range lv.workers {
 		for _, b := range w.blocks {
-			if len(b.states) == 0 {
+			b.n = len(b.fps)
+			if b.n == 0 {
+				r.mem.give(int64(cap(b.states)) * (stateSize[S]() + 16))
 				continue
 			}
 			b.base = r.nextBase
-			r.nextBase += int64(len(b.states))
-			added += int64(len(b.states))
+			r.nextBase += int64(b.n)
+			added += int64(b.n)
+			r.spillStates(b)
 			next = append(next, b)
 			r.all = append(r.all, b)
 		}
 	}
-	r.distinct.Add(added)
 	if added > 0 {
 		r.level++
 	}
@@ -344,45 +544,62 @@ func (r *run[S, A]) rebuildPath(f *finding[A]) *Counterexample[S, A] {
 	var chain []uint64
 	for i := f.parent; i >= 0; {
 		b := lookup(r.all, i)
-		chain = append(chain, b.fps[i-b.base])
-		i = b.parents[i-b.base]
+		fp, parent, err := r.trailAt(b, i-b.base)
+		if err != nil {
+			break // the chain is cut short; pathTo re-derives what it has
+		}
+		chain = append(chain, fp)
+		i = parent
 	}
 	for i, j := 0, len(chain)-1; i < j; i, j = i+1, j-1 {
 		chain[i], chain[j] = chain[j], chain[i]
 	}
-	start, end, path := pathTo(r.sys, r.inits, chain)
+	start, end, path := pathTo(r, chain)
 	ce := &Counterexample[S, A]{Property: f.prop, Message: f.msg, Start: start, Path: path}
 	if !f.live {
 		ce.Path = append(ce.Path, f.action)
 		return ce
 	}
-	r.live.explain(ce, end)
+	r.live.explain(ce, end, r.sym)
 	return ce
 }
 
 // explain completes a liveness counterexample whose path ends in end with
 // the recorded fair schedule from there; the recorded run is authoritative
-// for the property and message.
-func (l *liveness[S, A]) explain(ce *Counterexample[S, A], end S) {
+// for the property and message. With symmetry the schedule runs from end's
+// representative, as the search judged it, and is told in end's names.
+func (l *liveness[S, A]) explain(ce *Counterexample[S, A], end S, sym Symmetric[S, A]) {
+	var p Perm
+	if sym != nil {
+		p = sym.Represent(&end)
+	}
 	st := l.settle(end, nil, true)
 	ce.Liveness = true
 	ce.Schedule, ce.Healing, ce.Verdict = st.schedule, st.healing, l.verdict(st.code)
-	if p := l.property(st.code); p != "" {
-		ce.Property, ce.Message = p, st.msg
+	if sym != nil {
+		for i, a := range ce.Schedule {
+			ce.Schedule[i] = sym.UnpermuteAction(p, a)
+		}
+	}
+	if prop := l.property(st.code); prop != "" {
+		ce.Property, ce.Message = prop, st.msg
 	}
 }
 
 // pathTo turns a chain of fingerprints (an initial state's first) into the
 // actions that connect them, by re-deriving each step from the concrete
-// states, so it works whatever canonical form produced the fingerprints. It
+// states, so it works whatever canonical form (and representative)
+// produced the fingerprints, and the path keeps the original names. It
 // returns the initial state, the state at the end and the actions.
-func pathTo[S, A any](sys System[S, A], inits []S, chain []uint64) (start, end S, path []A) {
+func pathTo[S, A any](r *run[S, A], chain []uint64) (start, end S, path []A) {
+	sys := r.sys
 	var canon []byte
-	for i := range inits {
+	for i := range r.inits {
+		s := r.inits[i]
 		var fp uint64
-		fp, canon = fingerprint(sys, &inits[i], canon)
-		if fp == chain[0] {
-			start = inits[i]
+		fp, canon = r.key(&s, canon)
+		if len(chain) > 0 && fp == chain[0] {
+			start = r.inits[i]
 			break
 		}
 	}
@@ -394,8 +611,9 @@ func pathTo[S, A any](sys System[S, A], inits []S, chain []uint64) (start, end S
 		for _, a := range acts {
 			nx := s
 			sys.Step(&nx, a)
+			k := nx
 			var fp uint64
-			fp, canon = fingerprint(sys, &nx, canon)
+			fp, canon = r.key(&k, canon)
 			if fp == want {
 				path = append(path, a)
 				s = nx
@@ -413,9 +631,24 @@ func pathTo[S, A any](sys System[S, A], inits []S, chain []uint64) (start, end S
 // reportProgress calls progress about once a second until the returned
 // stop is called. A nil progress costs nothing.
 func (r *run[S, A]) reportProgress(progress func(Progress)) (stop func()) {
+	return tick(progress, func(el time.Duration) Progress {
+		d := r.distinct.Load()
+		p := Progress{Distinct: d, Queue: r.queue.Load(), Depth: int(r.depth.Load()), Elapsed: el,
+			StatesPerSec: float64(d) / el.Seconds()}
+		if m := int64(r.b.MaxStates); m > 0 && p.StatesPerSec > 0 {
+			p.ETA = time.Duration(float64(m-d) / p.StatesPerSec * float64(time.Second))
+		}
+		return p
+	})
+}
+
+// tick calls progress(snap(elapsed)) about once a second, with the
+// process's memory filled in, until the returned stop is called.
+func tick(progress func(Progress), snap func(time.Duration) Progress) (stop func()) {
 	if progress == nil {
 		return func() {}
 	}
+	start := time.Now()
 	done := make(chan struct{})
 	finished := make(chan struct{})
 	go func() {
@@ -427,9 +660,9 @@ func (r *run[S, A]) reportProgress(progress func(Progress)) (stop func()) {
 			case <-done:
 				return
 			case <-t.C:
-				el := time.Since(r.start)
-				d := r.distinct.Load()
-				progress(Progress{Distinct: d, Queue: r.queue.Load(), Depth: int(r.depth.Load()), Elapsed: el, StatesPerSec: float64(d) / el.Seconds()})
+				p := snap(time.Since(start))
+				p.Memory = ProcessMemory()
+				progress(p)
 			}
 		}
 	}()

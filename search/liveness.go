@@ -1,8 +1,6 @@
 package search
 
 import (
-	"sync"
-
 	"cdcspec/spec"
 )
 
@@ -103,7 +101,7 @@ type liveness[S, A any] struct {
 
 func newLiveness[S, A any](sys Fair[S, A], b Bounds) *liveness[S, A] {
 	l := &liveness[S, A]{sys: sys, maxSteps: b.fairSteps(), live: sys.LivenessProperties(), safety: sys.SafetyProperties()}
-	if int(codeGoal0)+len(l.live)+len(l.safety) > 255 {
+	if int(codeGoal0)+len(l.live)+len(l.safety) >= 1<<memoBits {
 		panic("search: too many properties for a verdict code")
 	}
 	l.safety0 = codeGoal0 + code(len(l.live))
@@ -156,7 +154,7 @@ func (l *liveness[S, A]) settlement(st settled[S, A]) Settlement[S, A] {
 // short-cuts round-start states already judged, and every round-start
 // state visited is recorded into it; a recorded run (record) neither reads
 // nor writes the memo.
-func (l *liveness[S, A]) settle(s S, memo *verdictMemo, record bool) settled[S, A] {
+func (l *liveness[S, A]) settle(s S, memo *fpTable, record bool) settled[S, A] {
 	var res settled[S, A]
 	sys := l.sys
 	for {
@@ -189,8 +187,8 @@ func (l *liveness[S, A]) settle(s S, memo *verdictMemo, record bool) settled[S, 
 		var fp uint64
 		fp, canon = fingerprint(sys, &s, canon)
 		if memo != nil {
-			if v := memo.get(fp); v != codeUnknown {
-				verdict = v
+			if v, ok := memo.get(fp); ok {
+				verdict = code(v)
 				break
 			}
 			visited = append(visited, fp)
@@ -243,7 +241,7 @@ func (l *liveness[S, A]) settle(s S, memo *verdictMemo, record bool) settled[S, 
 			if v == codeHolds && safety != codeUnknown && i < safetyVisited {
 				v = safety
 			}
-			memo.put(fp, v)
+			memo.put(fp, uint64(v)) // a full memo forgets: the verdict is computed again
 		}
 	}
 	if verdict == codeHolds && safety != codeUnknown {
@@ -251,36 +249,4 @@ func (l *liveness[S, A]) settle(s S, memo *verdictMemo, record bool) settled[S, 
 	}
 	res.code = verdict
 	return res
-}
-
-// verdictMemo remembers the fair-schedule verdicts of round-start states by
-// fingerprint, for all workers.
-type verdictMemo struct {
-	shards [64]struct {
-		mu sync.Mutex
-		m  map[uint64]code
-	}
-}
-
-func newVerdictMemo() *verdictMemo {
-	f := &verdictMemo{}
-	for i := range f.shards {
-		f.shards[i].m = map[uint64]code{}
-	}
-	return f
-}
-
-func (f *verdictMemo) get(fp uint64) code {
-	sh := &f.shards[fp&63]
-	sh.mu.Lock()
-	v := sh.m[fp]
-	sh.mu.Unlock()
-	return v
-}
-
-func (f *verdictMemo) put(fp uint64, v code) {
-	sh := &f.shards[fp&63]
-	sh.mu.Lock()
-	sh.m[fp] = v
-	sh.mu.Unlock()
 }

@@ -1,11 +1,16 @@
 // Package search explores a transition system exhaustively: breadth-first
-// over fingerprints of canonical state encodings, with parallel workers,
-// safety judged on every transition, liveness judged by fair settling from
-// every reachable state, and the shortest counterexample rebuilt as a path
-// of actions. It knows nothing of the system it explores beyond System (and
-// Fair, for liveness); the TiCDC control-plane model (cdcspec/model) is one
-// such system. This package, not the model, owns the goroutines and the
-// clock of a check (spec/purity_test.go).
+// over fingerprints of canonical state encodings (a table of 8-byte slots,
+// fpset.go), with parallel workers, safety judged on every transition,
+// liveness judged by fair settling from every reachable state (memoised
+// by round-start state), one representative per orbit when the system is
+// Symmetric, a memory budget past which the frontier spills to disk
+// (spill.go), and the shortest counterexample rebuilt as a path of
+// actions. Simulate runs random walks and SwarmCheck a budgeted swarm
+// (swarm.go). It knows nothing of the system it explores beyond System
+// (and Fair, for liveness; Symmetric and Named, optionally); the TiCDC
+// control-plane model (cdcspec/model) is one such system. This package,
+// not the model, owns the goroutines and the clock of a check
+// (spec/purity_test.go).
 package search
 
 import (
@@ -61,16 +66,39 @@ type Bounds struct {
 	// schedule that reaches it gives no verdict and the result says a bound
 	// cut the search. 0 = DefaultMaxFairSteps.
 	MaxFairSteps int
+	// NoSymmetry explores every member of a symmetric system's orbits
+	// (Symmetric) instead of one representative each. A negative, so that
+	// the zero value reduces.
+	NoSymmetry bool
+	// Memory bounds the bytes the search keeps in memory: the visited set
+	// and the verdict memo (which stop the search when they would pass it),
+	// the frontier and the counterexample trail (which spill to a file in
+	// SpillDir past it). 0 = unbounded, nothing spills.
+	Memory int64
+	// SpillDir is the directory of the spill file ("" = the system's
+	// temporary directory).
+	SpillDir string
+	// Stop, when it is closed, stops the search at once (an interrupt):
+	// the result is BoundReached with what was explored, and the spill
+	// files are removed. nil = never.
+	Stop <-chan struct{}
 }
+
+// MinMemory is the smallest memory budget a search accepts: the empty
+// tables and a few frontier blocks.
+const MinMemory = 64 << 20
 
 // DefaultMaxFairSteps is the fair-schedule bound when Bounds.MaxFairSteps is 0.
 const DefaultMaxFairSteps = 4000
 
 // Validate reports the first bound out of range.
 func (b Bounds) Validate() error {
-	if b.Workers < 0 || b.MaxStates < 0 || b.MaxDepth < 0 || b.MaxFairSteps < 0 {
-		return fmt.Errorf("search bounds must be >= 0: workers %d, max states %d, max depth %d, max fair steps %d",
-			b.Workers, b.MaxStates, b.MaxDepth, b.MaxFairSteps)
+	if b.Workers < 0 || b.MaxStates < 0 || b.MaxDepth < 0 || b.MaxFairSteps < 0 || b.Memory < 0 {
+		return fmt.Errorf("search bounds must be >= 0: workers %d, max states %d, max depth %d, max fair steps %d, memory %d",
+			b.Workers, b.MaxStates, b.MaxDepth, b.MaxFairSteps, b.Memory)
+	}
+	if b.Memory > 0 && b.Memory < MinMemory {
+		return fmt.Errorf("search memory budget %d bytes is below the minimum of %d MB", b.Memory, MinMemory>>20)
 	}
 	return nil
 }
@@ -97,6 +125,12 @@ func (b Bounds) String() string {
 	}
 	if b.MaxFairSteps > 0 {
 		parts = append(parts, fmt.Sprintf("fair-steps<=%d", b.MaxFairSteps))
+	}
+	if b.NoSymmetry {
+		parts = append(parts, "symmetry=off")
+	}
+	if b.Memory > 0 {
+		parts = append(parts, fmt.Sprintf("search-memory<=%dMB", b.Memory>>20))
 	}
 	return strings.Join(parts, " ")
 }
@@ -140,6 +174,18 @@ type Stats struct {
 	Transitions int64  // transitions taken
 	Depth       int    // depth of the deepest level explored
 	Seconds     float64
+	// Symmetry is the number of permutations of the system's symmetry
+	// group the search reduced by (1 = none): Distinct counts orbits.
+	Symmetry int
+	// Collision is the probability that two distinct states explored
+	// share a fingerprint (CollisionProbability of Distinct, plus the
+	// verdict memo's keys).
+	Collision float64
+	// Spilled is the bytes the frontier and the trail wrote to disk.
+	Spilled int64
+	// PeakMemory is the most bytes the search's tables and in-memory
+	// frontier held (its own accounting, not the process's RSS).
+	PeakMemory int64
 }
 
 // StatesPerSecond is distinct states per wall-clock second.
@@ -175,8 +221,41 @@ type Counterexample[S, A any] struct {
 // Progress is a snapshot of a running search.
 type Progress struct {
 	Distinct     int64
-	Queue        int64 // states of the level being expanded
+	Queue        int64 // states of the level being expanded, not yet expanded
 	Depth        int
 	Elapsed      time.Duration
 	StatesPerSec float64
+	Memory       int64         // bytes the Go runtime holds from the OS
+	ETA          time.Duration // time left when a bound makes it known (MaxStates, a swarm's budget); 0 = unknown
+}
+
+// Symmetric is a System whose states have interchangeable parts (nodes,
+// tables): a permutation of them maps states to states, transitions to
+// transitions, and keeps every property's verdict. The search then keeps
+// one representative of each orbit: it fingerprints, stores and expands
+// representatives, judges liveness from representatives, and tells
+// counterexamples in the original names (the path is re-derived from the
+// concrete initial state, a fair schedule is mapped back by
+// UnpermuteAction).
+type Symmetric[S, A any] interface {
+	// Represent replaces *s by its orbit's representative (the same state
+	// for every member of the orbit) and returns the permutation p applied:
+	// the new *s is p(old *s).
+	Represent(s *S) Perm
+	// UnpermuteAction returns p⁻¹(a): the action of the original state that
+	// a, an action of the representative p(s), stands for.
+	UnpermuteAction(p Perm, a A) A
+	// SymmetryGroup is the number of permutations Represent chooses from
+	// (1: the configuration has no symmetry).
+	SymmetryGroup() int
+}
+
+// Perm identifies a permutation of a Symmetric system; its meaning is the
+// system's.
+type Perm uint64
+
+// Named is a System that names its actions' kinds, for the coverage of a
+// swarm (Swarm).
+type Named[A any] interface {
+	ActionName(a A) string
 }

@@ -2,6 +2,7 @@ package search
 
 import (
 	"math/rand/v2"
+	"os"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -94,8 +95,7 @@ func TestBoundsReached(t *testing.T) {
 	r = check[gridState, gridAct](t, g, Bounds{MaxStates: 50})
 	assert.Equal(t, BoundReached, r.Outcome)
 	assert.Equal(t, "stopped at the state bound (50 states)", r.Reason)
-	assert.GreaterOrEqual(t, r.Distinct, int64(50))
-	assert.Less(t, r.Distinct, int64(50+11), "stops after the level that reached the bound")
+	assert.Equal(t, int64(50), r.Distinct, "stops exactly at the bound")
 
 	// States on the system's own bound are neither expanded nor judged.
 	r = check[gridState, gridAct](t, grid{Max: 20, Edge: 3, Bad: 30}, Bounds{})
@@ -106,6 +106,14 @@ func TestBoundsReached(t *testing.T) {
 	r = check[gridState, gridAct](t, grid{Max: 20, Bad: 10}, Bounds{MaxDepth: 9})
 	assert.Equal(t, BoundReached, r.Outcome)
 	assert.Nil(t, r.Violation)
+
+	// A closed Stop interrupts the search: bound-reached, never ok.
+	stop := make(chan struct{})
+	close(stop)
+	r = check[gridState, gridAct](t, grid{Max: 200}, Bounds{Stop: stop})
+	assert.Equal(t, BoundReached, r.Outcome)
+	assert.Contains(t, r.Reason, "interrupted")
+	assert.Less(t, r.Distinct, int64(201*201))
 
 	_, err := Check[gridState, gridAct](g, Bounds{MaxDepth: -1}, nil)
 	assert.Error(t, err)
@@ -215,27 +223,104 @@ func TestOutcome(t *testing.T) {
 	assert.Equal(t, "liveness=false depth<=4 states<=9", Bounds{SafetyOnly: true, MaxDepth: 4, MaxStates: 9}.String())
 }
 
-// TestFPSet: the set keeps every fingerprint once, and its memory stays
-// within 32 bytes per fingerprint (plus the shards' initial tables) however
-// many successors a state has.
+// TestFPSet: the table keeps every fingerprint once, within 21.4 bytes per
+// fingerprint (8-byte slots, at least 3/8 full after a doubling) plus the
+// shards' initial tables, and 8.4-12 bytes when the memory budget stops its
+// growth (each shard then fills to 95 %); a value table keeps values; a memory budget
+// refuses growth past it.
 func TestFPSet(t *testing.T) {
-	s := newFPSet()
+	s := newFPTable(0, nil)
 	r := rand.New(rand.NewPCG(1, 2))
-	const n = 200000
+	const n = 300000
 	fps := make([]uint64, n)
 	for i := range fps {
 		fps[i] = r.Uint64()
-		require.True(t, s.insert(fps[i]))
+		require.Equal(t, fpAdded, s.insert(fps[i], 0))
 	}
 	for _, fp := range fps {
-		require.False(t, s.insert(fp))
+		require.Equal(t, fpPresent, s.insert(fp, 0))
 	}
-	assert.True(t, s.insert(0))
-	assert.False(t, s.insert(1), "0 is stored as 1")
+	assert.Equal(t, fpAdded, s.insert(0, 0))
+	assert.Equal(t, fpPresent, s.insert(1, 0), "0 is stored as 1")
 	assert.Equal(t, n+1, s.len())
-	slots := 0
-	for i := range s.shards {
-		slots += len(s.shards[i].slots)
+	assert.LessOrEqual(t, float64(s.bytes()), 16/0.75*(n+1)+fpShards*fpShardInitial*8)
+
+	v := newFPTable(memoBits, nil)
+	for i, fp := range fps[:1000] {
+		require.True(t, v.put(fp, uint64(i%40)))
 	}
-	assert.LessOrEqual(t, slots*8, 32*(n+1)+fpShards*fpShardInitial*8)
+	for i, fp := range fps[:1000] {
+		got, ok := v.get(fp)
+		require.True(t, ok)
+		require.Equal(t, uint64(i%40), got)
+	}
+	_, ok := v.get(fps[1000])
+	assert.False(t, ok)
+
+	m := &memBudget{limit: fpShards * fpShardInitial * 8 * 2}
+	b := newFPTable(0, m)
+	refused := 0
+	for _, fp := range fps {
+		if b.insert(fp, 0) == fpFull {
+			refused++
+		}
+	}
+	assert.Positive(t, refused, "the budget stops the table's growth")
+	assert.LessOrEqual(t, m.used.Load(), m.limit)
+	perFP := float64(b.bytes()) / float64(b.len())
+	assert.Less(t, perFP, 12.0, "filled towards 95 %% at the budget: %.1f bytes per fingerprint", perFP)
+	t.Logf("at the budget: %.2f bytes per fingerprint", perFP)
+}
+
+// TestCollisionProbability: the birthday bound.
+func TestCollisionProbability(t *testing.T) {
+	assert.InDelta(t, 2.9e-8, CollisionProbability(1042254), 0.1e-8)
+	assert.Equal(t, 1.0, CollisionProbability(1<<40))
+}
+
+// TestMemoryBudgetSpills: under a memory budget the frontier and the
+// trail spill to disk (here every block, as if the budget were full), and
+// the search counts the same states and finds the same shortest
+// counterexample as without; the spill files are removed.
+func TestMemoryBudgetSpills(t *testing.T) {
+	defer func(f float64) { spillFraction = f }(spillFraction)
+	spillFraction = 0
+	g := grid{Max: 200}
+	free := check[gridState, gridAct](t, g, Bounds{Workers: 2})
+	dir := t.TempDir()
+	spilt := check[gridState, gridAct](t, g, Bounds{Workers: 2, Memory: MinMemory, SpillDir: dir})
+	assert.Equal(t, OK, spilt.Outcome, spilt.Reason)
+	assert.Equal(t, [3]int64{free.Distinct, free.Transitions, int64(free.Depth)}, [3]int64{spilt.Distinct, spilt.Transitions, int64(spilt.Depth)})
+	assert.Greater(t, spilt.Spilled, 16*spilt.Distinct, "the states spilled besides the trail (16 bytes a state)")
+	files, err := os.ReadDir(dir)
+	require.NoError(t, err)
+	assert.Empty(t, files, "the spill files are removed")
+
+	bad := grid{Max: 200, Bad: 150}
+	r := check[gridState, gridAct](t, bad, Bounds{Workers: 2, Memory: MinMemory, SpillDir: dir})
+	require.Equal(t, Violation, r.Outcome)
+	assert.Len(t, r.Violation.Path, 150, "the trail read back from disk gives a shortest path")
+	assert.Positive(t, r.Spilled)
+}
+
+// TestSymmetric: a symmetric system is explored by representatives (the
+// unordered pairs of the grid), with the same verdicts and shortest
+// counterexamples in the original names.
+func TestSymmetric(t *testing.T) {
+	m := mirror{grid{Max: 40}}
+	r := check[gridState, gridAct](t, m, Bounds{})
+	assert.Equal(t, OK, r.Outcome)
+	assert.Equal(t, int64(41*42/2), r.Distinct, "orbits: pairs with X <= Y")
+	assert.Equal(t, 2, r.Symmetry)
+	r = check[gridState, gridAct](t, m, Bounds{NoSymmetry: true})
+	assert.Equal(t, int64(41*41), r.Distinct)
+	assert.Equal(t, 1, r.Symmetry)
+
+	bad := mirror{grid{Max: 40, Bad: 7}}
+	r = check[gridState, gridAct](t, bad, Bounds{Workers: 1})
+	require.Equal(t, Violation, r.Outcome)
+	require.Len(t, r.Violation.Path, 7)
+	states := replay[gridState, gridAct](bad, r.Violation.Start, r.Violation.Path)
+	idx, _ := bad.Safety(&states[len(states)-2], &states[len(states)-1])
+	assert.Equal(t, 0, idx, "the path replays on the concrete system")
 }

@@ -70,7 +70,7 @@ func Simulate[S, A any](sys System[S, A], b Bounds, w Walks) (Result[S, A], erro
 		if live != nil {
 			if st := live.settle(s, nil, false); live.verdict(st.code) == GoalMissed {
 				ce := &Counterexample[S, A]{Property: live.property(st.code), Start: init, Path: path}
-				live.explain(ce, s)
+				live.explain(ce, s, nil)
 				res.Violation = ce
 				res.Outcome = Violation
 				res.Seconds = time.Since(start).Seconds()

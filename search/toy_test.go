@@ -213,3 +213,24 @@ func replay[S, A any](sys System[S, A], start S, path []A) []S {
 	}
 	return out
 }
+
+// mirror is grid with X and Y interchangeable (Symmetric): the
+// representative has X <= Y.
+type mirror struct{ grid }
+
+func (m mirror) Represent(s *gridState) Perm {
+	if s.X > s.Y {
+		s.X, s.Y = s.Y, s.X
+		return 1
+	}
+	return 0
+}
+
+func (m mirror) UnpermuteAction(p Perm, a gridAct) gridAct {
+	if p == 1 {
+		return 1 - a
+	}
+	return a
+}
+
+func (m mirror) SymmetryGroup() int { return 2 }

@@ -27,6 +27,10 @@ const (
 	BugRemoveOperatorPassesCheckpoint
 	BugWriterNotPassedAfterMove
 	BugDBDDLBeforeTableDDLsAcked
+	BugFastFailIgnoredWithProgress
+	BugFailoverLosesRetrying
+	BugWatermarkSeqRejectsLowerCheckpoint
+	BugOperatorDoneBeforeWatermark
 	bugLimit
 )
 
@@ -196,6 +200,35 @@ var catalogue = [...]Bug{
 		ImplGap: "the blocking DDL barrier (impl/maintainer, impl/dispatcher)",
 		Where:   "downstreamadapter/dispatcher/basic_dispatcher.go DealWithBlockEvent (holdBlockEvent, pendingACKCount) and maintainer/barrier.go handleBlockState (pendingEvents): a DB/All block event is reported and acted on while an earlier add-table or drop-table DDL is not yet ACKed",
 		Story:   "the table trigger writes CREATE TABLE and reports it (NONE) to the maintainer, which has not scheduled the table yet; the trigger reaches a syncpoint (or DB-wide DDL) and reports WAITING at once; the maintainer builds the all-table range checker from its spans, which lack the new table, selects the trigger and it writes the syncpoint while the new table's rows below it are not flushed",
+	},
+	{
+		ID: BugFastFailIgnoredWithProgress, Name: "fast-fail-ignored-with-progress", Kind: KindFixedUpstream,
+		Issue:    "pingcap/ticdc#5246 (fixed by #5424)",
+		Property: ErrorNeverDropped, Delivery: DeliveryMessageCenter,
+		Where: "coordinator/changefeed/backoff.go Backoff.CheckStatus and HandleError: the fast-fail check ran only in HandleError, after the checkpoint-progress return, so a status whose checkpoint passed the baseline had its fast-fail error ignored",
+		Story: "a dispatcher hits an unretryable error (a GC error) after the others flushed; the maintainer's next status carries the error with a checkpoint past the backoff's baseline; CheckStatus takes it for progress and returns normal, so the changefeed keeps running past an error that must fail it",
+	},
+	{
+		ID: BugFailoverLosesRetrying, Name: "failover-loses-retrying", Kind: KindFixedUpstream,
+		Issue:    "pingcap/ticdc#921 (fixed by #938)",
+		Property: CheckpointAdvancesAfterHeal, Delivery: DeliveryMessageCenter,
+		ModelGap: "masked at HEAD by the BootstrapDone toggle: a new coordinator builds every changefeed with BootstrapDone false (changefeed.NewChangefeed), so the maintainer's first bootstrapped status reports it normal whether retrying was restored or not; the model has coordinator failover and the switch, and its checker finds no violation with it on (SPEC.md, section 9)",
+		Where:    "coordinator/changefeed/changefeed.go NewChangefeed: a changefeed loaded from etcd in warning state gets a backoff with retrying false, so checkpoint progress never declares it recovered",
+		Story:    "a sink error puts the changefeed in warning; the owner fails over; the new coordinator reloads it in warning without retrying set; the maintainer recovers and the checkpoint advances, but the backoff never reports it recovered and the changefeed stays in warning",
+	},
+	{
+		ID: BugWatermarkSeqRejectsLowerCheckpoint, Name: "watermark-seq-rejects-lower-checkpoint", Kind: KindFixedUpstream,
+		Issue:    "pingcap/ticdc#2943 (fixed by #2945)",
+		Property: CheckpointNotPastUnflushed, Delivery: DeliveryMessageCenter,
+		Where: "maintainer/maintainer.go onHeartbeatRequest: a node's watermark was taken only if its seq was not lower AND its checkpoint not lower, so a newer heartbeat whose checkpoint fell (a new dispatcher starting below the node's other dispatchers) was rejected",
+		Story: "a table's dispatcher is created on a node whose other dispatchers (the table trigger) are already past the new dispatcher's startTs; the node's next watermark, with a higher seq, falls to that startTs and is rejected; the add finishes and the maintainer's checkpoint, computed from the node's stale watermark, passes rows of the new table that were never flushed",
+	},
+	{
+		ID: BugOperatorDoneBeforeWatermark, Name: "operator-done-before-watermark", Kind: KindFixedUpstream,
+		Issue:    "pingcap/ticdc#2767 (fixed by #2864)",
+		Property: CheckpointNotPastUnflushed, Delivery: DeliveryMessageCenter,
+		Where: "maintainer/maintainer.go onHeartbeatRequest: the dispatcher statuses (which finish an add operator) were applied before the same heartbeat's watermark, and calCheckpointTs, on its own goroutine, could run in between",
+		Story: "a new dispatcher's Working status finishes its add operator, so the span no longer holds the checkpoint back; before the same heartbeat's watermark (which includes the new dispatcher's startTs) replaces the node's old one, the checkpoint calculation runs and commits a checkpoint past the new dispatcher's startTs",
 	},
 }
 

@@ -42,8 +42,10 @@ const (
 	FaultHealNetwork         Fault = "heal-network"
 	// the sink and the upstream
 	FaultSinkError      Fault = "sink-error"
+	FaultFastFailError  Fault = "fast-fail-error"
 	FaultStallUpstream  Fault = "stall-upstream"
 	FaultResumeUpstream Fault = "resume-upstream"
+	FaultStore          Fault = "store"
 	// TiCDC's failpoints
 	FaultBlockCreateDispatcher Fault = "block-create-dispatcher"
 	FaultSlowCloseDispatcher   Fault = "slow-close-dispatcher"
@@ -75,8 +77,10 @@ var faultDocs = []struct {
 	{FaultPartition, "the captures are split into groups; no control message crosses a group boundary"},
 	{FaultHealNetwork, "partitions and random message faults end"},
 	{FaultSinkError, "the changefeed's Kafka sink fails with a retryable error (ErrKafkaAsyncSendMessage, i/o timeout)"},
+	{FaultFastFailError, "a dispatcher of the changefeed fails with an unretryable error (a GC error such as ErrGCTTLExceeded, or one of changefeedUnRetryableErrors): the changefeed must fail at once (#5246)"},
 	{FaultStallUpstream, "every TiKV store is unavailable: the upstream resolved ts stops"},
 	{FaultResumeUpstream, "TiKV recovers: the upstream resolved ts advances again"},
+	{FaultStore, "a TiKV store goes down (its event feed streams break) and comes back; PD elects its regions' leaders on other stores, then moves leaders back; kv-clients get region errors and request the regions again (tiflow#9595's fault is every store at once)"},
 	{FaultBlockCreateDispatcher, "failpoint BlockCreateDispatcher on a capture: its dispatcher manager stores create requests but creates no dispatcher (dispatchermanager/helper.go at b813e76f9)"},
 	{FaultSlowCloseDispatcher, "failpoint NotReadyToCloseDispatcher on a capture: its dispatchers never finish closing (dispatcher/basic_dispatcher.go TryClose at b813e76f9)"},
 	{FaultHeal, "every fault ends: message faults, partitions, failpoints, the upstream stall; liveness is judged from here (FaultsHealed)"},

@@ -20,6 +20,13 @@ import (
 // arriving while the first error is unhandled means the first one was
 // dropped silently.
 //
+// Fast-fail rule (#5246, fixed by #5424): an accepted StatusReceived whose
+// Err carries a fast-fail code (IsFastFailError) must be followed, before
+// the next accepted status, by StateChanged to failed (or the changefeed
+// stopping, being removed, resumed or re-created). Checkpoint progress and
+// a BootstrapDone toggle do not handle it: Backoff.checkFailedStatus runs
+// before both. A changefeed already failed needs nothing more.
+//
 // Maintainer rule (production logs, which have no coordinator status line):
 // with Config.ErrorWindow > 0, DispatcherErrorReported events of one
 // changefeed spanning at least ErrorWindow ms, at least ErrorMinReports of
@@ -36,6 +43,8 @@ type errorNeverDropped struct {
 
 type errState struct {
 	pending  *Event // accepted error status not yet shown handled
+	fast     *Event // accepted fast-fail error status not yet shown failed
+	failed   bool   // the changefeed is failed (StateChanged to failed)
 	first    *Event // first maintainer-side report since the last handling event
 	reports  int    // maintainer-side reports since the last handling event
 	reported bool   // this episode was already reported by the maintainer rule
@@ -135,11 +144,33 @@ func (m *errorNeverDropped) Observe(e Event) []Violation {
 		m.handled(s)
 	}
 	switch e.Kind {
+	case StateChanged:
+		s.failed = e.State == StateFailed
+		if e.State != StateNormal && e.State != StateWarning {
+			s.fast = nil
+		}
+	case ChangefeedCreated, ChangefeedResumed, ChangefeedRemoved:
+		s.failed, s.fast = false, nil
 	case StatusReceived:
 		if !e.Accepted {
 			return nil
 		}
 		var out []Violation
+		if s.fast != nil && !s.failed {
+			p := *s.fast
+			out = append(out, Violation{
+				Property: ErrorNeverDropped, Changefeed: e.Changefeed, Node: p.Node, Epoch: p.Epoch, Ts: p.Checkpoint,
+				Message: fmt.Sprintf("a fast-fail error must fail the changefeed at once, but the coordinator accepted the status carrying it and the changefeed did not fail: %s; status checkpoint %d, stored checkpoint %d, error %q",
+					coords(e.Changefeed, p.Node, Span{}, p.Epoch, 0), p.Checkpoint, m.handling.Stored(e.Changefeed), p.Err),
+				Evidence: []Event{p, e},
+			})
+			s.fast = nil
+			s.pending = nil // one violation for the one status
+		}
+		if IsFastFailError(e.Err) && !s.failed {
+			cp := e
+			s.fast = &cp
+		}
 		if s.pending != nil {
 			p := *s.pending
 			out = append(out, Violation{

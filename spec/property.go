@@ -47,7 +47,7 @@ type Info struct {
 // Properties lists every property in a stable order.
 func Properties() []Info {
 	return []Info{
-		{ErrorNeverDropped, Safety, "every retryable error that reaches the coordinator while the checkpoint is stuck reaches the backoff", "D.S4; pingcap/ticdc#5709 (fixed by #5779)"},
+		{ErrorNeverDropped, Safety, "every retryable error that reaches the coordinator while the checkpoint is stuck reaches the backoff, and every fast-fail error fails the changefeed", "D.S4; pingcap/ticdc#5709 (fixed by #5779), #5246 (fixed by #5424)"},
 		{CheckpointMonotonic, Safety, "the stored changefeed checkpoint never goes down, except when resume overwrites it", "D.S1"},
 		{CheckpointNotPastUnflushed, Safety, "the stored checkpoint never passes a row change the sink has not acknowledged", "D.S2; #5401, #2943, #3846, #4703"},
 		{AtMostOneDispatcherPerSpan, Safety, "at most one live dispatcher replicates any key of a table span, across all nodes", "D.S3; #6202, #5083, #4077, #4874"},

@@ -44,10 +44,38 @@ const (
 	SymDispatcherManagerClosing
 	// SymNodeMismatch: the coordinator dropped a status from another node.
 	SymNodeMismatch
+	// SymBootstrapFailure: a maintainer or dispatcher-manager bootstrap step
+	// failed ("can not determine the startTs from the bootstrap response",
+	// #4509); feeds bootstrap-failed.
+	SymBootstrapFailure
+	// SymInternalError: an ERROR TiCDC's code marks as unexpected (a state
+	// it should not reach, an internal step that failed); feeds
+	// internal-error.
+	SymInternalError
+	// SymSendFailed: a control message could not be sent or received; the
+	// protocol re-sends. Feeds message-send-failed (info).
+	SymSendFailed
+	// SymErrorDiscarded: a dispatcher's error was discarded because the
+	// error channel was full; feeds error-never-dropped.
+	SymErrorDiscarded
+	// SymImpossibleValue: TiCDC itself rejected an impossible timestamp;
+	// feeds impossible-value (as do lines that report one).
+	SymImpossibleValue
+	// SymBarrierCreated, SymBarrierStuck, SymBarrierDone: the maintainer's
+	// barrier (block event) lines; feed barrier-stuck.
+	SymBarrierCreated
+	SymBarrierStuck
+	SymBarrierDone
+	// SymBlockWaiting, SymBlockDone: a dispatcher's WAITING block status
+	// re-sent, and its resend task cancelled; feed barrier-stuck.
+	SymBlockWaiting
+	SymBlockDone
 )
 
 var symNames = [...]string{"", "context", "operator-still-running", "redo-meta-stuck", "checkpoint-blocked",
-	"membership", "session-lost", "overlap-removed", "maintainer-error", "panic", "dispatcher-manager-closing", "node-mismatch"}
+	"membership", "session-lost", "overlap-removed", "maintainer-error", "panic", "dispatcher-manager-closing", "node-mismatch",
+	"bootstrap-failure", "internal-error", "send-failed", "error-discarded", "impossible-value",
+	"barrier-created", "barrier-stuck", "barrier-done", "block-waiting", "block-done"}
 
 func (s Symptom) String() string {
 	if int(s) < len(symNames) {
@@ -71,6 +99,13 @@ type Item struct {
 	// Msg is the record's message.
 	Msg string
 
+	// impossible names a timestamp field the line reports with an
+	// impossible value ("checkpointTs=0"), "" if none.
+	impossible string
+	// caller is the record's caller file name (for symptoms whose finding
+	// depends on the component).
+	caller string
+
 	file   int    // index of the input
 	seq    int64  // order within the input
 	noTime bool   // the record had no timestamp: it inherits the last one
@@ -88,6 +123,9 @@ type entry struct {
 	keys map[string]string
 	// fields is keys, compiled once: in a stable order, alternatives split.
 	fields []fieldKeys
+	// keyIdx maps every log key of fields to its field and its rank among
+	// the field's alternatives (toItems reads a record's fields once).
+	keyIdx map[string]keyRef
 	// conv post-processes the event (operator strings, membership lists):
 	// it is out's last element; conv returns out, possibly with that item
 	// replaced by several.
@@ -333,6 +371,24 @@ var catalogue = []entry{
 		keys: m("Changefeed", cfKeys)},
 	{msg: "changefeed restart backoff interval is changed", files: files("feed_state_manager.go"), sym: SymContext, v: "tiflow"},
 	{msg: "handle admin job", files: files("feed_state_manager.go"), sym: SymContext, v: "tiflow"},
+	// ---- tiflow (old architecture): the kv client (cdc/kv client.go, region_worker.go at v7.4.0-alpha),
+	// region errors and reconnects; runtime/tikv logs the same lines ----
+	{msg: "event feed started", files: files("client.go"), sym: SymContext, v: "tiflow"},
+	{msg: "region failed", files: files("client.go"), sym: SymContext, v: "tiflow"},
+	{msg: "creating new stream to store to send request", files: files("client.go"), sym: SymContext, v: "tiflow"},
+	{msg: "get grpc stream client failed", files: files("client.go"), sym: SymContext, v: "tiflow"},
+	{msg: "send request to stream failed", files: files("client.go"), sym: SymContext, v: "tiflow"},
+	{msg: "get rpc context for region is nil, retry it", files: files("client.go"), sym: SymContext, v: "tiflow"},
+	{msg: "stream to store closed", files: files("client.go"), sym: SymContext, v: "tiflow"},
+	{msg: "failed to receive from stream", files: files("client.go"), sym: SymContext, v: "tiflow"},
+	{msg: "receive from stream canceled", files: files("client.go"), sym: SymContext, v: "tiflow"},
+	{msg: "region worker exited with error", files: files("client.go"), sym: SymContext, v: "tiflow"},
+	{msg: "drop event due to region feed is removed", files: files("client.go"), sym: SymContext, v: "tiflow"},
+	{msg: "drop event due to region feed stopped", files: files("client.go"), sym: SymContext, v: "tiflow"},
+	{msg: "drop event due to event belongs to a stale request", files: files("client.go"), sym: SymContext, v: "tiflow"},
+	{msg: "single region event feed disconnected", files: files("region_worker.go"), sym: SymContext, v: "tiflow"},
+	{msg: "region worker closed by error", files: files("region_worker.go"), sym: SymContext, v: "tiflow"},
+	{msg: "subscription client finds a initialized slow region", files: files("span_registry.go"), sym: SymContext, v: "HEAD"},
 	{msg: "Redo meta has not changed for a long time, owner may be stuck", files: files("meta_manager.go", "redo_meta.go", "meta.go"), sym: SymRedoMetaStuck, v: "tiflow, HEAD (DEBUG)",
 		keys: m("Changefeed", cfKeys), conv: convRedoStuck},
 }
@@ -342,24 +398,38 @@ type fieldKeys struct {
 	keys []string // log keys, first found wins
 }
 
-func compileKeys(keys map[string]string) []fieldKeys {
+type keyRef struct {
+	field, rank int
+}
+
+func compileKeys(keys map[string]string) ([]fieldKeys, map[string]keyRef) {
 	out := make([]fieldKeys, 0, len(keys))
 	for name, ks := range keys {
 		out = append(out, fieldKeys{name: name, keys: strings.Split(ks, ",")})
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].name < out[j].name })
-	return out
+	idx := map[string]keyRef{}
+	for i, fk := range out {
+		for r, k := range fk.keys {
+			if _, dup := idx[k]; !dup {
+				idx[k] = keyRef{field: i, rank: r}
+			}
+		}
+	}
+	return out, idx
 }
 
 // index: message → entries.
 var catalogueIndex = func() map[string][]*entry {
 	idx := map[string][]*entry{}
+	catalogue = append(catalogue, barrierEntries...)
+	catalogue = append(catalogue, headEntries()...)
 	for i := range catalogue {
 		e := &catalogue[i]
-		e.fields = compileKeys(e.keys)
+		e.fields, e.keyIdx = compileKeys(e.keys)
 		idx[e.msg] = append(idx[e.msg], e)
 	}
-	panicEntry.fields = compileKeys(panicEntry.keys)
+	panicEntry.fields, panicEntry.keyIdx = compileKeys(panicEntry.keys)
 	return idx
 }()
 
@@ -380,6 +450,7 @@ var opKeys = m("Changefeed", cfKeys, "Op", "type", "Node", "dest", "Origin", "or
 // length (mod 256), a bit per first byte (mod 64) of the catalogued
 // messages. Most records' messages fail it.
 var msgFilter = func() (f [256]uint64) {
+	_ = catalogueIndex // the full catalogue
 	for i := range catalogue {
 		msg := catalogue[i].msg
 		if msg != "" {
@@ -474,24 +545,94 @@ func toItems(r *Record, e *entry, fileName string, fileIdx int, out []Item) []It
 	ev.Kind = e.kind
 	ev.Time = r.Time
 	ev.Source = spec.Source{File: fileName, Line: r.Line, Text: evidenceText(r.Text)}
-	for _, fk := range e.fields {
-		for _, k := range fk.keys {
-			if v, ok := r.Field(k); ok {
-				setField(ev, fk.name, v)
-				break
-			}
+	// one pass over the record's fields: for each event field the first
+	// listed alternative present wins; of one key, the last occurrence
+	const maxFields = 16
+	var rank [maxFields]int
+	var vals [maxFields][]byte
+	for i := range rank {
+		rank[i] = -1
+	}
+	var keyspace []byte
+	r.parseFields()
+	for i := range r.fields {
+		f := &r.fields[i]
+		if ref, ok := e.keyIdx[string(f.key)]; ok && ref.field < maxFields && (rank[ref.field] < 0 || ref.rank <= rank[ref.field]) {
+			rank[ref.field], vals[ref.field] = ref.rank, f.val
+		}
+		if keyspace == nil && (string(f.key) == "keyspace" || string(f.key) == "namespace") {
+			keyspace = f.val
 		}
 	}
-	if ev.Changefeed != "" && strings.IndexByte(ev.Changefeed, '/') < 0 {
-		if ks, ok := firstField(r, "keyspace,namespace"); ok && len(ks) > 0 {
-			ev.Changefeed = string(ks) + "/" + ev.Changefeed
+	for i, fk := range e.fields {
+		if i < maxFields && rank[i] >= 0 {
+			setField(ev, fk.name, vals[i])
 		}
+	}
+	if ev.Changefeed != "" && len(keyspace) > 0 && strings.IndexByte(ev.Changefeed, '/') < 0 {
+		ev.Changefeed = string(keyspace) + "/" + ev.Changefeed
+	}
+	if !strings.HasPrefix(e.v, "cdcspec") {
+		it.impossible = impossibleTs(r, zeroMeansNone[e.msg])
+	}
+	if e.sym == SymPanic {
+		it.caller = string(r.File)
 	}
 	if e.conv != nil {
 		return e.conv(r, it, out)
 	}
 	return out
 }
+
+// tsFields are the fields in which TiCDC reports a changefeed's or a
+// dispatcher's checkpoint or start timestamp.
+var tsFields = []string{"checkpointTs", "startTs", "checkpoint-ts", "start-ts"}
+
+// impossibleTs returns "field=value" for the first timestamp field of r
+// whose value no TSO can have: 0, -1 or MaxUint64 (#4703 and #4845: a
+// changefeed started or checkpointed at such a value). TiCDC's
+// removal-only maintainer reports checkpointTs=1 on purpose; that is not
+// impossible.
+func impossibleTs(r *Record, zeroOK bool) string {
+	r.parseFields()
+	for i := range r.fields {
+		f := &r.fields[i]
+		if len(f.val) == 0 || (f.val[0] != '0' && f.val[0] != '-' && f.val[0] != '1') || !isTsField(f.key) {
+			continue
+		}
+		switch string(f.val) {
+		case "0":
+			if !zeroOK {
+				return string(f.key) + "=0"
+			}
+		case "-1", "18446744073709551615":
+			return string(f.key) + "=" + string(f.val)
+		}
+	}
+	return ""
+}
+
+func isTsField(k []byte) bool {
+	for _, t := range tsFields {
+		if string(k) == t {
+			return true
+		}
+	}
+	return false
+}
+
+// contextItems are the benign (SymContext) lines a monitor still reads:
+// they become items; every other benign line is only counted.
+var contextItems = map[string]bool{
+	"move maintainer operator aborted, mark changefeed absent": true, // markUnsuccessfulOp
+	"changefeed bootstrap initial nodes":                       true, // the capture's own node ID
+}
+
+// zeroMeansNone lists the lines whose timestamp is 0 when there is none:
+// a node without the changefeed's dispatcher manager answers a bootstrap
+// with checkpointTs 0 (maintainer_controller_bootstrap.go; only when every
+// answer is 0 does TiCDC fail, "can not determine the startTs", #4509).
+var zeroMeansNone = map[string]bool{"handle bootstrap response": true}
 
 func firstField(r *Record, keys string) ([]byte, bool) {
 	for keys != "" {

@@ -1,7 +1,6 @@
 package traces
 
 import (
-	"bytes"
 	"fmt"
 	"strings"
 	"testing"
@@ -43,7 +42,7 @@ func formatLine(t testing.TB, file, level, msg string, fields ...zap.Field) []by
 // parseItems scans text and converts every catalogued record.
 func parseItems(t testing.TB, text []byte) []Item {
 	t.Helper()
-	sc := NewScanner(bytes.NewReader(text))
+	sc := newBytesScanner(text)
 	var out []Item
 	for r := sc.Next(); r != nil; r = sc.Next() {
 		if e := lookup(r); e != nil {

@@ -2,6 +2,7 @@ package traces
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -42,6 +43,11 @@ const (
 	PropBootstrapFailed = "bootstrap-failed"
 	PropCaptureSuicide  = "capture-suicide"
 	PropMembership      = "membership"
+	PropInternalError   = "internal-error"
+	PropSendFailed      = "message-send-failed"
+	PropCapturePanic    = "capture-panic"
+	PropImpossibleValue = "impossible-value"
+	PropBarrierStuck    = "barrier-stuck"
 )
 
 // Evidence is one log line backing a finding.
@@ -51,15 +57,30 @@ type Evidence struct {
 	Text string `json:"text"`
 }
 
-// Finding is one result of a check.
+// Finding is one result of a check. Findings of one (property, changefeed,
+// node, symptom) are aggregated into one: Count says how many there were,
+// First and Last when, Message is the first one's (at the strongest
+// severity seen), Evidence the first maxEvidence lines.
 type Finding struct {
 	Property   string     `json:"property"`
 	Severity   Severity   `json:"severity"`
 	Changefeed string     `json:"changefeed"`
+	Node       string     `json:"node,omitempty"`
+	Symptom    string     `json:"symptom,omitempty"`
 	Message    string     `json:"message"`
+	Count      int64      `json:"count"`
+	First      string     `json:"first,omitempty"`
+	Last       string     `json:"last,omitempty"`
 	Evidence   []Evidence `json:"evidence"`
 	time       int64
+	last       int64
 }
+
+// Time returns the finding's first time in Unix ms (0 if unknown).
+func (f *Finding) Time() int64 { return f.time }
+
+// maxEvidence caps the evidence lines kept per aggregated finding.
+const maxEvidence = 12
 
 // Options tune the checker. The zero value means the defaults.
 type Options struct {
@@ -73,6 +94,9 @@ type Options struct {
 	// bootstrap not retried successfully for this long is suspect.
 	// Default 5 min.
 	StuckAfter time.Duration
+	// Timeline collects each changefeed's incident timeline for the HTML
+	// report (bounded; see TimelineEvent).
+	Timeline bool
 	// Skew tolerates clock skew between captures' logs: a violation that a
 	// line within Skew would explain is downgraded or dropped. Default 2 s.
 	Skew time.Duration
@@ -137,6 +161,16 @@ type Checker struct {
 	errHandling *spec.ErrorHandling
 	live        *spec.LiveDispatchers
 	untracked   int // operators not tracked (maxTracked reached)
+
+	// aggregation: (property, changefeed, node, symptom) -> index in findings
+	agg map[string]int
+	// removalOnly: per changefeed, a removal-only maintainer whose line
+	// does not name its node (TiCDC does not log it; a combined log has no
+	// single own node), open until it closes or a maintainer bootstraps.
+	removalOnly map[string]*Item
+	barriers    map[string]*stuckOp // changefeed|commitTs -> unresolved block event
+	blockWait   map[string]*stuckOp // dispatcher -> WAITING block status re-sent
+	timeline    timeline
 
 	Coverage Coverage
 }
@@ -226,6 +260,11 @@ func NewChecker(opt Options) *Checker {
 		errHandling: spec.NewErrorHandling(),
 		live:        spec.NewLiveDispatchers(),
 		Coverage:    newCoverage(),
+		agg:         map[string]int{},
+		removalOnly: map[string]*Item{},
+		barriers:    map[string]*stuckOp{},
+		blockWait:   map[string]*stuckOp{},
+		timeline:    timeline{on: opt.Timeline},
 	}
 	return c
 }
@@ -246,6 +285,13 @@ func fmtTime(ms int64) string {
 		return "?"
 	}
 	return time.UnixMilli(ms).UTC().Format("2006/01/02 15:04:05.000")
+}
+
+func fmtTimeOrEmpty(ms int64) string {
+	if ms == 0 {
+		return ""
+	}
+	return fmtTime(ms)
 }
 
 func fmtDur(ms int64) string {
@@ -271,8 +317,63 @@ func (c *Checker) normalize(e *spec.Event) {
 	}
 }
 
+// bump aggregates one more occurrence into an existing finding of the key
+// without building its message; false if there is none yet.
+func (c *Checker) bump(prop, cf, node, sym string, it *Item) bool {
+	i, ok := c.agg[prop+"\x00"+cf+"\x00"+node+"\x00"+sym]
+	if !ok {
+		return false
+	}
+	g := &c.findings[i]
+	g.Count++
+	if t := it.Event.Time; t > g.last {
+		g.last = t
+	}
+	if len(g.Evidence) < maxEvidence {
+		if e := ev(it); !slices.Contains(g.Evidence, e) {
+			g.Evidence = append(g.Evidence, e)
+		}
+	}
+	return true
+}
+
+// add records a finding, aggregated with the earlier ones of its
+// (property, changefeed, node, symptom): memory grows with the number of
+// distinct keys, not with the log.
 func (c *Checker) add(f Finding) {
-	c.findings = append(c.findings, f)
+	if f.last < f.time {
+		f.last = f.time
+	}
+	key := f.Property + "\x00" + f.Changefeed + "\x00" + f.Node + "\x00" + f.Symptom
+	i, ok := c.agg[key]
+	if !ok {
+		f.Count = 1
+		if len(f.Evidence) > maxEvidence {
+			f.Evidence = f.Evidence[:maxEvidence]
+		}
+		c.agg[key] = len(c.findings)
+		c.findings = append(c.findings, f)
+		return
+	}
+	g := &c.findings[i]
+	g.Count++
+	if f.Severity.rank() < g.Severity.rank() {
+		g.Severity, g.Message = f.Severity, f.Message
+	}
+	if f.time != 0 && (g.time == 0 || f.time < g.time) {
+		g.time = f.time
+	}
+	if f.last > g.last {
+		g.last = f.last
+	}
+	for _, e := range f.Evidence {
+		if len(g.Evidence) >= maxEvidence {
+			break
+		}
+		if !slices.Contains(g.Evidence, e) {
+			g.Evidence = append(g.Evidence, e)
+		}
+	}
 }
 
 // Observe feeds one item. Items must come in time order (as mergeInputs
@@ -307,6 +408,9 @@ func (c *Checker) Observe(it *Item) {
 	c.observeBootstrap(it)
 	c.observeDispatchers(it)
 	c.observeCapture(it)
+	c.observeSymptoms(it)
+	c.observeBarriers(it)
+	c.timeline.observe(it)
 	c.live.Observe(*e)
 }
 
@@ -359,7 +463,7 @@ func (c *Checker) markUnsuccessfulOp(it *Item) {
 // findingFromViolation converts a spec violation; with no evidence line it
 // can only be a suspicion.
 func findingFromViolation(v spec.Violation) Finding {
-	f := Finding{Property: string(v.Property), Severity: Violation, Changefeed: v.Changefeed, Message: v.Message}
+	f := Finding{Property: string(v.Property), Severity: Violation, Changefeed: v.Changefeed, Node: v.Node, Message: v.Message}
 	seen := map[Evidence]bool{}
 	for _, e := range v.Evidence {
 		if x, ok := evOf(e); ok && !seen[x] {
@@ -427,7 +531,15 @@ func (c *Checker) specViolation(v spec.Violation, it *Item) {
 				return false
 			}})
 	case spec.RunningMaintainerBootstrapped:
-		if len(v.Evidence) <= 1 {
+		if ro := c.removalOnly[v.Changefeed]; len(v.Evidence) <= 1 && ro != nil && ro.Event.Time <= it.Event.Time {
+			// #3952 in a log that does not say where the removal-only
+			// maintainer runs: it is the only maintainer of the changefeed
+			// that can have reported Working without bootstrapping.
+			f.Severity = Suspect
+			f.Message += fmt.Sprintf("; a removal-only maintainer of the changefeed (\"changefeed maintainer started\" with checkpointTs=1, which never bootstraps) started at %s and had not closed, and no maintainer bootstrapped since; its line does not name its capture (several captures' lines in one log), so it is most likely the maintainer the operator saw Working (#3952)",
+				fmtTime(ro.Event.Time))
+			f.Evidence = append([]Evidence{ev(ro)}, f.Evidence...)
+		} else if len(v.Evidence) <= 1 {
 			// "no maintainer runs there": an absence in the logs.
 			if c.nodeSeen[v.Node] {
 				f.Severity = Suspect
@@ -461,6 +573,189 @@ func (c *Checker) specViolation(v spec.Violation, it *Item) {
 		}
 		c.add(f)
 	default:
+		c.add(f)
+	}
+}
+
+// ---------------------------------------------------------------------------
+// log-only symptoms: internal errors, failed sends, panics, impossible
+// values, discarded errors, removal-only maintainers of unknown node.
+
+func (c *Checker) observeSymptoms(it *Item) {
+	e := &it.Event
+	switch e.Kind {
+	case spec.MaintainerCreated:
+		if e.RemovalOnly && e.Node == "" {
+			x := *it
+			c.removalOnly[e.Changefeed] = &x
+		}
+	case spec.MaintainerBootstrapped, spec.ChangefeedRemoved:
+		delete(c.removalOnly, e.Changefeed)
+	case spec.MaintainerClosed:
+		if e.Node == "" && e.Checkpoint == 1 {
+			delete(c.removalOnly, e.Changefeed)
+		}
+	}
+	if it.impossible != "" && !c.bump(PropImpossibleValue, e.Changefeed, e.Node, it.Msg, it) {
+		c.add(Finding{Property: PropImpossibleValue, Severity: Suspect, Changefeed: e.Changefeed, Node: e.Node, Symptom: it.Msg, time: e.Time,
+			Message: fmt.Sprintf("a checkpoint or start ts is a TSO (neither 0 nor MaxUint64 nor -1), but %q reports %s (the #4703 and #4845 class: a changefeed or dispatcher started or checkpointed at an impossible ts)",
+				it.Msg, it.impossible),
+			Evidence: []Evidence{ev(it)}})
+	}
+	var f Finding
+	switch it.Sym {
+	case SymInternalError, SymSendFailed, SymErrorDiscarded, SymImpossibleValue, SymPanic:
+		if c.bump(symptomProp[it.Sym], e.Changefeed, e.Node, it.Msg, it) {
+			return
+		}
+	}
+	switch it.Sym {
+	case SymInternalError:
+		f = Finding{Property: PropInternalError, Severity: Suspect,
+			Message: fmt.Sprintf("TiCDC logged %q, an error its code treats as a state it should not reach or an internal step that failed%s", it.Msg, errSuffix(e.Err))}
+	case SymSendFailed:
+		f = Finding{Property: PropSendFailed, Severity: Info,
+			Message: fmt.Sprintf("a control message was not sent or received (%q%s); the protocol re-sends it, but a long run of these delays every decision that needs it", it.Msg, errSuffix(e.Err))}
+	case SymErrorDiscarded:
+		f = Finding{Property: string(spec.ErrorNeverDropped), Severity: Suspect,
+			Message: "every error must reach the backoff, but a dispatcher discarded an error because its error channel was full (\"error channel is full, discard error\"); unless an earlier error of the changefeed reaches the backoff, this one is lost" + errSuffix(e.Err)}
+	case SymImpossibleValue:
+		f = Finding{Property: PropImpossibleValue, Severity: Suspect,
+			Message: fmt.Sprintf("TiCDC rejected an impossible timestamp: %q (the #4703 and #4845 class)", it.Msg)}
+	case SymPanic:
+		if strings.HasPrefix(it.caller, "maintainer") && it.Msg != "" {
+			return // bootstrap-failed (observeBootstrap)
+		}
+		if it.Msg == "" {
+			return
+		}
+		f = Finding{Property: PropCapturePanic, Severity: Suspect,
+			Message: fmt.Sprintf("TiCDC panicked (%s %q in %s): the capture exits and its dispatchers and maintainers are rescheduled", it.Level, it.Msg, it.caller)}
+	default:
+		return
+	}
+	f.Changefeed, f.Node, f.Symptom, f.time = e.Changefeed, e.Node, it.Msg, e.Time
+	f.Evidence = []Evidence{ev(it)}
+	c.add(f)
+}
+
+// symptomProp is the finding each aggregated symptom feeds.
+var symptomProp = map[Symptom]string{
+	SymInternalError: PropInternalError, SymSendFailed: PropSendFailed, SymErrorDiscarded: string(spec.ErrorNeverDropped),
+	SymImpossibleValue: PropImpossibleValue, SymPanic: PropCapturePanic,
+}
+
+func errSuffix(err string) string {
+	if err == "" {
+		return ""
+	}
+	if len(err) > 160 {
+		err = err[:160] + "…"
+	}
+	return fmt.Sprintf(", error %q", err)
+}
+
+// ---------------------------------------------------------------------------
+// barrier-stuck: a block event (DDL, syncpoint) the maintainer cannot
+// resolve, or a dispatcher re-sending its WAITING block status.
+
+func (c *Checker) observeBarriers(it *Item) {
+	e := &it.Event
+	switch it.Sym {
+	case SymBarrierCreated, SymBarrierStuck:
+		k := e.Changefeed + "|" + it.OpID
+		b := c.barriers[k]
+		if b == nil {
+			if len(c.barriers) >= maxTracked {
+				c.untracked++
+				return
+			}
+			b = &stuckOp{first: *it}
+			c.barriers[k] = b
+		}
+		if it.Sym == SymBarrierStuck {
+			b.last = *it
+			b.n++
+		}
+	case SymBarrierDone:
+		k := e.Changefeed + "|" + it.OpID
+		if b := c.barriers[k]; b != nil {
+			delete(c.barriers, k)
+			c.endBarrier(b, it)
+		}
+	case SymBlockWaiting:
+		s := c.blockWait[it.OpID]
+		if s == nil {
+			if len(c.blockWait) >= maxTracked {
+				c.untracked++
+				return
+			}
+			s = &stuckOp{first: *it}
+			c.blockWait[it.OpID] = s
+		}
+		s.last, s.n = *it, s.n+1
+		if it.Dur > s.maxDur {
+			s.maxDur = it.Dur
+		}
+	case SymBlockDone:
+		delete(c.blockWait, it.OpID)
+	}
+}
+
+// endBarrier grades a block event the maintainer warned about; end is the
+// line that resolved it, nil at the end of the logs.
+func (c *Checker) endBarrier(b *stuckOp, end *Item) {
+	if b.n == 0 {
+		return
+	}
+	cf := b.first.Event.Changefeed
+	endTime := c.lastTime
+	if end != nil {
+		endTime = end.Event.Time
+	}
+	d := endTime - b.first.Event.Time
+	f := Finding{Property: PropBarrierStuck, Changefeed: cf, time: b.first.Event.Time, last: b.last.Event.Time,
+		Evidence: []Evidence{ev(&b.first)}}
+	if b.last.Event.Source != b.first.Event.Source {
+		f.Evidence = append(f.Evidence, ev(&b.last))
+	}
+	what := fmt.Sprintf("the maintainer logged \"barrier event is not resolved\" %d time(s) for the block event at commitTs %s", b.n, b.first.OpID)
+	switch {
+	case end != nil && d < c.stuck:
+		return // resolved in time: TiCDC's warning was a wait, not a stall
+	case end != nil:
+		f.Severity = Suspect
+		f.Message = fmt.Sprintf("a block event must be resolved, but it was resolved only %s after it was first seen (threshold %s): %s", fmtDur(d), fmtDur(c.stuck), what)
+	case d >= c.stuck:
+		f.Severity = Suspect
+		f.Message = fmt.Sprintf("a block event must be resolved, but it was not in the %s the logs continue after it was first seen (threshold %s): %s; the changefeed's checkpoint cannot pass it", fmtDur(d), fmtDur(c.stuck), what)
+	default:
+		f.Severity = InsufficientEvidence
+		f.Message = fmt.Sprintf("a block event was not resolved when the logs end, %s after it was first seen: %s", fmtDur(d), what)
+	}
+	if end != nil {
+		f.Evidence = append(f.Evidence, ev(end))
+	}
+	c.add(f)
+}
+
+func (c *Checker) finishBarriers() {
+	for _, k := range sortedKeysOf(c.barriers) {
+		c.endBarrier(c.barriers[k], nil)
+	}
+	for _, k := range sortedKeysOf(c.blockWait) {
+		s := c.blockWait[k]
+		d := max(s.maxDur, s.last.Event.Time-s.first.Event.Time)
+		if d < c.stuck {
+			continue
+		}
+		f := Finding{Property: PropBarrierStuck, Severity: Suspect, Node: s.first.Event.Node, time: s.first.Event.Time, last: s.last.Event.Time,
+			Message: fmt.Sprintf("a block event must be resolved, but dispatcher %s re-sent its WAITING block status for %s (threshold %s) and its resend task was never cancelled (%d \"resend task periodic resend\" line(s))",
+				k, fmtDur(d), fmtDur(c.stuck), s.n),
+			Evidence: []Evidence{ev(&s.first)}}
+		if s.n > 1 {
+			f.Evidence = append(f.Evidence, ev(&s.last))
+		}
 		c.add(f)
 	}
 }
@@ -822,7 +1117,10 @@ func (c *Checker) finishCheckpoints() {
 func (c *Checker) observeBootstrap(it *Item) {
 	e := &it.Event
 	switch {
-	case e.Kind == spec.MaintainerBootstrapFailed:
+	case e.Kind == spec.MaintainerBootstrapFailed || it.Sym == SymBootstrapFailure:
+		if it.Sym == SymBootstrapFailure {
+			e.Err = strings.TrimPrefix(it.Msg+": "+e.Err, ": ")
+		}
 		if c.bootFail[e.Changefeed] == nil {
 			x := *it
 			c.bootFail[e.Changefeed] = &x
@@ -834,7 +1132,7 @@ func (c *Checker) observeBootstrap(it *Item) {
 				Message:  fmt.Sprintf("a maintainer bootstrap failed at %s and a later bootstrap succeeded %s after it", fmtTime(b.Event.Time), fmtDur(e.Time-b.Event.Time)),
 				Evidence: []Evidence{ev(b), ev(it)}})
 		}
-	case it.Sym == SymPanic:
+	case it.Sym == SymPanic && (it.Msg == "" || strings.HasPrefix(it.caller, "maintainer")):
 		c.add(Finding{Property: PropBootstrapFailed, Severity: Suspect, Changefeed: e.Changefeed, time: e.Time,
 			Message:  fmt.Sprintf("a maintainer panicked (%s); a maintainer that panics during bootstrap never becomes working", it.Level),
 			Evidence: []Evidence{ev(it)}})
@@ -1008,6 +1306,17 @@ func (c *Checker) Finish() []Finding {
 	c.finishBootstrap()
 	c.finishDispatchers()
 	c.finishCapture()
+	c.finishBarriers()
+	for i := range c.findings {
+		f := &c.findings[i]
+		if f.Count == 0 {
+			f.Count = 1
+		}
+		f.First = fmtTimeOrEmpty(f.time)
+		if f.last > f.time {
+			f.Last = fmtTimeOrEmpty(f.last)
+		}
+	}
 	sort.SliceStable(c.findings, func(i, j int) bool {
 		a, b := c.findings[i], c.findings[j]
 		if a.Severity.rank() != b.Severity.rank() {

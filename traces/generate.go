@@ -7,75 +7,169 @@ import (
 	"math/rand/v2"
 )
 
-// GenerateLog writes about size bytes of a healthy TiCDC-like log for
-// benchmarks: mostly data-path INFO lines the catalogue does not know, a few
-// percent of catalogued control-plane lines (dispatchers created, working
-// and removed in a consistent order, operators), long quoted errors with
-// escaped JSON, values with brackets and spaces, and wrapped multi-line
-// records. It returns the number of lines written. The output is a pure
-// function of size and seed.
+// GenOptions shape a generated log.
+type GenOptions struct {
+	// Seed makes the output a pure function of (size, options).
+	Seed uint64
+	// Changefeeds is how many changefeeds the log's lines name (default 8).
+	Changefeeds int
+	// Storm puts every changefeed in an error storm: each keeps reporting
+	// a sink error, the maintainer keeps forwarding it and the coordinator
+	// keeps backing off, interleaved with failed control-message sends and
+	// unresolved block events: the densest log the checker's findings can
+	// meet.
+	Storm bool
+}
+
+// GenerateLog writes about size bytes of a healthy TiCDC-like log with
+// seed; see GenerateLogOptions.
 func GenerateLog(w io.Writer, size int64, seed uint64) (lines int64, err error) {
+	return GenerateLogOptions(w, size, GenOptions{Seed: seed})
+}
+
+// The generated mix follows a TiCDC HEAD (b813e76f9) capture at INFO: most
+// records are the data path's (log puller subscriptions and slow-region
+// reports with a struct value, sink retries with a long quoted error of
+// escaped JSON), a third the control plane's periodic lines (dispatchers'
+// WAITING block-status re-sends, the barrier's scheduling, message-center
+// targets), and a few percent the lifecycle lines the checker turns into
+// events (dispatchers created, working, removed; operators; block events
+// created and done). Field names, spellings and value shapes are HEAD's:
+// keyspace/name changefeed IDs, 128-bit dispatcher IDs, FormatTableSpan
+// spans with hex keys, TSOs. Lines are 120-900 bytes, about 330 on
+// average, like HEAD's; a few records wrap over several lines.
+const (
+	genTSO  = int64(463424440748738003)
+	genNode = "6a3e0b8e-7c1d-4e8a-9c4e-5b2f0d9a00"
+)
+
+// GenerateLogOptions writes about size bytes of a generated TiCDC HEAD log
+// and returns the number of lines written.
+func GenerateLogOptions(w io.Writer, size int64, o GenOptions) (lines int64, err error) {
 	bw := bufio.NewWriterSize(w, 1<<20)
+	seed := o.Seed
 	rng := rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15))
+	cfs := o.Changefeeds
+	if cfs <= 0 {
+		cfs = 8
+	}
 	const tables = 64
 	type disp struct {
 		id      int64
 		created bool
+		waiting bool // a WAITING block status is being re-sent
+		resends int
 	}
 	ds := make([]disp, tables)
 	for i := range ds {
-		ds[i].id = int64(1000000 + i)
+		ds[i].id = int64(7564853129434423808 + i*7919)
 	}
 	ms := int64(1784709015758) // 2026/07/22 16:30:15.758 UTC
 	var written int64
 	var buf []byte
-	var op int64 // the running operator, 0 if none
+	var op int64    // the running operator, 0 if none
+	var block int64 // the open block event's commitTs, 0 if none
+	stormErr := make([]int, cfs)
+	dispID := func(id int64) string { return fmt.Sprintf("%d.%d", id, id^0x5bd1e995) }
+	spanOf := func(t int) string {
+		return fmt.Sprintf("tableID: %d, startKey: 7480000000000000ff%02x5f720000000000fa, endKey: 7480000000000000ff%02x5f730000000000fa, keyspaceID: 0", 100+t, t, t)
+	}
 	for written < size {
 		ms += int64(rng.IntN(3))
 		buf = buf[:0]
 		buf = appendTime(buf, ms)
 		r := rng.IntN(1000)
-		cf := rng.IntN(8)
-		switch {
-		case r < 560:
-			buf = fmt.Appendf(buf, ` [INFO] [event_collector.go:412] ["dispatcher received events"] [changefeedID=default/cf-%d] [dispatcherID=%d] [count=%d] [resolvedTs=%d] [lag=%dms]`,
-				cf, 1000000+rng.IntN(tables), rng.IntN(500), 463424440748738003+ms, rng.IntN(900))
-		case r < 760:
-			buf = fmt.Appendf(buf, ` [INFO] [region_request_worker.go:318] ["region feed started"] [regionID=%d] [span="[7480000000000000ff%02x5f72, 7480000000000000ff%02x5f73)"] [storeAddr=10.0.%d.%d:20160] [took=%d.%dms]`,
-				rng.IntN(1<<20), rng.IntN(tables), rng.IntN(tables), rng.IntN(4), rng.IntN(250), rng.IntN(40), rng.IntN(10))
-		case r < 860:
-			buf = fmt.Appendf(buf, ` [DEBUG] [sink.go:221] [flushed] [changefeed=default/cf-%d] [count=%d] [commitTs=%d]`, cf, rng.IntN(100), 463424440748738003+ms)
-		case r < 920:
-			buf = fmt.Appendf(buf, ` [WARN] [mysql_writer.go:551] ["execute DMLs with error, retry later"] [changefeedID=default/cf-%d] [error="[CDC:ErrMySQLTxnError]MySQL txn error: Error 1213 (40001): Deadlock found when trying to get lock; try restarting transaction, dmlInfo=[{\"Type\":\"update\",\"Database\":\"app_%d\",\"Table\":\"orders\",\"StartTs\":%d,\"PrimaryKeys\":[{\"Name\":\"id\",\"Value\":%d}]}]"] [retry=%d]`,
-				cf, rng.IntN(100), 463424440748738003+ms, rng.IntN(1<<30), rng.IntN(5))
-		case r < 925:
-			// a wrapped record: the error value holds newlines
-			buf = fmt.Appendf(buf, " [WARN] [txn.go:88] [\"slow txn\"] [changefeedID=default/cf-%d] [detail=\"first part\n        second part: %d\n        third part\"]", cf, rng.IntN(1000))
-			lines += 2
-		case r < 975:
-			t := rng.IntN(tables)
-			d := &ds[t]
-			span := fmt.Sprintf("tableID: %d, startKey: 7480000000000000ff%02x5f720000000000fa, endKey: 7480000000000000ff%02x5f730000000000fa, keyspaceID: 0", 100+t, t, t)
-			if !d.created {
-				buf = fmt.Appendf(buf, ` [INFO] [dispatcher_manager.go:661] ["new dispatcher created"] [changefeedID=default/cf-bench] [dispatcherID=%d] [tableSpan="%s"] [startTs=%d] [skipDMLAsStartTs=false]`,
-					d.id, span, 463424440748738003+ms)
-				d.created = true
-			} else if rng.IntN(2) == 0 {
-				buf = fmt.Appendf(buf, ` [INFO] [basic_dispatcher.go:540] ["update dispatcher status to working"] [changefeedID=default/cf-bench] [dispatcher=%d] [table="%s"] [checkpointTs=%d] [resolvedTs=%d]`,
-					d.id, span, 463424440748738003+ms, 463424440748738003+ms)
-			} else {
-				buf = fmt.Appendf(buf, ` [INFO] [dispatcher_manager.go:1250] ["event dispatcher completely stopped, and delete it from event dispatcher manager"] [changefeedID=default/cf-bench] [dispatcherID=%d]`, d.id)
-				d.created = false
-				d.id += tables
+		cf := rng.IntN(cfs)
+		tso := genTSO + ms<<18
+		if o.Storm && r < 400 {
+			// the storm: per changefeed, the DM's error, the maintainer's
+			// forward, the coordinator's backoff, failed sends
+			node := genNode + fmt.Sprintf("%02d", cf%3+1)
+			errText := fmt.Sprintf(`[CDC:ErrKafkaAsyncSendMessage]kafka async send message failed: keyspace=default, changefeed=cf-%d, eventType=dml, dmlInfo=[{\"Type\":\"update\",\"Database\":\"app_%d\",\"Table\":\"orders\",\"CommitTs\":%d}]; ErrorInfo:read tcp 10.0.1.%d:56834->10.193.7.142:9092: i/o timeout`, cf, cf%100, tso, cf%250)
+			switch stormErr[cf] % 5 {
+			case 0:
+				buf = fmt.Appendf(buf, ` [ERROR] [dispatcher_manager.go:500] ["Event Dispatcher Manager Meets Error"] [changefeedID=default/cf-%d] [error="%s"]`, cf, errText)
+			case 1:
+				buf = fmt.Appendf(buf, ` [ERROR] [maintainer.go:785] ["dispatcher report an error"] [changefeedID=default/cf-%d] [sourceNode=%s] [error="%s"]`, cf, node, errText)
+			case 2:
+				buf = fmt.Appendf(buf, ` [ERROR] [backoff.go:157] ["changefeed maintainer report an error"] [changefeed=default/cf-%d] [checkpointTs=%d] [node=%s] [code=CDC:ErrChangefeedRetryable] [state=warning] [error="%s"]`, cf, tso-1<<30, node, errText)
+			case 3:
+				buf = fmt.Appendf(buf, ` [ERROR] [heartbeat_collector.go:150] ["failed to send heartbeat messages"] [changefeedID=default/cf-%d] [error="[CDC:ErrMessageSendFailed]send message to %s failed: connection refused"]`, cf, node)
+			default:
+				buf = fmt.Appendf(buf, ` [WARN] [barrier_event.go:676] ["barrier event is not resolved"] [changefeed=cf-%d] [commitTs=%d] [isSyncPoint=false] [selected=false] [writerDispatcherAdvanced=false] [blocker="{InfluenceType:1 TableIDs:[%d]}"] [resend="[]"] [mode=0]`, cf, genTSO+int64(cf)<<20, 100+cf%tables)
 			}
-		default:
-			// operators: started, then finished a few lines later
-			if op == 0 {
-				op = int64(5000000 + rng.IntN(1<<20))
-				buf = fmt.Appendf(buf, ` [INFO] [operator_controller.go:511] ["add operator to running queue"] [role=maintainer] [changefeedID=default/cf-bench] [operator="add dispatcher operator: %d, dest:6a3e0b8e-7c1d-4e8a-9c4e-5b2f0d9a0001"]`, op)
-			} else {
-				buf = fmt.Appendf(buf, ` [INFO] [operator_controller.go:449] ["operator finished"] [role=maintainer] [changefeedID=default/cf-bench] [operatorID=%d] [operator="add dispatcher operator: %d, dest:6a3e0b8e-7c1d-4e8a-9c4e-5b2f0d9a0001"]`, op, op)
-				op = 0
+			stormErr[cf]++
+		} else {
+			switch {
+			case r < 400:
+				buf = fmt.Appendf(buf, ` [INFO] [span_registry.go:328] ["subscription client finds a initialized slow region"] [subscriptionID=%d] [slowRegion="{RegionID:%d CheckpointTs:%d Initialized:true Created:2026-07-22 16:29:58.%03d +0000 UTC StoreAddr:10.0.%d.%d:20160 Span:[7480000000000000ff%02x5f72, 7480000000000000ff%02x5f73)}"]`,
+					rng.IntN(1<<16), rng.IntN(1<<20), tso-int64(rng.IntN(1<<28)), rng.IntN(1000), rng.IntN(4), rng.IntN(250), rng.IntN(tables), rng.IntN(tables))
+			case r < 520:
+				buf = fmt.Appendf(buf, ` [INFO] [subscription_client.go:512] ["subscribe table span"] [subscriptionID=%d] [span="{table_id:%d,start_key:7480000000000000ff%02x5f72,end_key:7480000000000000ff%02x5f73}"] [startTs=%d] [bdrMode=false]`,
+					rng.IntN(1<<16), 100+rng.IntN(tables), rng.IntN(tables), rng.IntN(tables), tso)
+			case r < 580:
+				buf = fmt.Appendf(buf, ` [WARN] [mysql_writer.go:551] ["execute DMLs with error, retry later"] [changefeedID=default/cf-%d] [error="[CDC:ErrMySQLTxnError]MySQL txn error: Error 1213 (40001): Deadlock found when trying to get lock; try restarting transaction, dmlInfo=[{\"Type\":\"update\",\"Database\":\"app_%d\",\"Table\":\"orders\",\"StartTs\":%d,\"PrimaryKeys\":[{\"Name\":\"id\",\"Value\":%d}]}]"] [retry=%d]`,
+					cf, rng.IntN(100), tso, rng.IntN(1<<30), rng.IntN(5))
+			case r < 585:
+				// a wrapped record: the value holds newlines
+				buf = fmt.Appendf(buf, " [WARN] [basic_dispatcher.go:615] [\"handle events slowly\"] [changefeedID=default/cf-%d] [detail=\"first part\n        second part: %d\n        third part\"] [lag=%dms]", cf, rng.IntN(1000), rng.IntN(900))
+				lines += 2
+			case r < 720:
+				// WAITING block statuses: set, re-sent, cancelled
+				t := rng.IntN(tables)
+				d := &ds[t]
+				switch {
+				case !d.waiting:
+					buf = fmt.Appendf(buf, ` [INFO] [helper.go:50] ["set resend task"] [identifier="{CommitTs:%d IsSyncPoint:false}"] [taskDispatcherID=%s]`, tso, dispID(d.id))
+					d.waiting, d.resends = true, 0
+				case d.resends < 3:
+					d.resends++
+					buf = fmt.Appendf(buf, ` [INFO] [helper.go:379] ["resend task periodic resend"] [dispatcherID=%s] [executeCount=%d]`, dispID(d.id), d.resends*10)
+				default:
+					buf = fmt.Appendf(buf, ` [INFO] [basic_dispatcher.go:1216] ["cancel resend task"] [dispatcherID=%s] [identifier="{CommitTs:%d IsSyncPoint:false}"]`, dispID(d.id), tso)
+					d.waiting = false
+				}
+			case r < 800:
+				// the barrier: block events created, scheduled, done
+				if block == 0 {
+					block = tso
+					buf = fmt.Appendf(buf, ` [INFO] [barrier_event.go:130] ["new block event is created"] [changefeedID=cf-bench-%d] [dispatcher=%s] [blockTs=%d] [syncPoint=false] [needSchedule=true] [mode=0] [blockedType=Normal] [blockedTableCount=1] [blockedSchemaID=0] [dropType=Normal]`, seed, dispID(ds[0].id), block)
+				} else if rng.IntN(3) > 0 {
+					buf = fmt.Appendf(buf, ` [INFO] [barrier.go:583] ["event trySchedule"] [changefeed=cf-bench-%d] [writerDispatcher=%s] [EventCommitTs=%d] [mode=0]`, seed, dispID(ds[0].id), block)
+				} else {
+					buf = fmt.Appendf(buf, ` [INFO] [barrier.go:570] ["all dispatchers reported event done, remove event"] [changefeed=cf-bench-%d] [commitTs=%d] [mode=0]`, seed, block)
+					block = 0
+				}
+			case r < 850:
+				buf = fmt.Appendf(buf, ` [INFO] [message_center.go:204] ["Add remote target"] [localID=%s01] [localAddr=10.0.1.1:8300] [remoteID=%s%02d] [remoteAddr=10.0.1.%d:8300]`, genNode, genNode, rng.IntN(3)+1, rng.IntN(3)+1)
+			case r < 975:
+				t := rng.IntN(tables)
+				d := &ds[t]
+				if d.waiting {
+					buf = fmt.Appendf(buf, ` [INFO] [helper.go:379] ["resend task periodic resend"] [dispatcherID=%s] [executeCount=%d]`, dispID(d.id), 10)
+					break
+				}
+				if !d.created {
+					buf = fmt.Appendf(buf, ` [INFO] [dispatcher_manager.go:661] ["new dispatcher created"] [changefeedID=default/cf-bench-%d] [dispatcherID=%s] [tableSpan="%s"] [startTs=%d] [skipDMLAsStartTs=false]`, seed,
+						dispID(d.id), spanOf(t), tso)
+					d.created = true
+				} else if rng.IntN(2) == 0 {
+					buf = fmt.Appendf(buf, ` [INFO] [basic_dispatcher.go:540] ["update dispatcher status to working"] [changefeedID=default/cf-bench-%d] [dispatcher=%s] [table="%s"] [checkpointTs=%d] [resolvedTs=%d]`, seed,
+						dispID(d.id), spanOf(t), tso, tso)
+				} else {
+					buf = fmt.Appendf(buf, ` [INFO] [dispatcher_manager.go:1250] ["event dispatcher completely stopped, and delete it from event dispatcher manager"] [changefeedID=default/cf-bench-%d] [dispatcherID=%s]`, seed, dispID(d.id))
+					d.created = false
+					d.id += tables
+				}
+			default:
+				// operators: started, then finished a few lines later
+				if op == 0 {
+					op = int64(5000000 + rng.IntN(1<<20))
+					buf = fmt.Appendf(buf, ` [INFO] [operator_controller.go:511] ["add operator to running queue"] [role=maintainer] [changefeedID=default/cf-bench-%d] [operator="add dispatcher operator: %d, dest:%s01"]`, seed, op, genNode)
+				} else {
+					buf = fmt.Appendf(buf, ` [INFO] [operator_controller.go:449] ["operator finished"] [role=maintainer] [changefeedID=default/cf-bench-%d] [operatorID=%d] [operator="add dispatcher operator: %d, dest:%s01"]`, seed, op, op, genNode)
+					op = 0
+				}
 			}
 		}
 		buf = append(buf, '\n')

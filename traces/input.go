@@ -21,6 +21,9 @@ import (
 type Input struct {
 	Name string
 	Open func() (io.ReadCloser, error)
+	// InDir: the input was found in a directory given as an argument, not
+	// named itself (a capture's log directory also holds other files).
+	InDir bool
 }
 
 // ExpandInputs turns command-line arguments into inputs: files, directories
@@ -82,7 +85,9 @@ func ExpandInputs(args []string, stdin io.Reader) ([]Input, error) {
 			files = logFiles(files)
 			sort.Strings(files)
 			for _, f := range files {
-				out = append(out, fileInput(f))
+				in := fileInput(f)
+				in.InDir = true
+				out = append(out, in)
 			}
 		}
 	}
@@ -145,44 +150,98 @@ const (
 // source parses one input in its own goroutine and sends its items, in
 // time order (within the reorder bound), in batches.
 type source struct {
-	idx   int
-	name  string
-	in    Input
-	ch    chan []Item
-	stats ParseStats
-	err   error
-	self  string // the capture's own node ID, once a line names it
-	done  chan struct{}
+	idx     int
+	name    string
+	in      Input
+	ch      chan []Item
+	stats   ParseStats
+	unknown unknownMessages
+	err     error
+	self    string // the capture's own node ID, once a line names it
+	// selfAmbiguous: the input names several captures as its own (several
+	// logs combined into one); self is no longer filled in.
+	selfAmbiguous bool
+	chunkSize     int // bytes per parse chunk (0: chunkSize)
+	done          chan struct{}
 }
 
-// reorder is the per-input reorder buffer: items in time order, appended at
-// the tail (the common, in-order case costs one copy) and moved back by
-// insertion when a record was written out of order.
+// reorder is the per-input reorder buffer: a min-heap of (time, order in
+// the input) over a slab of at most reorderMax+1 items, so that a record
+// written out of order costs O(log reorderMax) whatever the input's order.
+// A record more than reorderWindow older than the newest one is a jump
+// (the next file of a concatenation): the buffer is flushed and the input
+// continues in file order from there (see source.run).
 type reorder struct {
-	q    []Item
-	head int
+	items []Item
+	free  []int32
+	h     []roKey
 }
 
-func (r *reorder) len() int { return len(r.q) - r.head }
-
-func (r *reorder) push(it Item) {
-	r.q = append(r.q, it)
-	for i := len(r.q) - 1; i > r.head && r.q[i-1].Event.Time > r.q[i].Event.Time; i-- {
-		r.q[i-1], r.q[i] = r.q[i], r.q[i-1]
-	}
+type roKey struct {
+	time int64
+	seq  int64
+	idx  int32
 }
 
-func (r *reorder) pop() Item {
-	it := r.q[r.head]
-	r.q[r.head] = Item{}
-	r.head++
-	if r.head > 1024 && r.head*2 > len(r.q) {
-		n := copy(r.q, r.q[r.head:])
-		clear(r.q[n:])
-		r.q = r.q[:n]
-		r.head = 0
+func (a roKey) less(b roKey) bool {
+	return a.time < b.time || (a.time == b.time && a.seq < b.seq)
+}
+
+func (r *reorder) len() int { return len(r.h) }
+
+// minTime is the time of the earliest buffered item (len() > 0).
+func (r *reorder) minTime() int64 { return r.h[0].time }
+
+func (r *reorder) push(it *Item) {
+	var idx int32
+	if n := len(r.free); n > 0 {
+		idx, r.free = r.free[n-1], r.free[:n-1]
+	} else {
+		idx = int32(len(r.items))
+		r.items = append(r.items, Item{})
 	}
-	return it
+	r.items[idx] = *it
+	k := roKey{time: it.Event.Time, seq: it.seq, idx: idx}
+	h := append(r.h, k)
+	i := len(h) - 1
+	for i > 0 {
+		p := (i - 1) / 2
+		if !h[i].less(h[p]) {
+			break
+		}
+		h[i], h[p] = h[p], h[i]
+		i = p
+	}
+	r.h = h
+}
+
+// pop removes the earliest item; the returned pointer is valid until the
+// next push.
+func (r *reorder) pop() *Item {
+	h := r.h
+	k := h[0]
+	n := len(h) - 1
+	h[0] = h[n]
+	h = h[:n]
+	i := 0
+	for {
+		l := 2*i + 1
+		if l >= n {
+			break
+		}
+		m := l
+		if l+1 < n && h[l+1].less(h[l]) {
+			m = l + 1
+		}
+		if !h[m].less(h[i]) {
+			break
+		}
+		h[i], h[m] = h[m], h[i]
+		i = m
+	}
+	r.h = h
+	r.free = append(r.free, k.idx)
+	return &r.items[k.idx]
 }
 
 // ownNodeKinds are the events whose Node is the capture that logged them;
@@ -198,8 +257,15 @@ var ownNodeKinds = map[spec.Kind]bool{
 var panicEntry = entry{sym: SymPanic, keys: m("Changefeed", cfKeys, "Err", "error,panic")}
 
 const (
-	// chunkSize is how much of an input one parse worker takes at a time.
-	chunkSize = 1 << 20
+	// chunkSize is how much of an input one parse worker takes at a time,
+	// with one input; with several, each takes chunkBudget/(inputs x
+	// chunksInFlight) (at least minChunkSize), so the chunks in flight (up
+	// to about chunksInFlight per input: parsing, queued, recycled) stay
+	// bounded whatever the number of inputs (a directory of rotated logs).
+	chunkSize      = 1 << 20
+	minChunkSize   = 64 << 10
+	chunkBudget    = 12 << 20
+	chunksInFlight = 10
 	// parseWorkers parse chunks of one input in parallel.
 	parseWorkers = 2
 )
@@ -207,10 +273,55 @@ const (
 // chunk is a piece of an input that starts and ends at record boundaries
 // (as far as the splitter can tell).
 type chunk struct {
-	data  []byte
-	items []Item
-	stats ParseStats
-	done  chan struct{}
+	data    []byte
+	items   []Item
+	stats   ParseStats
+	unknown unknownMessages
+	done    chan struct{}
+}
+
+// unknownMessages counts the records of messages the catalogue does not
+// know, by message, for at most maxUnknownDistinct distinct messages (the
+// rest are counted in other). Messages are cut to maxUnknownLen bytes.
+type unknownMessages struct {
+	m     map[string]*int64
+	other int64
+}
+
+const (
+	maxUnknownDistinct = 4096
+	maxUnknownLen      = 160
+)
+
+func (u *unknownMessages) add(msg []byte, n int64) {
+	if len(msg) > maxUnknownLen {
+		msg = msg[:maxUnknownLen]
+	}
+	if p, ok := u.m[string(msg)]; ok {
+		*p += n
+		return
+	}
+	if u.m == nil {
+		u.m = map[string]*int64{}
+	}
+	if len(u.m) >= maxUnknownDistinct {
+		u.other += n
+		return
+	}
+	v := n
+	u.m[string(msg)] = &v
+}
+
+func (u *unknownMessages) merge(o *unknownMessages) {
+	for k, v := range o.m {
+		u.add([]byte(k), *v)
+	}
+	u.other += o.other
+}
+
+func (u *unknownMessages) reset() {
+	clear(u.m)
+	u.other = 0
 }
 
 // splitPoint returns the length of the prefix of b to parse now: up to the
@@ -242,10 +353,19 @@ func parseChunk(c *chunk, name string, idx int) {
 	c.items = c.items[:0]
 	for rec := sc.Next(); rec != nil; rec = sc.Next() {
 		e := lookup(rec)
+		if e == nil {
+			c.unknown.add(rec.Msg, 1)
+		} else {
+			sc.Stats.Recognised++
+		}
 		if e == nil || e.sym == SymContext {
 			if rec.Level >= LevelFatal && bytes.HasPrefix(rec.File, []byte("maintainer")) {
 				e = &panicEntry
 			} else if e == nil {
+				continue
+			} else if !contextItems[e.msg] && impossibleTs(rec, zeroMeansNone[e.msg]) == "" {
+				// a benign line no monitor reads: counted, not converted
+				sc.Stats.Context++
 				continue
 			}
 		}
@@ -281,9 +401,13 @@ func (s *source) run() {
 	defer closeFn()
 
 	// reader -> workers (any order) and -> this goroutine (input order)
+	csize := s.chunkSize
+	if csize == 0 {
+		csize = chunkSize
+	}
 	work := make(chan *chunk, parseWorkers)
 	ordered := make(chan *chunk, 2*parseWorkers)
-	free := make(chan *chunk, 4*parseWorkers) // recycled chunks: data and items buffers
+	free := make(chan *chunk, 2*parseWorkers) // recycled chunks: data and items buffers
 	var readErr error
 	var skipped int64 // bytes of cut lines that were never parsed
 	go func() {
@@ -297,7 +421,7 @@ func (s *source) run() {
 			select {
 			case c = <-free:
 			default:
-				c = &chunk{data: make([]byte, 0, chunkSize+chunkSize/4)}
+				c = &chunk{data: make([]byte, 0, csize+csize/4)}
 			}
 			buf := c.data
 			buf = append(buf[:0], carry...)
@@ -306,7 +430,7 @@ func (s *source) run() {
 			// huge record, but never more than maxBuf in all (reads are
 			// bounded by need, so where a huge line is cut does not depend
 			// on which recycled buffer was used)
-			need := min(max(chunkSize, len(carry)+chunkSize/4), maxBuf)
+			need := min(max(csize, len(carry)+csize/4), maxBuf)
 			if cap(buf) < need {
 				buf = slices.Grow(buf, need-len(buf))
 			}
@@ -372,11 +496,12 @@ func (s *source) run() {
 		lastTime int64
 		lineBase int64
 	)
-	release := func(it Item) {
-		if it.Event.Node == "" && s.self != "" && ownNodeKinds[it.Event.Kind] {
-			it.Event.Node = s.self
+	release := func(it *Item) {
+		batch = append(batch, *it)
+		*it = Item{} // drop the strings the slab held
+		if b := &batch[len(batch)-1]; b.Event.Node == "" && s.self != "" && ownNodeKinds[b.Event.Kind] {
+			b.Event.Node = s.self
 		}
-		batch = append(batch, it)
 		if len(batch) >= batchSize {
 			s.ch <- batch
 			batch = make([]Item, 0, batchSize)
@@ -392,16 +517,32 @@ func (s *source) run() {
 			} else {
 				lastTime = it.Event.Time
 			}
-			if it.self != "" && s.self == "" {
-				s.self = it.self
+			if it.self != "" && !s.selfAmbiguous {
+				if s.self == "" {
+					s.self = it.self
+				} else if s.self != it.self {
+					// Several captures' lines in one input (a combined
+					// log): a line without its node cannot be placed.
+					s.self, s.selfAmbiguous = "", true
+				}
 			}
 			it.seq = seq
 			seq++
+			if it.Event.Time < maxTime-reorderWindow {
+				// A jump back beyond the window: the next file of a
+				// concatenation. Release what is buffered and go on in
+				// file order.
+				for ro.len() > 0 {
+					release(ro.pop())
+				}
+				maxTime = it.Event.Time
+				s.stats.Jumps++
+			}
 			if it.Event.Time > maxTime {
 				maxTime = it.Event.Time
 			}
-			ro.push(*it)
-			for ro.len() > reorderMax || (ro.len() > 0 && ro.q[ro.head].Event.Time < maxTime-reorderWindow) {
+			ro.push(it)
+			for ro.len() > reorderMax || (ro.len() > 0 && ro.minTime() < maxTime-reorderWindow) {
 				release(ro.pop())
 			}
 		}
@@ -412,6 +553,8 @@ func (s *source) run() {
 			}
 		}
 		s.stats.Add(st)
+		s.unknown.merge(&c.unknown)
+		c.unknown.reset()
 		lineBase += st.Lines
 		clear(c.items) // drop the strings the items held
 		c.items = c.items[:0]
@@ -471,7 +614,8 @@ func (m *merger) Pop() any {
 func mergeInputs(inputs []Input, fn func(it *Item)) ([]*source, error) {
 	srcs := make([]*source, len(inputs))
 	for i, in := range inputs {
-		srcs[i] = &source{idx: i, name: in.Name, in: in, ch: make(chan []Item, 4), done: make(chan struct{})}
+		srcs[i] = &source{idx: i, name: in.Name, in: in, ch: make(chan []Item, 4), done: make(chan struct{}),
+			chunkSize: max(minChunkSize, min(chunkSize, chunkBudget/(chunksInFlight*len(inputs))))}
 		go srcs[i].run()
 	}
 	m := &merger{}

@@ -15,14 +15,49 @@ import (
 // Coverage says which spec events the logs exercised, how often, and which
 // properties the logs can speak to.
 type Coverage struct {
-	Events     map[string]int64   `json:"events"`   // spec event kind -> count
-	Symptoms   map[string]int64   `json:"symptoms"` // log-only symptom -> count
-	Context    int64              `json:"context"`  // known TiCDC lines that carry no event
-	Properties []PropertyCoverage `json:"properties"`
+	Events   map[string]int64 `json:"events"`   // spec event kind -> count
+	Symptoms map[string]int64 `json:"symptoms"` // log-only symptom -> count
+	Context  int64            `json:"context"`  // known TiCDC lines that carry no event
+	// Recognised counts the records whose message the catalogue knows;
+	// UnknownMessages are the most frequent messages it does not know
+	// (top maxUnknownShown, most frequent first), so a user sees what the
+	// checker ignored.
+	Recognised      int64              `json:"recognised"`
+	UnknownMessages []MessageCount     `json:"unknown_messages"`
+	Properties      []PropertyCoverage `json:"properties"`
 
 	kinds  [64]int64
 	judged [64]int64 // kinds that name their changefeed (or need none)
 	syms   [32]int64
+}
+
+// MessageCount is a log message and how many records carry it.
+type MessageCount struct {
+	Message string `json:"message"`
+	Count   int64  `json:"count"`
+}
+
+// maxUnknownShown bounds Coverage.UnknownMessages.
+const maxUnknownShown = 50
+
+func (c *Coverage) setUnknown(u *unknownMessages) {
+	c.UnknownMessages = c.UnknownMessages[:0]
+	for k, v := range u.m {
+		c.UnknownMessages = append(c.UnknownMessages, MessageCount{Message: evidenceText([]byte(k)), Count: *v})
+	}
+	sort.Slice(c.UnknownMessages, func(i, j int) bool {
+		a, b := c.UnknownMessages[i], c.UnknownMessages[j]
+		if a.Count != b.Count {
+			return a.Count > b.Count
+		}
+		return a.Message < b.Message
+	})
+	if len(c.UnknownMessages) > maxUnknownShown {
+		c.UnknownMessages = c.UnknownMessages[:maxUnknownShown]
+	}
+	if c.UnknownMessages == nil {
+		c.UnknownMessages = []MessageCount{}
+	}
 }
 
 // clusterKinds are judged without a changefeed.
@@ -111,7 +146,8 @@ func (c *Coverage) finish() {
 
 // InputStats are one input's parse statistics.
 type InputStats struct {
-	Name string `json:"name"`
+	Name  string `json:"name"`
+	InDir bool   `json:"-"`
 	ParseStats
 }
 
@@ -122,6 +158,41 @@ type Report struct {
 	Findings []Finding
 	Coverage Coverage
 	Seconds  float64
+	// Timeline is each changefeed's incident timeline (Options.Timeline),
+	// in the order the checker saw it; TimelineDropped counts the events
+	// left out past its bounds.
+	Timeline        []TimelineEvent
+	TimelineDropped int64
+}
+
+// minParsedShare is the share of an input's non-blank lines that must
+// belong to log records; below it InputProblems warns.
+const minParsedShare = 0.5
+
+// InputProblems returns, per input, an error for an input in which no TiCDC
+// log record was found (an empty file, a binary, another program's log: a
+// run over it checked nothing), and a warning for an input of which fewer
+// than half the non-blank lines parse. A file found in a directory argument
+// with no record only gets a warning, unless no input has a record at all.
+func (r *Report) InputProblems() (errs, warnings []string) {
+	for _, in := range r.Inputs {
+		if in.Records == 0 {
+			msg := fmt.Sprintf("no TiCDC log record found in %s", in.Name)
+			if in.InDir && r.Stats.Records > 0 {
+				warnings = append(warnings, "warning: "+msg+" (a file of a directory argument; skipped)")
+			} else {
+				errs = append(errs, msg)
+			}
+			continue
+		}
+		nonBlank := in.Lines - in.Blank
+		parsed := nonBlank - in.Unparsed
+		if nonBlank > 0 && float64(parsed) < minParsedShare*float64(nonBlank) {
+			warnings = append(warnings, fmt.Sprintf("warning: only %d of the %d non-blank lines of %s are TiCDC log records (%.0f%%); is it a TiCDC log?",
+				parsed, nonBlank, in.Name, 100*float64(parsed)/float64(nonBlank)))
+		}
+	}
+	return errs, warnings
 }
 
 // Violations counts the findings of severity Violation.
@@ -141,11 +212,16 @@ func Run(inputs []Input, opt Options) (*Report, error) {
 	start := time.Now()
 	c := NewChecker(opt)
 	srcs, err := mergeInputs(inputs, c.Observe)
-	rep := &Report{Findings: c.Finish(), Coverage: c.Coverage}
+	rep := &Report{Findings: c.Finish(), Coverage: c.Coverage, Timeline: c.timeline.events, TimelineDropped: c.timeline.dropped}
+	var unknown unknownMessages
 	for _, s := range srcs {
 		rep.Stats.Add(s.stats)
-		rep.Inputs = append(rep.Inputs, InputStats{Name: s.name, ParseStats: s.stats})
+		unknown.merge(&s.unknown)
+		rep.Inputs = append(rep.Inputs, InputStats{Name: s.name, InDir: s.in.InDir, ParseStats: s.stats})
 	}
+	rep.Coverage.Recognised = rep.Stats.Recognised
+	rep.Coverage.Context += rep.Stats.Context
+	rep.Coverage.setUnknown(&unknown)
 	rep.Seconds = time.Since(start).Seconds()
 	return rep, err
 }
@@ -166,6 +242,9 @@ func (r *Report) WriteText(w io.Writer) {
 		}
 		fmt.Fprintf(w, "%s  %s  changefeed %s\n", f.Property, strings.ToUpper(string(f.Severity)), cf)
 		fmt.Fprintf(w, "  %s\n", f.Message)
+		if f.Count > 1 {
+			fmt.Fprintf(w, "  (%d times, %s to %s)\n", f.Count, orQ(f.First), orQ(f.Last))
+		}
 		for _, e := range f.Evidence {
 			fmt.Fprintf(w, "    %s:%d  %s\n", e.File, e.Line, e.Text)
 		}
@@ -190,6 +269,16 @@ func (r *Report) WriteText(w io.Writer) {
 		fmt.Fprintf(w, "  symptoms: %s\n", strings.Join(parts, " "))
 	}
 	fmt.Fprintf(w, "  known context lines: %d\n", r.Coverage.Context)
+	fmt.Fprintf(w, "  recognised records: %d of %d", r.Coverage.Recognised, r.Stats.Records)
+	if n := len(r.Coverage.UnknownMessages); n > 0 {
+		shown := min(n, 3)
+		parts := make([]string, shown)
+		for i, m := range r.Coverage.UnknownMessages[:shown] {
+			parts[i] = fmt.Sprintf("%q x%d", m.Message, m.Count)
+		}
+		fmt.Fprintf(w, "; most frequent unknown: %s", strings.Join(parts, ", "))
+	}
+	fmt.Fprintln(w)
 	for _, p := range r.Coverage.Properties {
 		mark := "judged"
 		if !p.Judged {
@@ -208,6 +297,9 @@ func (r *Report) WriteText(w io.Writer) {
 		if in.Records == 0 && in.Lines > 0 {
 			fmt.Fprintf(w, "  %s: no TiCDC log record found (is this a TiCDC log?)\n", in.Name)
 		}
+		if in.Jumps > 0 {
+			fmt.Fprintf(w, "  %s: time goes back by more than %s %d time(s) (concatenated logs?); checked in file order from each jump\n", in.Name, fmtDur(reorderWindow), in.Jumps)
+		}
 		if len(in.UnparsedAt) > 0 {
 			lines := make([]string, len(in.UnparsedAt))
 			for i, l := range in.UnparsedAt {
@@ -216,6 +308,13 @@ func (r *Report) WriteText(w io.Writer) {
 			fmt.Fprintf(w, "  %s: %d unparsed line(s), first at line %s\n", in.Name, in.Unparsed, strings.Join(lines, ", "))
 		}
 	}
+}
+
+func orQ(s string) string {
+	if s == "" {
+		return "?"
+	}
+	return s
 }
 
 type jsonReport struct {
@@ -236,6 +335,7 @@ type jsonInput struct {
 	Records    int64  `json:"records"`
 	Unparsed   int64  `json:"unparsed"`
 	UnparsedAt []int  `json:"unparsed_at,omitempty"`
+	Jumps      int64  `json:"time_jumps,omitempty"`
 }
 
 type jsonParseExt struct {
@@ -262,7 +362,7 @@ func (r *Report) WriteJSON(w io.Writer) error {
 		}
 	}
 	for _, in := range r.Inputs {
-		out.Inputs = append(out.Inputs, jsonInput{Name: in.Name, Lines: in.Lines, Records: in.Records, Unparsed: in.Unparsed, UnparsedAt: in.UnparsedAt})
+		out.Inputs = append(out.Inputs, jsonInput{Name: in.Name, Lines: in.Lines, Records: in.Records, Unparsed: in.Unparsed, UnparsedAt: in.UnparsedAt, Jumps: in.Jumps})
 	}
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")

@@ -14,6 +14,15 @@ type ParseStats struct {
 	Blank     int64 // empty lines
 	Unparsed  int64 // lines that belong to no record: other programs, garbage
 	Truncated int64 // records cut: huge lines, left open at the end, interrupted
+	// Recognised counts the records whose message the catalogue knows.
+	Recognised int64
+	// Context counts the benign catalogued records that became no item
+	// (see contextItems).
+	Context int64
+	// Jumps counts where the input's time went back by more than the
+	// reorder window (the files of a concatenation): from there the input
+	// is checked in file order.
+	Jumps int64
 	// UnparsedAt holds the line numbers of the first few unparsed lines.
 	UnparsedAt []int
 }
@@ -26,6 +35,9 @@ func (s *ParseStats) Add(o ParseStats) {
 	s.Blank += o.Blank
 	s.Unparsed += o.Unparsed
 	s.Truncated += o.Truncated
+	s.Recognised += o.Recognised
+	s.Jumps += o.Jumps
+	s.Context += o.Context
 }
 
 const (

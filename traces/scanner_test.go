@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"testing/iotest"
+
+	"go.uber.org/zap"
 )
 
 type scanned struct {
@@ -169,6 +171,17 @@ func FuzzParse(f *testing.F) {
 		}
 	}
 	f.Add([]byte("[2026/07/22 16:30:15.758 +00:00] [INFO] [a.go:1] [\"x\"] [k=\"unterminated\n\n["))
+	// every TiCDC HEAD control-plane message, as pingcap/log writes it
+	if tsv, err := os.ReadFile("testdata/ticdc-head-log-messages.tsv"); err == nil {
+		var all []byte
+		for _, line := range strings.Split(string(tsv), "\n") {
+			p := strings.SplitN(line, "\t", 3)
+			if len(p) == 3 && !strings.HasPrefix(line, "#") && p[0] != "level" {
+				all = append(all, formatLine(f, "maintainer.go", p[0], p[2], zap.String("changefeedID", "default/cf"), zap.Uint64("checkpointTs", 0))...)
+			}
+		}
+		f.Add(all)
+	}
 	f.Add([]byte("\"[a.go:1] [\\\"m\\\"] [k=\\\"v\\\"]\"\n\"[\"\n[\n]\n"))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		sc := newScannerSize(iotest.OneByteReader(bytes.NewReader(data)), 64)

@@ -1,18 +1,25 @@
 package main
 
 import (
+	"bytes"
+	"context"
 	"encoding/json"
 	"flag"
 	"fmt"
 	"io"
 	"os"
+	"os/signal"
 	"path/filepath"
+	"runtime/debug"
+	"strconv"
 	"strings"
+	"syscall"
 	"time"
 
 	"golang.org/x/term"
 
 	"cdcspec/model"
+	"cdcspec/report"
 	"cdcspec/search"
 	"cdcspec/spec"
 )
@@ -37,6 +44,10 @@ type checkJSON struct {
 	Depth           int            `json:"depth"`
 	Seconds         float64        `json:"seconds"`
 	StatesPerSecond float64        `json:"states_per_second"`
+	SymmetryGroup   int            `json:"symmetry_group"`
+	Collision       float64        `json:"collision_probability"`
+	SpilledBytes    int64          `json:"spilled_bytes,omitempty"`
+	Coverage        *coverageJSON  `json:"coverage,omitempty"`
 	Properties      []propJSON     `json:"properties"`
 	Violation       *violationJSON `json:"violation,omitempty"`
 	Artifacts       string         `json:"artifacts,omitempty"`
@@ -53,6 +64,20 @@ type configJSON struct {
 	Mode      string `json:"mode"`
 	Seed      uint64 `json:"seed,omitempty"`
 	Walks     int    `json:"walks,omitempty"`
+	Memory    int64  `json:"memory_bytes,omitempty"`
+	Time      string `json:"time,omitempty"`
+}
+
+// coverageJSON is a swarm's coverage (--time).
+type coverageJSON struct {
+	Walks        int64            `json:"walks"`
+	Searches     int64            `json:"bounded_searches"`
+	Depths       []int64          `json:"new_states_by_depth"`
+	Actions      map[string]int64 `json:"transitions_by_action"`
+	SafetyJudged int64            `json:"safety_judged_transitions"`
+	FairRuns     map[string]int64 `json:"fair_schedules_by_verdict"`
+	Safety       []string         `json:"safety_properties"`
+	Liveness     []string         `json:"liveness_properties"`
 }
 
 type propJSON struct {
@@ -89,14 +114,22 @@ func runCheck(args []string, stdout, stderr io.Writer) int {
 	dups := fs.Int("dups", 0, "messages duplicated")
 	sinkErrs := fs.Int("sink-errors", 0, "retryable sink errors")
 	stalls := fs.Int("stalls", 0, "upstream stalls")
+	fastFails := fs.Int("fast-fails", 0, "unretryable dispatcher errors (fault fast-fail-error)")
+	clientOps := fs.Int("client-ops", 0, "pause, resume and remove requests, in all")
+	coordFailovers := fs.Int("coord-failovers", 0, "coordinator failovers")
 	moves := fs.Bool("moves", false, "the maintainer may move spans (balance)")
 	puller := fs.Bool("puller", false, "model the upstream kv client (seed 004)")
 	liveness := fs.Bool("liveness", true, "check the liveness properties")
-	var bugs, without stringList
+	var bugs, without, mutate stringList
 	fs.Var(&bugs, "bug", "switch a catalogued bug back on (repeatable); see 'cdcspec bugs'")
 	fs.Var(&without, "without", "switch a protocol feature off (repeatable): "+strings.Join(model.FeatureNames(), ", "))
+	fs.Var(&mutate, "mutate", "switch a guard of the model off (repeatable; make mutate lists them)")
 	workers := fs.Int("workers", 0, "parallel workers (default GOMAXPROCS)")
-	maxStates := fs.Int("max-states", 0, "stop after this many distinct states (exit 3)")
+	maxStates := fs.Int("max-states", 0, "stop at exactly this many distinct states (exit 3)")
+	memory := fs.String("memory", "", "memory budget, e.g. 2GB or 512MB: past it the frontier spills to disk, and the check stops (exit 3) when the visited set would not fit")
+	spillDir := fs.String("spill-dir", "", "directory for the spill files of --memory (default: the system's temporary directory)")
+	symmetry := fs.Bool("symmetry", true, "reduce by symmetry over interchangeable node slots (3 nodes)")
+	budget := fs.Duration("time", 0, "swarm mode: parallel random walks and bounded searches for this long (e.g. 10m), then a coverage report (exit 3 without a violation)")
 	maxDepth := fs.Int("max-depth", 0, "do not expand states deeper than this (exit 3 if it cut)")
 	format := fs.String("format", "text", "output format: text or json")
 	simulate := fs.Bool("simulate", false, "random walks instead of exhaustive search")
@@ -147,6 +180,7 @@ func runCheck(args []string, stdout, stderr io.Writer) int {
 		{"nodes", &cfg.Nodes, *nodes}, {"tables", &cfg.Tables, *tables}, {"ddl-tables", &cfg.DDLTables, *ddl},
 		{"crashes", &cfg.Crashes, *crashes}, {"restarts", &cfg.Restarts, *restarts}, {"drops", &cfg.Drops, *drops},
 		{"dups", &cfg.Dups, *dups}, {"sink-errors", &cfg.SinkErrors, *sinkErrs}, {"stalls", &cfg.Stalls, *stalls},
+		{"fast-fails", &cfg.FastFails, *fastFails}, {"client-ops", &cfg.ClientOps, *clientOps}, {"coord-failovers", &cfg.CoordFailovers, *coordFailovers},
 	}
 	for _, f := range ints {
 		if set[f.name] {
@@ -186,11 +220,44 @@ func runCheck(args []string, stdout, stderr io.Writer) int {
 		}
 		cfg.Features &^= f
 	}
+	for _, m := range mutate {
+		g, err := model.ParseMutation(m)
+		if err != nil {
+			fmt.Fprintf(stderr, "cdcspec check: --mutate: %v\n", err)
+			return exitUsage
+		}
+		cfg.Mutations = cfg.Mutations.With(g)
+	}
 	if err := cfg.Validate(); err != nil {
 		fmt.Fprintf(stderr, "cdcspec check: %v\n", err)
 		return exitUsage
 	}
-	bounds := search.Bounds{Workers: *workers, MaxStates: *maxStates, MaxDepth: *maxDepth, SafetyOnly: !*liveness}
+	bounds := search.Bounds{Workers: *workers, MaxStates: *maxStates, MaxDepth: *maxDepth, SafetyOnly: !*liveness,
+		NoSymmetry: !*symmetry, SpillDir: *spillDir}
+	var memBytes int64
+	if set["memory"] {
+		var err error
+		if memBytes, err = parseBytes(*memory); err != nil {
+			fmt.Fprintf(stderr, "cdcspec check: --memory: %v\n", err)
+			return exitUsage
+		}
+		// The search's own accounting (tables, frontier, trail) gets half
+		// of the budget; the rest is the Go runtime's (garbage not yet
+		// collected, fragmentation, stacks, the workers' scratch). The
+		// runtime's soft limit makes the collector work harder near the
+		// budget.
+		bounds.Memory = memBytes / 2
+		debug.SetMemoryLimit(memBytes / 20 * 17)
+		defer debug.SetMemoryLimit(-1)
+	}
+	if set["time"] && *budget <= 0 {
+		fmt.Fprintf(stderr, "cdcspec check: --time must be > 0, got %s\n", *budget)
+		return exitUsage
+	}
+	if set["time"] && *simulate {
+		fmt.Fprintln(stderr, "cdcspec check: --time (swarm) and --simulate (random walks) are two modes; choose one")
+		return exitUsage
+	}
 	walk := search.Walks{Seed: *seed, Count: *walks, Depth: *walkDepth}
 	if err := bounds.Validate(); err != nil {
 		fmt.Fprintf(stderr, "cdcspec check: %v\n", err)
@@ -201,26 +268,26 @@ func runCheck(args []string, stdout, stderr io.Writer) int {
 		return exitUsage
 	}
 
+	// An interrupt (Ctrl-C, SIGTERM) stops the search: it reports how far
+	// it got, exits 3 and removes its spill files.
+	ctx, cancel := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer cancel()
+	bounds.Stop = ctx.Done()
 	var res model.Result
 	var err error
 	mode := "exhaustive"
-	if *simulate {
+	progress, clear := progressWriter(stderr)
+	switch {
+	case *simulate:
 		mode = "simulate"
 		res, err = model.Simulate(cfg, bounds, walk)
-	} else {
-		var progress func(search.Progress)
-		if f, ok := stderr.(*os.File); ok && term.IsTerminal(int(f.Fd())) {
-			progress = func(p search.Progress) {
-				if p.Elapsed >= 2*time.Second {
-					fmt.Fprintf(f, "\r%d states, queue %d, depth %d, %.0f states/s   ", p.Distinct, p.Queue, p.Depth, p.StatesPerSec)
-				}
-			}
-		}
+	case set["time"]:
+		mode = "swarm"
+		res, err = model.Swarm(cfg, bounds, search.Swarm{Seed: *seed, Time: *budget}, progress)
+	default:
 		res, err = model.Check(cfg, bounds, progress)
-		if progress != nil && res.Seconds >= 2 {
-			fmt.Fprint(stderr, "\r\033[K")
-		}
 	}
+	clear()
 	if err != nil {
 		fmt.Fprintf(stderr, "cdcspec check: %v\n", err)
 		return exitUsage
@@ -238,7 +305,7 @@ func runCheck(args []string, stdout, stderr io.Writer) int {
 			if *format == "json" {
 				w = stderr
 			}
-			if _, err := replayImpl(cfg, res.Violation, []string(bugs), w); err != nil {
+			if _, err := replayImpl(cfg, res.Violation, []string(bugs), dir, w); err != nil {
 				fmt.Fprintf(stderr, "cdcspec check: replaying on the implementation: %v\n", err)
 			}
 		}
@@ -253,6 +320,10 @@ func runCheck(args []string, stdout, stderr io.Writer) int {
 	if *format == "json" {
 		out := toJSON(&res, mode, *seed, *walks)
 		out.Artifacts = dir
+		out.Config.Memory = memBytes
+		if set["time"] {
+			out.Config.Time = budget.String()
+		}
 		enc := json.NewEncoder(stdout)
 		enc.SetIndent("", "  ")
 		if err := enc.Encode(out); err != nil {
@@ -269,6 +340,19 @@ func runCheck(args []string, stdout, stderr io.Writer) int {
 	fmt.Fprintln(stdout)
 	fmt.Fprintf(stdout, "distinct states %d, transitions %d, depth %d, %.2f s, %.0f states/s\n",
 		res.Distinct, res.Transitions, res.Depth, res.Seconds, res.StatesPerSecond())
+	if res.Symmetry > 1 {
+		fmt.Fprintf(stdout, "symmetry: %d interchangeable node orders; the distinct states are orbits (--symmetry=false counts every state)\n", res.Symmetry)
+	}
+	if mode != "simulate" {
+		fmt.Fprintf(stdout, "fingerprints: 64-bit, probability of a collision %.1e\n", res.Collision)
+	}
+	if memBytes > 0 {
+		fmt.Fprintf(stdout, "memory: budget %d MB, search tables and frontier peaked at %d MB, %d MB spilled to disk\n",
+			memBytes>>20, res.PeakMemory>>20, res.Spilled>>20)
+	}
+	if c := res.Coverage; c != nil {
+		printCoverage(stdout, c)
+	}
 	for _, p := range propStatuses(&res) {
 		fmt.Fprintf(stdout, "  %-32s %s\n", p.Name, p.Status)
 	}
@@ -311,6 +395,101 @@ func propStatuses(res *model.Result) []propJSON {
 	return out
 }
 
+// printCoverage is the swarm's coverage report.
+func printCoverage(w io.Writer, c *search.Coverage) {
+	fmt.Fprintf(w, "coverage: %d random walks, %d bounded searches\n", c.Walks, c.Searches)
+	fmt.Fprintf(w, "  new states by depth:")
+	for lo := 0; lo < len(c.Depths); lo += 10 {
+		var n int64
+		for d := lo; d < lo+10 && d < len(c.Depths); d++ {
+			n += c.Depths[d]
+		}
+		fmt.Fprintf(w, " %d-%d:%d", lo, lo+9, n)
+	}
+	fmt.Fprintln(w)
+	fmt.Fprintf(w, "  transitions by action:")
+	for _, a := range c.ActionNames() {
+		fmt.Fprintf(w, " %s=%d", a, c.Actions[a])
+	}
+	fmt.Fprintln(w)
+	fmt.Fprintf(w, "  safety properties (%d) judged on %d transitions\n", len(c.Safety), c.SafetyJudged)
+	if len(c.Liveness) > 0 {
+		fmt.Fprintf(w, "  liveness properties (%d) judged by %d fair schedules:", len(c.Liveness), sumVerdicts(c))
+		for _, v := range []search.Verdict{search.Holds, search.Unsettled, search.GoalMissed, search.SafetyBroken} {
+			fmt.Fprintf(w, " %s=%d", v, c.FairRuns[v])
+		}
+		fmt.Fprintln(w)
+	}
+}
+
+func sumVerdicts(c *search.Coverage) int64 {
+	var n int64
+	for _, v := range c.FairRuns {
+		n += v
+	}
+	return n
+}
+
+// progressWriter returns the progress callback for stderr: a line that
+// rewrites itself on a terminal, a plain line every 10 s on a file or
+// pipe, nothing for any other writer (tests). clear ends the terminal line.
+func progressWriter(stderr io.Writer) (progress func(search.Progress), clear func()) {
+	f, ok := stderr.(*os.File)
+	if !ok {
+		return nil, func() {}
+	}
+	line := func(p search.Progress) string {
+		s := fmt.Sprintf("%d states, %.0f states/s, queue %d, depth %d, memory %d MB, %s elapsed",
+			p.Distinct, p.StatesPerSec, p.Queue, p.Depth, p.Memory>>20, p.Elapsed.Round(time.Second))
+		if p.ETA > 0 {
+			s += fmt.Sprintf(", ETA %s", p.ETA.Round(time.Second))
+		}
+		return s
+	}
+	if term.IsTerminal(int(f.Fd())) {
+		shown := false
+		return func(p search.Progress) {
+				if p.Elapsed >= 2*time.Second {
+					fmt.Fprintf(f, "\r\033[K%s", line(p))
+					shown = true
+				}
+			}, func() {
+				if shown {
+					fmt.Fprint(f, "\r\033[K")
+				}
+			}
+	}
+	return func(p search.Progress) {
+		if s := int(p.Elapsed.Seconds()); s >= 10 && s%10 == 0 {
+			fmt.Fprintf(f, "progress: %s\n", line(p))
+		}
+	}, func() {}
+}
+
+// parseBytes reads a size such as 2GB, 1.5G, 512MB, 4096 (bytes).
+func parseBytes(v string) (int64, error) {
+	u := strings.ToUpper(strings.TrimSpace(v))
+	mult := int64(1)
+	for _, x := range []struct {
+		suf string
+		m   int64
+	}{{"GIB", 1 << 30}, {"MIB", 1 << 20}, {"KIB", 1 << 10}, {"GB", 1 << 30}, {"MB", 1 << 20}, {"KB", 1 << 10}, {"G", 1 << 30}, {"M", 1 << 20}, {"K", 1 << 10}, {"B", 1}} {
+		if strings.HasSuffix(u, x.suf) {
+			u, mult = strings.TrimSpace(strings.TrimSuffix(u, x.suf)), x.m
+			break
+		}
+	}
+	f, err := strconv.ParseFloat(u, 64)
+	if err != nil || f <= 0 {
+		return 0, fmt.Errorf("want a positive size such as 2GB or 512MB, got %q", v)
+	}
+	n := int64(f * float64(mult))
+	if min := int64(search.MinMemory) * 2; n < min {
+		return 0, fmt.Errorf("%q is below the minimum of %d MB (half the budget is the search's, at least %d MB)", v, min>>20, search.MinMemory>>20)
+	}
+	return n, nil
+}
+
 func toJSON(res *model.Result, mode string, seed uint64, walks int) checkJSON {
 	cfg, b := &res.Config, res.Bounds
 	out := checkJSON{
@@ -320,13 +499,31 @@ func toJSON(res *model.Result, mode string, seed uint64, walks int) checkJSON {
 		Bugs:           cfg.Bugs.Names(),
 		DistinctStates: res.Distinct, Transitions: res.Transitions, Depth: res.Depth,
 		Seconds: res.Seconds, StatesPerSecond: res.StatesPerSecond(),
+		SymmetryGroup: res.Symmetry, Collision: res.Collision, SpilledBytes: res.Spilled,
 		Properties: propStatuses(res),
+	}
+	if c := res.Coverage; c != nil {
+		cj := &coverageJSON{Walks: c.Walks, Searches: c.Searches, Depths: c.Depths, Actions: c.Actions,
+			SafetyJudged: c.SafetyJudged, FairRuns: map[string]int64{}}
+		for v, n := range c.FairRuns {
+			cj.FairRuns[v.String()] = n
+		}
+		for _, p := range c.Safety {
+			cj.Safety = append(cj.Safety, string(p))
+		}
+		for _, p := range c.Liveness {
+			cj.Liveness = append(cj.Liveness, string(p))
+		}
+		out.Coverage = cj
 	}
 	if out.Bugs == nil {
 		out.Bugs = []string{}
 	}
-	if mode == "simulate" {
+	switch mode {
+	case "simulate":
 		out.Config.Seed, out.Config.Walks = seed, walks
+	case "swarm":
+		out.Config.Seed = seed
 	}
 	if v := res.Violation; v != nil {
 		vj := &violationJSON{Property: string(v.Property), Message: v.Message}
@@ -363,6 +560,13 @@ func writeArtifacts(dir string, res *model.Result, args []string) (string, error
 		return "", err
 	}
 	files["counterexample.json"] = j
+	if cex, err := report.ParseCounterexample(j); err == nil {
+		var page bytes.Buffer
+		if err := report.CounterexampleHTML(&page, cex, "cdcspec check "+strings.Join(args, " ")); err != nil {
+			return "", err
+		}
+		files["counterexample.html"] = page.Bytes()
+	}
 	acts, err := json.MarshalIndent(res.Violation.Actions(), "", "  ")
 	if err != nil {
 		return "", err

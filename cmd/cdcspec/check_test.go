@@ -77,6 +77,10 @@ func TestCheckUsageErrors(t *testing.T) {
 		{"check", "--without", "no-such-feature"},
 		{"check", "extra"},
 		{"check", "--nodes", "x"},
+		{"check", "--memory", "lots"},
+		{"check", "--memory", "10MB"},
+		{"check", "--time", "0s"},
+		{"check", "--time", "1s", "--simulate"},
 	} {
 		if code, _, errs := runCheckCmd(args...); code != exitUsage || errs == "" {
 			t.Errorf("%v: exit %d, stderr %q; want %d and a message", args, code, errs, exitUsage)
@@ -92,6 +96,41 @@ func TestCheckIncomplete(t *testing.T) {
 	var j checkJSON
 	if err := json.Unmarshal([]byte(out), &j); err != nil || j.Result != "incomplete" {
 		t.Fatalf("%v %+v", err, j)
+	}
+	if j.DistinctStates != 1000 {
+		t.Errorf("--max-states 1000 stopped at %d states, want exactly 1000", j.DistinctStates)
+	}
+	if j.Collision <= 0 || j.Collision > 1e-9 {
+		t.Errorf("collision probability %g for 1000 states", j.Collision)
+	}
+}
+
+// TestCheckSwarm: --time runs a swarm; without a violation it exits 3
+// with a coverage report, and it finds a shallow catalogued bug.
+func TestCheckSwarm(t *testing.T) {
+	code, out, _ := runCheckCmd("check", "--time", "2s", "--nodes", "3", "--format", "json")
+	if code != exitIncomplete {
+		t.Fatalf("exit %d, want %d\n%s", code, exitIncomplete, out)
+	}
+	var j checkJSON
+	if err := json.Unmarshal([]byte(out), &j); err != nil {
+		t.Fatal(err)
+	}
+	if j.Config.Mode != "swarm" || j.Coverage == nil || j.DistinctStates == 0 || j.Coverage.Walks == 0 ||
+		len(j.Coverage.Actions) == 0 || j.Coverage.SafetyJudged == 0 || j.SymmetryGroup != 2 {
+		t.Fatalf("swarm report: %+v %+v", j, j.Coverage)
+	}
+	code, out, _ = runCheckCmd("check", "--time", "1m", "--bug", "add-accepts-unbootstrapped-maintainer", "--artifacts", t.TempDir())
+	if code != exitViolation || !strings.Contains(out, "running-maintainer-bootstrapped  violated") {
+		t.Fatalf("exit %d\n%s", code, out)
+	}
+}
+
+// TestCheckMemoryBudget: --memory runs within the budget and reports it.
+func TestCheckMemoryBudget(t *testing.T) {
+	code, out, _ := runCheckCmd("check", "--memory", "200MB", "--max-states", "20000", "--spill-dir", t.TempDir())
+	if code != exitIncomplete || !strings.Contains(out, "memory: budget 200 MB") || !strings.Contains(out, "distinct states 20000,") {
+		t.Fatalf("exit %d\n%s", code, out)
 	}
 }
 

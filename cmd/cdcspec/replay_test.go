@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -28,14 +29,23 @@ func TestReplayImpl(t *testing.T) {
 		ce.Steps = append(ce.Steps, model.TraceStep{Action: a})
 	}
 	var out bytes.Buffer
-	ok, err := replayImpl(cfg, ce, bugs, &out)
+	dir := t.TempDir()
+	ok, err := replayImpl(cfg, ce, bugs, dir, &out)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if !ok || !strings.Contains(out.String(), "the implementation shows the same violation: checkpoint-advances-after-heal") {
 		t.Fatalf("replay did not reproduce:\n%s", out.String())
 	}
-	if _, err := replayImpl(cfg, nil, bugs, &out); err == nil {
+	// The replay's artifacts are in the check's --artifacts directory.
+	want := filepath.Join(dir, "replay-impl-checkpoint-advances-after-heal")
+	if !strings.Contains(out.String(), "implementation artifacts: "+want) {
+		t.Fatalf("artifacts not reported in %s:\n%s", want, out.String())
+	}
+	if _, err := os.Stat(filepath.Join(want, "story.json")); err != nil {
+		t.Fatalf("no story.json in the --artifacts directory: %v", err)
+	}
+	if _, err := replayImpl(cfg, nil, bugs, dir, &out); err == nil {
 		t.Fatal("nil counterexample: want an error")
 	}
 }

@@ -4,18 +4,23 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"os"
 	"os/signal"
+	"sort"
+	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 
 	"golang.org/x/term"
 
 	"cdcspec/runtime/cluster"
+	"cdcspec/spec"
 )
 
 func init() {
@@ -49,19 +54,19 @@ func runRun(args []string, stdout, stderr io.Writer) int {
 	fl.Var(&kafka, "kafka", "external Kafka brokers (default: embedded kfake; the kafka fault needs kfake)")
 	fl.Var(&bugs, "bug", "switch a catalogued bug on in every capture (repeatable)")
 	fl.Var(&faults, "faults", "comma list of faults and domain actions, spread over --duration: "+strings.Join(cluster.Names(), ",")+
-		" (default "+strings.Join(cluster.DefaultFaults, ",")+"; \"none\" for none; `cdcspec faults` describes each)")
+		" (default "+strings.Join(cluster.DefaultFaults, ",")+"; \"none\" for none; \"random:N\" for N drawn with --seed; `cdcspec faults` describes each)")
 	kafkaListen := fl.String("kafka-listen", "", "embedded kfake's address, e.g. 127.0.0.1:9092 (kcat can read the topic)")
-	nodes := fl.Int("nodes", 3, "capture processes")
-	tables := fl.Int("tables", 4, "initial upstream tables")
-	rate := fl.Float64("rate", 2000, "upstream row changes per second (all initial tables)")
-	duration := fl.Duration("duration", 60*time.Second, "fault phase length")
-	settle := fl.Duration("settle-timeout", 120*time.Second, "how long to wait for the checkpoint after healing")
-	scenario := fl.String("scenario", "", "run a seed's fault schedule instead: seed-5709, seed-3411, seed-6202, seed-5401, seed-5083, seed-3952")
+	nodes := fl.Int("nodes", 3, fmt.Sprintf("capture processes, 1..%d", maxRunNodes))
+	tables := fl.Int("tables", 4, fmt.Sprintf("initial upstream tables, 1..%d", maxRunTables))
+	rate := fl.Float64("rate", 2000, fmt.Sprintf("upstream row changes per second (all initial tables), 1..%g", maxRunRate))
+	duration := fl.Duration("duration", 60*time.Second, "fault phase length, 1s..24h")
+	settle := fl.Duration("settle-timeout", 120*time.Second, "how long to wait for the checkpoint after healing, 1s..1h")
+	scenario := fl.String("scenario", "", "run a seed's fault schedule instead: seed-5709, seed-3411, seed-6202, seed-5401, seed-5083, seed-3952, seed-9595")
 	seed := fl.Uint64("seed", 1, "seed of the upstream and of fault targets")
 	format := fl.String("format", "text", "report format: text or json")
 	logDir := fl.String("log-dir", "", "directory for the logs (default a new temp dir)")
-	ttl := fl.Duration("session-ttl", 5*time.Second, "captures' etcd session TTL")
-	kto := fl.Duration("kafka-timeout", 2*time.Second, "captures' Kafka request timeout")
+	ttl := fl.Duration("session-ttl", 5*time.Second, "captures' etcd session TTL, 1s..1m")
+	kto := fl.Duration("kafka-timeout", 2*time.Second, "captures' Kafka request timeout, 100ms..1m")
 	fl.Usage = func() {
 		fmt.Fprintln(stderr, "usage: cdcspec run [--nodes N] [--tables N] [--duration D] [--faults LIST] [--bug NAME]... [--scenario seed-5709] [--format json]")
 		fmt.Fprintln(stderr, "\nStarts embedded etcd and kfake (or uses --etcd/--kafka), N capture processes of this binary, a changefeed")
@@ -78,8 +83,9 @@ func runRun(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "cdcspec run: unknown format %q (want text or json)\n", *format)
 		return exitUsage
 	}
-	if *duration <= 0 || *settle <= 0 {
-		fmt.Fprintln(stderr, "cdcspec run: --duration and --settle-timeout must be positive")
+	if err := checkRunFlags(fl, runFlags{nodes: *nodes, tables: *tables, rate: *rate, duration: *duration, settle: *settle,
+		ttl: *ttl, kafkaTimeout: *kto, kafkaListen: *kafkaListen, etcd: etcd, kafka: kafka, bugs: bugs, faults: faults, scenario: *scenario}); err != nil {
+		fmt.Fprintf(stderr, "cdcspec run: %v\n", err)
 		return exitUsage
 	}
 	rc := cluster.RunConfig{Duration: *duration, SettleTimeout: *settle, Cluster: cluster.Config{
@@ -93,6 +99,7 @@ func runRun(args []string, stdout, stderr io.Writer) int {
 			return exitUsage
 		}
 		rc.Steps = steps
+		rc.Exact = true
 		rc.Cluster.LegacyRawWatermark = legacy
 		nodesSet := false
 		fl.Visit(func(f *flag.Flag) { nodesSet = nodesSet || f.Name == "nodes" })
@@ -106,6 +113,22 @@ func runRun(args []string, stdout, stderr io.Writer) int {
 		}
 	case len(faults) == 1 && faults[0] == "none":
 		rc.Steps = []cluster.Step{}
+	case len(faults) == 1 && strings.HasPrefix(faults[0], "random:"):
+		n, err := strconv.Atoi(strings.TrimPrefix(faults[0], "random:"))
+		if err == nil {
+			err = intIn("--faults random:N", n, 1, maxRandomFaults)
+		}
+		if err != nil {
+			fmt.Fprintf(stderr, "cdcspec run: --faults %s: want random:N with N in [1, %d] (%v)\n", faults[0], maxRandomFaults, err)
+			return exitUsage
+		}
+		steps, names, err := cluster.RandomSchedule(n, *seed, *duration)
+		if err != nil {
+			fmt.Fprintf(stderr, "cdcspec run: --faults: %v\n", err)
+			return exitUsage
+		}
+		fmt.Fprintf(stderr, "cdcspec run: --faults %s with --seed %d drew: %s\n", faults[0], *seed, strings.Join(names, ","))
+		rc.Steps = steps
 	case len(faults) > 0:
 		steps, err := cluster.Schedule(faults, *duration)
 		if err != nil {
@@ -121,15 +144,22 @@ func runRun(args []string, stdout, stderr io.Writer) int {
 	} else {
 		rc.Cluster.Progress = stderr
 	}
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	ctx, sig, stop := interruptContext()
 	defer stop()
 	res, err := cluster.Run(ctx, rc)
 	if sw != nil {
 		sw.done()
 	}
+	code := exitOK
+	if s := sig(); s != nil {
+		code = signalExit(s)
+	}
 	if err != nil {
 		fmt.Fprintf(stderr, "cdcspec run: %v\n", err)
-		return exitUsage
+		if code == exitOK {
+			code = exitUsage
+		}
+		return code
 	}
 	if *format == "json" {
 		var buf bytes.Buffer
@@ -140,10 +170,128 @@ func runRun(args []string, stdout, stderr io.Writer) int {
 	} else {
 		writeRunText(stdout, res)
 	}
+	if code != exitOK {
+		return code
+	}
 	if !res.OK() {
 		return exitViolation
 	}
 	return exitOK
+}
+
+// interruptContext returns a context cancelled by the first SIGINT or
+// SIGTERM (its cause names the signal) and the signal received (nil if
+// none). After the first signal the handler is removed, so a second one
+// ends the process at once.
+func interruptContext() (context.Context, func() os.Signal, func()) {
+	ctx, cancel := context.WithCancelCause(context.Background())
+	ch := make(chan os.Signal, 1)
+	signal.Notify(ch, os.Interrupt, syscall.SIGTERM)
+	var mu sync.Mutex
+	var got os.Signal
+	done := make(chan struct{})
+	go func() {
+		select {
+		case s := <-ch:
+			mu.Lock()
+			got = s
+			mu.Unlock()
+			signal.Stop(ch)
+			cancel(fmt.Errorf("received %v", s))
+		case <-done:
+		}
+	}()
+	stop := func() {
+		signal.Stop(ch)
+		close(done)
+		cancel(nil)
+	}
+	return ctx, func() os.Signal { mu.Lock(); defer mu.Unlock(); return got }, stop
+}
+
+// signalExit is the shell's exit status of a process ended by s: 128 +
+// the signal number (130 for SIGINT, 143 for SIGTERM).
+func signalExit(s os.Signal) int {
+	if n, ok := s.(syscall.Signal); ok {
+		return 128 + int(n)
+	}
+	return 128 + int(syscall.SIGINT)
+}
+
+// Bounds of cdcspec run's flags: one machine runs every capture process.
+const (
+	maxRunNodes  = 16
+	maxRunTables = 64
+	maxRunRate   = 1e6
+	// maxRandomFaults bounds --faults random:N.
+	maxRandomFaults = 50
+)
+
+type runFlags struct {
+	nodes, tables             int
+	rate                      float64
+	duration, settle, ttl     time.Duration
+	kafkaTimeout              time.Duration
+	kafkaListen, scenario     string
+	etcd, kafka, bugs, faults listFlag
+}
+
+// checkRunFlags validates every flag of cdcspec run before anything
+// starts: a value out of range is refused, never defaulted.
+func checkRunFlags(fl *flag.FlagSet, f runFlags) error {
+	set := map[string]bool{}
+	fl.Visit(func(x *flag.Flag) { set[x.Name] = true })
+	errs := []error{
+		intIn("--nodes", f.nodes, 1, maxRunNodes),
+		intIn("--tables", f.tables, 1, maxRunTables),
+		floatIn("--rate", f.rate, 1, maxRunRate),
+		durationIn("--duration", f.duration, time.Second, 24*time.Hour),
+		durationIn("--settle-timeout", f.settle, time.Second, time.Hour),
+		durationIn("--session-ttl", f.ttl, time.Second, time.Minute),
+		durationIn("--kafka-timeout", f.kafkaTimeout, 100*time.Millisecond, time.Minute),
+	}
+	if f.kafkaListen != "" {
+		errs = append(errs, hostPort("--kafka-listen", f.kafkaListen))
+		if len(f.kafka) > 0 {
+			errs = append(errs, errors.New("--kafka-listen is kfake's address; it cannot go with --kafka (external brokers)"))
+		}
+	}
+	for _, e := range f.etcd {
+		errs = append(errs, hostPortOrURL("--etcd", e))
+	}
+	for _, k := range f.kafka {
+		errs = append(errs, hostPort("--kafka", k))
+	}
+	if _, err := spec.ParseBugs(f.bugs); err != nil {
+		errs = append(errs, fmt.Errorf("--bug: %v", err))
+	}
+	if f.scenario != "" && set["faults"] {
+		errs = append(errs, errors.New("--scenario has its own fault schedule; it cannot go with --faults"))
+	}
+	if len(f.faults) > 1 {
+		for _, n := range f.faults {
+			if n == "none" {
+				errs = append(errs, fmt.Errorf("--faults %q: \"none\" cannot be combined with other faults", f.faults.String()))
+				break
+			}
+		}
+	}
+	if len(f.kafka) > 0 && f.scenario == "" {
+		eff := f.faults
+		if !set["faults"] {
+			eff = cluster.DefaultFaults
+		}
+		for _, n := range eff {
+			if n == string(spec.FaultSinkError) {
+				errs = append(errs, fmt.Errorf("--faults %s: sink-error times Kafka out in the embedded kfake; with --kafka name the faults without it", strings.Join(eff, ",")))
+				break
+			}
+		}
+	}
+	if set["faults"] && len(f.faults) == 0 {
+		errs = append(errs, errors.New(`--faults is empty (use "none" for no faults)`))
+	}
+	return firstErr(errs...)
 }
 
 func writeRunText(w io.Writer, r *cluster.Result) {
@@ -151,30 +299,68 @@ func writeRunText(w io.Writer, r *cluster.Result) {
 	if !r.OK() {
 		verdict = "FAILED"
 	}
+	if r.Interrupted != "" {
+		verdict = "INTERRUPTED (" + r.Interrupted + "): partial report of what was checked until then"
+	}
 	fmt.Fprintf(w, "cdcspec run: %s\n", verdict)
+	for _, f := range r.Failures {
+		fmt.Fprintf(w, "failure:    %s\n", f)
+	}
 	fmt.Fprintf(w, "data:       %s\n", r.Data.String())
 	fmt.Fprintf(w, "            produced %d, delivered %d, lost %d, out_of_order %d, duplicates %d (topic %s)\n",
 		r.Produced, r.Delivered, r.Lost, r.OutOfOrder, r.Duplicates, r.Topic)
+	fmt.Fprintf(w, "            (produced: row changes at or below the final checkpoint, which must all be in the topic;\n")
+	fmt.Fprintf(w, "            beyond_checkpoint=%d: distinct changes delivered above it, allowed, not checked for loss;\n", r.Data.BeyondCheckpoint)
+	fmt.Fprintf(w, "            first_delivery_regressions=%d: a key's change first delivered after a newer one of the key, as when a\n", r.Data.FirstDeliveryRegressions)
+	fmt.Fprintf(w, "            failed produce is replayed after a restart (6, 5, 6); informational: out_of_order judges the last deliveries)\n")
 	for _, e := range r.Data.Examples {
 		fmt.Fprintf(w, "            %s\n", e.String())
 	}
 	fmt.Fprintf(w, "checkpoint: final %d (%s), settled %v %s\n", r.FinalCheckpointTs,
 		time.UnixMilli(int64(r.FinalCheckpointTs)).UTC().Format(time.RFC3339Nano), r.Settled, r.SettleError)
-	fmt.Fprintf(w, "throughput: %.0f rows/s produced upstream and checked; checkpoint lag avg %.1fs peak %.1fs; %d capture restarts\n",
+	fmt.Fprintf(w, "throughput: %.0f rows/s produced upstream and checked; checkpoint lag avg %.1fs peak %.1fs (fault phase and settling); %d capture restarts\n",
 		r.RowsPerSec, float64(r.LagAvgMs)/1000, float64(r.LagPeakMs)/1000, r.Restarts)
+	if r.HealToSettledMs >= 0 {
+		fmt.Fprintf(w, "healed:     checkpoint passed the heal target %.1fs after healing\n", float64(r.HealToSettledMs)/1000)
+	} else {
+		fmt.Fprintln(w, "healed:     checkpoint never passed the heal target")
+	}
+	for _, h := range r.StoreHeals {
+		fmt.Fprintf(w, "            TiKV store %v back at %.1fs: checkpoint passed that moment's resolved ts after %s\n",
+			h.Stores, float64(h.AtMs)/1000, msOrNone(h.CaughtUpMs))
+	}
 	fmt.Fprintf(w, "trace:      %d findings, %d violations\n", len(r.Findings), r.Violations)
 	for _, f := range r.Findings {
 		fmt.Fprintf(w, "  %s %s %s: %s\n", f.Severity, f.Property, f.Changefeed, f.Message)
 	}
-	fmt.Fprintln(w, "recovery:")
+	fmt.Fprintln(w, "recovery:   per fault; lag peak until the next fault (the last fault's includes settling)")
 	for _, rc := range r.Recovery {
 		if rc.Error != "" {
-			fmt.Fprintf(w, "  %-28s at %6.1fs  not injected: %s\n", rc.Fault, float64(rc.AtMs)/1000, rc.Error)
+			fmt.Fprintf(w, "  %-28s at %6.1fs  NOT APPLIED after %d attempt(s): %s\n", rc.Fault, float64(rc.AtMs)/1000, rc.Attempts, rc.Error)
 			continue
 		}
 		fmt.Fprintf(w, "  %-28s at %6.1fs  %-40s warning after %s, normal after %s, lag peak %.1fs, lag <3s after %s\n",
 			rc.Fault, float64(rc.AtMs)/1000, rc.Target, msOrNone(rc.FaultToWarningMs), msOrNone(rc.WarningToNormalMs),
 			float64(rc.LagPeakMs)/1000, msOrNone(rc.LagBelow3sMs))
+		if rc.Path != "" {
+			reached := "reached"
+			if !rc.PathReached {
+				reached = "NOT reached"
+			}
+			fmt.Fprintf(w, "  %-28s                 path %s: %s\n", "", reached, rc.Path)
+		}
+		if rc.Attempts > 1 {
+			fmt.Fprintf(w, "  %-28s                 applied at attempt %d\n", "", rc.Attempts)
+		}
+	}
+	fmt.Fprintf(w, "endpoints:  etcd %s, kafka %s\n", strings.Join(r.Etcd, ","), strings.Join(r.Kafka, ","))
+	ids := make([]string, 0, len(r.Captures))
+	for id := range r.Captures {
+		ids = append(ids, id)
+	}
+	sort.Strings(ids)
+	for _, id := range ids {
+		fmt.Fprintf(w, "            capture %s admin API http://%s\n", id, r.Captures[id])
 	}
 	fmt.Fprintf(w, "logs:       %s\n", r.LogDir)
 }

@@ -26,11 +26,11 @@ func TestRuntimeCommandsUsage(t *testing.T) {
 		{[]string{"run", "--faults", "kill"}, `--faults: unknown fault "kill"`},
 		{[]string{"run", "--faults", "partition"}, "--faults: fault partition: cdcspec run cannot inject it"},
 		{[]string{"run", "--scenario", "seed-0"}, "unknown scenario"},
-		{[]string{"run", "--duration", "0s"}, "must be positive"},
+		{[]string{"run", "--duration", "0s"}, "--duration 0s out of range [1s, 24h0m0s]"},
 		{[]string{"cli"}, "usage: cdcspec cli"},
-		{[]string{"cli", "changefeed", "get"}, "needs --changefeed-id"},
-		{[]string{"cli", "changefeed", "fly", "--changefeed-id", "a"}, "unknown command"},
-		{[]string{"cli", "changefeed", "move-table", "--changefeed-id", "a"}, "needs --table-id and --target-node-id"},
+		{[]string{"cli", "changefeed", "get"}, "needs a changefeed ID"},
+		{[]string{"cli", "changefeed", "fly", "--changefeed-id", "a"}, `unknown command "fly"`},
+		{[]string{"cli", "changefeed", "move-table", "--changefeed-id", "a"}, "move-table needs --table-id (> 0, got 0) and --target-node-id"},
 	}
 	for _, c := range cases {
 		code, _, stderr := runCmd(c.args...)
@@ -78,6 +78,9 @@ func TestCLIAgainstServer(t *testing.T) {
 	code, _, stderr = runCmd("cli", "changefeed", "get", "--server", srv.URL, "--changefeed-id", "gone")
 	if code != exitViolation || !strings.Contains(stderr, "ErrChangeFeedNotExists") {
 		t.Fatalf("get of a missing changefeed: exit %d stderr %q", code, stderr)
+	}
+	if n := strings.Count(stderr, "ErrChangeFeedNotExists"); n != 1 {
+		t.Fatalf("the error code is stated %d times, want once: %q", n, stderr)
 	}
 	want := []string{"GET /api/v2/changefeeds", "GET /api/v2/changefeeds/cf", "POST /api/v2/changefeeds/cf/pause", "GET /api/v2/changefeeds/gone"}
 	if strings.Join(seen, ",") != strings.Join(want, ",") {

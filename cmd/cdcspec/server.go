@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"cdcspec/runtime/server"
+	"cdcspec/spec"
 )
 
 func init() {
@@ -45,8 +46,8 @@ func runServer(args []string, stdout, stderr io.Writer) int {
 	logLevel := fl.String("log-level", "info", "log level: debug, info, warn, error")
 	ttl := fl.Duration("session-ttl", 5*time.Second, "etcd session TTL (TiCDC: 10s)")
 	readTimeout := fl.Duration("kafka-timeout", 2*time.Second, "Kafka read/write timeout per request (TiCDC: 10s)")
-	retries := fl.Int("kafka-retries", 1, "sarama producer retries (negative: none)")
-	partitions := fl.Int("partitions", 3, "partitions of a topic the sink creates")
+	retries := fl.Int("kafka-retries", 1, "sarama producer retries, -1..100 (-1: none; 0: sarama's default, 3)")
+	partitions := fl.Int("partitions", 3, "partitions of a topic the sink creates, 1..1024")
 	rawWatermark := fl.Bool("legacy-raw-watermark", false, "pre-#4548 maintainer checkpoint reporting (seed #5709 needs it)")
 	fl.Usage = func() {
 		fmt.Fprintln(stderr, "usage: cdcspec server --etcd host:port --kafka host:port [--addr host:port] [--log-file F] [--bug NAME]...")
@@ -61,6 +62,28 @@ func runServer(args []string, stdout, stderr io.Writer) int {
 	if len(etcd) == 0 || len(kafka) == 0 {
 		fmt.Fprintln(stderr, "cdcspec server: --etcd and --kafka are required")
 		fl.Usage()
+		return exitUsage
+	}
+	errs := []error{
+		hostPort("--addr", *addr),
+		hostPort("--api-addr", *apiAddr),
+		oneOf("--log-level", *logLevel, logLevels...),
+		durationIn("--session-ttl", *ttl, time.Second, time.Minute),
+		durationIn("--kafka-timeout", *readTimeout, 100*time.Millisecond, time.Minute),
+		intIn("--kafka-retries", *retries, -1, 100),
+		intIn("--partitions", *partitions, 1, 1024),
+	}
+	for _, e := range etcd {
+		errs = append(errs, hostPortOrURL("--etcd", e))
+	}
+	for _, k := range kafka {
+		errs = append(errs, hostPort("--kafka", k))
+	}
+	if _, err := spec.ParseBugs(bugs); err != nil {
+		errs = append(errs, fmt.Errorf("--bug: %v", err))
+	}
+	if err := firstErr(errs...); err != nil {
+		fmt.Fprintf(stderr, "cdcspec server: %v\n", err)
 		return exitUsage
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)

@@ -18,6 +18,9 @@ func init() {
 	register("sim", "run the implementation in deterministic simulation with random faults and check every property", runSim)
 }
 
+// maxSimSeeds bounds -seeds (a million seeds is days of CPU).
+const maxSimSeeds = 1_000_000
+
 func runSim(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("sim", flag.ContinueOnError)
 	fs.SetOutput(stderr)
@@ -25,23 +28,37 @@ func runSim(args []string, stdout, stderr io.Writer) int {
 	seeds := fs.Int("seeds", 1, "number of seeds to run (seed, seed+1, ...)")
 	bugs := fs.String("bugs", "", "comma-separated catalogued bugs to switch back on (see `cdcspec bugs`)")
 	rawWatermark := fs.Bool("raw-watermark", false, "pre-#4548 maintainer checkpoint (raw watermark, no startTs clamp)")
-	nodes := fs.Int("nodes", 3, "initial captures")
-	tables := fs.Int("tables", 0, "initial tables (0: 3 + seed%4)")
-	feeds := fs.Int("changefeeds", 0, "changefeeds (0: 1, or 2 for seeds divisible by 3)")
-	steps := fs.Int("steps", 40, "random actions and faults per seed")
+	nodes := fs.Int("nodes", 3, fmt.Sprintf("initial captures, 1..%d", sim.MaxChaosNodes))
+	tables := fs.Int("tables", 0, fmt.Sprintf("initial tables, 0..%d (0: 3 + seed%%4)", sim.MaxChaosTables))
+	feeds := fs.Int("changefeeds", 0, fmt.Sprintf("changefeeds, 0..%d (0: 1, or 2 for seeds divisible by 3)", sim.MaxChaosChangefeeds))
+	steps := fs.Int("steps", 40, fmt.Sprintf("random actions and faults per seed, 1..%d", sim.MaxChaosSteps))
 	faults := fs.String("faults", "", "comma-separated faults the random steps may draw (default: every fault they draw; `cdcspec faults` lists them); domain actions are always drawn")
 	logPath := fs.String("log", "", "write the TiCDC-format log of each seed to this file ('-' = stdout; with -seeds > 1, a directory)")
 	level := fs.String("level", "info", "log level: debug, info, warn, error")
 	delivery := fs.String("delivery", string(spec.DeliveryMessageCenter), "message delivery: message-center (TiCDC HEAD, default), per-type-streams or reordering (stronger than TiCDC: duplicates, stale copies, overtaking)")
-	if err := fs.Parse(args); err != nil {
+	fs.Usage = func() {
+		fmt.Fprintln(stderr, "usage: cdcspec sim [-seed N] [-seeds N] [-nodes N] [-tables N] [-changefeeds N] [-steps N] [-faults LIST] [-bugs LIST] [-log FILE]")
+		fmt.Fprintln(stderr, "\nRuns the implementation in deterministic simulation: random actions and faults, heal, quiescence, every property checked.")
+		fmt.Fprintln(stderr, "Exit status: 0 every seed passed, 1 a seed failed, 2 usage error.")
+		fmt.Fprintln(stderr)
+		fs.PrintDefaults()
+	}
+	if code, ok := parseFlags(fs, args, false, stderr); !ok {
+		return code
+	}
+	if err := firstErr(
+		intIn("-seeds", *seeds, 1, maxSimSeeds),
+		intIn("-nodes", *nodes, 1, sim.MaxChaosNodes),
+		intIn("-tables", *tables, 0, sim.MaxChaosTables),
+		intIn("-changefeeds", *feeds, 0, sim.MaxChaosChangefeeds),
+		intIn("-steps", *steps, 1, sim.MaxChaosSteps),
+		oneOf("-level", *level, logLevels...),
+	); err != nil {
+		fmt.Fprintf(stderr, "cdcspec sim: %v\n", err)
 		return exitUsage
 	}
-	if fs.NArg() > 0 {
-		fmt.Fprintf(stderr, "cdcspec sim: unexpected argument %q\n", fs.Arg(0))
-		return exitUsage
-	}
-	if *seeds < 1 || *nodes < 1 || *steps < 0 {
-		fmt.Fprintln(stderr, "cdcspec sim: -seeds and -nodes must be at least 1, -steps at least 0")
+	if *seed > ^uint64(0)-uint64(*seeds) {
+		fmt.Fprintf(stderr, "cdcspec sim: -seed %d + -seeds %d overflows uint64\n", *seed, *seeds)
 		return exitUsage
 	}
 	dl, err := spec.ParseDelivery(*delivery)

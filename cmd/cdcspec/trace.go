@@ -6,8 +6,10 @@ import (
 	"io"
 	"os"
 	"runtime/debug"
+	"strings"
 	"time"
 
+	"cdcspec/report"
 	"cdcspec/traces"
 )
 
@@ -21,15 +23,15 @@ var traceStdin io.Reader = os.Stdin
 func runTrace(args []string, stdout, stderr io.Writer) int {
 	fl := flag.NewFlagSet("trace", flag.ContinueOnError)
 	fl.SetOutput(stderr)
-	format := fl.String("format", "text", "output format: text, json or junit")
+	format := fl.String("format", "text", "output format: text, json, junit or html (a self-contained incident report with a timeline per changefeed)")
 	errWindow := fl.Duration("error-window", 60*time.Second, "an error re-reported this long with no backoff line is dropped (error-never-dropped)")
 	minReports := fl.Int("error-min-reports", 2, "maintainer re-reports needed, over the window, for an error-never-dropped violation")
 	stuckAfter := fl.Duration("stuck-after", 5*time.Minute, "an operator, checkpoint or failed bootstrap unchanged this long is suspect")
 	skew := fl.Duration("skew", 2*time.Second, "clock skew tolerated between captures' logs")
 	fl.Usage = func() {
-		fmt.Fprintln(stderr, "usage: cdcspec trace [--format text|json|junit] [--error-window D] [--stuck-after D] FILE...|-")
+		fmt.Fprintln(stderr, "usage: cdcspec trace [--format text|json|junit|html] [--error-window D] [--stuck-after D] FILE...|-")
 		fmt.Fprintln(stderr, "\nChecks TiCDC logs (files, directories, globs, .gz, - for stdin; several files are merged by time).")
-		fmt.Fprintln(stderr, "Exit status: 0 no violation, 1 at least one violation, 2 usage error or unreadable input.")
+		fmt.Fprintln(stderr, "Exit status: 0 no violation, 1 at least one violation, 2 usage error, unreadable input or an input with no TiCDC log record.")
 		fmt.Fprintln(stderr)
 		fl.PrintDefaults()
 	}
@@ -37,9 +39,9 @@ func runTrace(args []string, stdout, stderr io.Writer) int {
 		return code
 	}
 	switch *format {
-	case "text", "json", "junit":
+	case "text", "json", "junit", "html":
 	default:
-		fmt.Fprintf(stderr, "cdcspec trace: unknown format %q (want text, json or junit)\n", *format)
+		fmt.Fprintf(stderr, "cdcspec trace: unknown format %q (want text, json, junit or html)\n", *format)
 		return exitUsage
 	}
 	if fl.NArg() == 0 {
@@ -59,11 +61,26 @@ func runTrace(args []string, stdout, stderr io.Writer) int {
 	// The checker's live heap is small (tens of MB at most); trading a
 	// little of it for less GC work speeds up large logs.
 	defer debug.SetGCPercent(debug.SetGCPercent(200))
+	// ... but never past 60 MB: the soft limit makes the GC work harder
+	// instead (the live heap is bounded by the chunks in flight and the
+	// monitors' state, far below it).
+	defer debug.SetMemoryLimit(debug.SetMemoryLimit(60 << 20))
 	rep, err := traces.Run(inputs, traces.Options{
 		ErrorWindow: *errWindow, ErrorMinReports: *minReports, StuckAfter: *stuckAfter, Skew: *skew,
+		Timeline: *format == "html",
 	})
 	if err != nil {
 		fmt.Fprintf(stderr, "cdcspec trace: %v\n", err)
+		return exitUsage
+	}
+	notLogs, warnings := rep.InputProblems()
+	for _, w := range warnings {
+		fmt.Fprintf(stderr, "cdcspec trace: %s\n", w)
+	}
+	if len(notLogs) > 0 {
+		for _, e := range notLogs {
+			fmt.Fprintf(stderr, "cdcspec trace: %s\n", e)
+		}
 		return exitUsage
 	}
 	switch *format {
@@ -71,6 +88,8 @@ func runTrace(args []string, stdout, stderr io.Writer) int {
 		err = rep.WriteJSON(stdout)
 	case "junit":
 		err = rep.WriteJUnit(stdout)
+	case "html":
+		err = report.TraceHTML(stdout, rep, "cdcspec trace: "+strings.Join(fl.Args(), " "))
 	default:
 		rep.WriteText(stdout)
 	}

@@ -9,6 +9,9 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 const fixtures = "../../traces/testdata/"
@@ -165,4 +168,70 @@ func TestTraceUsageErrors(t *testing.T) {
 	if code != exitUsage || !strings.Contains(errOut, "bad.gz") {
 		t.Errorf("corrupt gzip: exit %d, stderr %q", code, errOut)
 	}
+}
+
+// TestTraceNotALog: an input with no TiCDC record checked nothing, so it must
+// not pass: an empty file, a binary and another program's text exit 2 naming
+// the file; a log that is mostly other text is checked with a warning.
+func TestTraceNotALog(t *testing.T) {
+	dir := t.TempDir()
+	empty := filepath.Join(dir, "empty.log")
+	os.WriteFile(empty, nil, 0o644)
+	binary := filepath.Join(dir, "binary")
+	bin := make([]byte, 64<<10)
+	for i := range bin {
+		bin[i] = byte(i*7 + i/251)
+	}
+	copy(bin, "\x7fELF\x02\x01\x01")
+	os.WriteFile(binary, bin, 0o644)
+	other := filepath.Join(dir, "nginx.log")
+	os.WriteFile(other, []byte("127.0.0.1 - - [22/Jul/2026:16:30:15 +0000] \"GET / HTTP/1.1\" 200 612\n"), 0o644)
+	self, err := os.Executable()
+	require.NoError(t, err)
+	for _, in := range []string{empty, binary, other, self} {
+		code, out, errOut := runTraceCmd(t, "", in)
+		assert.Equal(t, exitUsage, code, "%s: %s", in, out)
+		assert.Contains(t, errOut, "no TiCDC log record found in "+in)
+	}
+	// stdin too
+	code, _, errOut := runTraceCmd(t, "", "-")
+	assert.Equal(t, exitUsage, code)
+	assert.Contains(t, errOut, "no TiCDC log record found in <stdin>")
+	// one good input does not excuse a bad one
+	code, _, errOut = runTraceCmd(t, "", fixtures+"seed000_5709.log", empty)
+	assert.Equal(t, exitUsage, code)
+	assert.Contains(t, errOut, "no TiCDC log record found in "+empty)
+
+	// mostly not a log: checked, with a warning naming the share
+	seed, err := os.ReadFile(fixtures + "seed000_5709.log")
+	require.NoError(t, err)
+	mixed := filepath.Join(dir, "mixed.log")
+	os.WriteFile(mixed, append(bytes.Repeat([]byte("some other program's output line\n"), 200), seed...), 0o644)
+	code, out, errOut := runTraceCmd(t, "", mixed)
+	assert.Equal(t, exitOK, code)
+	assert.Contains(t, out, "error-never-dropped  SUSPECT")
+	assert.Contains(t, errOut, "warning: only 34 of the 234 non-blank lines of "+mixed)
+	// a real log: no warning
+	_, _, errOut = runTraceCmd(t, "", fixtures+"seed000_5709.log")
+	assert.NotContains(t, errOut, "warning")
+}
+
+// TestTraceDirWithOtherFiles: a log directory also holding an empty or
+// non-log file (a process's stderr) is checked, with a warning naming it; a
+// directory with no log record at all exits 2.
+func TestTraceDirWithOtherFiles(t *testing.T) {
+	dir := t.TempDir()
+	seed, err := os.ReadFile(fixtures + "seed000_5709.log")
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "capture-1.log"), seed, 0o644))
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "capture-1.log.stderr"), nil, 0o644))
+	code, out, errOut := runTraceCmd(t, "", dir)
+	assert.Equal(t, exitOK, code, errOut)
+	assert.Contains(t, out, "error-never-dropped  SUSPECT")
+	assert.Contains(t, errOut, "warning: no TiCDC log record found in "+filepath.Join(dir, "capture-1.log.stderr"))
+	empty := t.TempDir()
+	require.NoError(t, os.WriteFile(filepath.Join(empty, "cdc.log"), nil, 0o644))
+	code, _, errOut = runTraceCmd(t, "", empty)
+	assert.Equal(t, exitUsage, code)
+	assert.Contains(t, errOut, "no TiCDC log record found in "+filepath.Join(empty, "cdc.log"))
 }

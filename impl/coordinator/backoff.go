@@ -124,7 +124,10 @@ func (b *Backoff) followCheckpoint(checkpoint uint64) {
 // otherwise an error goes to HandleError. Returns (changed, state, err);
 // state is normal when nothing changed. Follows
 // coordinator/changefeed/backoff.go Backoff.CheckStatus at b813e76f9.
-func (b *Backoff) CheckStatus(now int64, s *core.MaintainerStatus, out *core.Effects) (bool, string, *core.RunningError) {
+// fastFailInHandleError: before #5424 (catalogue entry
+// fast-fail-ignored-with-progress) HandleError was the only place that
+// looked for a fast-fail error.
+func (b *Backoff) CheckStatus(now int64, s *core.MaintainerStatus, fastFailInHandleError bool, out *core.Effects) (bool, string, *core.RunningError) {
 	if s.CheckpointTs > b.checkpointTs {
 		b.checkpointTs = s.CheckpointTs
 		if b.retrying {
@@ -146,6 +149,15 @@ func (b *Backoff) CheckStatus(now int64, s *core.MaintainerStatus, out *core.Eff
 	b.lg.Event(out, spec.Event{Kind: spec.BackoffErrorSeen, Changefeed: string(b.id), Checkpoint: s.CheckpointTs,
 		Node: string(last.Node), State: spec.StateWarning, Err: last.Message})
 	b.isRestarting = true
+	if fastFailInHandleError {
+		for _, e := range s.Err {
+			if spec.IsFastFailCode(e.Code) {
+				b.failed = true
+				b.lg.Event(out, spec.Event{Kind: spec.BackoffGaveUp, Changefeed: string(b.id), Checkpoint: s.CheckpointTs, Err: e.Message})
+				return true, spec.StateFailed, &e
+			}
+		}
+	}
 	return b.HandleError(now, s.CheckpointTs, last, out)
 }
 

@@ -107,25 +107,25 @@ func (c *Changefeed) UpdateStatus(now int64, s core.MaintainerStatus, out *core.
 		return true, spec.StateNormal, nil
 	}
 	// 6. Backoff.
-	return c.backoff.CheckStatus(now, &s, out)
-}
-
-// fastFailCodes are the GC errors and changefeedUnRetryableErrors.
-var fastFailCodes = map[string]bool{
-	"CDC:ErrGCTTLExceeded": true, "CDC:ErrSnapshotLostByGC": true, "CDC:ErrStartTsBeforeGC": true,
-	"CDC:ErrExpressionColumnNotFound": true, "CDC:ErrSchemaSnapshotNotFound": true, "CDC:ErrSyncRenameTableFailed": true,
+	return c.backoff.CheckStatus(now, &s, c.opts.Bugs.Has(spec.BugFastFailIgnoredWithProgress), out)
 }
 
 // checkFailedStatus is step 3: a failed backoff stays failed; a fast-fail
 // error fails it, and the baseline follows the failing report's checkpoint
 // (the fast-fail wins over the progress). Follows
 // coordinator/changefeed/backoff.go Backoff.checkFailedStatus at b813e76f9.
+// The catalogue entry fast-fail-ignored-with-progress restores the logic
+// before #5424: only HandleError, reached by an error status without
+// progress, looks for a fast-fail error (Backoff.fastFailInHandleError).
 func (c *Changefeed) checkFailedStatus(s *core.MaintainerStatus, out *core.Effects) (bool, string, *core.RunningError) {
 	if c.backoff.failed {
 		return false, spec.StateFailed, nil
 	}
+	if c.opts.Bugs.Has(spec.BugFastFailIgnoredWithProgress) {
+		return false, spec.StateNormal, nil
+	}
 	for i := range s.Err {
-		if fastFailCodes[s.Err[i].Code] {
+		if spec.IsFastFailCode(s.Err[i].Code) {
 			if s.CheckpointTs > c.backoff.checkpointTs {
 				c.backoff.checkpointTs = s.CheckpointTs
 			}

@@ -381,8 +381,9 @@ func (c *Coordinator) newChangefeed(now int64, id core.ChangefeedID, info Change
 		lastSavedCheckpointTs: checkpoint}
 	cf.backoff = newBackoff(now, id, checkpoint, c.opts.ErrorStuckDurationMs, c.rnd, c.lg)
 	// As changefeed.NewChangefeed: a changefeed restored in warning is
-	// retrying, so only checkpoint progress declares it recovered.
-	cf.backoff.retrying = info.State == spec.StateWarning
+	// retrying, so only checkpoint progress declares it recovered (#938).
+	// The catalogue entry failover-loses-retrying restores #921.
+	cf.backoff.retrying = info.State == spec.StateWarning && !c.opts.Bugs.Has(spec.BugFailoverLosesRetrying)
 	return cf
 }
 

@@ -65,6 +65,9 @@ type Maintainer struct {
 	bsIDs           []core.NodeID // sorted cache of bootstrapper's keys
 	// checkpointTsByCapture: node -> watermark with Seq (A.8 acceptance rule).
 	checkpointTsByCapture map[core.NodeID]core.Watermark
+	// pendingWatermark: heartbeats whose statuses were applied before their
+	// watermark (catalogue entry operator-done-before-watermark).
+	pendingWatermark map[core.NodeID]core.Watermark
 	// runningErrors is drained by every GetMaintainerStatus.
 	runningErrors map[core.NodeID]core.RunningError
 	ddlSpanID     core.DispatcherID
@@ -90,7 +93,8 @@ func newMaintainer(mgr *Manager, id core.ChangefeedID, checkpoint uint64, isNew 
 	m := &Maintainer{id: id, self: mgr.self, epoch: epoch, mgr: mgr, lg: mgr.lg, opts: mgr.opts, now: mgr.now,
 		state: core.ComponentWorking, isNew: isNew, startCheckpoint: checkpoint, committedCheckpointTs: checkpoint,
 		watermark: checkpoint, bootstrapper: map[core.NodeID]*bootstrapNode{}, checkpointTsByCapture: map[core.NodeID]core.Watermark{},
-		runningErrors: map[core.NodeID]core.RunningError{}, closed: map[core.NodeID]bool{}, statusChanged: true}
+		pendingWatermark: map[core.NodeID]core.Watermark{},
+		runningErrors:    map[core.NodeID]core.RunningError{}, closed: map[core.NodeID]bool{}, statusChanged: true}
 	m.spans = newSpanController(m)
 	m.ops = newOperatorController(m)
 	m.ddlSpanID = m.newDispatcherID()
@@ -349,6 +353,9 @@ func (m *Maintainer) OnTick(now int64, out *core.Effects) {
 		m.lastCalc = now
 		m.calculateNewCheckpointTs()
 	}
+	for _, n := range core.SortedKeys(m.pendingWatermark) {
+		m.applyPendingWatermark(n)
+	}
 	m.ops.poll(now, out)
 	if now-m.lastSchedule >= basicSchedulerMs {
 		m.lastSchedule = now
@@ -481,6 +488,7 @@ func (m *Maintainer) onNodesChanged(added, removed []core.NodeID, out *core.Effe
 	for _, n := range removed {
 		delete(m.bootstrapper, n)
 		delete(m.checkpointTsByCapture, n)
+		delete(m.pendingWatermark, n)
 		if !m.initialized || m.removing {
 			// A quiesced operator controller ignores node removals
 			// (operator_controller.go OnNodeRemoved at b813e76f9).

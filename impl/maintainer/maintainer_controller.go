@@ -10,18 +10,25 @@ import (
 	"cdcspec/spec"
 )
 
-// onHeartbeatRequest handles a DM heartbeat: watermark (Seq rule),
-// error, statuses. Ignored before bootstrap (errors included: a blind spot
-// of TiCDC's error path, D.S4).
+// onHeartbeatRequest handles a DM heartbeat: watermark (Seq rule) first,
+// then the error and the statuses, as maintainer.go onHeartbeatRequest at
+// b813e76f9 (#2864: a calculation that sees an operator finished also sees
+// the watermark of the heartbeat that finished it). Ignored before
+// bootstrap (errors included: a blind spot of TiCDC's error path, D.S4).
+// The catalogue entry operator-done-before-watermark restores the order
+// before #2864: the statuses first, the watermark after the next
+// checkpoint calculation (which ran on its own goroutine in TiCDC).
 func (m *Maintainer) onHeartbeatRequest(from core.NodeID, req *core.HeartBeatRequest, out *core.Effects) {
 	if !m.initialized || m.removed {
 		return
 	}
+	m.applyPendingWatermark(from)
+	statusesFirst := m.opts.Bugs.Has(spec.BugOperatorDoneBeforeWatermark) && len(req.Statuses) > 0
 	if req.Watermark != nil {
-		old, ok := m.checkpointTsByCapture[from]
-		w := *req.Watermark
-		if !ok || w.Seq > old.Seq || (w.Seq == old.Seq && w.CheckpointTs > old.CheckpointTs) {
-			m.checkpointTsByCapture[from] = w
+		if statusesFirst {
+			m.pendingWatermark[from] = *req.Watermark
+		} else {
+			m.applyWatermark(from, *req.Watermark)
 		}
 	}
 	if req.Err != nil {
@@ -32,6 +39,30 @@ func (m *Maintainer) onHeartbeatRequest(from core.NodeID, req *core.HeartBeatReq
 	}
 	for i := range req.Statuses {
 		m.handleStatus(from, &req.Statuses[i], out)
+	}
+}
+
+// applyWatermark is the Seq rule of checkpointTsByCapture (#2945): a newer
+// seq wins even with a lower checkpoint; the same seq only with a higher
+// one. The catalogue entry watermark-seq-rejects-lower-checkpoint restores
+// the rule before #2945 (a lower checkpoint is rejected whatever the seq).
+func (m *Maintainer) applyWatermark(from core.NodeID, w core.Watermark) {
+	old, ok := m.checkpointTsByCapture[from]
+	accept := !ok || w.Seq > old.Seq || (w.Seq == old.Seq && w.CheckpointTs > old.CheckpointTs)
+	if m.opts.Bugs.Has(spec.BugWatermarkSeqRejectsLowerCheckpoint) {
+		accept = !ok || (w.Seq >= old.Seq && w.CheckpointTs >= old.CheckpointTs)
+	}
+	if accept {
+		m.checkpointTsByCapture[from] = w
+	}
+}
+
+// applyPendingWatermark applies a statuses-first heartbeat's watermark
+// (operator-done-before-watermark only).
+func (m *Maintainer) applyPendingWatermark(from core.NodeID) {
+	if w, ok := m.pendingWatermark[from]; ok {
+		delete(m.pendingWatermark, from)
+		m.applyWatermark(from, w)
 	}
 }
 

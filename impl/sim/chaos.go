@@ -36,6 +36,48 @@ type ChaosConfig struct {
 	observe func(NetEvent)
 }
 
+// Bounds of a ChaosConfig a caller may ask for (Validate); zero is the
+// default for Tables, Changefeeds and Steps.
+const (
+	MaxChaosNodes       = 16
+	MaxChaosTables      = 64
+	MaxChaosChangefeeds = 8
+	MaxChaosSteps       = 10000
+)
+
+// Validate reports the first field outside its range, naming it, its value
+// and the valid range. RunChaos refuses an invalid config (Why) rather than
+// defaulting or panicking.
+func (c ChaosConfig) Validate() error {
+	check := func(name string, v, lo, hi int) error {
+		if v < lo || v > hi {
+			return fmt.Errorf("%s %d out of range [%d, %d]", name, v, lo, hi)
+		}
+		return nil
+	}
+	if err := check("nodes", c.Nodes, 0, MaxChaosNodes); err != nil {
+		return err
+	}
+	if err := check("tables", c.Tables, 0, MaxChaosTables); err != nil {
+		return err
+	}
+	if err := check("changefeeds", c.Changefeeds, 0, MaxChaosChangefeeds); err != nil {
+		return err
+	}
+	if err := check("steps", c.Steps, 0, MaxChaosSteps); err != nil {
+		return err
+	}
+	if c.QuiesceMs < 0 {
+		return fmt.Errorf("quiesce %d ms is negative", c.QuiesceMs)
+	}
+	switch c.LogLevel {
+	case "", "debug", "info", "warn", "error":
+	default:
+		return fmt.Errorf("log level %q unknown (known: debug, info, warn, error)", c.LogLevel)
+	}
+	return nil
+}
+
 // ChaosResult is the outcome of RunChaos.
 type ChaosResult struct {
 	Converged  bool
@@ -52,6 +94,9 @@ func (r ChaosResult) OK() bool { return r.Converged && len(r.Violations) == 0 }
 // RunChaos runs one seed of random actions and faults with cfg.Options (the
 // soak test uses every fix on), then heals, quiesces and reports.
 func RunChaos(cfg ChaosConfig) ChaosResult {
+	if err := cfg.Validate(); err != nil {
+		return ChaosResult{Why: "invalid config: " + err.Error()}
+	}
 	seed := cfg.Seed
 	if cfg.Nodes == 0 {
 		cfg.Nodes = 3
@@ -145,10 +190,12 @@ var ChaosUnsupported = map[spec.Fault]string{
 	spec.FaultKillMaintainerStaleCreate: "compound: RunChaos draws its parts (delay-messages, move-table, kill-capture) independently",
 	spec.FaultFreezeCapture:             UnsupportedFaults[spec.FaultFreezeCapture],
 	spec.FaultExpireFrozenSession:       UnsupportedFaults[spec.FaultExpireFrozenSession],
+	spec.FaultStore:                     UnsupportedFaults[spec.FaultStore],
 	spec.FaultRestartCapture:            "add-capture starts a capture with a fresh ID, which is all a restart is to the others",
 	spec.FaultDropMessages:              "random-message-faults loses messages at random; targeted drops are proptest's and the stories'",
 	spec.FaultDuplicateMessages:         "random-message-faults duplicates where the delivery assumption allows it",
 	spec.FaultHeal:                      "RunChaos heals once, after its random steps",
+	spec.FaultFastFailError:             "a fast-fail error fails the changefeed for good; chaos runs judge liveness of a running changefeed, so proptest and the scenarios inject it",
 }
 
 // chaosEntry is one item of RunChaos's menu: what it injects (faults, or a

@@ -40,6 +40,8 @@ var UnsupportedFaults = map[spec.Fault]string{
 	spec.FaultKillMaintainerInflight: "compound: testdata/issue3411.txt writes it as block-create-dispatcher, slow-close-dispatcher, " +
 		"move-table and kill-capture steps",
 	spec.FaultKillMaintainerStaleCreate: "compound: testdata/issue5083.txt writes it as delay-messages, move-table and kill-capture steps",
+	spec.FaultStore: "the simulation's upstream has no stores (one kv-client stream per table, impl/upstream); stall-upstream is its " +
+		"store failure, every store at once",
 }
 
 // Inject applies one fault through the Sim's fault methods and returns the
@@ -93,6 +95,8 @@ func (s *Sim) Inject(in Injection) (core.NodeID, error) {
 		return "", nil
 	case spec.FaultSinkError:
 		return node, s.SinkError(CfID(in.Changefeed), node)
+	case spec.FaultFastFailError:
+		return node, s.FastFailError(CfID(in.Changefeed), node)
 	case spec.FaultStallUpstream:
 		s.StallUpstream()
 		return "", nil

@@ -30,7 +30,7 @@ func exampleInjection(s *Sim, f spec.Fault) (Injection, bool) {
 		in.Node = caps[2]
 	case spec.FaultKillMaintainerCapture:
 		in.Changefeed = "cf1"
-	case spec.FaultSinkError:
+	case spec.FaultSinkError, spec.FaultFastFailError:
 		in.Node, in.Changefeed = caps[1], "cf1"
 	case spec.FaultBlockCreateDispatcher, spec.FaultSlowCloseDispatcher:
 		in.Node = caps[1]
@@ -190,6 +190,7 @@ var exampleCommands = map[spec.Fault]string{
 	spec.FaultPartition:             "partition n1,n2 n3",
 	spec.FaultHealNetwork:           "heal-network",
 	spec.FaultSinkError:             "sink-error cf=cf1 node=n2",
+	spec.FaultFastFailError:         "fast-fail-error cf=cf1 node=n2",
 	spec.FaultStallUpstream:         "stall-upstream",
 	spec.FaultResumeUpstream:        "resume-upstream",
 	spec.FaultBlockCreateDispatcher: "block-create-dispatcher node=n2",

@@ -820,6 +820,23 @@ func (s *Sim) SinkError(cf core.ChangefeedID, node core.NodeID) error {
 	return nil
 }
 
+// FastFailError breaks the sink instance of the changefeed's dispatcher
+// manager on node with an unretryable error (a GC error): the changefeed
+// must fail.
+func (s *Sim) FastFailError(cf core.ChangefeedID, node core.NodeID) error {
+	n := s.nodes[node]
+	if n == nil || !n.alive {
+		return fmt.Errorf("capture %s is not running", node)
+	}
+	dm := n.cap.Orchestrator.Get(cf)
+	if dm == nil {
+		return fmt.Errorf("no dispatcher manager of %s on %s", cf, node)
+	}
+	s.sink.Break(dm.SinkID(), core.RunningError{Time: s.now, Node: node, Code: "CDC:ErrGCTTLExceeded", Message: spec.FastFailErrText})
+	s.notify(Step{Kind: StepFault, Name: string(spec.FaultFastFailError), Node: node})
+	return nil
+}
+
 // StallUpstream makes every TiKV unavailable; ResumeUpstream brings it back.
 func (s *Sim) StallUpstream() {
 	s.up.Stall(nil)

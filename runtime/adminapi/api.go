@@ -7,7 +7,7 @@
 //	POST   /api/v2/changefeeds/{id}/pause           pause (no state check, as TiCDC)
 //	POST   /api/v2/changefeeds/{id}/resume          resume  {"overwrite_checkpoint_ts"}
 //	DELETE /api/v2/changefeeds/{id}                 remove (a missing changefeed is 200, as TiCDC)
-//	POST   /api/v2/changefeeds/{id}/move_table      {"table_id","target_node_id"}
+//	POST   /api/v2/changefeeds/{id}/move_table      {"table_id","target_node_id"} (400 ErrNodeIsNotFound: no such live capture)
 //	POST   /api/v2/changefeeds/{id}/split_table     {"table_id"}
 //	GET    /api/v2/captures                         the capture list with the owner flag
 //	GET    /api/v2/health                           200 once the capture runs
@@ -108,6 +108,9 @@ var (
 	ErrNotReady = errors.New("[CDC:ErrCoordinatorNotReady]coordinator is not initialized")
 	// ErrNoMaintainer: this capture runs no bootstrapped maintainer of
 	// the changefeed.
+	// ErrNodeNotFound: a move's target is not a live capture (TiCDC's
+	// ErrNodeIsNotFound from the maintainer's checkParams).
+	ErrNodeNotFound = errors.New("[CDC:ErrNodeIsNotFound]node is not found")
 	ErrNoMaintainer = errors.New("[CDC:ErrMaintainerNotFound]no bootstrapped maintainer of the changefeed on this capture")
 )
 

@@ -35,8 +35,13 @@ type APIError struct {
 	kind   error
 }
 
+// Error states the code once: TiCDC's messages already start with
+// "[CDC:ErrX]".
 func (e *APIError) Error() string {
-	return fmt.Sprintf("HTTP %d %s: %s", e.Status, e.Body.Code, e.Body.Msg)
+	if e.Body.Code == "" || strings.Contains(e.Body.Msg, "["+e.Body.Code+"]") {
+		return fmt.Sprintf("HTTP %d: %s", e.Status, e.Body.Msg)
+	}
+	return fmt.Sprintf("HTTP %d: [%s]%s", e.Status, e.Body.Code, e.Body.Msg)
 }
 
 // Unwrap returns the Err* variable of the code (nil for an unknown one).
@@ -83,6 +88,8 @@ func (c *Client) do(ctx context.Context, method, path string, in, out any) error
 			}
 		case "CDC:ErrCoordinatorNotReady":
 			ae.kind = ErrNotReady
+		case "CDC:ErrNodeIsNotFound":
+			ae.kind = ErrNodeNotFound
 		case "CDC:ErrMaintainerNotFound":
 			ae.kind = ErrNoMaintainer
 		}

@@ -21,6 +21,19 @@ type ErrorBody struct {
 	Code string `json:"error_code"`
 }
 
+// Body size limits: a larger request body is refused (413) unread.
+const (
+	MaxBody      = 1 << 20 // changefeed calls
+	MaxDebugBody = 1 << 16 // /api/v2/debug/*
+)
+
+// BadRequestLogger is an optional interface of a Backend: it is told of
+// every request refused as malformed (bad JSON, too large, bad id), so the
+// capture logs it; the request itself is dropped with a 4xx answer.
+type BadRequestLogger interface {
+	LogBadRequest(method, path string, err error)
+}
+
 // Handler returns the API's http.Handler over b.
 func Handler(b Backend) http.Handler {
 	h := &handler{b: b, hc: &http.Client{Timeout: 10 * time.Second}}
@@ -80,6 +93,8 @@ func writeErr(w http.ResponseWriter, err error) {
 		code, c = 400, "CDC:ErrAPIInvalidParam"
 	case errors.Is(err, ErrNotReady), errors.Is(err, ErrNotOwner):
 		code, c = 503, "CDC:ErrCoordinatorNotReady"
+	case errors.Is(err, ErrNodeNotFound):
+		code, c = 400, "CDC:ErrNodeIsNotFound"
 	case errors.Is(err, ErrNoMaintainer):
 		code, c = 503, "CDC:ErrMaintainerNotFound"
 	}
@@ -98,14 +113,16 @@ func (h *handler) maintainer(f apiFunc) http.HandlerFunc {
 
 func (h *handler) route(f apiFunc, notHere error, target func(*http.Request) string) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
-		body, err := io.ReadAll(io.LimitReader(r.Body, 1<<20))
-		if err != nil {
-			writeErr(w, fmt.Errorf("%w: reading body: %v", ErrInvalidParam, err))
+		body, ok := h.readBody(w, r, MaxBody)
+		if !ok {
 			return
 		}
-		err = f(w, r, body)
+		err := f(w, r, body)
 		if err == nil {
 			return
+		}
+		if errors.Is(err, ErrInvalidParam) {
+			h.logBad(r, err)
 		}
 		if !errors.Is(err, notHere) || r.Header.Get(forwardedHeader) != "" {
 			writeErr(w, err)
@@ -117,6 +134,32 @@ func (h *handler) route(f apiFunc, notHere error, target func(*http.Request) str
 			return
 		}
 		h.forward(w, r, addr, body)
+	}
+}
+
+// readBody reads at most limit bytes of the request body; a larger or
+// unreadable body is answered (413 or 400), logged, and ok is false.
+func (h *handler) readBody(w http.ResponseWriter, r *http.Request, limit int64) ([]byte, bool) {
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, limit))
+	if err == nil {
+		return body, true
+	}
+	var tooBig *http.MaxBytesError
+	if errors.As(err, &tooBig) {
+		err = fmt.Errorf("%w: request body larger than %d bytes", ErrInvalidParam, limit)
+		h.logBad(r, err)
+		writeJSON(w, http.StatusRequestEntityTooLarge, ErrorBody{Msg: err.Error(), Code: "CDC:ErrAPIInvalidParam"})
+		return nil, false
+	}
+	err = fmt.Errorf("%w: reading body: %v", ErrInvalidParam, err)
+	h.logBad(r, err)
+	writeErr(w, err)
+	return nil, false
+}
+
+func (h *handler) logBad(r *http.Request, err error) {
+	if l, ok := h.b.(BadRequestLogger); ok {
+		l.LogBadRequest(r.Method, r.URL.Path, err)
 	}
 }
 
@@ -265,14 +308,18 @@ func (h *handler) captures(w http.ResponseWriter, r *http.Request) {
 
 func (h *handler) failpoint(w http.ResponseWriter, r *http.Request) {
 	var req FailpointRequest
-	body, err := io.ReadAll(io.LimitReader(r.Body, 1<<16))
-	if err == nil {
-		err = decode(body, &req)
+	body, ok := h.readBody(w, r, MaxDebugBody)
+	if !ok {
+		return
 	}
+	err := decode(body, &req)
 	if err == nil {
 		err = h.b.SetFailpoint(r.Context(), req.Name, req.On)
 	}
 	if err != nil {
+		if errors.Is(err, ErrInvalidParam) {
+			h.logBad(r, err)
+		}
 		writeErr(w, err)
 		return
 	}
@@ -281,14 +328,18 @@ func (h *handler) failpoint(w http.ResponseWriter, r *http.Request) {
 
 func (h *handler) delay(w http.ResponseWriter, r *http.Request) {
 	var req DelayRule
-	body, err := io.ReadAll(io.LimitReader(r.Body, 1<<16))
-	if err == nil {
-		err = decode(body, &req)
+	body, ok := h.readBody(w, r, MaxDebugBody)
+	if !ok {
+		return
 	}
+	err := decode(body, &req)
 	if err == nil {
 		err = h.b.AddDelayRule(r.Context(), req)
 	}
 	if err != nil {
+		if errors.Is(err, ErrInvalidParam) {
+			h.logBad(r, err)
+		}
 		writeErr(w, err)
 		return
 	}

@@ -10,6 +10,7 @@
 package cluster
 
 import (
+	"bufio"
 	"context"
 	"encoding/json"
 	"errors"
@@ -46,6 +47,10 @@ type Config struct {
 	Bugs   []string
 	// LegacyRawWatermark passes --legacy-raw-watermark to every capture.
 	LegacyRawWatermark bool
+	// Stores: TiKV stores under the upstream (runtime/tikv; every capture
+	// then runs a kv-client); 0: none, spans resolve to the upstream
+	// resolved ts.
+	Stores int
 
 	Etcd        []string // external etcd; empty: embedded
 	Kafka       []string // external brokers; empty: embedded kfake
@@ -148,6 +153,8 @@ type Cluster struct {
 	cancel    context.CancelFunc
 	wg        sync.WaitGroup
 
+	closeOnce sync.Once
+
 	mu       sync.Mutex
 	stopping bool
 	members  map[string]server.CaptureValue
@@ -155,7 +162,8 @@ type Cluster struct {
 	// lastMaintainer: the maintainer host a scenario targeted last.
 	lastMaintainer string
 	timeline       []Sample
-	StartTs        uint64 // the changefeed's start ts (ms)
+	StartTs        uint64  // the changefeed's start ts (ms)
+	kv             kvState // the TiKV stores, when Config.Stores > 0
 }
 
 type frozenProc struct {
@@ -200,13 +208,16 @@ func Start(ctx context.Context, cfg Config) (*Cluster, error) {
 	}
 	c.brokers = cfg.Kafka
 	if len(c.brokers) == 0 {
-		c.kf, err = kafkasink.StartKfake(kafkasink.KfakeConfig{ListenAddr: cfg.KafkaListen})
+		// The broker's segments go to files (removed by Close), so a
+		// long run's topic is in the page cache, not in this process.
+		c.kf, err = kafkasink.StartKfake(kafkasink.KfakeConfig{ListenAddr: cfg.KafkaListen, DataDir: c.kafkaDir()})
 		if err != nil {
 			return nil, fmt.Errorf("cluster: embedded kfake: %w", err)
 		}
 		c.brokers = c.kf.Addrs()
 	}
 	c.progress("etcd %s, kafka %s, logs in %s", strings.Join(c.endpoints, ","), strings.Join(c.brokers, ","), cfg.LogDir)
+	c.progress("admin API of each capture as it registers below: cdcspec cli changefeed get %s --server http://ADDR", cfg.Changefeed)
 	c.Etcd, err = etcdmeta.Dial(ctx, etcdmeta.ClientConfig{Endpoints: c.endpoints})
 	if err != nil {
 		return nil, fmt.Errorf("cluster: %w", err)
@@ -222,6 +233,9 @@ func Start(ctx context.Context, cfg Config) (*Cluster, error) {
 	}
 	_ = ucfg
 	go c.Up.Follow(c.ctx, c.Etcd, rev+1)
+	if err := c.startStores(ctx); err != nil {
+		return nil, err
+	}
 	c.wg.Add(2)
 	go c.watchMembers()
 	go c.sampleChangefeed()
@@ -269,6 +283,12 @@ func (c *Cluster) perm(n int) []int {
 	defer c.rngMu.Unlock()
 	return c.rng.Perm(n)
 }
+
+// kafkaDir holds the embedded broker's segments while the cluster runs.
+func (c *Cluster) kafkaDir() string { return filepath.Join(c.cfg.LogDir, "kafka-data") }
+
+// Endpoints returns the etcd endpoints.
+func (c *Cluster) Endpoints() []string { return c.endpoints }
 
 // Brokers returns the Kafka brokers.
 func (c *Cluster) Brokers() []string { return c.brokers }
@@ -413,6 +433,7 @@ func (c *Cluster) setMembers(kvs []etcdmeta.KV) {
 	sort.Strings(joined)
 	for _, id := range joined {
 		c.lg.Event(nil, spec.Event{Kind: spec.NodeJoined, Node: id})
+		c.progress("capture %s (pid %d) registered: admin API http://%s, transport %s", id, now[id].PID, now[id].APIAddr, now[id].AdvertiseAddr)
 	}
 	c.members = now
 }
@@ -798,6 +819,9 @@ func (c *Cluster) ExpireFrozen() ([]string, error) {
 	fr := c.frozen
 	c.frozen = nil
 	c.mu.Unlock()
+	if len(fr) == 0 {
+		return nil, errors.New("no frozen capture (freeze-capture first)")
+	}
 	var ids []string
 	var firstErr error
 	for _, f := range fr {
@@ -873,6 +897,9 @@ func (c *Cluster) CreateTable() (int64, error) {
 		return 0, err
 	}
 	c.lg.Event(nil, spec.Event{Kind: spec.TableCreated, Span: spec.WholeTable(id), Checkpoint: ts})
+	if err := c.addTableRegions(id); err != nil {
+		return id, err
+	}
 	return id, nil
 }
 
@@ -939,6 +966,7 @@ func (c *Cluster) Heal() uint64 {
 	_ = c.Stall(false)
 	c.thawAll()
 	c.clearFailpoints()
+	c.healStores()
 	target := c.Up.GlobalResolvedTs()
 	c.lg.Event(nil, spec.Event{Kind: spec.FaultsHealed, Checkpoint: target})
 	return target
@@ -990,16 +1018,23 @@ func (c *Cluster) StopCaptures() {
 	}
 }
 
-// Close stops every capture, the broker and etcd.
+// Close stops every capture, the broker and etcd; calls after the first
+// do nothing.
 func (c *Cluster) Close() {
+	c.closeOnce.Do(c.close)
+}
+
+func (c *Cluster) close() {
 	c.StopCaptures()
 	c.cancel()
 	c.wg.Wait()
+	c.closeStores()
 	if c.Etcd != nil {
 		_ = c.Etcd.Close()
 	}
 	if c.kf != nil {
 		c.kf.Close()
+		_ = os.RemoveAll(c.kafkaDir())
 	}
 	if c.emb != nil {
 		_ = c.emb.Close()
@@ -1007,6 +1042,28 @@ func (c *Cluster) Close() {
 	if c.logf != nil {
 		_ = c.logf.Close()
 	}
+}
+
+// Panics returns, per capture slot whose process panicked or died of a Go
+// fatal error during the run, the first line of it (from the process's
+// stderr file).
+func (c *Cluster) Panics() []string {
+	var out []string
+	for _, p := range c.procs {
+		f, err := os.Open(p.log + ".stderr")
+		if err != nil {
+			continue
+		}
+		sc := bufio.NewScanner(f)
+		for sc.Scan() {
+			if l := sc.Text(); strings.HasPrefix(l, "panic: ") || strings.HasPrefix(l, "fatal error: ") {
+				out = append(out, fmt.Sprintf("capture %d: %s", p.slot, l))
+				break
+			}
+		}
+		f.Close()
+	}
+	return out
 }
 
 // LogFiles lists the TiCDC-format logs of the run (captures and cluster).

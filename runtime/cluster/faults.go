@@ -3,6 +3,7 @@ package cluster
 import (
 	"context"
 	"fmt"
+	"math/rand/v2"
 	"strings"
 	"time"
 
@@ -51,7 +52,7 @@ var faultInjectors = map[spec.Fault]injector{
 		return c.FailoverInflight(ctx)
 	},
 	spec.FaultKillMaintainerStaleCreate: func(c *Cluster, ctx context.Context, st Step) (string, error) {
-		return c.StaleCreate(ctx, st.dur(20*time.Second))
+		return c.StaleCreate(ctx, st.window())
 	},
 	spec.FaultExpireSession: func(c *Cluster, _ context.Context, st Step) (string, error) {
 		return c.ExpireSession("", st.AvoidOwner)
@@ -69,18 +70,18 @@ var faultInjectors = map[spec.Fault]injector{
 	// delay-messages holds the next BlockStatusRequests for Dur (3 s).
 	spec.FaultDuplicateMessages: func(c *Cluster, ctx context.Context, st Step) (string, error) {
 		return c.maintainerRule(ctx, adminapi.DelayRule{Type: st.msgType("RemoveMaintainerRequest"), Action: "dup",
-			DelayMs: st.dur(10 * time.Second).Milliseconds(), Count: 1})
+			DelayMs: st.window().Milliseconds(), Count: 1})
 	},
 	spec.FaultDelayMessages: func(c *Cluster, ctx context.Context, st Step) (string, error) {
 		return c.maintainerRule(ctx, adminapi.DelayRule{Type: st.msgType("BlockStatusRequest"), Action: "delay",
-			DelayMs: st.dur(3 * time.Second).Milliseconds(), Count: 1000})
+			DelayMs: st.window().Milliseconds(), Count: 1000})
 	},
 	spec.FaultSinkError: func(c *Cluster, _ context.Context, st Step) (string, error) {
-		d := st.dur(5 * time.Second)
+		d := st.window()
 		return d.String(), c.KafkaTimeout(d)
 	},
 	spec.FaultStallUpstream: func(c *Cluster, _ context.Context, st Step) (string, error) {
-		d := st.dur(3 * time.Second)
+		d := st.window()
 		if err := c.Stall(true); err != nil {
 			return "", err
 		}
@@ -108,6 +109,7 @@ var UnsupportedFaults = map[spec.Fault]string{
 	spec.FaultPartition:           "every capture runs on one host's loopback; no network partition is injected",
 	spec.FaultHealNetwork:         "there is no network fault to heal",
 	spec.FaultHeal:                "cdcspec run heals once, after the fault phase (FaultsHealed)",
+	spec.FaultFastFailError:       "the Kafka sink has no unretryable error to inject (a GC error needs the upstream's GC safepoint); the simulation and proptest inject it",
 }
 
 // actionInjectors are the domain actions a schedule may take.
@@ -126,7 +128,7 @@ var actionInjectors = map[spec.Action]injector{
 	},
 	// pause-changefeed pauses the changefeed and resumes it after Dur (3 s).
 	spec.ActionPauseChangefeed: func(c *Cluster, ctx context.Context, st Step) (string, error) {
-		d := st.dur(3 * time.Second)
+		d := st.window()
 		if err := c.API().Pause(ctx, c.cfg.Changefeed); err != nil {
 			return "", err
 		}
@@ -143,6 +145,34 @@ var actionInjectors = map[spec.Action]injector{
 		})
 		return d.String(), nil
 	},
+}
+
+// notDrawn are the injectable steps a random schedule (RandomSchedule)
+// does not draw, with the reason: they only make sense in a pair or a
+// scenario's setup.
+var notDrawn = map[string]string{
+	string(spec.FaultFreezeCapture):             "leaves a capture stopped until expire-frozen-session or the heal (scenario seed-5709)",
+	string(spec.FaultExpireFrozenSession):       "needs a frozen capture (freeze-capture) first",
+	string(spec.FaultResumeUpstream):            "ends a stall-upstream, which heals itself",
+	string(spec.FaultKillMaintainerStaleCreate): "holds a Create for 20 s (scenario seed-5083)",
+}
+
+// RandomSchedule draws n steps (faults and domain actions cdcspec run
+// injects, except notDrawn) with the seed and spreads them over d.
+func RandomSchedule(n int, seed uint64, d time.Duration) ([]Step, []string, error) {
+	var pool []string
+	for _, name := range Names() {
+		if _, skip := notDrawn[name]; !skip {
+			pool = append(pool, name)
+		}
+	}
+	r := rand.New(rand.NewPCG(seed, 0x736f616b))
+	names := make([]string, n)
+	for i := range names {
+		names[i] = pool[r.IntN(len(pool))]
+	}
+	steps, err := Schedule(names, d)
+	return steps, names, err
 }
 
 // Names lists what a schedule may name: the faults cdcspec run injects, in
@@ -186,11 +216,25 @@ func (st Step) check() error {
 	return fmt.Errorf("unknown fault %q (known: %s)", st.Name(), strings.Join(Names(), ", "))
 }
 
-func (st Step) dur(d time.Duration) time.Duration {
+// defaultWindows are the default durations of the timed steps (Step.Dur
+// overrides them).
+var defaultWindows = map[string]time.Duration{
+	string(spec.FaultSinkError):                 5 * time.Second,
+	string(spec.FaultStallUpstream):             3 * time.Second,
+	string(spec.FaultDelayMessages):             3 * time.Second,
+	string(spec.FaultDuplicateMessages):         10 * time.Second,
+	string(spec.FaultKillMaintainerStaleCreate): 20 * time.Second,
+	string(spec.ActionPauseChangefeed):          3 * time.Second,
+	string(spec.FaultStore):                     5 * time.Second,
+}
+
+// window is how long the step's fault lasts: Dur, or its default (0 for
+// an instant step such as kill-capture or move-table).
+func (st Step) window() time.Duration {
 	if st.Dur > 0 {
 		return st.Dur
 	}
-	return d
+	return defaultWindows[st.Name()]
 }
 
 func (st Step) msgType(def string) string {

@@ -2,6 +2,7 @@ package cluster
 
 import (
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -56,4 +57,76 @@ func TestParseStep(t *testing.T) {
 	require.Len(t, steps, 3)
 	assert.Equal(t, []string{"sink-error", "stall-upstream", "create-table"}, []string{steps[0].Name(), steps[1].Name(), steps[2].Name()})
 	assert.Equal(t, []int64{10, 20, 30}, []int64{int64(steps[0].At), int64(steps[1].At), int64(steps[2].At)})
+}
+
+// TestRunCheckedNothingFails: a run whose data check saw no produced row,
+// or whose fault was never applied, is a failure even when nothing was
+// lost.
+func TestRunCheckedNothingFails(t *testing.T) {
+	ok := Result{Settled: true, Produced: 10, Recovery: []Recovery{{Fault: "kill-capture", Attempts: 1}}}
+	ok.judge()
+	require.True(t, ok.OK(), "%v", ok.Failures)
+
+	empty := Result{Settled: true}
+	empty.judge()
+	assert.False(t, empty.OK())
+	assert.Contains(t, empty.Failures[0], "checked no data")
+
+	unapplied := Result{Settled: true, Produced: 10, Recovery: []Recovery{{Fault: "move-table", Error: "no span of table 4 could move", Attempts: 9}}}
+	unapplied.judge()
+	assert.False(t, unapplied.OK())
+	assert.Contains(t, unapplied.Failures[0], "fault move-table at 0.0s was never applied (9 attempts): no span of table 4 could move")
+
+	interrupted := Result{Settled: true, Produced: 10, Interrupted: "received terminated"}
+	interrupted.judge()
+	assert.False(t, interrupted.OK())
+}
+
+// TestRecoveryPath: a sink-error reached its path when the changefeed went
+// to warning and back before the next fault; a pause when it was stopped
+// and came back; the per-fault lag peak never exceeds the run's.
+func TestRecoveryPath(t *testing.T) {
+	tl := []Sample{
+		{At: 1000, State: "normal", Checkpoint: 900},
+		{At: 2000, State: "warning", Checkpoint: 1000},
+		{At: 3000, State: "normal", Checkpoint: 2900},
+		{At: 4000, State: "stopped", Checkpoint: 3000},
+		{At: 6000, State: "normal", Checkpoint: 5900},
+	}
+	recs := recovery([]Recovery{
+		{Fault: "sink-error", FaultToWarningMs: -1, WarningToNormalMs: -1, LagBelow3sMs: -1, at: 1500},
+		{Fault: "pause-changefeed", FaultToWarningMs: -1, WarningToNormalMs: -1, LagBelow3sMs: -1, at: 3500},
+		{Fault: "sink-error", FaultToWarningMs: -1, WarningToNormalMs: -1, LagBelow3sMs: -1, at: 5500},
+	}, tl)
+	assert.True(t, recs[0].PathReached, recs[0].Path)
+	assert.True(t, recs[1].PathReached, recs[1].Path)
+	assert.False(t, recs[2].PathReached, "a sink-error with no warning after it did not reach its path")
+	assert.Contains(t, recs[2].Path, "no warning")
+	assert.Equal(t, int64(1000), recs[1].LagPeakMs, "the lag of the samples between this fault and the next")
+}
+
+// TestRandomSchedule: a seed draws the same steps every time, only steps
+// cdcspec run injects and never one of notDrawn; every notDrawn entry
+// names an injectable step.
+func TestRandomSchedule(t *testing.T) {
+	a, names, err := RandomSchedule(40, 7, 60*time.Second)
+	require.NoError(t, err)
+	b, _, err := RandomSchedule(40, 7, 60*time.Second)
+	require.NoError(t, err)
+	require.Equal(t, a, b)
+	require.Len(t, names, 40)
+	for _, n := range names {
+		_, skip := notDrawn[n]
+		require.False(t, skip, "drew %s", n)
+	}
+	known := map[string]bool{}
+	for _, n := range Names() {
+		known[n] = true
+	}
+	for n := range notDrawn {
+		require.True(t, known[n], "notDrawn names %s, which cdcspec run does not inject", n)
+	}
+	c, _, err := RandomSchedule(40, 8, 60*time.Second)
+	require.NoError(t, err)
+	require.NotEqual(t, a, c, "two seeds drew the same 40 steps")
 }

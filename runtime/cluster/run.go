@@ -35,6 +35,13 @@ type Step struct {
 	// MsgType is the message type of drop-, duplicate- and delay-messages
 	// ("": the fault's default, see faultInjectors).
 	MsgType string
+	// AllStores: the store fault takes every TiKV store down (seed 004),
+	// not one.
+	AllStores bool
+	// SlowReceive: the store fault also switches failpoint
+	// KVClientRecvDelay on in every capture until the heal (a CPU-starved
+	// receive loop, see runtime/tikv).
+	SlowReceive bool
 }
 
 // Name is the step's fault or action.
@@ -130,12 +137,15 @@ func Scenario(name string) ([]Step, bool, error) {
 		// generation lands after the next maintainer took over.
 		return []Step{{At: 4 * time.Second, Fault: spec.FaultKillMaintainerStaleCreate, Dur: 20 * time.Second}}, false, nil
 	}
+	if name == "seed-9595" {
+		return seed9595(), false, nil
+	}
 	if name == "seed-3411" {
 		// pingcap/ticdc#3411: dispatcher operators in flight (held by
 		// failpoints) when the maintainer's capture dies.
 		return []Step{{At: 4 * time.Second, Fault: spec.FaultKillMaintainerInflight}}, false, nil
 	}
-	return nil, false, fmt.Errorf("unknown scenario %q (known: seed-5709, seed-3411, seed-6202, seed-5401, seed-5083, seed-3952)", name)
+	return nil, false, fmt.Errorf("unknown scenario %q (known: seed-5709, seed-3411, seed-6202, seed-5401, seed-5083, seed-3952, seed-9595)", name)
 }
 
 // RunConfig is a whole `cdcspec run`.
@@ -146,6 +156,20 @@ type RunConfig struct {
 	// SettleTimeout bounds waiting for the checkpoint after healing
 	// (default 120s: a changefeed restarted by backoff can wait 10-20 s).
 	SettleTimeout time.Duration
+	// Exact fires every step at its At (scenarios, whose timing is the
+	// point). Otherwise a step waits until the previous step's fault window
+	// (its Dur, e.g. a pause or a Kafka timeout) has ended and MinGap has
+	// passed, so that faults do not mask each other: a Kafka error during
+	// a pause never reaches the changefeed's error handling.
+	Exact bool
+	// MinGap is the least time between two steps when not Exact
+	// (default 3 s).
+	MinGap time.Duration
+	// RetryFor bounds how long a step that cannot be applied (no span
+	// could move, the owner key names a capture that just died, the
+	// maintainer restarting) is retried (default 20 s). A step still not
+	// applied then fails the run.
+	RetryFor time.Duration
 }
 
 // Recovery is what one fault (or domain action) did to the changefeed.
@@ -164,7 +188,17 @@ type Recovery struct {
 	// LagBelow3sMs: fault to the first time the lag was back under 3 s
 	// after exceeding it (-1: it never exceeded 3 s, or never came back).
 	LagBelow3sMs int64 `json:"lag_back_under_3s_ms"`
-	at           int64
+	// Attempts is how many times the step was tried (retries of a step
+	// that could not apply yet).
+	Attempts int `json:"attempts"`
+	// Path says whether the fault reached the code path it is there for
+	// ("" when the runner cannot tell): for sink-error, the changefeed went
+	// to warning and back to normal; for pause-changefeed, it was stopped
+	// and came back.
+	Path string `json:"path,omitempty"`
+	// PathReached is Path's verdict (false also when Path is "").
+	PathReached bool `json:"path_reached"`
+	at          int64
 }
 
 // Result is the report of a run.
@@ -185,15 +219,56 @@ type Result struct {
 	Settled           bool             `json:"settled"`
 	SettleError       string           `json:"settle_error,omitempty"`
 	Restarts          int              `json:"restarts"`
+	Etcd              []string         `json:"etcd"`
+	Kafka             []string         `json:"kafka"`
+	// Captures are the captures registered at the end (admin API
+	// addresses change when a capture restarts).
+	Captures map[string]string `json:"captures_api"`
 	// LagPeakMs and LagAvgMs: checkpoint lag (now - stored checkpoint)
-	// over the fault phase.
+	// from the start of the fault phase until the checkpoint settled (the
+	// same samples as every Recovery's LagPeakMs, so no fault's peak
+	// exceeds this one).
 	LagPeakMs int64 `json:"lag_peak_ms"`
 	LagAvgMs  int64 `json:"lag_avg_ms"`
+	// HealToSettledMs: from the heal to the checkpoint passing its target
+	// (-1: it never did).
+	HealToSettledMs int64 `json:"heal_to_settled_ms"`
+	// StoreHeals: every time TiKV stores came back, and when the
+	// checkpoint passed the resolved ts of that moment.
+	StoreHeals []StoreHeal `json:"store_heals,omitempty"`
+	// Failures are the reasons the run failed besides the data check,
+	// the trace check and settling: it checked no data, or a fault asked
+	// for was never applied.
+	Failures []string `json:"failures"`
+	// Panics: captures whose process panicked (first line each).
+	Panics []string `json:"panics"`
+	// Interrupted: the run was stopped (SIGINT/SIGTERM) before it ended;
+	// the report covers what was checked until then.
+	Interrupted string `json:"interrupted,omitempty"`
 }
 
-// OK reports whether nothing was lost and no property was violated.
+// OK reports whether the run checked data, applied every fault asked for,
+// settled, lost nothing and violated no property.
 func (r *Result) OK() bool {
-	return r.Data.OK() && r.Violations == 0 && r.Settled
+	return r.Data.OK() && r.Violations == 0 && r.Settled && len(r.Failures) == 0 && r.Interrupted == ""
+}
+
+// judge fills Failures: a run that produced no row below its final
+// checkpoint checked nothing, and a fault that was asked for and never
+// applied was not tested.
+func (r *Result) judge() {
+	r.Failures = []string{}
+	if r.Interrupted == "" && r.Produced == 0 {
+		r.Failures = append(r.Failures, "no row change was produced below the final checkpoint: the run checked no data")
+	}
+	for _, p := range r.Panics {
+		r.Failures = append(r.Failures, "panic: "+p)
+	}
+	for _, rc := range r.Recovery {
+		if rc.Error != "" {
+			r.Failures = append(r.Failures, fmt.Sprintf("fault %s at %.1fs was never applied (%d attempts): %s", rc.Fault, float64(rc.AtMs)/1000, rc.Attempts, rc.Error))
+		}
+	}
 }
 
 // Run runs a whole cluster: start, faults, heal, checks.
@@ -204,12 +279,21 @@ func Run(ctx context.Context, rc RunConfig) (*Result, error) {
 	if rc.SettleTimeout == 0 {
 		rc.SettleTimeout = 120 * time.Second
 	}
+	if rc.MinGap == 0 {
+		rc.MinGap = 3 * time.Second
+	}
+	if rc.RetryFor == 0 {
+		rc.RetryFor = 20 * time.Second
+	}
 	if rc.Steps == nil {
 		steps, err := Schedule(DefaultFaults, rc.Duration)
 		if err != nil {
 			return nil, err
 		}
 		rc.Steps = steps
+	}
+	if rc.Cluster.Stores == 0 && usesStores(rc.Steps) {
+		rc.Cluster.Stores = 3
 	}
 	for _, s := range rc.Steps {
 		if err := s.check(); err != nil {
@@ -220,42 +304,106 @@ func Run(ctx context.Context, rc RunConfig) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	closed := false
-	defer func() {
-		if !closed {
-			c.Close()
-		}
-	}()
-	res := &Result{LogDir: c.LogDir(), Topic: c.Topic()}
+	defer c.Close()
+	res := &Result{LogDir: c.LogDir(), Topic: c.Topic(), Etcd: c.Endpoints(), Kafka: c.Brokers()}
 	begin := time.Now()
 	var recs []Recovery
-	for _, st := range rc.Steps {
-		if wait := time.Until(begin.Add(st.At)); wait > 0 {
+	// interrupted ends the run early (SIGINT/SIGTERM): heal, stop the
+	// captures, and check what was written so far.
+	interrupted := func() (*Result, error) {
+		res.Interrupted = context.Cause(ctx).Error()
+		c.progress("interrupted (%s): stopping the captures and checking what was written so far", res.Interrupted)
+		return c.finish(res, recs, begin, nil)
+	}
+	sleep := func(until time.Time) bool {
+		if wait := time.Until(until); wait > 0 {
 			select {
 			case <-ctx.Done():
-				return nil, ctx.Err()
+				return false
 			case <-time.After(wait):
 			}
 		}
-		r := c.inject(ctx, st)
+		return true
+	}
+	var free time.Time // when the previous step's window and MinGap have passed
+	for i, st := range rc.Steps {
+		at := begin.Add(st.At)
+		if !rc.Exact && free.After(at) {
+			at = free
+		}
+		if !sleep(at) {
+			return interrupted()
+		}
+		// Retry a step that cannot apply yet, at most RetryFor and, for
+		// an exact schedule, not past the next step.
+		retryEnd := time.Now().Add(rc.RetryFor)
+		if rc.Exact && i+1 < len(rc.Steps) {
+			if next := begin.Add(rc.Steps[i+1].At); next.Before(retryEnd) {
+				retryEnd = next
+			}
+		}
+		var r Recovery
+		for attempt := 1; ; attempt++ {
+			r = c.inject(ctx, st)
+			r.Attempts = attempt
+			if r.Error == "" || ctx.Err() != nil || time.Now().Add(time.Second).After(retryEnd) {
+				break
+			}
+			c.progress("fault %s not applied yet (%s); retrying", st.Name(), r.Error)
+			if !sleep(time.Now().Add(time.Second)) {
+				break
+			}
+		}
 		r.AtMs = time.Since(begin).Milliseconds()
 		r.at = time.Now().UnixMilli()
 		if r.Error != "" {
-			c.progress("fault %s: %s", st.Name(), r.Error)
+			c.progress("fault %s NOT APPLIED after %d attempts: %s", st.Name(), r.Attempts, r.Error)
 		} else {
 			c.progress("fault %s %s", st.Name(), r.Target)
 		}
 		recs = append(recs, r)
-	}
-	if wait := time.Until(begin.Add(rc.Duration)); wait > 0 {
-		select {
-		case <-ctx.Done():
-			return nil, ctx.Err()
-		case <-time.After(wait):
+		free = time.Now().Add(st.window() + rc.MinGap)
+		if ctx.Err() != nil {
+			return interrupted()
 		}
 	}
+	if !sleep(begin.Add(rc.Duration)) {
+		return interrupted()
+	}
+	return c.finish(res, recs, begin, func(ctx context.Context) {
+		target := c.Heal()
+		healAt := time.Now()
+		c.progress("healed; waiting for the checkpoint to pass %d", target)
+		_, err := c.WaitCheckpoint(ctx, target, rc.SettleTimeout)
+		res.Settled = err == nil
+		if err == nil {
+			res.HealToSettledMs = time.Since(healAt).Milliseconds()
+		}
+		if err != nil {
+			res.SettleError = err.Error()
+			c.progress("%v", err)
+		}
+	})
+}
+
+// finish heals and settles (settle; nil when interrupted), stops the
+// captures and runs the data and trace checks over what was written.
+func (c *Cluster) finish(res *Result, recs []Recovery, begin time.Time, settle func(context.Context)) (*Result, error) {
+	// The checks run even after an interrupt: a fresh context, bounded.
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Minute)
+	defer cancel()
+	res.HealToSettledMs = -1
+	if settle != nil {
+		settle(ctx)
+		// Give the liveness monitors a quiet stretch to judge.
+		time.Sleep(2 * time.Second)
+		c.Quiesced()
+	} else {
+		c.Heal()
+	}
+	tl := c.Timeline()
 	var lagSum, lagN int64
-	for _, smp := range c.Timeline() {
+	for _, smp := range tl {
 		if smp.At < begin.UnixMilli() {
 			continue
 		}
@@ -267,22 +415,17 @@ func Run(ctx context.Context, rc RunConfig) (*Result, error) {
 	if lagN > 0 {
 		res.LagAvgMs = lagSum / lagN
 	}
-	target := c.Heal()
-	c.progress("healed; waiting for the checkpoint to pass %d", target)
-	s, err := c.WaitCheckpoint(ctx, target, rc.SettleTimeout)
-	res.Settled = err == nil
-	if err != nil {
-		res.SettleError = err.Error()
-		c.progress("%v", err)
+	res.StoreHeals = c.storeHeals(begin)
+	res.Captures = map[string]string{}
+	for id, v := range c.Members() {
+		res.Captures[id] = v.APIAddr
 	}
-	// Give the liveness monitors a quiet stretch to judge.
-	time.Sleep(2 * time.Second)
-	c.Quiesced()
-	if s2, ok := c.Stored(); ok {
-		s = s2
+	s, ok := c.Stored()
+	if !ok && len(tl) > 0 {
+		s = tl[len(tl)-1]
 	}
 	res.FinalCheckpointTs = s.Checkpoint
-	res.Recovery = recovery(recs, c.Timeline())
+	res.Recovery = recovery(recs, tl)
 	for _, n := range c.Starts() {
 		res.Restarts += n - 1
 	}
@@ -290,7 +433,11 @@ func Run(ctx context.Context, rc RunConfig) (*Result, error) {
 	// change written is then in the source below (rows up to now).
 	c.StopCaptures()
 	c.progress("final checkpoint %d; checking topic %s", s.Checkpoint, c.Topic())
-	rep, err := datacheck.Check(ctx, datacheck.Config{Brokers: c.Brokers(), Topic: c.Topic(), Timeout: 2 * time.Minute},
+	// Reading the topic takes about 10 s per million messages on a busy
+	// machine: allow 2 min plus 30 s per million rows of the run.
+	rows := c.cfg.Rate * float64(time.Since(begin)+30*time.Second) / float64(time.Second)
+	readTimeout := 2*time.Minute + time.Duration(rows/1e6*30)*time.Second
+	rep, err := datacheck.Check(ctx, datacheck.Config{Brokers: c.Brokers(), Topic: c.Topic(), Timeout: readTimeout},
 		c.Up.Source(c.StartTs, uint64(time.Now().UnixMilli())), server.TSO(s.Checkpoint))
 	if err != nil {
 		return nil, fmt.Errorf("data check: %w", err)
@@ -301,8 +448,8 @@ func Run(ctx context.Context, rc RunConfig) (*Result, error) {
 		res.RowsPerSec = float64(rep.Produced) / secs
 	}
 	files := c.LogFiles()
+	res.Panics = append([]string{}, c.Panics()...)
 	c.Close()
-	closed = true
 	c.progress("checking %d logs", len(files))
 	inputs, err := traces.ExpandInputs(files, nil)
 	if err != nil {
@@ -317,6 +464,7 @@ func Run(ctx context.Context, rc RunConfig) (*Result, error) {
 		res.Findings = []traces.Finding{}
 	}
 	res.Violations = trep.Violations()
+	res.judge()
 	return res, nil
 }
 
@@ -329,7 +477,7 @@ func recovery(recs []Recovery, tl []Sample) []Recovery {
 		if i+1 < len(recs) {
 			end = recs[i+1].at
 		}
-		var warnAt int64
+		var warnAt, stoppedAt, backAt int64
 		exceeded := false
 		prev := ""
 		for _, s := range tl {
@@ -355,7 +503,28 @@ func recovery(recs []Recovery, tl []Sample) []Recovery {
 			if warnAt != 0 && s.State == "normal" && r.WarningToNormalMs < 0 {
 				r.WarningToNormalMs = s.At - warnAt
 			}
+			if s.State == spec.StateStopped && s.At < end && stoppedAt == 0 {
+				stoppedAt = s.At
+			}
+			if stoppedAt != 0 && s.State == spec.StateNormal && backAt == 0 {
+				backAt = s.At
+			}
 			prev = s.State
+		}
+		switch {
+		case r.Error != "":
+		case r.Fault == string(spec.FaultSinkError):
+			r.PathReached = r.FaultToWarningMs >= 0 && r.WarningToNormalMs >= 0
+			r.Path = "changefeed warning and back to normal"
+			if !r.PathReached {
+				r.Path = "no warning followed by normal before the next fault (the produce errors never reached the changefeed's error handling)"
+			}
+		case r.Fault == string(spec.ActionPauseChangefeed):
+			r.PathReached = stoppedAt != 0 && backAt != 0
+			r.Path = "changefeed stopped and resumed to normal"
+			if !r.PathReached {
+				r.Path = "the stored state never went stopped and back to normal"
+			}
 		}
 	}
 	return recs

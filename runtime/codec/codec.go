@@ -79,7 +79,9 @@ func Encode(env core.Envelope) ([]byte, error) {
 	return json.Marshal(wire{From: string(env.From), To: string(env.To), Type: name, Msg: body})
 }
 
-// Decode parses bytes written by Encode.
+// Decode parses bytes written by Encode. Any other input (truncated,
+// garbage, an unknown type, a frame without sender, receiver or message
+// object) is an error, never a panic; FuzzDecode checks it.
 func Decode(b []byte) (core.Envelope, error) {
 	var w wire
 	if err := json.Unmarshal(b, &w); err != nil {
@@ -90,8 +92,11 @@ func Decode(b []byte) (core.Envelope, error) {
 		return core.Envelope{}, fmt.Errorf("codec: unknown message type %q from %s", w.Type, w.From)
 	}
 	m := f()
-	if len(w.Msg) == 0 {
-		return core.Envelope{}, fmt.Errorf("codec: %s from %s has no body", w.Type, w.From)
+	if len(w.Msg) == 0 || w.Msg[0] != '{' {
+		return core.Envelope{}, fmt.Errorf("codec: %s from %s has no message object", w.Type, w.From)
+	}
+	if w.From == "" || w.To == "" {
+		return core.Envelope{}, fmt.Errorf("codec: %s frame without sender or receiver (from %q, to %q)", w.Type, w.From, w.To)
 	}
 	if err := json.Unmarshal(w.Msg, m); err != nil {
 		return core.Envelope{}, fmt.Errorf("codec: decoding %s from %s: %w", w.Type, w.From, err)

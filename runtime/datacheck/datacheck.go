@@ -45,6 +45,7 @@ import (
 	"errors"
 	"fmt"
 	"hash/fnv"
+	"math"
 	"slices"
 	"strconv"
 
@@ -155,79 +156,133 @@ type changeID struct {
 	ts uint64
 }
 
-type produced struct {
-	op   kafkasink.Op
-	hash uint64 // of value (and old value for UPDATE); values are not kept
-	hits int
-	// last delivery: arrival sequence, partition, offset
-	lastSeq       int
-	lastPartition int32
-	lastOffset    int64
+// keyState is what the check keeps per key (schema, table, primary key),
+// as parallel arrays over the key's produced changes in commit-ts order
+// (17 bytes per change; no message and no value is kept): the commit ts,
+// a 32-bit hash of the content, the offset of the last delivery and the
+// delivery count (saturating at 255; Report.Duplicates counts exactly).
+// Besides: the partition its deliveries landed in and the highest commit
+// ts delivered so far.
+type keyState struct {
+	id       keyID
+	ts       []uint64
+	hash     []uint32
+	lastOff  []uint32
+	hits     []uint8
+	part     int32
+	seen     bool // a delivery landed (part is set)
+	maxFirst uint64
 }
 
-func contentHash(op kafkasink.Op, value, oldValue string) uint64 {
-	h := fnv.New64a()
+// find returns the index of the change at ts (-1: none).
+func (k *keyState) find(ts uint64) int {
+	if i, ok := slices.BinarySearch(k.ts, ts); ok {
+		return i
+	}
+	return -1
+}
+
+// contentHash is a 32-bit FNV-1a hash of a change's operation and values
+// (a corrupted delivery passes unnoticed with probability 2^-32).
+func contentHash(op kafkasink.Op, value, oldValue string) uint32 {
+	h := fnv.New32a()
 	h.Write([]byte{byte(op)})
 	h.Write([]byte(value))
 	if op == kafkasink.OpUpdate {
 		h.Write([]byte{0})
 		h.Write([]byte(oldValue))
 	}
-	return h.Sum64()
+	return h.Sum32()
 }
 
 // Analyzer checks a topic incrementally, so a long run's messages need not
 // be held in memory: Add every record, in offset order within each
-// partition (partitions may interleave), then Finish. Memory is about 100
-// bytes plus the key strings per produced row change.
+// partition (partitions may interleave), then Finish. It keeps compact
+// per-key state (keyState: 17 bytes per produced row change, plus the key
+// strings once per key), never a message: ten million row changes take
+// about 170 MB.
 type Analyzer struct {
-	rep       Report
-	want      map[changeID]*produced
-	changesOf map[keyID][]changeID
-	maxFirst  map[keyID]uint64 // highest commit ts delivered so far per key
-	partOf    map[keyID]int32
-	lastOff   map[int32]int64
-	counts    map[string]int
-	seq       int
-	finished  bool
+	rep      Report
+	keys     map[keyID]*keyState
+	lastOff  map[int32]int64
+	counts   map[string]int
+	finished bool
 }
 
-// NewAnalyzer loads the produced row changes. It fails only on bad input:
-// two different produced changes with the same identity, or a produced row
-// without table, key or commit ts.
+// NewAnalyzer loads the produced row changes; it reads src twice (to size
+// each key's arrays, then to fill them), so src must yield the same rows
+// each time. It fails only on bad input: two different produced changes
+// with the same identity, or a produced row without table, key or commit
+// ts.
 func NewAnalyzer(src Source, finalCheckpoint uint64) (*Analyzer, error) {
 	a := &Analyzer{
-		rep:       Report{FinalCheckpointTs: finalCheckpoint},
-		want:      make(map[changeID]*produced),
-		changesOf: map[keyID][]changeID{},
-		maxFirst:  map[keyID]uint64{},
-		partOf:    map[keyID]int32{},
-		lastOff:   map[int32]int64{},
-		counts:    map[string]int{},
+		rep:     Report{FinalCheckpointTs: finalCheckpoint},
+		keys:    map[keyID]*keyState{},
+		lastOff: map[int32]int64{},
+		counts:  map[string]int{},
 	}
+	counts := map[keyID]int{}
 	i := 0
 	err := src.ForEach(func(r kafkasink.Row) error {
 		i++
 		if r.Table == "" || r.Key == "" || r.CommitTs == 0 {
 			return fmt.Errorf("datacheck: produced row #%d (table %q, key %q, commit ts %d) lacks table, key or commit ts", i, r.Table, r.Key, r.CommitTs)
 		}
-		id := changeID{keyID{r.SchemaOrDefault(), r.Table, r.Key}, r.CommitTs}
-		p := &produced{op: r.Op, hash: contentHash(r.Op, r.Value, r.OldValue)}
-		if old, ok := a.want[id]; ok {
-			if old.op != p.op || old.hash != p.hash {
-				return fmt.Errorf("datacheck: produced row #%d: %s.%s key %q commit ts %d produced twice with different content (the second is %s %q)",
-					i, id.schema, id.table, id.key, id.ts, r.Op, r.Value)
-			}
-			return nil
-		}
-		a.want[id] = p
-		if r.CommitTs <= finalCheckpoint {
-			a.rep.Produced++
-		}
+		counts[keyID{r.SchemaOrDefault(), r.Table, r.Key}]++
 		return nil
 	})
 	if err != nil {
 		return nil, err
+	}
+	type pending struct {
+		ts   uint64
+		hash uint32
+	}
+	byKey := map[keyID][]pending{}
+	for id, n := range counts {
+		byKey[id] = make([]pending, 0, n)
+	}
+	counts = nil
+	err = src.ForEach(func(r kafkasink.Row) error {
+		id := keyID{r.SchemaOrDefault(), r.Table, r.Key}
+		ps, ok := byKey[id]
+		if !ok || len(ps) == cap(ps) {
+			return errors.New("datacheck: the source yielded different rows on its second read")
+		}
+		byKey[id] = append(ps, pending{r.CommitTs, contentHash(r.Op, r.Value, r.OldValue)})
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	for id, ps := range byKey {
+		// Sources usually yield a key's changes in commit-ts order; sort
+		// anyway, then drop identical repeats and refuse conflicting ones.
+		slices.SortStableFunc(ps, func(x, y pending) int { return cmp.Compare(x.ts, y.ts) })
+		k := &keyState{id: id}
+		n := 0
+		for j, p := range ps {
+			if j > 0 && ps[j-1].ts == p.ts {
+				if ps[j-1].hash != p.hash {
+					return nil, fmt.Errorf("datacheck: %s.%s key %q commit ts %d produced twice with different content", id.schema, id.table, id.key, p.ts)
+				}
+				continue
+			}
+			n++
+		}
+		k.ts, k.hash, k.lastOff, k.hits = make([]uint64, 0, n), make([]uint32, 0, n), make([]uint32, n), make([]uint8, n)
+		for j, p := range ps {
+			if j > 0 && ps[j-1].ts == p.ts {
+				continue
+			}
+			k.ts = append(k.ts, p.ts)
+			k.hash = append(k.hash, p.hash)
+			if p.ts <= finalCheckpoint {
+				a.rep.Produced++
+			}
+		}
+		a.keys[id] = k
+		delete(byKey, id)
 	}
 	return a, nil
 }
@@ -240,8 +295,8 @@ func (a *Analyzer) add(e Example) {
 }
 
 // Add checks one consumed record. Records of one partition must come in
-// increasing offset order; Add returns an error otherwise (and for use
-// after Finish).
+// increasing offset order (below 2^32); Add returns an error otherwise (and
+// for use after Finish).
 func (a *Analyzer) Add(rec Record) error {
 	if a.finished {
 		return errors.New("datacheck: Analyzer.Add after Finish")
@@ -249,8 +304,10 @@ func (a *Analyzer) Add(rec Record) error {
 	if last, ok := a.lastOff[rec.Partition]; ok && rec.Offset <= last {
 		return fmt.Errorf("datacheck: partition %d offset %d added after offset %d", rec.Partition, rec.Offset, last)
 	}
+	if rec.Offset < 0 || rec.Offset > math.MaxUint32 {
+		return fmt.Errorf("datacheck: partition %d offset %d is outside [0, 2^32)", rec.Partition, rec.Offset)
+	}
 	a.lastOff[rec.Partition] = rec.Offset
-	a.seq++
 	a.rep.Delivered++
 	r, err := kafkasink.DecodeMessage(rec.Value)
 	if err != nil {
@@ -260,42 +317,47 @@ func (a *Analyzer) Add(rec Record) error {
 	}
 	id := changeID{keyID{r.SchemaOrDefault(), r.Table, r.Key}, r.CommitTs}
 	ex := Example{Schema: id.schema, Table: id.table, Key: id.key, CommitTs: id.ts, Partition: rec.Partition, Offset: rec.Offset}
-	if p, seen := a.partOf[id.keyID]; seen && p != rec.Partition {
-		a.rep.SplitKeys++
-		ex.Kind, ex.Detail = "split_key", fmt.Sprintf("key already seen in partition %d", p)
-		a.add(ex)
-	} else if !seen {
-		a.partOf[id.keyID] = rec.Partition
+	k := a.keys[id.keyID]
+	i := -1
+	if k != nil {
+		if k.seen && k.part != rec.Partition {
+			a.rep.SplitKeys++
+			ex.Kind, ex.Detail = "split_key", fmt.Sprintf("key already seen in partition %d", k.part)
+			a.add(ex)
+		} else if !k.seen {
+			k.seen, k.part = true, rec.Partition
+		}
+		i = k.find(id.ts)
 	}
-	p, ok := a.want[id]
-	if !ok {
+	if i < 0 {
 		a.rep.Extra++
 		ex.Kind, ex.Detail = "extra", fmt.Sprintf("%s %q was never produced", r.Op, r.Value)
 		a.add(ex)
 		return nil
 	}
-	if p.op != r.Op || p.hash != contentHash(r.Op, r.Value, r.OldValue) {
+	if k.hash[i] != contentHash(r.Op, r.Value, r.OldValue) {
 		a.rep.Extra++
-		ex.Kind, ex.Detail = "extra", fmt.Sprintf("delivered %s %q (old %q) differs from the produced %s", r.Op, r.Value, r.OldValue, p.op)
+		ex.Kind, ex.Detail = "extra", fmt.Sprintf("delivered %s %q (old %q) differs from the produced change", r.Op, r.Value, r.OldValue)
 		a.add(ex)
 		return nil
 	}
-	p.hits++
-	p.lastSeq, p.lastPartition, p.lastOffset = a.seq, rec.Partition, rec.Offset
-	if p.hits > 1 {
+	if k.hits[i] < math.MaxUint8 {
+		k.hits[i]++
+	}
+	k.lastOff[i] = uint32(rec.Offset)
+	if k.hits[i] > 1 {
 		a.rep.Duplicates++
-		ex.Kind, ex.Detail = "duplicate", fmt.Sprintf("delivery #%d", p.hits)
+		ex.Kind, ex.Detail = "duplicate", fmt.Sprintf("delivery #%d", k.hits[i])
 		a.add(ex)
 		return nil
 	}
 	if id.ts > a.rep.FinalCheckpointTs {
 		a.rep.BeyondCheckpoint++
 	}
-	a.changesOf[id.keyID] = append(a.changesOf[id.keyID], id)
-	if m := a.maxFirst[id.keyID]; id.ts < m {
+	if id.ts < k.maxFirst {
 		a.rep.FirstDeliveryRegressions++
 	} else {
-		a.maxFirst[id.keyID] = id.ts
+		k.maxFirst = id.ts
 	}
 	return nil
 }
@@ -306,57 +368,56 @@ func (a *Analyzer) Finish() Report {
 		return a.rep
 	}
 	a.finished = true
-	// Per-key order: the LAST deliveries of a key's changes must be in
-	// commit-ts order (see the package doc for why not the first ones).
-	keys := make([]keyID, 0, len(a.changesOf))
-	for k := range a.changesOf {
+	keys := make([]*keyState, 0, len(a.keys))
+	for _, k := range a.keys {
 		keys = append(keys, k)
 	}
-	slices.SortFunc(keys, func(x, y keyID) int {
-		return cmp.Or(cmp.Compare(x.schema, y.schema), cmp.Compare(x.table, y.table), cmp.Compare(x.key, y.key))
+	slices.SortFunc(keys, func(x, y *keyState) int {
+		return cmp.Or(cmp.Compare(x.id.schema, y.id.schema), cmp.Compare(x.id.table, y.id.table), cmp.Compare(x.id.key, y.id.key))
 	})
+	var lost []Example
+	var delivered []int
 	for _, k := range keys {
-		type last struct {
-			seq int
-			id  changeID
-			p   *produced
+		// Per-key order: the LAST deliveries of a key's changes must be in
+		// commit-ts order (see the package doc for why not the first
+		// ones). A key's deliveries share one partition (split_keys
+		// counts those that do not), so offset order is delivery order.
+		delivered = delivered[:0]
+		for i, ts := range k.ts {
+			if k.hits[i] > 0 {
+				delivered = append(delivered, i)
+			} else if ts <= a.rep.FinalCheckpointTs {
+				a.rep.Lost++
+				if len(lost) >= 4*MaxExamples { // keep the earliest few only
+					lost = earliest(lost)
+				}
+				lost = append(lost, Example{Kind: "lost", Schema: k.id.schema, Table: k.id.table, Key: k.id.key, CommitTs: ts, Offset: -1,
+					Detail: fmt.Sprintf("row change at or below checkpoint %d never delivered", a.rep.FinalCheckpointTs)})
+			}
 		}
-		ls := make([]last, len(a.changesOf[k]))
-		for i, id := range a.changesOf[k] {
-			p := a.want[id]
-			ls[i] = last{p.lastSeq, id, p}
-		}
-		slices.SortFunc(ls, func(x, y last) int { return cmp.Compare(x.seq, y.seq) })
-		var maxID changeID
-		var m *produced
-		for _, l := range ls {
-			id, p := l.id, l.p
-			if id.ts < maxID.ts {
+		slices.SortFunc(delivered, func(x, y int) int { return cmp.Compare(k.lastOff[x], k.lastOff[y]) })
+		m := -1
+		for _, i := range delivered {
+			if m >= 0 && k.ts[i] < k.ts[m] {
 				a.rep.OutOfOrder++
-				a.add(Example{Kind: "out_of_order", Schema: id.schema, Table: id.table, Key: id.key, CommitTs: id.ts,
-					Partition: p.lastPartition, Offset: p.lastOffset,
-					Detail: fmt.Sprintf("last delivered after the last delivery of commit ts %d of the same key (partition %d offset %d)", maxID.ts, m.lastPartition, m.lastOffset)})
+				a.add(Example{Kind: "out_of_order", Schema: k.id.schema, Table: k.id.table, Key: k.id.key, CommitTs: k.ts[i],
+					Partition: k.part, Offset: int64(k.lastOff[i]),
+					Detail: fmt.Sprintf("last delivered after the last delivery of commit ts %d of the same key (partition %d offset %d)", k.ts[m], k.part, k.lastOff[m])})
 				continue
 			}
-			maxID, m = id, p
+			m = i
 		}
 	}
+	a.rep.Examples = append(a.rep.Examples, earliest(lost)...)
+	return a.rep
+}
 
-	var lost []Example
-	for id, p := range a.want {
-		if p.hits == 0 && id.ts <= a.rep.FinalCheckpointTs {
-			lost = append(lost, Example{Kind: "lost", Schema: id.schema, Table: id.table, Key: id.key, CommitTs: id.ts, Offset: -1,
-				Detail: fmt.Sprintf("%s at or below checkpoint %d never delivered", p.op, a.rep.FinalCheckpointTs)})
-		}
-	}
-	a.rep.Lost = len(lost)
+// earliest returns the MaxExamples earliest of lost (commit ts, then key).
+func earliest(lost []Example) []Example {
 	slices.SortFunc(lost, func(x, y Example) int {
 		return cmp.Or(cmp.Compare(x.CommitTs, y.CommitTs), cmp.Compare(x.Schema, y.Schema), cmp.Compare(x.Table, y.Table), cmp.Compare(x.Key, y.Key))
 	})
-	for _, e := range lost[:min(len(lost), MaxExamples)] {
-		a.rep.Examples = append(a.rep.Examples, e)
-	}
-	return a.rep
+	return lost[:min(len(lost), MaxExamples)]
 }
 
 // Analyze compares delivered records (in any order; they are sorted by

@@ -30,6 +30,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"go.uber.org/zap"
@@ -41,6 +42,7 @@ import (
 	"cdcspec/runtime/adminapi"
 	"cdcspec/runtime/codec"
 	"cdcspec/runtime/etcdmeta"
+	"cdcspec/runtime/tikv"
 	"cdcspec/runtime/transport"
 	"cdcspec/spec"
 )
@@ -113,6 +115,7 @@ type Server struct {
 	cap   *capture.Capture
 	sinks *sinks
 	api   net.Listener
+	kv    *tikv.Client // the kv-client, when the upstream has TiKV stores
 
 	inbox   chan func()
 	msgs    chan core.Envelope
@@ -120,6 +123,8 @@ type Server struct {
 	rules   []adminapi.DelayRule // loop-owned
 	results chan core.SinkResult
 	resign  chan struct{}
+
+	malformed atomic.Uint64 // inbound frames that did not decode
 
 	// loop-owned
 	alive   []core.NodeID
@@ -193,6 +198,9 @@ func Run(ctx context.Context, cfg Config) error {
 		return fmt.Errorf("server: %w", err)
 	}
 	go s.up.Follow(ctx, s.etcd, upRev+1)
+	if err := s.startKVClient(ctx); err != nil {
+		return err
+	}
 
 	s.tr, err = transport.Listen(transport.Config{NodeID: string(s.id), ListenAddr: cfg.Addr, QueueSize: 4096}, s.onFrame)
 	if err != nil {
@@ -224,7 +232,8 @@ func Run(ctx context.Context, cfg Config) error {
 	s.lg.Info("capture.go", 1, "capture registered", zap.String("captureID", string(s.id)),
 		zap.String("address", s.tr.Addr()), zap.String("apiAddress", s.api.Addr().String()), zap.Int64("lease", s.sess.Lease()))
 	if cfg.Stdout != nil {
-		fmt.Fprintf(cfg.Stdout, "cdcspec server ready id=%s addr=%s api=%s\n", s.id, s.tr.Addr(), s.api.Addr())
+		fmt.Fprintf(cfg.Stdout, "cdcspec server ready id=%s addr=%s api=http://%s etcd=%s kafka=%s\n", s.id, s.tr.Addr(), s.api.Addr(),
+			strings.Join(cfg.Etcd, ","), strings.Join(cfg.Kafka, ","))
 	}
 	s.elec = s.etcd.NewElection(s.sess)
 	go s.watchCaptures(ctx)
@@ -249,6 +258,12 @@ func seed64() uint64 {
 func (s *Server) onFrame(from string, payload []byte) {
 	env, err := codec.Decode(payload)
 	if err != nil {
+		// A malformed frame is logged and dropped; the first and then
+		// every 1000th, so a flood cannot fill the log.
+		if n := s.malformed.Add(1); n == 1 || n%1000 == 0 {
+			s.lg.Warn("message_center.go", 1, "drop malformed message", zap.String("from", from), zap.Int("bytes", len(payload)),
+				zap.Uint64("malformedSoFar", n), zap.String("error", err.Error()))
+		}
 		return
 	}
 	select {
@@ -599,6 +614,12 @@ func (b *backend) Create(ctx context.Context, req adminapi.CreateRequest) (admin
 	var info adminapi.ChangefeedInfo
 	err := b.owned(ctx, func(now int64, c *coordinator.Coordinator, out *core.Effects) error {
 		start := req.StartTs
+		// TiCDC's create (api/v2 createChangefeed at b813e76f9): start-ts 0
+		// is the current TSO, one above it is refused. Here the current
+		// TSO is the wall clock (the upstream's PD).
+		if current := uint64(now); start > current {
+			return fmt.Errorf("%w: invalid start-ts %d, larger than current tso %d", adminapi.ErrInvalidParam, TSO(start), TSO(current))
+		}
 		if start == 0 {
 			start = b.s.up.GlobalResolvedTs()
 		}
@@ -649,6 +670,11 @@ func (b *backend) Pause(ctx context.Context, id string) error {
 
 func (b *backend) Resume(ctx context.Context, id string, overwrite uint64) error {
 	return b.owned(ctx, func(now int64, c *coordinator.Coordinator, out *core.Effects) error {
+		// As TiCDC's resume (verifyResumeChangefeedConfig): an overwrite
+		// checkpoint above the current TSO is refused.
+		if current := uint64(now); overwrite > current {
+			return fmt.Errorf("%w: invalid checkpoint-ts %d, larger than current tso %d", adminapi.ErrInvalidParam, TSO(overwrite), TSO(current))
+		}
 		return c.ResumeChangefeed(now, cfID(id), overwrite, out)
 	})
 }
@@ -685,6 +711,18 @@ func (b *backend) maintained(ctx context.Context, id string, f func(out *core.Ef
 }
 
 func (b *backend) MoveTable(ctx context.Context, id string, table int64, target string) (int, error) {
+	b.s.mu.Lock()
+	_, known := b.s.peers[core.NodeID(target)]
+	var ids []string
+	for p := range b.s.peers {
+		ids = append(ids, string(p))
+	}
+	b.s.mu.Unlock()
+	if !known {
+		// TiCDC's move table refuses a target that is not a live capture.
+		sort.Strings(ids)
+		return 0, fmt.Errorf("%w: target node %q is not a live capture (captures: %s)", adminapi.ErrNodeNotFound, target, strings.Join(ids, ", "))
+	}
 	return b.maintained(ctx, id, func(out *core.Effects) int {
 		return b.s.cap.Maintainers.Get(cfID(id)).MoveTable(table, core.NodeID(target), out)
 	})
@@ -728,6 +766,12 @@ func (b *backend) MaintainerAPIAddr(ctx context.Context, id string) string {
 	return info.MaintainerOn
 }
 
+// LogBadRequest logs an admin API request refused as malformed.
+func (b *backend) LogBadRequest(method, path string, err error) {
+	b.s.lg.Warn("open_api.go", 1, "drop malformed admin API request", zap.String("method", method), zap.String("path", path),
+		zap.String("error", err.Error()))
+}
+
 func (b *backend) SetFailpoint(ctx context.Context, name string, on bool) error {
 	return b.call(ctx, func(now int64) error {
 		switch name {
@@ -736,7 +780,11 @@ func (b *backend) SetFailpoint(ctx context.Context, name string, on bool) error 
 		case "NotReadyToCloseDispatcher":
 			b.s.cap.Orchestrator.NotReadyToCloseDispatcher = on
 		default:
-			return fmt.Errorf("%w: unknown failpoint %q (known: BlockCreateDispatcher, NotReadyToCloseDispatcher)", adminapi.ErrInvalidParam, name)
+			if known, err := b.s.setKVFailpoint(name, on); !known {
+				return fmt.Errorf("%w: unknown failpoint %q (known: BlockCreateDispatcher, NotReadyToCloseDispatcher, %s)", adminapi.ErrInvalidParam, name, KVClientRecvDelay)
+			} else if err != nil {
+				return fmt.Errorf("%w: %v", adminapi.ErrInvalidParam, err)
+			}
 		}
 		b.s.lg.Warn("failpoint.go", 1, "failpoint switched", zap.String("name", name), zap.Bool("on", on))
 		return nil

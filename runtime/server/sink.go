@@ -8,6 +8,7 @@ import (
 
 	"cdcspec/impl/core"
 	"cdcspec/runtime/kafkasink"
+	"cdcspec/spec"
 )
 
 // SinkConfig configures the Kafka sinks of a capture.
@@ -109,6 +110,19 @@ func (m *sinks) Retain(live map[uint64]bool) {
 // CloseAll closes every sink (process exit).
 func (m *sinks) CloseAll() {
 	m.Retain(nil)
+}
+
+// firstRow is the ts after which span may have row changes: the later of
+// the upstream's genesis and the table's CREATE TABLE; ToTs (nothing to
+// write) when the span's table does not exist or the upstream writes no
+// rows.
+func (m *sinks) firstRow(span spec.Span, toTs uint64) uint64 {
+	cfg := m.up.Config()
+	createTs, ok := m.up.TableCreateTs(span.Table)
+	if span.Table == 0 || !ok || cfg.RowsPerSec <= 0 {
+		return toTs
+	}
+	return max(createTs, uint64(max(cfg.GenesisMs, 0)))
 }
 
 func (s *sinkInst) close() {
@@ -233,8 +247,15 @@ func (s *sinkInst) run() {
 			// A lagging dispatcher's range can span minutes: write it in
 			// windows of chunkMs so memory stays bounded (WriteRange blocks
 			// under back pressure). Only the last window's flush (ToTs)
-			// completes the SinkWrite.
-			for lo := w.FromTs; lo < w.ToTs; {
+			// completes the SinkWrite. Time before the span's first
+			// possible row is skipped, not walked: a changefeed started
+			// long before the upstream's first row (--start-ts) would
+			// otherwise spin through billions of empty windows, and its
+			// dispatcher manager could not close until they were done.
+			for lo := max(w.FromTs, s.m.firstRow(w.Span, w.ToTs)); lo < w.ToTs; {
+				if s.ctx.Err() != nil {
+					return // closed: the instance's results no longer matter
+				}
 				hi := min(lo+chunkMs, w.ToTs)
 				rows = rows[:0]
 				s.m.up.Rows(w.Span, lo, hi, string(w.Dispatcher), func(r kafkasink.Row) {
@@ -250,7 +271,7 @@ func (s *sinkInst) run() {
 				}
 				lo = hi
 			}
-			if w.ToTs <= w.FromTs {
+			if w.ToTs <= max(w.FromTs, s.m.firstRow(w.Span, w.ToTs)) {
 				if err := s.sink.WriteRange(s.ctx, string(w.Dispatcher), TSO(w.ToTs), nil); err != nil && s.ctx.Err() == nil {
 					s.fail(err)
 					return

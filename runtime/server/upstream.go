@@ -81,6 +81,11 @@ type Upstream struct {
 	cfg UpstreamConfig
 	now func() int64
 
+	// puller, when set, gives each table span's resolved ts (the
+	// capture's kv-client over the TiKV stores, runtime/tikv); without it
+	// every span is resolved to the upstream resolved ts.
+	puller Puller
+
 	mu       sync.RWMutex
 	tables   map[int64]uint64 // id -> create ts (0: from the beginning)
 	stallTs  uint64           // 0: not stalled
@@ -238,6 +243,16 @@ func (u *Upstream) GlobalResolvedTs() uint64 {
 	return r
 }
 
+// Puller is a source of per-span resolved ts (runtime/tikv's kv-client).
+type Puller interface {
+	ResolvedTs(span spec.Span, startTs uint64) uint64
+}
+
+// SetPuller makes table spans resolve through p (set before use); the
+// table trigger's span keeps the upstream resolved ts (the schema store's
+// DDL puller is not modelled).
+func (u *Upstream) SetPuller(p Puller) { u.puller = p }
+
 // ResolvedTs implements core.Upstream.
 func (u *Upstream) ResolvedTs(span spec.Span, startTs uint64) uint64 {
 	if span.Table != 0 {
@@ -246,6 +261,9 @@ func (u *Upstream) ResolvedTs(span spec.Span, startTs uint64) uint64 {
 		u.mu.RUnlock()
 		if !ok {
 			return 0
+		}
+		if u.puller != nil {
+			return u.puller.ResolvedTs(span, startTs)
 		}
 	}
 	return u.GlobalResolvedTs()

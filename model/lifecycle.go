@@ -1,0 +1,328 @@
+package model
+
+import (
+	"cdcspec/spec"
+)
+
+// The changefeed's lifecycle beyond create: fast-fail errors and the Failed
+// state, pause, resume (with and without an overwritten checkpoint) and
+// remove as client requests, and coordinator failover. Section references
+// are the TiCDC protocol reference's (C.2-C.4 API flows, C.7 coordinator
+// failover); the implementation's counterparts are impl/coordinator
+// (controller.go PauseChangefeed, ResumeChangefeed, RemoveChangefeed,
+// maybeInitialize; changefeed.go checkFailedStatus).
+
+// running reports whether the changefeed is expected to replicate: normal
+// or warning (shouldRunChangefeed).
+func running(c *Coord) bool { return c.State == cfNormal || c.State == cfWarning }
+
+// deleted reports whether a removed changefeed's keys are gone: its remove
+// stop finished.
+func deleted(c *Coord) bool { return c.State == cfRemoved && c.Op == copNone }
+
+// fastFail: dispatcher id fails with an unretryable error. The dispatcher
+// stops advancing (its sink or filter is broken) and its manager keeps the
+// error as its first one unless it already has one.
+func fastFail(s *State, id uint8, e *emitter) {
+	d := s.disp(id)
+	if d == nil {
+		return
+	}
+	s.FastFails++
+	d.SinkErr = true
+	dm := &s.DMs[d.Node]
+	if !dm.Err {
+		dm.Err, dm.ErrFast = true, true
+	}
+	if e != nil {
+		e.add(spec.Event{Kind: spec.SinkError, Node: NodeName(s.Ident(d.Node)), Dispatcher: dispName(d.ID), Span: spec.WholeTable(int64(d.Table)),
+			Err: spec.FastFailErrText})
+	}
+}
+
+// statusErrText is the error a status carries, "" for none.
+func statusErrText(m Msg) string {
+	switch {
+	case m.D == 0:
+		return ""
+	case m.E == 1:
+		return spec.FastFailErrText
+	}
+	return sinkErrText
+}
+
+// checkFailedStatus is step 3 of UpdateStatus (Backoff.checkFailedStatus,
+// #5424): a failed changefeed stays failed; a fast-fail error fails it at
+// once, before the BootstrapDone toggle and before checkpoint progress, and
+// the baseline follows the failing report. It returns whether UpdateStatus
+// ends here.
+func checkFailedStatus(cfg *Config, s *State, m Msg, ckpt uint8, e *emitter) bool {
+	c := &s.Coord
+	if c.State == cfFailed {
+		return true
+	}
+	if m.D == 0 || m.E != 1 {
+		return false
+	}
+	if cfg.bug(spec.BugFastFailIgnoredWithProgress) {
+		// Before #5424 only HandleError looked for fast-fail errors: the
+		// progress and toggle returns come first (failIfFastFail below).
+		return false
+	}
+	if ckpt > c.Baseline {
+		c.Baseline = ckpt
+	}
+	failChangefeed(cfg, s, m, e)
+	return true
+}
+
+// failIfFastFail is HandleError's fast-fail check, the only one before
+// #5424: reached by an error status without progress.
+func failIfFastFail(cfg *Config, s *State, m Msg, e *emitter) bool {
+	if m.E != 1 || !cfg.bug(spec.BugFastFailIgnoredWithProgress) {
+		return false
+	}
+	failChangefeed(cfg, s, m, e)
+	return true
+}
+
+// failChangefeed is handleStateChange(Failed): the state and error are
+// persisted with Progress Stopping and the maintainer is stopped with the
+// current epoch (no bump); the changefeed is not scheduled again.
+func failChangefeed(cfg *Config, s *State, m Msg, e *emitter) {
+	c := &s.Coord
+	if e != nil {
+		e.add(spec.Event{Kind: spec.StateChanged, State: spec.StateFailed, Err: spec.FastFailErrText, Node: NodeName(m.Src)})
+	}
+	c.State = cfFailed
+	c.Retrying, c.RetryWait = false, false
+	stopChangefeed(cfg, s, false, e)
+}
+
+// stopChangefeed is operatorController.StopChangefeed after the state was
+// set: a cascade stop of the maintainer the changefeed is bound to (the
+// coordinator's own node when none), with the current epoch, replacing any
+// operator. A stop that replaces a pending stop keeps that stop's node and
+// epoch (#6135) unless the catalogue entry stop-replaces-pending-stop is
+// on; a pending remove-stop is never replaced by a non-remove stop.
+func stopChangefeed(cfg *Config, s *State, remove bool, e *emitter) {
+	c := &s.Coord
+	node, epoch := c.Node, c.Epoch
+	if node == none {
+		node = s.Ident(0)
+	}
+	switch c.Op {
+	case copStop:
+		if c.OpRemove && !remove {
+			c.Repl, c.Node = replAbsent, none
+			return
+		}
+		if !cfg.bug(spec.BugStopReplacesPendingStop) {
+			node, epoch = c.OpNode, c.OpEpoch
+		}
+	case copAdd:
+		node, epoch = c.OpNode, c.OpEpoch
+	}
+	c.Op, c.OpNode, c.OpEpoch, c.OpRemove = copStop, node, epoch, remove
+	c.Repl, c.Node = replAbsent, none
+	if e != nil {
+		e.add(spec.Event{Kind: spec.MaintainerOpStarted, Op: spec.OpStop, Node: NodeName(node), Epoch: uint64(epoch), Removed: remove})
+	}
+	s.send(coordOpMsg(s))
+}
+
+// pauseChangefeed is PauseChangefeed (C.2): state stopped, Progress
+// Stopping, then the stop.
+func pauseChangefeed(cfg *Config, s *State, e *emitter) {
+	s.ClientOps++
+	c := &s.Coord
+	c.State = cfStopped
+	c.RetryWait = false
+	if e != nil {
+		e.add(spec.Event{Kind: spec.StateChanged, State: spec.StateStopped})
+	}
+	stopChangefeed(cfg, s, false, e)
+}
+
+// removeChangefeed is RemoveChangefeed (C.4): Progress Removing, then a
+// stop with Removed; when it finishes the keys are deleted
+// (ChangefeedRemoved, coordFinishStop).
+func removeChangefeed(cfg *Config, s *State, e *emitter) {
+	s.ClientOps++
+	c := &s.Coord
+	c.State = cfRemoved
+	c.RetryWait = false
+	if e != nil {
+		e.add(spec.Event{Kind: spec.StateChanged, State: spec.StateRemoved})
+	}
+	stopChangefeed(cfg, s, true, e)
+}
+
+// resumeChangefeed is ResumeChangefeed (C.3): allowed only for a stopped or
+// failed changefeed whose stop finished. The epoch is bumped, the state is
+// normal, the status is reset for the next owner (GetStatusForResume: no
+// error, BootstrapDone false), the checkpoint may be overwritten (ckpt 0:
+// keep), and the backoff is reset with its baseline at the checkpoint
+// (MoveToSchedulingQueue with resetBackoff). Rows at or below an
+// overwritten checkpoint are no longer owed (the client chose to skip or
+// replay them): the ghost Flushed follows.
+func resumeChangefeed(cfg *Config, s *State, ckpt uint8, e *emitter) {
+	s.ClientOps++
+	c := &s.Coord
+	if ckpt == 0 {
+		ckpt = c.Ckpt
+	}
+	if cfg.has(FeatEpochs) {
+		c.Epoch++
+		if e != nil {
+			e.add(spec.Event{Kind: spec.EpochBumped, Epoch: uint64(c.Epoch)})
+		}
+	}
+	c.State = cfNormal
+	c.Ckpt = ckpt
+	c.BootDone = false
+	c.Retrying, c.Restarting, c.RetryWait = false, false, false
+	c.Baseline = ckpt
+	c.Repl, c.Node = replAbsent, none
+	for t := 1; t <= MaxTables; t++ {
+		if s.TableT[t] != none && s.Flushed[t] < ckpt {
+			s.Flushed[t] = ckpt
+		}
+	}
+	if e != nil {
+		e.add(spec.Event{Kind: spec.ChangefeedResumed, Checkpoint: uint64(ckpt)})
+		e.add(spec.Event{Kind: spec.StateChanged, State: spec.StateNormal})
+	}
+}
+
+// coordFinishStop is StopChangefeedOperator.PostFinish: a remove deletes the
+// changefeed's keys.
+func coordFinishStop(s *State, e *emitter) {
+	if s.Coord.OpRemove && e != nil {
+		e.add(spec.Event{Kind: spec.ChangefeedRemoved})
+	}
+}
+
+// maintReport is what one node's CoordinatorBootstrapResponse says of the
+// changefeed: a Working maintainer and its epoch.
+type maintReport struct {
+	node, epoch, ckpt uint8
+}
+
+// coordFailover: the coordinator's node resigns (the owner key moves) and a
+// new coordinator bootstraps (C.7, coordinator/controller.go finishBootstrap
+// at b813e76f9; impl maybeInitialize). Everything the old coordinator held
+// only in memory is lost: its operator, the replica state, BootstrapDone,
+// the backoff. Statuses addressed to it are lost with it; requests it sent
+// stay in flight. The new coordinator reads etcd (state, epoch, stored
+// checkpoint, Progress) and every node's Working maintainers, in one step
+// (an atomic bootstrap: SPEC.md section 7), then:
+//   - a deleted changefeed's maintainers get a cascade remove with Removed;
+//   - a removing one (Progress Removing) gets a remove-stop aimed at the
+//     running maintainer with its epoch (else the coordinator's node);
+//   - a stopped or failed one stays stopped; with a stop in progress
+//     (Progress Stopping) it gets that stop again;
+//   - a running one adopts the Working maintainer of the current epoch
+//     (checkpoint, baseline and stored checkpoint from its report,
+//     BootstrapDone false, retrying if the state is warning: #921) and
+//     stops stale-epoch ones (stopStaleBootstrapMaintainers).
+func coordFailover(cfg *Config, s *State, e *emitter) {
+	s.CoordFails++
+	for i := 0; i < s.nmsgs(); {
+		if s.Net[i].Dst == coordSlot {
+			s.removeMsg(i)
+			continue
+		}
+		i++
+	}
+	var reports [MaxNodes]maintReport
+	n := 0
+	for i := uint8(0); i < uint8(cfg.Nodes); i++ {
+		mt := &s.Maint[i]
+		if s.NodeSt[i] == nodeAlive && mt.Exists && !mt.Removed {
+			reports[n] = maintReport{node: s.Ident(i), epoch: mt.Epoch, ckpt: mt.Reported}
+			n++
+		}
+	}
+	c := &s.Coord
+	wasStopping := c.Op == copStop && !running(c)
+	wasDeleted := deleted(c)
+	// In-memory state of the new coordinator: NewChangefeed from etcd.
+	c.Repl, c.Node, c.BootDone = replAbsent, none, false
+	c.Op, c.OpNode, c.OpEpoch, c.OpRemove = copNone, none, 0, false
+	c.Retrying, c.Restarting, c.RetryWait = false, false, false
+	c.Baseline = c.Ckpt
+	switch {
+	case wasDeleted:
+		for _, r := range reports[:n] {
+			s.send(Msg{Kind: mRemoveMaintainer, Src: coordSlot, Dst: r.node, Epoch: r.epoch, A: 1, B: 1})
+		}
+		return
+	case !running(c):
+		if !wasStopping {
+			return
+		}
+		node, epoch := s.Ident(0), c.Epoch
+		if n > 0 {
+			node, epoch = reports[0].node, reports[0].epoch
+		}
+		c.Op, c.OpNode, c.OpEpoch, c.OpRemove = copStop, node, epoch, c.State == cfRemoved
+		if e != nil {
+			e.add(spec.Event{Kind: spec.MaintainerOpStarted, Op: spec.OpStop, Node: NodeName(node), Epoch: uint64(epoch), Removed: c.OpRemove})
+		}
+		s.send(coordOpMsg(s))
+		return
+	}
+	c.Retrying = c.State == cfWarning && !cfg.bug(spec.BugFailoverLosesRetrying)
+	adopted := false
+	for _, r := range reports[:n] {
+		if !adopted && (!cfg.has(FeatEpochs) || r.epoch == c.Epoch) {
+			adopted = true
+			c.Repl, c.Node = replReplicating, r.node
+			c.Ckpt, c.Baseline = r.ckpt, r.ckpt
+			continue
+		}
+		if c.Op == copNone {
+			c.Op, c.OpNode, c.OpEpoch = copStop, r.node, r.epoch
+			if e != nil {
+				e.add(spec.Event{Kind: spec.MaintainerOpStarted, Op: spec.OpStop, Node: NodeName(r.node), Epoch: uint64(r.epoch)})
+			}
+			s.send(coordOpMsg(s))
+			continue
+		}
+		s.send(Msg{Kind: mRemoveMaintainer, Src: coordSlot, Dst: r.node, Epoch: r.epoch, A: 1})
+	}
+}
+
+// appendLifecycleActions lists the enabled actions of this file.
+func appendLifecycleActions(cfg *Config, s *State, buf []Action, withFaults bool) []Action {
+	c := &s.Coord
+	if withFaults && int(s.FastFails) < cfg.FastFails {
+		for i := range s.Disp {
+			if d := &s.Disp[i]; d.ID != 0 && d.St == dWorking && d.Table != 0 && !d.SinkErr {
+				buf = append(buf, Action{Kind: AFastFail, Arg: d.ID})
+			}
+		}
+	}
+	if withFaults && int(s.CoordFails) < cfg.CoordFailovers {
+		buf = append(buf, Action{Kind: ACoordFailover})
+	}
+	if int(s.ClientOps) < cfg.ClientOps {
+		if running(c) {
+			buf = append(buf, Action{Kind: APause})
+		}
+		if c.State != cfRemoved {
+			buf = append(buf, Action{Kind: ARemove})
+		}
+		if (c.State == cfStopped || c.State == cfFailed) && c.Op == copNone {
+			buf = append(buf, Action{Kind: AResume})
+			if c.Ckpt > 1 {
+				buf = append(buf, Action{Kind: AResume, Arg: 1}) // replay from below
+			}
+			if s.UpTs > c.Ckpt {
+				buf = append(buf, Action{Kind: AResume, Arg: s.UpTs}) // skip ahead
+			}
+		}
+	}
+	return buf
+}

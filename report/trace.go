@@ -1,0 +1,415 @@
+package report
+
+import (
+	"fmt"
+	"io"
+	"sort"
+	"strings"
+
+	"cdcspec/spec"
+	"cdcspec/traces"
+)
+
+// Colours, one per meaning, shared by both pages.
+const (
+	colBootstrapped = "#2e8b57" // a bootstrapped maintainer
+	colStarting     = "#9bb7a6" // a maintainer not (yet) bootstrapped
+	colRemovalOnly  = "#d08a2e" // a removal-only maintainer
+	colOperator     = "#4a74b5"
+	colOpOpen       = "#a9bfe0"
+	colError        = "#c62828"
+	colBackoff      = "#f2c14e"
+	colCheckpoint   = "#6a3d9a"
+	colViolation    = "#b3001b"
+	colSuspect      = "#e08a00"
+	colOther        = "#7b8794"
+)
+
+const (
+	chartW   = 1180
+	labelW   = 190
+	laneH    = 26
+	cpH      = 90
+	marginR  = 20
+	axisH    = 22
+	plotW    = chartW - labelW - marginR
+	maxNodes = 12
+)
+
+// TraceHTML writes the incident report of a trace check: the findings, then
+// per changefeed a timeline across captures (one lane per capture with the
+// maintainer's placement and the errors its dispatchers raised, a lane of
+// coordinator operators as bars, the backoff, the findings marked with
+// links to their evidence, and the checkpoint as a line), then coverage and
+// parse statistics. rep must have been run with Options.Timeline.
+func TraceHTML(w io.Writer, rep *traces.Report, title string) error {
+	writeHead(w, title)
+	fmt.Fprintf(w, "<h1>%s</h1>\n", esc(title))
+	s := rep.Stats
+	var names []string
+	for _, in := range rep.Inputs {
+		names = append(names, in.Name)
+	}
+	fmt.Fprintf(w, `<div class="sub">%d input(s): %s &middot; %d lines, %d records (%d recognised), %d unparsed</div>`+"\n",
+		len(rep.Inputs), esc(strings.Join(names, ", ")), s.Lines, s.Records, rep.Coverage.Recognised, s.Unparsed)
+	writeLegend(w)
+
+	// findings summary
+	fmt.Fprintf(w, "<h2>Findings (%d)</h2>\n", len(rep.Findings))
+	if len(rep.Findings) == 0 {
+		io.WriteString(w, "<p>No findings.</p>\n")
+	} else {
+		io.WriteString(w, "<table><tr><th>#</th><th>property</th><th>severity</th><th>changefeed</th><th>count</th><th>first</th></tr>\n")
+		for i, f := range rep.Findings {
+			fmt.Fprintf(w, `<tr><td><a href="#f%d">F%d</a></td><td>%s</td><td class="%s">%s</td><td>%s</td><td>%d</td><td>%s</td></tr>`+"\n",
+				i+1, i+1, esc(f.Property), f.Severity, f.Severity, esc(orDash(f.Changefeed)), f.Count, esc(f.First))
+		}
+		io.WriteString(w, "</table>\n")
+	}
+
+	// timelines
+	byCf := map[string][]traces.TimelineEvent{}
+	for _, e := range rep.Timeline {
+		byCf[e.Changefeed] = append(byCf[e.Changefeed], e)
+	}
+	findingsOf := map[string][]int{}
+	for i, f := range rep.Findings {
+		findingsOf[f.Changefeed] = append(findingsOf[f.Changefeed], i)
+	}
+	cfs := sortedKeys(byCf)
+	for cf := range findingsOf {
+		if _, ok := byCf[cf]; !ok && cf != "" {
+			cfs = append(cfs, cf)
+		}
+	}
+	sort.Strings(cfs)
+	for _, cf := range cfs {
+		if cf == "" {
+			continue
+		}
+		fmt.Fprintf(w, `<h2 id="cf-%s">Changefeed %s</h2>`+"\n", esc(cf), esc(cf))
+		writeTimeline(w, cf, byCf[cf], rep.Findings, findingsOf[cf])
+	}
+	if rep.TimelineDropped > 0 {
+		fmt.Fprintf(w, "<p class=\"sub\">%d timeline event(s) beyond the report's bounds are not drawn.</p>\n", rep.TimelineDropped)
+	}
+
+	// findings with evidence
+	if len(rep.Findings) > 0 {
+		io.WriteString(w, "<h2>Evidence</h2>\n")
+	}
+	for i, f := range rep.Findings {
+		fmt.Fprintf(w, `<div class="finding %s" id="f%d"><b>F%d %s</b> <span class="%s">%s</span> &middot; changefeed %s`,
+			f.Severity, i+1, i+1, esc(f.Property), f.Severity, strings.ToUpper(string(f.Severity)), esc(orDash(f.Changefeed)))
+		if f.Count > 1 {
+			fmt.Fprintf(w, " &middot; %d times, %s to %s", f.Count, esc(f.First), esc(f.Last))
+		}
+		fmt.Fprintf(w, "<div>%s</div>\n", esc(f.Message))
+		for _, e := range f.Evidence {
+			fmt.Fprintf(w, "<div class=\"ev\">%s:%d  %s</div>\n", esc(e.File), e.Line, esc(e.Text))
+		}
+		io.WriteString(w, "</div>\n")
+	}
+
+	// coverage
+	io.WriteString(w, "<h2>Coverage</h2>\n<table><tr><th>property</th><th>judged</th><th>basis</th></tr>\n")
+	for _, p := range rep.Coverage.Properties {
+		j := "no"
+		if p.Judged {
+			j = "yes"
+		}
+		fmt.Fprintf(w, "<tr><td>%s</td><td>%s</td><td>%s</td></tr>\n", esc(p.Property), j, esc(p.Basis))
+	}
+	io.WriteString(w, "</table>\n")
+	if len(rep.Coverage.UnknownMessages) > 0 {
+		io.WriteString(w, "<p>Most frequent messages the catalogue does not know:</p><table><tr><th>message</th><th>records</th></tr>\n")
+		for _, m := range rep.Coverage.UnknownMessages[:min(10, len(rep.Coverage.UnknownMessages))] {
+			fmt.Fprintf(w, "<tr><td>%s</td><td>%d</td></tr>\n", esc(m.Message), m.Count)
+		}
+		io.WriteString(w, "</table>\n")
+	}
+	_, err := io.WriteString(w, "</body></html>\n")
+	return err
+}
+
+func writeLegend(w io.Writer) {
+	io.WriteString(w, `<div class="legend sub">`)
+	for _, l := range [][2]string{{colBootstrapped, "maintainer (bootstrapped)"}, {colStarting, "maintainer (not bootstrapped)"},
+		{colRemovalOnly, "removal-only maintainer"}, {colOperator, "coordinator operator"}, {colError, "error"},
+		{colBackoff, "backoff"}, {colCheckpoint, "checkpoint"}, {colViolation, "violation"}, {colSuspect, "suspect"}} {
+		fmt.Fprintf(w, `<span><i class="sw" style="background:%s"></i>%s</span>`, l[0], esc(l[1]))
+	}
+	io.WriteString(w, "</div>\n")
+}
+
+func orDash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}
+
+// writeTimeline draws one changefeed.
+func writeTimeline(w io.Writer, cf string, evs []traces.TimelineEvent, all []traces.Finding, mine []int) {
+	var t0, t1 int64
+	span := func(t int64) {
+		if t == 0 {
+			return
+		}
+		if t0 == 0 || t < t0 {
+			t0 = t
+		}
+		if t > t1 {
+			t1 = t
+		}
+	}
+	nodes := map[string]bool{}
+	for _, e := range evs {
+		span(e.Time)
+		if n := laneNode(e); n != "" {
+			nodes[n] = true
+		}
+	}
+	for _, i := range mine {
+		span(all[i].Time())
+	}
+	if t1 <= t0 {
+		t1 = t0 + 1000
+	}
+	pad := (t1 - t0) / 50
+	t0 -= pad
+	t1 += pad
+	x := func(t int64) float64 { return float64(labelW) + float64(t-t0)*float64(plotW)/float64(t1-t0) }
+
+	nodeList := sortedKeys(nodes)
+	if len(nodeList) > maxNodes {
+		nodeList = nodeList[:maxNodes]
+	}
+	lanes := append([]string{"coordinator operators", "backoff"}, nodeList...)
+	lanes = append(lanes, "findings")
+	laneY := map[string]float64{}
+	s := &svg{w: chartW}
+	y := float64(axisH)
+	for _, l := range lanes {
+		laneY[l] = y
+		s.rect(float64(labelW), y+2, float64(plotW), laneH-4, "#f6f8fa", "", `class="lane"`)
+		label := l
+		if nodes[l] {
+			label = "capture " + shortNode(l)
+		}
+		s.text(float64(labelW-8), y+laneH/2+4, "end", "lbl", label)
+		y += laneH
+	}
+	cpTop := y + 8
+	y += cpH + 16
+	s.h = int(y) + 4
+	// time axis
+	for i := 0; i <= 5; i++ {
+		t := t0 + (t1-t0)*int64(i)/5
+		xx := x(t)
+		s.line(xx, axisH-4, xx, cpTop+cpH, "#e1e5ea", 1, "")
+		anchor := map[int]string{0: "start", 5: "end"}[i]
+		if anchor == "" {
+			anchor = "middle"
+		}
+		s.text(xx, 12, anchor, "", fmtMs(t)[11:])
+	}
+	s.text(float64(labelW-8), 12, "end", "lbl", fmtMs(t0)[:10]+" UTC")
+
+	// maintainers, operators, backoff, errors
+	type open struct {
+		t           int64
+		bootstrapAt int64
+		removal     bool
+		ev          traces.TimelineEvent
+	}
+	maint := map[string]*open{}
+	closeMaint := func(n string, end int64) {
+		m := maint[n]
+		if m == nil {
+			return
+		}
+		delete(maint, n)
+		ly, ok := laneY[n]
+		if !ok {
+			return
+		}
+		col, what := colStarting, "maintainer started, not bootstrapped"
+		if m.removal {
+			col, what = colRemovalOnly, "removal-only maintainer (checkpointTs=1, never bootstraps)"
+		}
+		title := fmt.Sprintf("%s on %s, %s to %s\n%s:%d", what, n, fmtMs(m.t), fmtMs(end), m.ev.Evidence.File, m.ev.Evidence.Line)
+		if m.bootstrapAt > 0 && !m.removal {
+			s.rect(x(m.t), ly+5, x(m.bootstrapAt)-x(m.t), laneH-10, colStarting, title, "")
+			s.rect(x(m.bootstrapAt), ly+5, x(end)-x(m.bootstrapAt), laneH-10, colBootstrapped, fmt.Sprintf("bootstrapped maintainer on %s, %s to %s", n, fmtMs(m.bootstrapAt), fmtMs(end)), "")
+		} else {
+			s.rect(x(m.t), ly+5, x(end)-x(m.t), laneH-10, col, title, "")
+		}
+	}
+	var opStart *traces.TimelineEvent
+	var backoffAt int64
+	var cps [][2]float64
+	var cpMin, cpMax uint64
+	for i := range evs {
+		e := evs[i]
+		n := laneNode(e)
+		switch e.Kind {
+		case spec.MaintainerCreated.String():
+			closeMaint(n, e.Time)
+			maint[n] = &open{t: e.Time, removal: e.RemovalOnly, ev: e}
+		case spec.MaintainerBootstrapped.String():
+			if m := maint[n]; m != nil {
+				m.bootstrapAt = e.Time
+			} else {
+				maint[n] = &open{t: e.Time, bootstrapAt: e.Time, ev: e}
+			}
+		case spec.MaintainerClosed.String():
+			closeMaint(n, e.Time)
+		case spec.NodeLeft.String(), spec.CaptureSuicide.String():
+			closeMaint(e.Node, e.Time)
+		case spec.MaintainerOpStarted.String():
+			x := e
+			opStart = &x
+		case spec.MaintainerOpFinished.String():
+			st := e.Time
+			label := e.Op
+			if opStart != nil {
+				st = opStart.Time
+				if label == "" {
+					label = opStart.Op
+				}
+			}
+			title := fmt.Sprintf("%s maintainer operator to %s, %s to %s", label, orDash(shortNode(e.Node)), fmtMs(st), fmtMs(e.Time))
+			if e.Reason != "" {
+				title += " (" + e.Reason + ")"
+			}
+			ly := laneY["coordinator operators"]
+			s.rect(x(st), ly+4, x(e.Time)-x(st), laneH-8, colOperator, title, "")
+			if x(e.Time)-x(st) > 60 {
+				s.text(x(st)+3, ly+laneH/2+4, "start", "", label+" → "+shortNode(e.Node))
+			}
+			opStart = nil
+		case spec.DispatcherErrorReported.String(), spec.SinkError.String(), spec.BackoffErrorSeen.String(), "bootstrap-failure", "internal-error", "panic":
+			ln := n
+			if e.Origin != "" {
+				ln = e.Origin
+			}
+			if ly, ok := laneY[ln]; ok {
+				s.circle(x(e.Time), ly+laneH/2, 4, colError, fmt.Sprintf("%s %s\n%s\n%s:%d", e.Kind, fmtMs(e.Time), e.Err, e.Evidence.File, e.Evidence.Line))
+			} else {
+				ly := laneY["backoff"]
+				s.circle(x(e.Time), ly+laneH/2, 3, colError, fmt.Sprintf("%s %s\n%s", e.Kind, fmtMs(e.Time), e.Err))
+			}
+		case spec.BackoffStarted.String():
+			if backoffAt == 0 {
+				backoffAt = e.Time
+			}
+		case spec.BackoffRecovered.String(), spec.ChangefeedResumed.String():
+			if backoffAt != 0 {
+				ly := laneY["backoff"]
+				s.rect(x(backoffAt), ly+6, x(e.Time)-x(backoffAt), laneH-12, colBackoff, fmt.Sprintf("backoff %s to %s", fmtMs(backoffAt), fmtMs(e.Time)), "")
+				backoffAt = 0
+			}
+		case spec.BackoffGaveUp.String():
+			ly := laneY["backoff"]
+			s.rect(x(e.Time)-2, ly+2, 4, laneH-4, "#000", "the backoff gave up: the changefeed failed", "")
+		}
+		if e.Checkpoint > 1<<40 {
+			if cpMin == 0 || e.Checkpoint < cpMin {
+				cpMin = e.Checkpoint
+			}
+			if e.Checkpoint > cpMax {
+				cpMax = e.Checkpoint
+			}
+			cps = append(cps, [2]float64{float64(e.Time), float64(e.Checkpoint)})
+		}
+	}
+	for _, n := range sortedKeys(maint) {
+		closeMaint(n, t1-pad)
+	}
+	if opStart != nil {
+		ly := laneY["coordinator operators"]
+		s.rect(x(opStart.Time), ly+4, x(t1-pad)-x(opStart.Time), laneH-8, colOpOpen, fmt.Sprintf("%s maintainer operator to %s started %s, no \"operator finished\" line", opStart.Op, shortNode(opStart.Node), fmtMs(opStart.Time)), "")
+	}
+	if backoffAt != 0 {
+		ly := laneY["backoff"]
+		s.rect(x(backoffAt), ly+6, x(t1-pad)-x(backoffAt), laneH-12, colBackoff, fmt.Sprintf("backoff from %s, not recovered in the logs", fmtMs(backoffAt)), "")
+	}
+
+	// findings
+	fy := laneY["findings"]
+	for _, i := range mine {
+		f := all[i]
+		t := f.Time()
+		if t == 0 {
+			continue
+		}
+		col := colOther
+		switch f.Severity {
+		case traces.Violation:
+			col = colViolation
+		case traces.Suspect:
+			col = colSuspect
+		}
+		xx := x(t)
+		fmt.Fprintf(&s.b, `<a href="#f%d"><path d="M%.1f %.1f l6 12 h-12 z" fill="%s"><title>F%d %s %s: %s</title></path>`, i+1, xx, fy+6, col, i+1, f.Property, f.Severity, esc(f.Message))
+		fmt.Fprintf(&s.b, `<text x="%.1f" y="%.1f" text-anchor="start">F%d</text></a>`, xx+8, fy+laneH/2+4, i+1)
+		s.line(xx, float64(axisH), xx, fy+6, col, 1, `stroke-dasharray="3,3"`)
+	}
+
+	// checkpoint line
+	s.rect(float64(labelW), cpTop, float64(plotW), cpH, "#fbfaff", "", "")
+	s.text(float64(labelW-8), cpTop+cpH/2, "end", "lbl", "checkpoint")
+	if len(cps) > 0 {
+		lo, hi := float64(cpMin>>18), float64(cpMax>>18)
+		if hi <= lo {
+			hi = lo + 1
+		}
+		var pts []string
+		for _, p := range cps {
+			phys := float64(uint64(p[1]) >> 18)
+			yy := cpTop + cpH - 6 - (phys-lo)*(cpH-12)/(hi-lo)
+			pts = append(pts, fmt.Sprintf("%.1f,%.1f", x(int64(p[0])), yy))
+		}
+		fmt.Fprintf(&s.b, `<polyline points="%s" fill="none" stroke="%s" stroke-width="2"/>`, strings.Join(pts, " "), colCheckpoint)
+		for _, p := range strings.Fields(strings.Join(pts, " ")) {
+			var px, py float64
+			fmt.Sscanf(p, "%f,%f", &px, &py)
+			s.circle(px, py, 2.5, colCheckpoint, "checkpoint")
+		}
+		s.text(float64(labelW+4), cpTop+12, "start", "", fmt.Sprintf("%d … %d (physical %s … %s)", cpMin, cpMax, fmtMs(int64(cpMin >> 18))[11:], fmtMs(int64(cpMax >> 18))[11:]))
+	} else {
+		s.text(float64(labelW+4), cpTop+cpH/2, "start", "", "no line of this changefeed carries its checkpoint")
+	}
+	s.write(w, "timeline")
+}
+
+// laneNode is the capture whose lane shows e.
+func laneNode(e traces.TimelineEvent) string {
+	switch e.Kind {
+	case spec.MaintainerOpStarted.String(), spec.MaintainerOpFinished.String(), spec.BackoffStarted.String(),
+		spec.BackoffRecovered.String(), spec.BackoffGaveUp.String(), spec.StateChanged.String(), spec.CheckpointStored.String(),
+		spec.ChangefeedCreated.String(), spec.ChangefeedResumed.String(), spec.ChangefeedRemoved.String(), spec.BackoffErrorSeen.String():
+		return ""
+	case spec.MaintainerCreated.String(), spec.MaintainerBootstrapped.String(), spec.MaintainerClosed.String():
+		if e.Node == "" {
+			return "(node not logged)"
+		}
+	}
+	if e.Origin != "" && e.Kind == spec.DispatcherErrorReported.String() {
+		return e.Origin
+	}
+	return e.Node
+}
+
+// shortNode shortens a capture ID for labels: the first 8 characters of a
+// UUID-like ID, the rest in full.
+func shortNode(n string) string {
+	if len(n) > 20 && strings.Count(n, "-") >= 4 {
+		return n[:8] + "…" + n[len(n)-4:]
+	}
+	if len(n) > 28 {
+		return n[:26] + "…"
+	}
+	return n
+}

@@ -1,0 +1,174 @@
+package cluster
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"os"
+	"os/exec"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"cdcspec/runtime/adminapi"
+	"cdcspec/spec"
+)
+
+// logLinesWith counts, per capture log, the lines holding every one of
+// parts.
+func logLinesWith(t *testing.T, c *Cluster, parts ...string) map[string]int {
+	t.Helper()
+	out := map[string]int{}
+	for _, f := range c.LogFiles() {
+		fh, err := os.Open(f)
+		if err != nil {
+			continue
+		}
+		sc := bufio.NewScanner(fh)
+		sc.Buffer(make([]byte, 1<<20), 1<<20)
+	line:
+		for sc.Scan() {
+			for _, p := range parts {
+				if !strings.Contains(sc.Text(), p) {
+					continue line
+				}
+			}
+			out[f]++
+		}
+		fh.Close()
+	}
+	return out
+}
+
+// TestOldStartTsRemoveReleasesDispatcherManagers: a changefeed created at ts 1,
+// decades before the upstream's first row, catches up (the sink skips the
+// empty time instead of walking it), and once removed every capture's
+// dispatcher manager of it closes within 5 s.
+func TestOldStartTsRemoveReleasesDispatcherManagers(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts processes, etcd and Kafka; skipped with -short")
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 80*time.Second)
+	defer cancel()
+	c, err := Start(ctx, Config{Nodes: 2, Tables: 2, Rate: 400, Seed: 3, Binary: binary, LogDir: t.TempDir(), Progress: testLog{t}})
+	require.NoError(t, err)
+	defer c.Close()
+	api, _, err := c.OwnerAPI(ctx)
+	require.NoError(t, err)
+
+	// A start-ts in the future is refused, as TiCDC refuses it.
+	_, err = api.Create(ctx, adminapi.CreateRequest{ChangefeedID: "cf-future", StartTs: uint64(time.Now().Add(time.Hour).UnixMilli())})
+	require.ErrorIs(t, err, adminapi.ErrInvalidParam)
+	require.Contains(t, err.Error(), "larger than current tso")
+
+	// Start-ts 1 ms (1970): 56 years of empty time before the first row.
+	_, err = api.Create(ctx, adminapi.CreateRequest{ChangefeedID: "cf-old", StartTs: 1})
+	require.NoError(t, err)
+	// It catches up: its checkpoint passes the other changefeed's start.
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		info, err := api.Get(ctx, "cf-old")
+		if err == nil && info.CheckpointTs > c.StartTs {
+			break
+		}
+		require.True(t, time.Now().Before(deadline), "cf-old never caught up from ts 1: %+v %v", info, err)
+		time.Sleep(200 * time.Millisecond)
+	}
+	created := logLinesWith(t, c, "new dispatcher created", "default/cf-old")
+	require.NotEmpty(t, created, "no capture created a dispatcher of cf-old")
+
+	// A move to a capture that does not exist is refused (TiCDC's
+	// ErrNodeIsNotFound), not answered with "moved 0".
+	n, err := api.MoveTable(ctx, "cf-old", 1, "no-such-capture")
+	require.ErrorIs(t, err, adminapi.ErrNodeNotFound, "moved %d", n)
+
+	require.NoError(t, api.Remove(ctx, "cf-old"))
+	removed := time.Now()
+	for {
+		closed := logLinesWith(t, c, "event dispatcher manager closed", "default/cf-old")
+		missing := []string{}
+		for f := range created {
+			if closed[f] == 0 {
+				missing = append(missing, f)
+			}
+		}
+		if len(missing) == 0 {
+			t.Logf("every dispatcher manager of cf-old closed %s after the remove", time.Since(removed).Round(time.Millisecond))
+			return
+		}
+		require.Less(t, time.Since(removed), 5*time.Second, "dispatcher managers of cf-old still open 5 s after the remove in %v", missing)
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+// TestUnappliableFaultFailsRun: a fault that cannot apply on this cluster
+// (failover-inflight needs 3 captures; there is 1) is retried, then fails
+// the run; it is never counted as done.
+func TestUnappliableFaultFailsRun(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts processes, etcd and Kafka; skipped with -short")
+	}
+	res, err := Run(context.Background(), RunConfig{
+		Cluster:  Config{Nodes: 1, Tables: 1, Rate: 200, Binary: binary, LogDir: t.TempDir(), Progress: testLog{t}},
+		Steps:    []Step{{At: time.Second, Fault: spec.FaultKillMaintainerInflight}},
+		Duration: 3 * time.Second, RetryFor: 2 * time.Second, SettleTimeout: 30 * time.Second,
+	})
+	require.NoError(t, err)
+	require.False(t, res.OK(), "a run whose only fault never applied passed")
+	require.Len(t, res.Recovery, 1)
+	require.NotEmpty(t, res.Recovery[0].Error)
+	require.GreaterOrEqual(t, res.Recovery[0].Attempts, 2, "the fault was not retried")
+	require.Len(t, res.Failures, 1, "%v", res.Failures)
+	require.Contains(t, res.Failures[0], "fault kill-maintainer-inflight at")
+	require.Contains(t, res.Failures[0], "was never applied")
+	require.Positive(t, res.Produced, "the data check itself ran")
+}
+
+// syncBuffer is a bytes.Buffer safe to read while a process writes it.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+// TestRunSIGTERMPartialReport: SIGTERM to cdcspec run during the fault
+// phase stops the captures, prints the partial report and exits 143.
+func TestRunSIGTERMPartialReport(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts processes, etcd and Kafka; skipped with -short")
+	}
+	cmd := exec.Command(binary, "run", "--nodes", "1", "--tables", "1", "--rate", "200", "--duration", "60s", "--faults", "none",
+		"--log-dir", t.TempDir())
+	var out, errb syncBuffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	require.NoError(t, cmd.Start())
+	deadline := time.Now().Add(30 * time.Second)
+	for !strings.Contains(errb.String(), "changefeed cf-1 created") {
+		require.True(t, time.Now().Before(deadline), "cluster never started: %s", errb.String())
+		time.Sleep(100 * time.Millisecond)
+	}
+	time.Sleep(2 * time.Second)
+	require.NoError(t, cmd.Process.Signal(syscall.SIGTERM))
+	err := cmd.Wait()
+	var ee *exec.ExitError
+	require.ErrorAs(t, err, &ee, "stdout %s stderr %s", out.String(), errb.String())
+	require.Equal(t, 143, ee.ExitCode(), "stdout %s stderr %s", out.String(), errb.String())
+	require.Contains(t, out.String(), "cdcspec run: INTERRUPTED (received terminated)")
+	require.Contains(t, out.String(), "data:       datacheck")
+	require.Contains(t, errb.String(), "admin API http://")
+}

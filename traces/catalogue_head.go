@@ -1,0 +1,299 @@
+package traces
+
+import "strings"
+
+// headWarnings classifies TiCDC HEAD's (pingcap/ticdc b813e76f9) WARN, ERROR
+// and PANIC messages of the control-plane packages that carry no spec event
+// of their own: one line per message, "class<TAB>caller files<TAB>message".
+// The class is a symptom name (symNames): "context" is benign (TiCDC handles
+// it: a stale or duplicate message dropped, a retry, a skipped restore);
+// every other class feeds the finding its symptom names (see
+// symptomFindings). The message strings are TiCDC's (facts, matched
+// exactly); the classification is cdcspec's reading of the code around each
+// call. testdata/ticdc-head-log-messages.tsv pins the full list, and
+// TestCatalogueClassifiesHEAD fails when one of its WARN, ERROR or PANIC
+// messages is missing here and from the catalogue.
+const headWarnings = `
+bootstrap-failure	dispatcher_orchestrator.go	Receive post bootstrap request but the table trigger event dispatcher id is not match
+bootstrap-failure	dispatcher_orchestrator.go	Receive post bootstrap request but there is no table trigger event dispatcher
+bootstrap-failure	dispatcher_orchestrator.go	failed to create new dispatcher manager
+bootstrap-failure	dispatcher_orchestrator.go	failed to create table trigger dispatcher
+bootstrap-failure	dispatcher_orchestrator.go	failed to handle bootstrap request
+bootstrap-failure	dispatcher_orchestrator.go	failed to handle post bootstrap request
+bootstrap-failure	dispatcher_orchestrator.go	failed to initialize table trigger event dispatcher
+bootstrap-failure	dispatcher_orchestrator.go	failed to initialize table trigger redo dispatcher
+bootstrap-failure	dispatcher_orchestrator.go	receive post bootstrap request but there is no table trigger event dispatcher
+bootstrap-failure	dispatcher_orchestrator.go	table trigger dispatcher id mismatch during bootstrap
+bootstrap-failure	dispatcher_orchestrator.go	table trigger dispatcher present during nil trigger bootstrap
+bootstrap-failure	maintainer.go	maintainer post bootstrap failed
+bootstrap-failure	maintainer_controller_bootstrap.go	add operator failed when dealing current working operators in bootstrap, should not happen
+bootstrap-failure	maintainer_controller_bootstrap.go	can not determine the startTs from the bootstrap response
+bootstrap-failure	maintainer_controller_bootstrap.go	load table from scheme store failed
+checkpoint-blocked	maintainer.go	can not advance redoTs since not bootstrapped
+checkpoint-blocked	maintainer.go	redo checkpointTs can not be advanced, since missing capture heartbeat
+context	barrier.go	no dispatcher status to send
+context	barrier_event.go	dispatcher not found, ignore
+context	barrier_event.go	writer dispatcher not found
+context	basic.go	available size for scheduler is negative
+context	basic.go	available size for scheduler on node is negative
+context	basic_dispatcher.go	Receive handshake event unexpectedly
+context	basic_dispatcher.go	Received a stale event, should ignore it
+context	basic_dispatcher.go	dispatcher is removing
+context	basic_dispatcher.go	handle events slowly
+context	changefeed_db.go	changefeed is not stopped, can not be updated
+context	cleaner.go	failed to delete changefeed gc safepoint
+context	cleaner.go	failed to delete create changefeed gc safepoint
+context	cleaner.go	failed to delete resume changefeed gc safepoint
+context	cleaner.go	unknown gc service tag, skip
+context	controller.go	changefeed is in scheduling, wait a moment
+context	controller.go	changefeed not found, skip updating epoch
+context	controller.go	failed to request resolved ts from log coordinator
+context	controller.go	refuse to resume the changefeed
+context	controller.go	timeout waiting for log coordinator resolved ts
+context	controller.go,dispatcher_orchestrator.go,heartbeat_collector.go,maintainer.go,maintainer_manager.go	unknown message type, ignore it
+context	coordinator.go	Failed to send state change event to stateChangedCh since context timeout, there may be a lot of state need to be handled. Try next time
+context	coordinator.go	changefeed info is nil, skip state change
+context	coordinator.go	changefeed not found
+context	coordinator.go	failed to delete global gc safepoint after removing last changefeed
+context	coordinator.go	update keyspace gc barrier failed
+context	default_span_split_checker.go	default span split checker: replica not found
+context	dispatcher_manager.go	failed to cleanup removed changefeed
+context	dispatcher_manager.go	heartbeat collector is not available when stopping dispatcher manager write path
+context	dispatcher_manager.go	heartbeat collector is not available when stopping redo write path
+context	dispatcher_manager.go	ignore update only columns is configured but does not take effect for this sink
+context	dispatcher_manager_merge.go	ignore merge operator with invalid merged dispatcher ID
+context	dispatcher_manager_redo.go	should not reach here. only update redo meta on the tableTriggerRedoDispatcher
+context	dispatcher_orchestrator.go	drop stale maintainer bootstrap request after trigger validation
+context	dispatcher_orchestrator.go	drop stale maintainer post bootstrap request
+context	dispatcher_orchestrator.go	unknown message type, drop message
+context	etcd_backend.go	failed to load change feed Status, add a new one
+context	etcd_backend.go	failed to marshal change feed Info, ignore
+context	etcd_backend.go	failed to marshal change feed Status, ignore
+context	etcd_backend.go	failed to save change feed Status, ignore
+context	etcd_backend.go	failed to unmarshal change feed Info, ignore
+context	etcd_backend.go	failed to unmarshal change feed Status, ignore
+context	etcd_backend.go	load a old version change feed Info, migrate it to new version
+context	event_dispatcher.go	dispatcher has removed
+context	event_dispatcher.go	get table info failed, just ignore
+context	event_dispatcher.go	register table to schemaStore failed
+context	helper.go	scheduleDispatcherRequest config is nil, skip
+context	helper.go	scheduleDispatcherRequest has no valid operator key, skip
+context	helper.go	scheduleDispatcherRequest is nil, skip
+context	maintainer.go	drop unexpected maintainer close response
+context	maintainer.go	maintainer is stopped, stop handling event
+context	maintainer_controller_bootstrap.go	bootstrap operator config is nil, skip restoring it
+context	maintainer_controller_bootstrap.go	bootstrap operator has invalid dispatcher id, skip restoring it
+context	maintainer_controller_bootstrap.go	bootstrap operator missing span, skip restoring it
+context	maintainer_controller_bootstrap.go	bootstrap remove operator missing span info, skip restoring it
+context	maintainer_controller_bootstrap.go	failed to add cleanup operator for unexpected bootstrap dispatcher
+context	maintainer_controller_bootstrap.go	found a redo working table that is not in initial table map, just ignore it
+context	maintainer_controller_bootstrap.go	merge operator has insufficient dispatcher IDs
+context	maintainer_controller_bootstrap.go	merge replica set not found when restoring merge
+context	maintainer_controller_bootstrap.go	skip restoring merge operator because merged span is missing
+context	maintainer_controller_bootstrap.go	skip restoring merge operator because merged table is missing from schema snapshot
+context	maintainer_controller_bootstrap.go	skip restoring merge operator because source table is missing from schema snapshot
+context	maintainer_controller_bootstrap.go	skip restoring merge operator due to invalid merge spans
+context	maintainer_controller_bootstrap.go	skip restoring merge operator due to invalid merged dispatcher ID
+context	maintainer_controller_bootstrap.go	skip restoring merge operator due to missing source dispatchers
+context	maintainer_controller_bootstrap.go	skip restoring merge operator due to unavailable mode
+context	maintainer_controller_bootstrap.go	skip restoring merge operator due to uninitialized controller
+context	maintainer_controller_bootstrap.go	skip restoring stale merge operator due to conflicting bootstrap operator
+context	maintainer_controller_bootstrap.go	skip stale merge operator that cannot be restored
+context	maintainer_manager.go	ignore invalid coordinator version
+context	maintainer_manager_maintainers.go	ignore remove maintainer request, 
+context	maintainer_manager_maintainers.go	unknown message type
+context	maintainer_manager_node.go	ignore set dispatcher drain target request from non coordinator
+context	maintainer_manager_node.go	ignore set node liveness request from non coordinator
+context	message_center.go	Add a local target, ignore it
+context	message_center.go	failed to unmarshal handshake message
+context	module_node_manager.go	get coordinator id failed, will retry in next tick
+context	node_set_checksum_manager.go	dispatcher already exists in expected set, ignore it
+context	node_set_checksum_manager.go	dispatcher exists in another node, override expected node
+context	node_set_checksum_manager.go	node set checksum state not ok for a long time
+context	operator_add.go	dispatcher report unexpected stopped status, ignore
+context	operator_controller.go	add operator failed, changefeed changed after epoch bump
+context	operator_controller.go	add operator failed, changefeed not found
+context	operator_controller.go	add operator failed, changefeed not found after epoch bump
+context	operator_split.go	skip post finish because split target nodes are not aligned with actual split result
+context	operator_stop.go	failed to delete changefeed
+context	operator_stop.go	failed to set changefeed progress
+context	region_count_refresher.go	load regions failed, just continue
+context	region_count_splitter.go	load regions failed, skip split span
+context	region_count_splitter.go	schedulerv3: list region out of order detected
+context	remote_target.go	Received unexpected connection from node with higher ID
+context	replication_span.go	invalid span range
+context	router.go	slow message handling detected
+context	split_span_checker.go	split span checker: replica not found
+context	task.go	dispatcher not found when do merge, skip remove
+context	write_bytes_splitter.go	scan regions failed, skip split span
+error-discarded	basic_dispatcher.go,dispatcher_manager.go	error channel is full, discard error
+impossible-value	maintainer_manager_maintainers.go	ignore add maintainer request with invalid checkpointTs
+impossible-value	replication_span.go	add replica with invalid checkpoint ts
+impossible-value	task.go	pending ddl has zero commit ts, fallback to min checkpoint ts
+internal-error	barrier.go	handle block status failed, event is nil
+internal-error	basic_dispatcher.go	InitializeTableSchemaStore should only be received by table trigger dispatcher
+internal-error	basic_dispatcher.go	Wrong Schema ID
+internal-error	basic_dispatcher.go	invalid event type
+internal-error	basic_dispatcher.go	remove dispatcher from dynamic stream failed
+internal-error	basic_dispatcher.go	unexpected event type for table mode compatibility check
+internal-error	basic_dispatcher.go	unsupported action type
+internal-error	controller.go	RegisterKeyspace failed
+internal-error	controller.go	get changefeed failed
+internal-error	coordinator.go	failed to update changefeed state
+internal-error	dispatcher_manager.go	remove dispatcher manager from heartbeat collector failed
+internal-error	dispatcher_manager.go	remove redo message failed
+internal-error	dispatcher_manager_helper.go	merge dispatcher failed, invalid dispatcherIDs
+internal-error	dispatcher_manager_helper.go	merge dispatcher failed, the dispatcher is not found
+internal-error	dispatcher_manager_helper.go	merge dispatcher failed, the dispatcher is not working
+internal-error	dispatcher_manager_helper.go	merge dispatcher failed, the dispatcherIDs are not consecutive
+internal-error	dispatcher_manager_helper.go	remove checkpointTs message failed
+internal-error	dispatcher_manager_redo.go	should not reach here. only collect redo meta on the tableTriggerRedoDispatcher
+internal-error	dispatcher_orchestrator.go	Dispatcher not found, this should not happen
+internal-error	dispatcher_orchestrator.go	Redo dispatcher not found, this should not happen
+internal-error	dispatcher_orchestrator.go	failed to handle close request
+internal-error	helper.go	add dispatcher to dynamic stream failed
+internal-error	helper.go	invalid remove dispatcher request count in one batch
+internal-error	helper.go	schemaID not found
+internal-error	maintainer_manager_maintainers.go	ignore add maintainer request with invalid config
+internal-error	operator_controller.go	failed to add merge dispatcher operator
+internal-error	operator_controller.go	failed to add merge dispatcher operator when restoring merge
+internal-error	operator_controller.go	failed to add occupy dispatcher operator
+internal-error	operator_split.go	post finish in split dispatcher operator failed, set the span absent
+internal-error	redo_dispatcher.go	SetRedoMeta should be called by table trigger redo dispatcher
+internal-error	table_progress.go	ElementList Pop called but no elements left
+internal-error	task.go	get table recovery info for merge dispatcher failed
+panic	barrier_event.go	influence type should be normal when writer dispatcher not found
+panic	barrier_event.go	influence type should not be normal when range checker is nil
+panic	barrier_event.go	invalid influence type meet drop dispatchers
+panic	barrier_event.go	replications for this block event should not be empty
+panic	barrier_helper.go	candidate is nil
+panic	basic_dispatcher.go	Unexpected event type
+panic	basic_dispatcher.go	ddl event should only be singly handled
+panic	basic_dispatcher.go	should not call this
+panic	basic_dispatcher.go	sync point event should only be singly handled
+panic	changefeed.go	changefeed config is nil
+panic	changefeed.go	changefeed info is nil
+panic	changefeed.go	unable to marshal changefeed config
+panic	changefeed.go	unable to parse sink-uri
+panic	checker.go	unknown group type
+panic	controller.go	load all changefeeds failed
+panic	controller.go	maintainer runs on multiple node
+panic	default_span_split_checker.go,split_span_checker.go	scheduler config is nil, please check the config
+panic	dispatcher_orchestrator.go	failed to unmarshal changefeed config
+panic	event_dispatcher.go	dispatcher cache events is full
+panic	helper.go	unknown schedule action
+panic	maintainer.go	marshal changefeed info failed
+panic	message_center.go	Received unexpected message type, should be handshake
+panic	message_center.go	Target ID is empty, cannot send message
+panic	operator_add.go,operator_move.go,operator_stop.go	unreachable code
+panic	region_count_splitter.go	Unexpected stepper step
+panic	remote_target.go	Stream already exists
+panic	span_controller.go	old replica set not found
+panic	split_span_checker.go	unexpected error: diffTraffic is less than 0
+panic	split_span_checker.go	unexpected error: span is not continuous
+send-failed	controller.go	send request failed when bootstrapping initial node, will be resent later
+send-failed	controller.go	send request failed when bootstrapping newly added node, will be resent later
+send-failed	controller.go	send set node liveness command failed
+send-failed	controller_drain.go	send set dispatcher drain target command failed
+send-failed	coordinator.go	failed to send coordinator request
+send-failed	dispatcher_manager_redo.go	failed to send redo request message
+send-failed	dispatcher_orchestrator.go	failed to send response
+send-failed	event_dispatcher.go	send bootstrap message failed
+send-failed	heartbeat_collector.go	failed to send block status messages
+send-failed	heartbeat_collector.go	failed to send block status request message
+send-failed	heartbeat_collector.go	failed to send heartbeat messages
+send-failed	heartbeat_collector.go	failed to send heartbeat request message
+send-failed	maintainer_manager.go	send bootstrap response failed
+send-failed	maintainer_manager.go	send command failed
+send-failed	maintainer_manager_node.go	send node heartbeat failed
+send-failed	maintainer_manager_node.go	send set node liveness response failed
+send-failed	message_center.go	Failed to get remote target
+send-failed	message_center.go	Target mismatch
+send-failed	operator_controller.go	send command to maintainer failed
+send-failed	remote_target.go	Error receiving message
+send-failed	remote_target.go	Error sending message
+send-failed	remote_target.go	Failed to collect error, channel is full
+send-failed	remote_target.go	Failed to connect to remote target
+send-failed	remote_target.go	Failed to decode message
+send-failed	remote_target.go	Failed to marshal handshake message
+send-failed	remote_target.go	marshal message failed 
+send-failed	remote_target.go	remote target stream is not ready, wait and check again
+send-failed	router.go	Handle message failed
+`
+
+// headEntries turns headWarnings into catalogue entries. Their fields: the
+// changefeed, the node the line names and the error.
+func headEntries() []entry {
+	var out []entry
+	for _, line := range strings.Split(headWarnings, "\n") {
+		if line == "" {
+			continue
+		}
+		parts := strings.SplitN(line, "\t", 3)
+		if len(parts) != 3 {
+			panic("traces: bad headWarnings line: " + line)
+		}
+		sym, ok := symptomByName(parts[0])
+		if !ok {
+			panic("traces: unknown symptom in headWarnings: " + parts[0])
+		}
+		out = append(out, entry{msg: parts[2], files: strings.Split(parts[1], ","), sym: sym, v: "HEAD",
+			keys: m("Changefeed", cfKeys, "Node", "nodeID,node,from,targetNode,target,captureID", "Err", "error,err")})
+	}
+	return out
+}
+
+func symptomByName(name string) (Symptom, bool) {
+	for i, n := range symNames {
+		if n == name && i > 0 {
+			return Symptom(i), true
+		}
+	}
+	return SymNone, false
+}
+
+// barrierEntries: the barrier's and the dispatchers' block-status lines
+// (maintainer/barrier.go, barrier_event.go; dispatcher/helper.go,
+// basic_dispatcher.go). A block event (a DDL or syncpoint at commitTs) is
+// created when the first dispatcher reports it WAITING, and removed when
+// every dispatcher reported it done; meanwhile the maintainer warns every
+// 10 s that it is not resolved, and each dispatcher re-sends its WAITING
+// status every 5 s ("resend task periodic resend" every 10th re-send) until
+// the maintainer's action cancels the task. OpID carries the barrier's
+// commitTs (maintainer side) or the dispatcher ID (dispatcher side).
+var barrierEntries = []entry{
+	{msg: "new block event is created", files: files("barrier_event.go"), sym: SymBarrierCreated, v: "HEAD",
+		keys: m("Changefeed", cfKeys, "Dispatcher", "dispatcher"), conv: barrierKey("blockTs")},
+	{msg: "barrier event is not resolved", files: files("barrier_event.go"), sym: SymBarrierStuck, v: "HEAD",
+		keys: m("Changefeed", cfKeys), conv: barrierKey("commitTs")},
+	{msg: "barrier event is not being selected", files: files("barrier_event.go"), sym: SymBarrierStuck, v: "HEAD",
+		keys: m("Changefeed", cfKeys), conv: barrierKey("commitTs")},
+	{msg: "all dispatchers reported event done, remove event", files: files("barrier.go"), sym: SymBarrierDone, v: "HEAD",
+		keys: m("Changefeed", cfKeys), conv: barrierKey("commitTs")},
+	{msg: "set resend task", files: files("helper.go"), sym: SymBlockWaiting, v: "HEAD",
+		keys: m("Dispatcher", "taskDispatcherID"), conv: blockStatusKey},
+	{msg: "resend task periodic resend", files: files("helper.go"), sym: SymBlockWaiting, v: "HEAD",
+		keys: m("Dispatcher", "dispatcherID"), conv: blockStatusKey},
+	{msg: "cancel resend task", files: files("basic_dispatcher.go"), sym: SymBlockDone, v: "HEAD",
+		keys: m("Dispatcher", "dispatcherID"), conv: blockStatusKey},
+}
+
+func barrierKey(field string) func(r *Record, it *Item, out []Item) []Item {
+	return func(r *Record, it *Item, out []Item) []Item {
+		it.OpID = string(fieldOr(r, field))
+		return out
+	}
+}
+
+// blockStatusKey: the dispatcher's WAITING block status; Dur is how long
+// it has been re-sent, from executeCount (every 5 s, resendTimeInterval).
+func blockStatusKey(r *Record, it *Item, out []Item) []Item {
+	it.OpID = it.Event.Dispatcher
+	if n, ok := r.Field("executeCount"); ok {
+		it.Dur = int64(parseTs(n)) * resendIntervalMs
+	}
+	return out
+}
+
+// resendIntervalMs is TiCDC's resendTimeInterval (dispatcher/helper.go).
+const resendIntervalMs = 5000
