@@ -308,12 +308,22 @@ func (w *swarmWorker[S, A]) walk() {
 		w.weights = map[string]float64{}
 	}
 	start := w.r.inits[w.rng.IntN(len(w.r.inits))]
-	s := start
-	w.seen(&s, 0)
-	var path []A
+	w.seen(&start, 0)
+	s, path, ok := w.randomRun(start, 1+w.rng.IntN(w.sw.walkDepth()), true)
+	if !ok {
+		return
+	}
+	w.judge(start, func() []A { return append([]A(nil), path...) }, &s)
+}
+
+// randomRun takes up to depth random steps from start (stopping early at a
+// cut or a dead end, and, when bounded, once the swarm's budget is spent),
+// recording each state it reaches; ok is false when a step violated a
+// property (try reported it).
+func (w *swarmWorker[S, A]) randomRun(start S, depth int, bounded bool) (s S, path []A, ok bool) {
+	s = start
 	cp := func() []A { return append([]A(nil), path...) }
-	depth := 1 + w.rng.IntN(w.sw.walkDepth())
-	for d := 0; d < depth && !w.sh.over(); d++ {
+	for d := 0; d < depth && !(bounded && w.sh.over()); d++ {
 		if w.r.sys.Cut(&s) {
 			break
 		}
@@ -324,13 +334,13 @@ func (w *swarmWorker[S, A]) walk() {
 		a := w.pick()
 		var nx S
 		if !w.try(start, cp, &s, a, &nx) {
-			return
+			return s, path, false
 		}
 		path = append(path, a)
 		s = nx
 		w.seen(&s, len(path))
 	}
-	w.judge(start, cp, &s)
+	return s, path, true
 }
 
 // search is a bounded breadth-first search from the end of a random
@@ -339,25 +349,9 @@ func (w *swarmWorker[S, A]) search() {
 	w.searches++
 	w.weights = map[string]float64{}
 	start := w.r.inits[w.rng.IntN(len(w.r.inits))]
-	s := start
-	var prefix []A
-	cp := func() []A { return append([]A(nil), prefix...) }
-	for d := w.rng.IntN(w.sw.walkDepth()/2 + 1); d > 0; d-- {
-		if w.r.sys.Cut(&s) {
-			break
-		}
-		w.acts = w.r.sys.Actions(&s, w.acts[:0])
-		if len(w.acts) == 0 {
-			break
-		}
-		a := w.pick()
-		var nx S
-		if !w.try(start, cp, &s, a, &nx) {
-			return
-		}
-		prefix = append(prefix, a)
-		s = nx
-		w.seen(&s, len(prefix))
+	s, prefix, ok := w.randomRun(start, w.rng.IntN(w.sw.walkDepth()/2+1), false)
+	if !ok {
+		return
 	}
 	type node struct {
 		s      S
