@@ -17,6 +17,15 @@ import "cdcspec/spec"
 //     component re-sends what it needs.
 //  3. SinkWrites: in order, after Send. A write's outcome comes back later
 //     as OnSinkResult; a dispatcher never counts data as flushed before that.
+//     SinkCancels, after SinkWrites: the dispatcher named is being removed
+//     while a write of it is in flight. The runtime may cut that write
+//     anywhere; a cut write comes back as OnSinkResult with ToTs = FromTs
+//     (nothing newly flushed), so the dispatcher reports Stopped with the
+//     checkpoint it had, and rows the cut write already produced are
+//     at-least-once duplicates for whoever replicates the span next. A
+//     runtime whose writes cannot be cut may ignore it; the dispatcher then
+//     waits for the write as before. A cancel may repeat and may arrive
+//     after the write finished: it then names nothing.
 //  4. Events were already logged by the component (in TiCDC's format) when it
 //     appended them; the runtime forwards them to observers (spec monitors),
 //     in order, after 1-3 succeeded.
@@ -25,10 +34,11 @@ import "cdcspec/spec"
 // at least every TickInterval and each component keeps its own deadlines
 // (re-send periods of section B.1). WakeAt asks for an earlier tick.
 type Effects struct {
-	Persist    []MetaTxn
-	Send       []Envelope
-	SinkWrites []SinkWrite
-	Events     []spec.Event
+	Persist     []MetaTxn
+	Send        []Envelope
+	SinkWrites  []SinkWrite
+	SinkCancels []SinkCancel
+	Events      []spec.Event
 	// WakeAt, when non-zero, is the earliest virtual time (ms) at which the
 	// component wants OnTick again.
 	WakeAt int64
@@ -39,6 +49,7 @@ func (e *Effects) Reset() {
 	e.Persist = e.Persist[:0]
 	e.Send = e.Send[:0]
 	e.SinkWrites = e.SinkWrites[:0]
+	e.SinkCancels = e.SinkCancels[:0]
 	e.Events = e.Events[:0]
 	e.WakeAt = 0
 }
@@ -104,6 +115,13 @@ type SinkWrite struct {
 	Span       spec.Span
 	FromTs     uint64
 	ToTs       uint64
+}
+
+// SinkCancel asks the runtime to cut the write in flight of a dispatcher
+// that is being removed (Effects, step 3).
+type SinkCancel struct {
+	Sink       uint64
+	Dispatcher DispatcherID
 }
 
 // SinkResult is the sink's answer to one SinkWrite.

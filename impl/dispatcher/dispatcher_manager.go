@@ -395,8 +395,14 @@ func (dm *DispatcherManager) cleanRemoved(out *core.Effects, closing bool) {
 	}
 	var removable []core.DispatcherID
 	for _, id := range dm.sortedIDs() {
-		if d := dm.dispatchers[id]; d.state == core.ComponentRemoving && !d.inflight {
+		d := dm.dispatchers[id]
+		switch {
+		case d.state == core.ComponentRemoving && !d.inflight:
 			removable = append(removable, id)
+		case d.state == core.ComponentRemoving && out != nil:
+			// A lagging dispatcher's write can cover minutes of rows:
+			// ask the runtime to cut it rather than wait it out.
+			out.SinkCancels = append(out.SinkCancels, core.SinkCancel{Sink: dm.sinkID, Dispatcher: id})
 		}
 	}
 	for _, id := range removable {

@@ -476,6 +476,9 @@ func (s *Sim) exec(n *simNode, out *core.Effects) {
 		r := s.sink.Write(w)
 		s.push(&item{at: s.now + 5 + s.rng.Int64N(15), kind: itemSinkResult, node: n.cap.ID, sr: r})
 	}
+	// SinkCancels are not acted on: a simulated write completes 5-20 ms
+	// after it starts, so a removing dispatcher never waits long for it
+	// (core.Effects allows a runtime to ignore them).
 	for _, r := range results {
 		o := s.buf()
 		n.cap.OnMetaResult(r, o)

@@ -172,3 +172,56 @@ func TestRunSIGTERMPartialReport(t *testing.T) {
 	require.Contains(t, out.String(), "data:       datacheck")
 	require.Contains(t, errb.String(), "admin API http://")
 }
+
+// TestBacklogRemoveCutsWrite (CDCSPEC_LONG=1, about 50 s): a changefeed
+// created with 40 s of rows behind it at 50,000 rows/s has writes of many
+// seconds in flight (waited out, the dispatcher managers closed about 5 s
+// after the remove with 20 s of backlog); removed one second after its dispatchers started,
+// every capture's dispatcher manager of it closes within 5 s: the removing
+// dispatchers' writes are cut (core.SinkCancel), not waited out.
+func TestBacklogRemoveCutsWrite(t *testing.T) {
+	if os.Getenv("CDCSPEC_LONG") == "" {
+		t.Skip("set CDCSPEC_LONG=1")
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	c, err := Start(ctx, Config{Nodes: 2, Tables: 2, Rate: 50000, Seed: 5, Binary: binary, LogDir: t.TempDir(), Progress: testLog{t}})
+	require.NoError(t, err)
+	defer c.Close()
+	api, _, err := c.OwnerAPI(ctx)
+	require.NoError(t, err)
+	time.Sleep(40 * time.Second) // the backlog: about two million rows
+	_, err = api.Create(ctx, adminapi.CreateRequest{ChangefeedID: "cf-backlog", StartTs: c.StartTs})
+	require.NoError(t, err)
+	deadline := time.Now().Add(30 * time.Second)
+	var created map[string]int
+	for {
+		created = logLinesWith(t, c, "new dispatcher created", "default/cf-backlog")
+		if len(created) == 2 {
+			break
+		}
+		require.True(t, time.Now().Before(deadline), "dispatchers of cf-backlog not created on both captures: %v", created)
+		time.Sleep(200 * time.Millisecond)
+	}
+	time.Sleep(time.Second)
+	info, err := api.Get(ctx, "cf-backlog")
+	require.NoError(t, err)
+	require.Less(t, info.CheckpointTs, c.StartTs+30_000, "the backlog was written already: nothing was in flight to cut")
+	require.NoError(t, api.Remove(ctx, "cf-backlog"))
+	removed := time.Now()
+	for {
+		closed := logLinesWith(t, c, "event dispatcher manager closed", "default/cf-backlog")
+		missing := []string{}
+		for f := range created {
+			if closed[f] == 0 {
+				missing = append(missing, f)
+			}
+		}
+		if len(missing) == 0 {
+			t.Logf("every dispatcher manager of cf-backlog closed %s after the remove", time.Since(removed).Round(time.Millisecond))
+			return
+		}
+		require.Less(t, time.Since(removed), 5*time.Second, "dispatcher managers of cf-backlog still open 5 s after the remove in %v", missing)
+		time.Sleep(100 * time.Millisecond)
+	}
+}

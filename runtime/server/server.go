@@ -371,6 +371,9 @@ func (s *Server) exec(out *core.Effects) bool {
 	for _, w := range out.SinkWrites {
 		s.sinks.Submit(w)
 	}
+	for _, c := range out.SinkCancels {
+		s.sinks.Cancel(c)
+	}
 	for _, r := range results {
 		o := &core.Effects{}
 		s.cap.OnMetaResult(r, o)

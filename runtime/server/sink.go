@@ -52,9 +52,15 @@ type sinkInst struct {
 	pending map[string]core.SinkWrite // dispatcher -> write awaiting flush
 	failed  *core.RunningError
 	closed  bool
-	sink    *kafkasink.Sink
-	ctx     context.Context
-	cancel  context.CancelFunc
+	// cut: dispatchers whose write in flight is to be cut (SinkCancel);
+	// cleared when the write ends, cut or flushed.
+	cut map[string]bool
+	// active is the dispatcher whose write run is cutting into windows
+	// ("" between writes).
+	active string
+	sink   *kafkasink.Sink
+	ctx    context.Context
+	cancel context.CancelFunc
 }
 
 func newSinks(cfg SinkConfig, up *Upstream, node core.NodeID, result func(core.SinkResult)) *sinks {
@@ -67,7 +73,8 @@ func (m *sinks) Submit(w core.SinkWrite) {
 	m.mu.Lock()
 	s := m.byID[w.Sink]
 	if s == nil {
-		s = &sinkInst{m: m, id: w.Sink, cf: w.Changefeed, wake: make(chan struct{}, 1), pending: map[string]core.SinkWrite{}}
+		s = &sinkInst{m: m, id: w.Sink, cf: w.Changefeed, wake: make(chan struct{}, 1), pending: map[string]core.SinkWrite{},
+			cut: map[string]bool{}}
 		s.ctx, s.cancel = context.WithCancel(context.Background())
 		m.byID[w.Sink] = s
 		go s.run()
@@ -88,6 +95,67 @@ func (m *sinks) Submit(w core.SinkWrite) {
 	case s.wake <- struct{}{}:
 	default:
 	}
+}
+
+// cutNow ends w as cut when a SinkCancel named its dispatcher: the write
+// is reported with ToTs = FromTs and its late flush ignored. done: the
+// write's windows were all written (run no longer holds it active).
+func (s *sinkInst) cutNow(w core.SinkWrite, done bool) bool {
+	d := string(w.Dispatcher)
+	s.mu.Lock()
+	if done {
+		s.active = ""
+	}
+	if !s.cut[d] {
+		s.mu.Unlock()
+		return false
+	}
+	delete(s.cut, d)
+	_, awaiting := s.pending[d]
+	delete(s.pending, d)
+	s.active = ""
+	s.mu.Unlock()
+	if awaiting {
+		s.m.result(core.SinkResult{Changefeed: w.Changefeed, Sink: w.Sink, Dispatcher: w.Dispatcher, ToTs: w.FromTs})
+	}
+	return true
+}
+
+// writing reports whether run is cutting d's write into windows; s.mu held.
+func (s *sinkInst) writing(d string) bool { return s.active == d }
+
+// Cancel marks the dispatcher's write in flight, queued or being written,
+// to be cut at the next window (core.SinkCancel); a write already written
+// and awaiting its flush is cut at once. A cut write is reported with
+// ToTs = FromTs. Nothing in flight: nothing to cut.
+func (m *sinks) Cancel(c core.SinkCancel) {
+	m.mu.Lock()
+	s := m.byID[c.Sink]
+	m.mu.Unlock()
+	if s == nil {
+		return
+	}
+	d := string(c.Dispatcher)
+	s.mu.Lock()
+	w, awaiting := s.pending[d]
+	queued := false
+	for _, q := range s.queue {
+		queued = queued || string(q.Dispatcher) == d
+	}
+	if !awaiting && !queued {
+		s.mu.Unlock()
+		return
+	}
+	s.cut[d] = true
+	if awaiting && !s.writing(d) {
+		// Every window was written; only the flush is awaited.
+		delete(s.pending, d)
+		delete(s.cut, d)
+		s.mu.Unlock()
+		m.result(core.SinkResult{Changefeed: w.Changefeed, Sink: w.Sink, Dispatcher: w.Dispatcher, ToTs: w.FromTs})
+		return
+	}
+	s.mu.Unlock()
 }
 
 // Retain closes every sink instance not in live (its dispatcher manager
@@ -189,6 +257,7 @@ func (s *sinkInst) start() bool {
 			w, ok := s.pending[f.Dispatcher]
 			if ok && TSO(w.ToTs) == f.Ts {
 				delete(s.pending, f.Dispatcher)
+				delete(s.cut, f.Dispatcher)
 			} else {
 				ok = false
 			}
@@ -236,7 +305,15 @@ func (s *sinkInst) run() {
 			}
 			w := s.queue[0]
 			s.queue = s.queue[1:]
-			s.pending[string(w.Dispatcher)] = w
+			d := string(w.Dispatcher)
+			if s.cut[d] {
+				delete(s.cut, d)
+				s.mu.Unlock()
+				s.m.result(core.SinkResult{Changefeed: w.Changefeed, Sink: w.Sink, Dispatcher: w.Dispatcher, ToTs: w.FromTs})
+				continue
+			}
+			s.pending[d] = w
+			s.active = d
 			s.mu.Unlock()
 			if !started {
 				if !s.start() {
@@ -252,9 +329,13 @@ func (s *sinkInst) run() {
 			// long before the upstream's first row (--start-ts) would
 			// otherwise spin through billions of empty windows, and its
 			// dispatcher manager could not close until they were done.
+			cut := false
 			for lo := max(w.FromTs, s.m.firstRow(w.Span, w.ToTs)); lo < w.ToTs; {
 				if s.ctx.Err() != nil {
 					return // closed: the instance's results no longer matter
+				}
+				if cut = s.cutNow(w, false); cut {
+					break
 				}
 				hi := min(lo+chunkMs, w.ToTs)
 				rows = rows[:0]
@@ -271,11 +352,14 @@ func (s *sinkInst) run() {
 				}
 				lo = hi
 			}
-			if w.ToTs <= max(w.FromTs, s.m.firstRow(w.Span, w.ToTs)) {
+			if !cut && w.ToTs <= max(w.FromTs, s.m.firstRow(w.Span, w.ToTs)) {
 				if err := s.sink.WriteRange(s.ctx, string(w.Dispatcher), TSO(w.ToTs), nil); err != nil && s.ctx.Err() == nil {
 					s.fail(err)
 					return
 				}
+			}
+			if !cut {
+				s.cutNow(w, true) // a cancel that came during the last window
 			}
 		}
 	}
