@@ -193,15 +193,7 @@ func (m *ddlOrderedWithRows) Observe(e Event) []Violation {
 				f.ddls[k].written = nil // replayed from the new checkpoint
 			}
 		}
-		for t, rows := range f.rows {
-			kept := rows[:0]
-			for _, r := range rows {
-				if r.Checkpoint > e.Checkpoint {
-					kept = append(kept, r)
-				}
-			}
-			f.rows[t] = kept
-		}
+		dropRowsThrough(f.rows, e.Checkpoint)
 	case ChangefeedRemoved:
 		delete(m.cf, e.Changefeed)
 	case DataWritten:

@@ -298,6 +298,20 @@ func spanHasKey(s Span, key string) bool {
 	return key >= s.Start && (s.End == "" || key < s.End)
 }
 
+// dropRowsThrough forgets the rows with commit ts <= ts of every table: a
+// changefeed replays from ts, so they are no longer owed.
+func dropRowsThrough(rows map[int64][]Event, ts uint64) {
+	for t, rs := range rows {
+		kept := rs[:0]
+		for _, r := range rs {
+			if r.Checkpoint > ts {
+				kept = append(kept, r)
+			}
+		}
+		rows[t] = kept
+	}
+}
+
 func (m *checkpointNotPastUnflushed) Observe(e Event) []Violation {
 	switch e.Kind {
 	case ChangefeedCreated, ChangefeedResumed:
@@ -305,15 +319,7 @@ func (m *checkpointNotPastUnflushed) Observe(e Event) []Violation {
 		u.start = e.Checkpoint
 		// Resume with an overwritten checkpoint replays from there; rows
 		// below it are no longer owed.
-		for t, rows := range u.rows {
-			kept := rows[:0]
-			for _, r := range rows {
-				if r.Checkpoint > e.Checkpoint {
-					kept = append(kept, r)
-				}
-			}
-			u.rows[t] = kept
-		}
+		dropRowsThrough(u.rows, e.Checkpoint)
 	case ChangefeedRemoved:
 		delete(m.cf, e.Changefeed)
 	case DataWritten:

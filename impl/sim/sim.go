@@ -809,24 +809,20 @@ func (s *Sim) Partition(groups ...[]core.NodeID) {
 // on node: every write fails with a retryable Kafka error until the DM is
 // recreated.
 func (s *Sim) SinkError(cf core.ChangefeedID, node core.NodeID) error {
-	n := s.nodes[node]
-	if n == nil || !n.alive {
-		return fmt.Errorf("capture %s is not running", node)
-	}
-	dm := n.cap.Orchestrator.Get(cf)
-	if dm == nil {
-		return fmt.Errorf("no dispatcher manager of %s on %s", cf, node)
-	}
-	s.sink.Break(dm.SinkID(), core.RunningError{Time: s.now, Node: node, Code: "CDC:ErrChangefeedRetryable",
-		Message: "[CDC:ErrKafkaAsyncSendMessage]kafka async send message failed: i/o timeout"})
-	s.notify(Step{Kind: StepFault, Name: string(spec.FaultSinkError), Node: node})
-	return nil
+	return s.breakSink(cf, node, spec.FaultSinkError, "CDC:ErrChangefeedRetryable",
+		"[CDC:ErrKafkaAsyncSendMessage]kafka async send message failed: i/o timeout")
 }
 
 // FastFailError breaks the sink instance of the changefeed's dispatcher
 // manager on node with an unretryable error (a GC error): the changefeed
 // must fail.
 func (s *Sim) FastFailError(cf core.ChangefeedID, node core.NodeID) error {
+	return s.breakSink(cf, node, spec.FaultFastFailError, "CDC:ErrGCTTLExceeded", spec.FastFailErrText)
+}
+
+// breakSink makes every write of the DM's sink instance on node fail with
+// the error code and message, reported as fault f.
+func (s *Sim) breakSink(cf core.ChangefeedID, node core.NodeID, f spec.Fault, code, msg string) error {
 	n := s.nodes[node]
 	if n == nil || !n.alive {
 		return fmt.Errorf("capture %s is not running", node)
@@ -835,8 +831,8 @@ func (s *Sim) FastFailError(cf core.ChangefeedID, node core.NodeID) error {
 	if dm == nil {
 		return fmt.Errorf("no dispatcher manager of %s on %s", cf, node)
 	}
-	s.sink.Break(dm.SinkID(), core.RunningError{Time: s.now, Node: node, Code: "CDC:ErrGCTTLExceeded", Message: spec.FastFailErrText})
-	s.notify(Step{Kind: StepFault, Name: string(spec.FaultFastFailError), Node: node})
+	s.sink.Break(dm.SinkID(), core.RunningError{Time: s.now, Node: node, Code: code, Message: msg})
+	s.notify(Step{Kind: StepFault, Name: string(f), Node: node})
 	return nil
 }
 
