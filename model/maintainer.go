@@ -150,6 +150,7 @@ func maintTick(cfg *Config, s *State, slot uint8, e *emitter) {
 	case !mt.Bootstrapped && !mt.RemovalOnly && !mt.Removing:
 		sendBootstrapRequests(cfg, s, slot)
 	case mt.Bootstrapped && !mt.Removing:
+		sendBootstrapRequests(cfg, s, slot) // nodes that joined after the bootstrap
 		for j := range mt.Spans {
 			if sp := &mt.Spans[j]; sp.ID != 0 && sp.Op != mopNone {
 				resendOp(cfg, s, slot, sp)
@@ -362,8 +363,14 @@ func maintOnNodeRemoved(cfg *Config, s *State, slot, dead uint8, e *emitter) {
 func onNodeJoined(cfg *Config, s *State, slot uint8) {
 	for i := range s.Maint {
 		mt := &s.Maint[i]
-		if mt.Exists && !mt.Bootstrapped && !mt.RemovalOnly && !mt.Removing && s.NodeSt[i] == nodeAlive {
+		if mt.Exists && !mt.RemovalOnly && !mt.Removing && s.NodeSt[i] == nodeAlive {
+			// HandleNodesChange: the new node is asked too, before and after
+			// the bootstrap. Its MaintainerBootstrapRequest creates the
+			// node's dispatcher manager, without which it drops every
+			// ScheduleDispatcherRequest; the request is re-sent each period
+			// until the node answers (ResendBootstrapMessage).
 			mt.Bootstrapper |= 1 << slot
+			mt.Answered &^= 1 << slot
 			sendBootstrapRequests(cfg, s, uint8(i))
 		}
 	}
@@ -478,6 +485,14 @@ func maintHandleDM(cfg *Config, s *State, m Msg, e *emitter) {
 	flushPendingWatermark(cfg, mt, src)
 	switch m.Kind {
 	case mBootResp:
+		if mt.Bootstrapped && !mt.Removing && m.Epoch == mt.Epoch && s.member(m.Src) {
+			// A node that joined after the bootstrap answered: it has a
+			// dispatcher manager now and is not asked again. Its snapshot
+			// holds no dispatcher of this maintainer's generation, so there
+			// is nothing to adopt.
+			mt.Answered |= 1 << src
+			return
+		}
 		if mt.Bootstrapped || mt.RemovalOnly || mt.Removing {
 			return
 		}
@@ -497,6 +512,13 @@ func maintHandleDM(cfg *Config, s *State, m Msg, e *emitter) {
 			maybeClosed(cfg, s, slot, e)
 		}
 	case mWatermark:
+		// checkpointTsByCapture is keyed by node ID and the calculation
+		// reads the bootstrapper's current IDs only: a late watermark of
+		// a previous incarnation of the slot is stored under an ID nobody
+		// reads, so the slot's entry ignores it.
+		if !s.member(m.Src) {
+			return
+		}
 		if mt.Bootstrapped || cfg.mut(MutHeartbeatBeforeBootstrap) {
 			applyWatermark(cfg, mt, src, m.A)
 			if m.B != 0 {
