@@ -29,6 +29,7 @@ var fuzzRoutes = []struct{ method, path string }{
 	{"POST", "/api/v2/changefeeds/cf/split_table"},
 	{"POST", "/api/v2/debug/failpoints"},
 	{"POST", "/api/v2/debug/delay"},
+	{"POST", "/api/v2/debug/changefeeds/cf/move_maintainer"},
 }
 
 // FuzzRequestBodies: no request body crashes the API; every answer is
