@@ -562,6 +562,12 @@ func classify(err error) error {
 	if err == nil {
 		return nil
 	}
+	for _, known := range []error{adminapi.ErrNotFound, adminapi.ErrAlreadyExists, adminapi.ErrInvalidState, adminapi.ErrInvalidParam,
+		adminapi.ErrNodeNotFound, adminapi.ErrNotReady, adminapi.ErrNotOwner} {
+		if errors.Is(err, known) {
+			return err // classified already
+		}
+	}
 	msg := err.Error()
 	switch {
 	case errors.Is(err, coordinator.ErrNotInitialized):
