@@ -104,9 +104,8 @@ func (c *Cluster) RemoveAndRecreate(ctx context.Context) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	if info.State != "normal" {
-		return "", fmt.Errorf("changefeed %s is %s, not normal", c.cfg.Changefeed, info.State)
-	}
+	// Any state will do (a user removes a warning or paused changefeed
+	// too): every row at or below the checkpoint is in the sink.
 	cp := info.CheckpointTs
 	if cp < c.StartTs {
 		return "", fmt.Errorf("changefeed %s shows checkpoint %d below its start-ts %d", c.cfg.Changefeed, cp, c.StartTs)
