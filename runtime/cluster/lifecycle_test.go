@@ -41,11 +41,15 @@ func TestLifecycleNoLoss(t *testing.T) {
 	_, err = c.WaitCheckpoint(ctx, uint64(time.Now().UnixMilli()), 20*time.Second)
 	require.NoError(t, err, "the changefeed never started")
 
-	// The control's first lifetime ends at its checkpoint gapCp.
-	gapInfo, err := api.Get(ctx, "cf-gap")
-	require.NoError(t, err)
-	gapCp := gapInfo.CheckpointTs
-	require.Greater(t, gapCp, gap.CheckpointTs, "cf-gap never advanced")
+	// The control's first lifetime ends at its checkpoint gapCp, once it
+	// has advanced a second past its start.
+	var gapCp uint64
+	for deadline := time.Now().Add(20 * time.Second); gapCp < gap.CheckpointTs+1000; time.Sleep(100 * time.Millisecond) {
+		require.True(t, time.Now().Before(deadline), "cf-gap never advanced from %d (at %d)", gap.CheckpointTs, gapCp)
+		if info, err := api.Get(ctx, "cf-gap"); err == nil {
+			gapCp = info.CheckpointTs
+		}
+	}
 	require.NoError(t, api.Remove(ctx, "cf-gap"))
 
 	for _, st := range []Step{
