@@ -13,6 +13,16 @@
 //	GET    /api/v2/health                           200 once the capture runs
 //	POST   /api/v2/debug/failpoints                 {"name","on"}: this capture's failpoint (test only)
 //	POST   /api/v2/debug/delay                      DelayRule: delay/duplicate inbound messages (test only)
+//	POST   /api/v2/debug/changefeeds/{id}/move_maintainer  {"target_node_id"}: start moving the maintainer (test only)
+//
+// move_maintainer is a debug endpoint: TiCDC has no API that moves a
+// maintainer (its coordinator moves maintainers only to balance captures
+// or to drain one); here it starts the same MoveMaintainerOperator on the
+// owner, which answers when the move has started, not when it is done
+// (GET shows maintainer_addr and the operator). 400 ErrNodeIsNotFound: the
+// target is not a live capture that answered the coordinator's bootstrap,
+// or it already runs the maintainer; 400 ErrAPIInvalidParam (state): the
+// changefeed is not replicating or has an operator in flight.
 //
 // Every capture serves it. Changefeed calls are answered by the owner (the
 // coordinator's capture): another capture forwards them to the owner's API
@@ -85,6 +95,11 @@ type CreateRequest struct {
 	TargetTs     uint64 `json:"target_ts"`
 }
 
+// MoveMaintainerRequest is the body of move_maintainer.
+type MoveMaintainerRequest struct {
+	TargetNodeID string `json:"target_node_id"`
+}
+
 // ResumeRequest is the body of a resume.
 type ResumeRequest struct {
 	OverwriteCheckpointTs uint64 `json:"overwrite_checkpoint_ts"`
@@ -123,7 +138,12 @@ type Backend interface {
 	Get(ctx context.Context, id string) (ChangefeedInfo, error)
 	Pause(ctx context.Context, id string) error
 	Resume(ctx context.Context, id string, overwriteCheckpointTs uint64) error
+	// Remove returns once the changefeed's stop operator has finished, as
+	// TiCDC's Controller.RemoveChangefeed waits for it.
 	Remove(ctx context.Context, id string) error
+	// MoveMaintainer starts moving the changefeed's maintainer to target
+	// (the debug endpoint move_maintainer; answered by the owner).
+	MoveMaintainer(ctx context.Context, id, target string) error
 	MoveTable(ctx context.Context, id string, table int64, target string) (int, error)
 	SplitTable(ctx context.Context, id string, table int64) (int, error)
 	Captures(ctx context.Context) ([]Capture, error)

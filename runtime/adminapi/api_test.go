@@ -9,18 +9,22 @@ import (
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/stretchr/testify/require"
 )
 
 // fakeBackend is an in-memory owner (or, with owner set, a non-owner that
 // forwards there).
 type fakeBackend struct {
-	mu     sync.Mutex
-	cfs    map[string]string // id -> state
-	isOwn  bool
-	owner  string
-	maint  string
-	moved  int
-	forwdd int
+	mu    sync.Mutex
+	cfs   map[string]string // id -> state
+	isOwn bool
+	owner string
+	maint string
+	moved int
+	// maintainerOn: changefeed -> the capture a move_maintainer targeted.
+	maintainerOn map[string]string
+	forwdd       int
 }
 
 func (f *fakeBackend) Create(ctx context.Context, req CreateRequest) (ChangefeedInfo, error) {
@@ -89,6 +93,26 @@ func (f *fakeBackend) MoveTable(ctx context.Context, id string, t int64, to stri
 	f.moved++
 	return 1, nil
 }
+func (f *fakeBackend) MoveMaintainer(ctx context.Context, id, target string) error {
+	if !f.isOwn {
+		return ErrNotOwner
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	switch {
+	case f.cfs[id] == "":
+		return fmt.Errorf("%w: %s", ErrNotFound, id)
+	case f.cfs[id] != "normal":
+		return fmt.Errorf("%w: changefeed %s is not replicating", ErrInvalidState, id)
+	case target != "n1" && target != "n2":
+		return fmt.Errorf("%w: %s", ErrNodeNotFound, target)
+	}
+	if f.maintainerOn == nil {
+		f.maintainerOn = map[string]string{}
+	}
+	f.maintainerOn[id] = target
+	return nil
+}
 func (f *fakeBackend) SplitTable(ctx context.Context, id string, t int64) (int, error) {
 	return 0, ErrNoMaintainer
 }
@@ -151,6 +175,14 @@ func TestAPIThroughForwarding(t *testing.T) {
 	if _, err := c.SplitTable(ctx, "cf", 1); !errors.Is(err, ErrNoMaintainer) {
 		t.Fatalf("split nowhere: %v, want no maintainer", err)
 	}
+	// move_maintainer (debug) is answered by the owner.
+	require.NoError(t, c.MoveMaintainer(ctx, "cf", "n2"))
+	require.Equal(t, "n2", owner.maintainerOn["cf"])
+	require.ErrorIs(t, c.MoveMaintainer(ctx, "cf", "n9"), ErrNodeNotFound)
+	require.ErrorIs(t, c.MoveMaintainer(ctx, "cf", ""), ErrInvalidParam)
+	require.ErrorIs(t, c.MoveMaintainer(ctx, "nope", "n2"), ErrNotFound)
+	require.NoError(t, c.Pause(ctx, "cf"))
+	require.ErrorIs(t, c.MoveMaintainer(ctx, "cf", "n2"), ErrInvalidState)
 	if err := c.Remove(ctx, "cf"); err != nil {
 		t.Fatalf("remove: %v", err)
 	}

@@ -138,7 +138,8 @@ func (c *Client) Resume(ctx context.Context, id string, overwrite uint64) error 
 	return c.do(ctx, "POST", cfPath(id)+"/resume", ResumeRequest{OverwriteCheckpointTs: overwrite}, nil)
 }
 
-// Remove deletes a changefeed.
+// Remove deletes a changefeed; it returns once the changefeed's stop is
+// done (its maintainer and dispatchers are closed).
 func (c *Client) Remove(ctx context.Context, id string) error {
 	return c.do(ctx, "DELETE", cfPath(id), nil, nil)
 }
@@ -148,6 +149,12 @@ func (c *Client) MoveTable(ctx context.Context, id string, table int64, target s
 	var out map[string]int
 	err := c.do(ctx, "POST", cfPath(id)+"/move_table", TableRequest{TableID: table, TargetNodeID: target}, &out)
 	return out["moved"], err
+}
+
+// MoveMaintainer starts moving the changefeed's maintainer to the capture
+// target (a debug endpoint; Get shows when the move is done).
+func (c *Client) MoveMaintainer(ctx context.Context, id, target string) error {
+	return c.do(ctx, "POST", "/api/v2/debug/changefeeds/"+url.PathEscape(id)+"/move_maintainer", MoveMaintainerRequest{TargetNodeID: target}, nil)
 }
 
 // SplitTable splits a table's spans; it returns how many splits started.

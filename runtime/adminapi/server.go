@@ -50,6 +50,7 @@ func Handler(b Backend) http.Handler {
 	mux.HandleFunc("POST /api/v2/changefeeds/{id}/resume", h.owner(h.resume))
 	mux.HandleFunc("POST /api/v2/changefeeds/{id}/move_table", h.maintainer(h.move))
 	mux.HandleFunc("POST /api/v2/changefeeds/{id}/split_table", h.maintainer(h.split))
+	mux.HandleFunc("POST /api/v2/debug/changefeeds/{id}/move_maintainer", h.owner(h.moveMaintainer))
 	return mux
 }
 
@@ -278,6 +279,21 @@ func (h *handler) move(w http.ResponseWriter, r *http.Request, body []byte) erro
 		return err
 	}
 	writeJSON(w, 200, map[string]int{"moved": n})
+	return nil
+}
+
+func (h *handler) moveMaintainer(w http.ResponseWriter, r *http.Request, body []byte) error {
+	var req MoveMaintainerRequest
+	if err := decode(body, &req); err != nil {
+		return err
+	}
+	if req.TargetNodeID == "" {
+		return fmt.Errorf("%w: move_maintainer needs target_node_id", ErrInvalidParam)
+	}
+	if err := h.b.MoveMaintainer(r.Context(), r.PathValue("id"), req.TargetNodeID); err != nil {
+		return err
+	}
+	writeJSON(w, 200, map[string]any{})
 	return nil
 }
 

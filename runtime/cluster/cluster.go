@@ -161,9 +161,11 @@ type Cluster struct {
 	frozen   []frozenProc
 	// lastMaintainer: the maintainer host a scenario targeted last.
 	lastMaintainer string
-	timeline       []Sample
-	StartTs        uint64  // the changefeed's start ts (ms)
-	kv             kvState // the TiKV stores, when Config.Stores > 0
+	// path: the outcome the running step's injector saw (notePath).
+	path     *pathNote
+	timeline []Sample
+	StartTs  uint64  // the changefeed's start ts (ms)
+	kv       kvState // the TiKV stores, when Config.Stores > 0
 }
 
 type frozenProc struct {

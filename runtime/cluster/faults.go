@@ -21,12 +21,10 @@ var faultInjectors = map[spec.Fault]injector{
 	spec.FaultKillCapture: func(c *Cluster, _ context.Context, _ Step) (string, error) {
 		return c.KillCapture("")
 	},
+	// kill-owner-capture: coordinator failover; the step waits for a new
+	// owner (KillOwner).
 	spec.FaultKillOwnerCapture: func(c *Cluster, ctx context.Context, _ Step) (string, error) {
-		id, _, err := c.Etcd.Owner(ctx)
-		if err != nil {
-			return "", err
-		}
-		return c.KillCapture(id)
+		return c.KillOwner(ctx)
 	},
 	spec.FaultKillMaintainerCapture: func(c *Cluster, ctx context.Context, _ Step) (string, error) {
 		id, err := c.maintainerHost(ctx)
@@ -128,22 +126,23 @@ var actionInjectors = map[spec.Action]injector{
 	},
 	// pause-changefeed pauses the changefeed and resumes it after Dur (3 s).
 	spec.ActionPauseChangefeed: func(c *Cluster, ctx context.Context, st Step) (string, error) {
-		d := st.window()
-		if err := c.API().Pause(ctx, c.cfg.Changefeed); err != nil {
-			return "", err
-		}
-		time.AfterFunc(d, func() {
-			for i := 0; i < 50; i++ {
-				rctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-				err := c.API().Resume(rctx, c.cfg.Changefeed, 0)
-				cancel()
-				if err == nil || c.ctx.Err() != nil {
-					return
-				}
-				time.Sleep(200 * time.Millisecond)
-			}
-		})
-		return d.String(), nil
+		return c.PauseResume(ctx, st.window(), false)
+	},
+	// resume-changefeed: a resume needs a paused changefeed, so the step
+	// pauses it and resumes it after Dur (3 s) with an overwritten
+	// checkpoint up to 2 s below the current one (PauseResume).
+	spec.ActionResumeChangefeed: func(c *Cluster, ctx context.Context, st Step) (string, error) {
+		return c.PauseResume(ctx, st.window(), true)
+	},
+	// remove-changefeed removes the changefeed and creates it again from
+	// its checkpoint (RemoveAndRecreate).
+	spec.ActionRemoveChangefeed: func(c *Cluster, ctx context.Context, _ Step) (string, error) {
+		return c.RemoveAndRecreate(ctx)
+	},
+	// move-maintainer moves the maintainer to another capture and waits
+	// until it runs there (MoveMaintainer).
+	spec.ActionMoveMaintainer: func(c *Cluster, ctx context.Context, _ Step) (string, error) {
+		return c.MoveMaintainer(ctx)
 	},
 }
 
@@ -225,6 +224,7 @@ var defaultWindows = map[string]time.Duration{
 	string(spec.FaultDuplicateMessages):         10 * time.Second,
 	string(spec.FaultKillMaintainerStaleCreate): 20 * time.Second,
 	string(spec.ActionPauseChangefeed):          3 * time.Second,
+	string(spec.ActionResumeChangefeed):         3 * time.Second,
 	string(spec.FaultStore):                     5 * time.Second,
 }
 
@@ -255,12 +255,16 @@ func (c *Cluster) inject(ctx context.Context, st Step) Recovery {
 		r.Error = st.check().Error()
 		return r
 	}
+	c.takePath()
 	target, err := in(c, ctx, st)
 	if err != nil {
 		r.Error = err.Error()
 		return r
 	}
 	r.Target = target
+	if p := c.takePath(); p != nil {
+		r.Path, r.PathReached = p.path, p.reached
+	}
 	return r
 }
 

@@ -98,6 +98,8 @@ func TestRecoveryPath(t *testing.T) {
 		{Fault: "pause-changefeed", FaultToWarningMs: -1, WarningToNormalMs: -1, LagBelow3sMs: -1, at: 3500},
 		{Fault: "sink-error", FaultToWarningMs: -1, WarningToNormalMs: -1, LagBelow3sMs: -1, at: 5500},
 	}, tl)
+	resumed := recovery([]Recovery{{Fault: "resume-changefeed", FaultToWarningMs: -1, WarningToNormalMs: -1, LagBelow3sMs: -1, at: 3500}}, tl)
+	assert.True(t, resumed[0].PathReached, "resume-changefeed pauses first: stopped, then normal: %s", resumed[0].Path)
 	assert.True(t, recs[0].PathReached, recs[0].Path)
 	assert.True(t, recs[1].PathReached, recs[1].Path)
 	assert.False(t, recs[2].PathReached, "a sink-error with no warning after it did not reach its path")

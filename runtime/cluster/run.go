@@ -193,8 +193,11 @@ type Recovery struct {
 	Attempts int `json:"attempts"`
 	// Path says whether the fault reached the code path it is there for
 	// ("" when the runner cannot tell): for sink-error, the changefeed went
-	// to warning and back to normal; for pause-changefeed, it was stopped
-	// and came back.
+	// to warning and back to normal; for pause- and resume-changefeed, it
+	// was stopped and came back; for move-maintainer, the maintainer runs
+	// on the target; for remove-changefeed, the changefeed was created
+	// again from its checkpoint; for kill-owner-capture, another capture
+	// became the owner.
 	Path string `json:"path,omitempty"`
 	// PathReached is Path's verdict (false also when Path is "").
 	PathReached bool `json:"path_reached"`
@@ -519,7 +522,7 @@ func recovery(recs []Recovery, tl []Sample) []Recovery {
 			if !r.PathReached {
 				r.Path = "no warning followed by normal before the next fault (the produce errors never reached the changefeed's error handling)"
 			}
-		case r.Fault == string(spec.ActionPauseChangefeed):
+		case r.Fault == string(spec.ActionPauseChangefeed), r.Fault == string(spec.ActionResumeChangefeed):
 			r.PathReached = stoppedAt != 0 && backAt != 0
 			r.Path = "changefeed stopped and resumed to normal"
 			if !r.PathReached {

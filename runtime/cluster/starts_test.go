@@ -47,7 +47,8 @@ func logLinesWith(t *testing.T, c *Cluster, parts ...string) map[string]int {
 // TestOldStartTsRemoveReleasesDispatcherManagers: a changefeed created at ts 1,
 // decades before the upstream's first row, catches up (the sink skips the
 // empty time instead of walking it), and once removed every capture's
-// dispatcher manager of it closes within 5 s.
+// dispatcher manager of it closes within 5 s. On the way, the other
+// changefeed's maintainer moves to the other capture.
 func TestOldStartTsRemoveReleasesDispatcherManagers(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts processes, etcd and Kafka; skipped with -short")
@@ -86,8 +87,27 @@ func TestOldStartTsRemoveReleasesDispatcherManagers(t *testing.T) {
 	n, err := api.MoveTable(ctx, "cf-old", 1, "no-such-capture")
 	require.ErrorIs(t, err, adminapi.ErrNodeNotFound, "moved %d", n)
 
-	require.NoError(t, api.Remove(ctx, "cf-old"))
+	// move_maintainer (debug): a target that is no live capture, or the
+	// capture already running the maintainer, is refused; a move to the
+	// other capture completes (MoveMaintainer waits until the
+	// changefeed reports its maintainer there).
+	require.ErrorIs(t, api.MoveMaintainer(ctx, "cf-old", "no-such-capture"), adminapi.ErrNodeNotFound)
+	host, err := c.maintainerHost(ctx)
+	require.NoError(t, err)
+	require.ErrorIs(t, api.MoveMaintainer(ctx, c.cfg.Changefeed, host), adminapi.ErrNodeNotFound)
+	moved, err := c.MoveMaintainer(ctx)
+	require.NoError(t, err)
+	p := c.takePath()
+	require.NotNil(t, p)
+	require.True(t, p.reached, "%s: %s", moved, p.path)
+	now, err := c.maintainerHost(ctx)
+	require.NoError(t, err)
+	require.NotEqual(t, host, now, "%s: %s", moved, p.path)
+
+	// The timer starts before the call: Remove answers once the stop
+	// operator finished.
 	removed := time.Now()
+	require.NoError(t, api.Remove(ctx, "cf-old"))
 	for {
 		closed := logLinesWith(t, c, "event dispatcher manager closed", "default/cf-old")
 		missing := []string{}
@@ -207,8 +227,8 @@ func TestBacklogRemoveCutsWrite(t *testing.T) {
 	info, err := api.Get(ctx, "cf-backlog")
 	require.NoError(t, err)
 	require.Less(t, info.CheckpointTs, c.StartTs+30_000, "the backlog was written already: nothing was in flight to cut")
+	removed := time.Now() // before the call: Remove answers once the stop operator finished
 	require.NoError(t, api.Remove(ctx, "cf-backlog"))
-	removed := time.Now()
 	for {
 		closed := logLinesWith(t, c, "event dispatcher manager closed", "default/cf-backlog")
 		missing := []string{}

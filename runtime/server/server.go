@@ -562,6 +562,12 @@ func classify(err error) error {
 	if err == nil {
 		return nil
 	}
+	for _, known := range []error{adminapi.ErrNotFound, adminapi.ErrAlreadyExists, adminapi.ErrInvalidState, adminapi.ErrInvalidParam,
+		adminapi.ErrNodeNotFound, adminapi.ErrNotReady, adminapi.ErrNotOwner} {
+		if errors.Is(err, known) {
+			return err // classified already
+		}
+	}
 	msg := err.Error()
 	switch {
 	case errors.Is(err, coordinator.ErrNotInitialized):
@@ -689,7 +695,72 @@ func (b *backend) Remove(ctx context.Context, id string) error {
 	if errors.Is(err, adminapi.ErrNotFound) {
 		return nil // TiCDC answers 200 for a missing changefeed.
 	}
-	return err
+	if err != nil {
+		return err
+	}
+	// As TiCDC's Controller.RemoveChangefeed: answer once the stop
+	// operator has finished, so a create of the same ID that follows
+	// finds the old changefeed gone, maintainer and dispatchers closed.
+	for {
+		pending := false
+		err := b.call(ctx, func(int64) error {
+			c := b.s.cap.Coordinator
+			if c == nil {
+				return fmt.Errorf("%w: this capture lost the ownership while %s was being removed; the next owner finishes the removal", adminapi.ErrNotOwner, id)
+			}
+			for _, cf := range c.Changefeeds() {
+				pending = pending || (cf.ID == cfID(id) && cf.State == spec.StateRemoved)
+			}
+			return nil
+		})
+		if err != nil || !pending {
+			return err
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
+}
+
+// MoveMaintainer starts the coordinator's MoveMaintainerOperator (the
+// debug endpoint move_maintainer).
+func (b *backend) MoveMaintainer(ctx context.Context, id, target string) error {
+	if err := b.livePeer(target); err != nil {
+		return err
+	}
+	return b.owned(ctx, func(now int64, c *coordinator.Coordinator, out *core.Effects) error {
+		if _, ok := b.info(c, id); !ok {
+			return fmt.Errorf("%w: %s", adminapi.ErrNotFound, id)
+		}
+		err := c.MoveChangefeed(now, cfID(id), core.NodeID(target), out)
+		switch {
+		case err == nil:
+			return nil
+		case strings.Contains(err.Error(), "not a valid move target"):
+			return fmt.Errorf("%w: %v (it has not answered the coordinator's bootstrap, or it runs the maintainer already)", adminapi.ErrNodeNotFound, err)
+		default: // not replicating, or an operator in flight
+			return fmt.Errorf("%w: %v", adminapi.ErrInvalidState, err)
+		}
+	})
+}
+
+// livePeer refuses a target that is not a live capture (TiCDC's
+// ErrNodeIsNotFound).
+func (b *backend) livePeer(target string) error {
+	b.s.mu.Lock()
+	_, known := b.s.peers[core.NodeID(target)]
+	var ids []string
+	for p := range b.s.peers {
+		ids = append(ids, string(p))
+	}
+	b.s.mu.Unlock()
+	if known {
+		return nil
+	}
+	sort.Strings(ids)
+	return fmt.Errorf("%w: target node %q is not a live capture (captures: %s)", adminapi.ErrNodeNotFound, target, strings.Join(ids, ", "))
 }
 
 func (b *backend) maintained(ctx context.Context, id string, f func(out *core.Effects) int) (int, error) {
@@ -714,17 +785,9 @@ func (b *backend) maintained(ctx context.Context, id string, f func(out *core.Ef
 }
 
 func (b *backend) MoveTable(ctx context.Context, id string, table int64, target string) (int, error) {
-	b.s.mu.Lock()
-	_, known := b.s.peers[core.NodeID(target)]
-	var ids []string
-	for p := range b.s.peers {
-		ids = append(ids, string(p))
-	}
-	b.s.mu.Unlock()
-	if !known {
-		// TiCDC's move table refuses a target that is not a live capture.
-		sort.Strings(ids)
-		return 0, fmt.Errorf("%w: target node %q is not a live capture (captures: %s)", adminapi.ErrNodeNotFound, target, strings.Join(ids, ", "))
+	// TiCDC's move table refuses a target that is not a live capture.
+	if err := b.livePeer(target); err != nil {
+		return 0, err
 	}
 	return b.maintained(ctx, id, func(out *core.Effects) int {
 		return b.s.cap.Maintainers.Get(cfID(id)).MoveTable(table, core.NodeID(target), out)
