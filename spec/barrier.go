@@ -81,8 +81,11 @@ func (ts tableSet) observe(e Event) {
 	case ChangefeedRemoved:
 		delete(ts, e.Changefeed)
 	case TableCreated:
-		if m := ts[e.Changefeed]; m != nil {
-			m[e.Span.Table] = true
+		// Without a changefeed the upstream created it for every one.
+		for cf, m := range ts {
+			if e.Changefeed == "" || e.Changefeed == cf {
+				m[e.Span.Table] = true
+			}
 		}
 	case DDLCommitted:
 		if m := ts[e.Changefeed]; m != nil {
