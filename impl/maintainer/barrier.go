@@ -160,7 +160,10 @@ func (b *Barrier) handleBlockState(bs *core.BlockStatus, table int64, out *core.
 		ev.tableTriggerDispatcherRelated = true
 	}
 	if ev.selected {
-		// Already selected: the action is re-sent by Resend.
+		// Already selected: the action is re-sent by Resend. A WAITING
+		// dispatcher has not passed (a new incarnation after a move): it
+		// is owed Pass even if its earlier incarnation reported DONE.
+		delete(ev.reportedDispatchers, bs.ID)
 		b.checkEventFinish(ev, out)
 		return
 	}

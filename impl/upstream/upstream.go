@@ -165,7 +165,7 @@ func (u *Upstream) CreateTable(out *core.Effects) (int64, uint64) {
 
 // Blocking DDL kinds for CommitBlockDDL (the model's Config.Barrier values).
 const (
-	DDLNormal    = "normal"    // ALTER TABLE t: blocks table t only
+	DDLNormal    = "normal"    // ALTER TABLE on a partitioned table whose partitions are t1, t2: blocks both, not the trigger
 	DDLDrop      = "drop"      // DROP TABLE t: blocks t and the trigger, drops t
 	DDLTruncate  = "truncate"  // TRUNCATE TABLE t: drops t, adds a new table
 	DDLRename    = "rename"    // RENAME TABLES t1, t2: blocks both and the trigger
@@ -174,7 +174,7 @@ const (
 )
 
 // BlockDDLKinds lists CommitBlockDDL's kinds and how many tables each names.
-var BlockDDLKinds = map[string]int{DDLNormal: 1, DDLDrop: 1, DDLTruncate: 1, DDLRename: 2, DDLDB: 0, DDLSyncPoint: 0}
+var BlockDDLKinds = map[string]int{DDLNormal: 2, DDLDrop: 1, DDLTruncate: 1, DDLRename: 2, DDLDB: 0, DDLSyncPoint: 0}
 
 // CommitBlockDDL commits a blocking DDL (or a syncpoint) of the kind at the
 // next ts on the named tables, which must exist, and emits DDLCommitted
@@ -197,7 +197,8 @@ func (u *Upstream) CommitBlockDDL(kind string, tables []int64, out *core.Effects
 	name := func(i int) string { return fmt.Sprintf("t%d", tables[i]) }
 	switch kind {
 	case DDLNormal:
-		ev.BlockTables, ev.Query = []int64{tables[0]}, "alter table "+name(0)+" add column c int"
+		ev.BlockTables = []int64{tables[0], tables[1]}
+		ev.Query = "alter table p add column c int (partitions " + name(0) + ", " + name(1) + ")"
 	case DDLDrop, DDLTruncate:
 		ev.BlockTables, ev.NeedDropped = []int64{0, tables[0]}, []int64{tables[0]}
 		ev.Query = kind + " table " + name(0)
