@@ -192,8 +192,8 @@ func (d *Dispatcher) reportBlock(stage core.BlockStage, ev *core.BlockEvent, out
 		e.Tables = ev.BlockTables
 	}
 	d.dm.o.lg.Event(out, e)
-	if stage == core.StageDone {
-		d.dm.pendingBlockStatuses = append(d.dm.pendingBlockStatuses, d.blockStatus(core.StageDone, ev))
+	if stage == core.StageDone && d.dm.maintainerID != "" {
+		out.SendTo(d.dm.o.self, d.dm.maintainerID, &core.BlockStatusRequest{Changefeed: d.dm.cf, Statuses: []core.BlockStatus{d.blockStatus(core.StageDone, ev)}})
 	}
 }
 
@@ -207,7 +207,7 @@ func (d *Dispatcher) blockStatus(stage core.BlockStage, ev *core.BlockEvent) cor
 // either way it reports DONE and resumes. An action for an event it
 // already passed (or started above) is answered with DONE again
 // (offerDoneBlockStatus); one for an event it has not reached is ignored.
-func (d *Dispatcher) onAction(a core.DispatcherAction, out *core.Effects) {
+func (d *Dispatcher) onAction(now int64, a core.DispatcherAction, out *core.Effects) {
 	ev := d.blockPending
 	if ev == nil || ev.CommitTs != a.CommitTs || ev.IsSyncPoint != a.IsSyncPoint {
 		if a.CommitTs <= d.passedTs || a.CommitTs <= d.startTs {
@@ -231,6 +231,10 @@ func (d *Dispatcher) onAction(a core.DispatcherAction, out *core.Effects) {
 	}
 	d.blockPending = nil
 	d.passedTs = ev.CommitTs
+	// The DDL (or the skipped event) counts as the batch's write: rows
+	// after it go to the sink with the next batch. Until then the
+	// dispatcher's checkpoint stays below the event.
+	d.lastWrite = now
 	d.reportBlock(core.StageDone, ev, out)
 }
 

@@ -72,9 +72,6 @@ type DispatcherManager struct {
 	writePathClosed bool
 
 	pendingStatuses []core.TableSpanStatus
-	// pendingBlockStatuses are DONE block statuses, sent once with the
-	// next block status request.
-	pendingBlockStatuses []core.BlockStatus
 	lastHeartbeat        int64
 	ids                  []core.DispatcherID
 	idsSeq               uint64
@@ -324,7 +321,7 @@ func (dm *DispatcherManager) handleHeartBeatResponse(from core.NodeID, resp *cor
 	}
 	for _, a := range resp.Actions {
 		if d := dm.dispatchers[a.ID]; d != nil && d.state != core.ComponentRemoving {
-			d.onAction(a, out)
+			d.onAction(dm.o.now, a, out)
 		}
 	}
 }
@@ -481,10 +478,9 @@ func (dm *DispatcherManager) sendHeartbeat(now int64, out *core.Effects) {
 
 // sendBlockStatuses sends the trigger's NONE statuses and every blocked
 // dispatcher's WAITING (each re-sent every blockStatusResend until ACKed
-// or acted on), and the DONE statuses once.
+// or acted on); a DONE is sent at once (reportBlock).
 func (dm *DispatcherManager) sendBlockStatuses(now int64, out *core.Effects) {
-	st := dm.pendingBlockStatuses
-	dm.pendingBlockStatuses = nil
+	var st []core.BlockStatus
 	if t := dm.dispatchers[dm.triggerID]; t != nil {
 		for i := range t.pendingDDLs {
 			p := &t.pendingDDLs[i]
