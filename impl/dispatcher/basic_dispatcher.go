@@ -172,7 +172,7 @@ func (d *Dispatcher) tryBlock(ev *core.BlockEvent, now int64, out *core.Effects)
 	if d.isTrigger && ev.Influence != spec.InfluenceNormal && len(d.pendingDDLs) > 0 && !d.dm.o.opts.Bugs.Has(spec.BugDBDDLBeforeTableDDLsAcked) {
 		if d.holding != ev.CommitTs {
 			d.holding = ev.CommitTs
-			d.dm.o.lg.Info("basic_dispatcher.go", 1, "dispatcher hold block event", logging.CF(d.dm.cf), zap.String("dispatcher", string(d.id)),
+			d.dm.o.lg.Info("basic_dispatcher.go", 1256, "dispatcher hold block event", logging.CF(d.dm.cf), zap.String("dispatcher", string(d.id)),
 				zap.Uint64("commitTs", ev.CommitTs), zap.Int("pendingACKCount", len(d.pendingDDLs)))
 		}
 		return

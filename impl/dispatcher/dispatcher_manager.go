@@ -72,10 +72,10 @@ type DispatcherManager struct {
 	writePathClosed bool
 
 	pendingStatuses []core.TableSpanStatus
-	lastHeartbeat        int64
-	ids                  []core.DispatcherID
-	idsSeq               uint64
-	lastComplete         int64
+	lastHeartbeat   int64
+	ids             []core.DispatcherID
+	idsSeq          uint64
+	lastComplete    int64
 }
 
 // journalEntry is a journaled request and the maintainer that sent it

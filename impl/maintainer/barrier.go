@@ -61,6 +61,7 @@ type BarrierEvent struct {
 	writerDispatcherAdvanced      bool
 	tableTriggerDispatcherRelated bool
 	lastResend                    int64
+	lastWarningLog                int64
 }
 
 func (e *BarrierEvent) allInfluence() bool { return e.influence != spec.InfluenceNormal }
@@ -98,8 +99,13 @@ func (b *Barrier) HandleStatus(from core.NodeID, bs *core.BlockStatus, out *core
 	table := int64(0)
 	if bs.ID != m.ddlSpanID {
 		s := m.spans.GetTaskByID(bs.ID)
-		if s == nil || s.state != SpanReplicating || s.nodeID != from {
-			m.lg.Info("barrier.go", 1, "Get block status from unexisted/unreplicating dispatcher, ignore it", logging.CF(m.id),
+		if s == nil || s.nodeID != from {
+			m.lg.Info("barrier.go", 94, "Get block status from unexisted dispatcher, ignore it", logging.CF(m.id),
+				zap.String("dispatcher", string(bs.ID)), zap.Uint64("blockTs", bs.BlockTs), zap.String("stage", bs.Stage.String()))
+			return
+		}
+		if s.state != SpanReplicating {
+			m.lg.Info("barrier.go", 102, "Get block status from unreplicating dispatcher, ignore it", logging.CF(m.id),
 				zap.String("dispatcher", string(bs.ID)), zap.Uint64("blockTs", bs.BlockTs), zap.String("stage", bs.Stage.String()))
 			return
 		}
@@ -119,7 +125,7 @@ func (b *Barrier) newEvent(bs *core.BlockStatus, out *core.Effects) *BarrierEven
 	m := b.m
 	k := eventKey{bs.BlockTs, bs.IsSyncPoint}
 	ev := &BarrierEvent{key: k, influence: bs.Influence, blocked: bs.BlockTables, dropped: bs.NeedDropped, added: bs.NeedAdded,
-		reportedDispatchers: map[core.DispatcherID]bool{}, doneTables: map[int64]bool{}}
+		reportedDispatchers: map[core.DispatcherID]bool{}, doneTables: map[int64]bool{}, lastWarningLog: m.now}
 	if !ev.allInfluence() {
 		ev.rangeChecker = map[int64]bool{}
 		for _, t := range ev.blocked {
@@ -197,8 +203,11 @@ func (b *Barrier) allDispatcherReported(ev *BarrierEvent) bool {
 			continue
 		}
 		if s := m.spans.GetTaskByID(id); s == nil || s.state != SpanReplicating {
-			m.lg.Info("barrier_event.go", 1, "unexisted/unreplicating dispatcher, remove it from barrier event", logging.CF(m.id),
-				zap.String("dispatcher", string(id)), zap.Uint64("commitTs", ev.key.commitTs))
+			line, msg := 451, "unexisted dispatcher, remove it from barrier event"
+			if s != nil {
+				line, msg = 463, "unreplicating dispatcher, remove it from barrier event"
+			}
+			m.lg.Info("barrier_event.go", line, msg, logging.CF(m.id), zap.String("dispatcher", string(id)), zap.Uint64("commitTs", ev.key.commitTs))
 			delete(ev.reportedDispatchers, id)
 			recheck = true
 		}
@@ -254,7 +263,7 @@ func (b *Barrier) sendWrite(ev *BarrierEvent, out *core.Effects) {
 	} else if s := m.spans.GetTaskByID(ev.writerDispatcher); s != nil && s.nodeID != "" {
 		b.action(ev, s.ID, s.nodeID, core.ActionWrite, acts)
 	} else {
-		m.lg.Warn("barrier_event.go", 1, "writer dispatcher not found", logging.CF(m.id), zap.String("dispatcher", string(ev.writerDispatcher)),
+		m.lg.Warn("barrier_event.go", 724, "writer dispatcher not found", logging.CF(m.id), zap.String("dispatcher", string(ev.writerDispatcher)),
 			zap.Uint64("commitTs", ev.key.commitTs))
 		for _, t := range sortedTables(ev.rangeChecker) {
 			if ss := m.spans.tableSpans(t); t != 0 && len(ss) > 0 {
@@ -304,7 +313,7 @@ func (b *Barrier) handleEventDone(bs *core.BlockStatus, out *core.Effects) {
 	m := b.m
 	ev := b.blockedEvents[eventKey{bs.BlockTs, bs.IsSyncPoint}]
 	if ev == nil {
-		m.lg.Debug("barrier.go", 1, "No block event found, ignore the event done message", logging.CF(m.id),
+		m.lg.Debug("barrier.go", 374, "No block event found, ignore the event done message", logging.CF(m.id),
 			zap.String("dispatcher", string(bs.ID)), zap.Uint64("blockTs", bs.BlockTs))
 		return
 	}
@@ -354,6 +363,12 @@ func (b *Barrier) Resend(out *core.Effects) {
 			continue
 		}
 		ev.lastResend = m.now
+		if m.now-ev.lastWarningLog > 10_000 {
+			ev.lastWarningLog = m.now
+			m.lg.Warn("barrier_event.go", 676, "barrier event is not resolved", zap.String("changefeed", m.id.Name()),
+				zap.Uint64("commitTs", ev.key.commitTs), zap.Bool("isSyncPoint", ev.key.isSyncPoint), zap.Bool("selected", ev.selected),
+				zap.Bool("writerDispatcherAdvanced", ev.writerDispatcherAdvanced))
+		}
 		switch {
 		case !ev.selected:
 			b.checkBlockedDispatchers(ev)
@@ -388,7 +403,7 @@ func (b *Barrier) checkBlockedDispatchers(ev *BarrierEvent) {
 	if !passed {
 		return
 	}
-	m.lg.Info("barrier.go", 1, "one related dispatcher has passed the block event, the event is already written", logging.CF(m.id),
+	m.lg.Info("barrier_event.go", 589, "one related dispatcher has forward checkpointTs, means the block event can be advanced", logging.CF(m.id),
 		zap.Uint64("commitTs", ev.key.commitTs))
 	ev.selected, ev.writerDispatcherAdvanced = true, true
 	if ev.rangeChecker == nil {
