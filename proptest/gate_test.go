@@ -103,6 +103,17 @@ var gateProfiles = []gateProfile{
 		Ops:      []Op{OpMoveTable, OpDelayMessages, OpAdvanceTime},
 		MsgTypes: []string{"HeartBeatRequest", "ScheduleDispatcherRequest"},
 		Seed:     1, Checks: 300, MaxShrunk: 20},
+	// The barrier: a DB-level DDL or syncpoint right after a CREATE TABLE
+	// whose NONE report is lost; a table move of the writer while Pass to
+	// the other partition is lost.
+	{Bug: "db-ddl-before-table-ddls-acked",
+		Ops:      []Op{OpDropMessages, OpCreateTable, OpBlockingDDL, OpAdvanceTime},
+		MsgTypes: []string{"BlockStatusRequest", "HeartBeatRequest"},
+		Seed:     1, Checks: 100, MaxShrunk: 10},
+	{Bug: "writer-not-passed-after-move",
+		Ops:      []Op{OpBlockingDDL, OpMoveTable, OpDropMessages, OpAdvanceTime},
+		MsgTypes: []string{"HeartBeatResponse", "BlockStatusRequest"},
+		Seed:     1, Checks: 300, MaxShrunk: 10},
 	// Found through cdcspec's remove-table-dispatchers, which has no TiCDC
 	// counterpart; TiCDC's path (a remove restored from the journal) is not
 	// reached by this menu.

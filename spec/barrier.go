@@ -367,6 +367,10 @@ func (m *barrierEventuallyPasses) Observe(e Event) []Violation {
 	switch e.Kind {
 	case FaultsHealed:
 		m.healed = true
+	case DispatcherCreated:
+		// A new incarnation (a span moved back to a node keeps its
+		// dispatcher ID) has not blocked yet.
+		delete(m.blocked[e.Changefeed], dispatcherKey(e.Node, e.Dispatcher))
 	case BlockStatusReported:
 		key := dispatcherKey(e.Node, e.Dispatcher)
 		switch e.State {

@@ -215,6 +215,15 @@ func (b *Barrier) allDispatcherReported(ev *BarrierEvent) bool {
 	if recheck && ev.allInfluence() {
 		ev.rangeChecker = b.allTables()
 	}
+	if ev.allInfluence() {
+		// A table whose spans are all gone was dropped by an earlier DDL
+		// after the checker was built; it owes this event nothing.
+		for t := range ev.rangeChecker {
+			if t != 0 && len(m.spans.byTable[t]) == 0 {
+				delete(ev.rangeChecker, t)
+			}
+		}
+	}
 	for t := range ev.rangeChecker {
 		if !b.tableCovered(ev, t) {
 			return false
