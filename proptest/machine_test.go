@@ -26,6 +26,8 @@ type machine struct {
 	ops []Op
 	// msgTypes are the message types a targeted rule draws from; nil = all.
 	msgTypes []string
+	// ddlKinds are the blocking DDL kinds blocking-ddl draws from; nil = all.
+	ddlKinds []string
 	// bugs are switched on in the implementation (and in the shadow).
 	bugs         []string
 	rawWatermark bool
@@ -140,7 +142,11 @@ func (m *machine) actions(d *Driver) map[string]func(*rapid.T) {
 			f = func(t *rapid.T) { do(t, Step{Op: op, Feed: feed(t), Table: table(t), Node: node(t, "to-capture")}) }
 		case OpBlockingDDL:
 			f = func(t *rapid.T) {
-				do(t, Step{Op: op, DDL: rapid.SampledFrom(blockDDLKinds).Draw(t, "ddl"), Table: table(t)})
+				kinds := m.ddlKinds
+				if kinds == nil {
+					kinds = blockDDLKinds
+				}
+				do(t, Step{Op: op, DDL: rapid.SampledFrom(kinds).Draw(t, "ddl"), Table: table(t)})
 			}
 		case OpSplitTable, OpRemoveTable:
 			f = func(t *rapid.T) { do(t, Step{Op: op, Feed: feed(t), Table: table(t)}) }

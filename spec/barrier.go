@@ -132,6 +132,9 @@ type pendingDDL struct {
 	committed Event
 	blocked   []int64
 	written   *Event
+	// writer is the writing dispatcher's incarnation (nil when it was not
+	// live): a dispatcher ID created again on the node is a new one.
+	writer *liveDispatcher
 }
 
 type ddlFeed struct {
@@ -260,12 +263,14 @@ func (m *ddlOrderedWithRows) written(e Event) []Violation {
 	if d == nil {
 		return nil
 	}
-	if d.written != nil && !m.d.live(e.Changefeed, dispatcherKey(d.written.Node, d.written.Dispatcher)) {
+	if d.written != nil && (d.writer == nil || m.d.cf[e.Changefeed][dispatcherKey(d.written.Node, d.written.Dispatcher)] != d.writer) {
 		// At-least-once across a writer that stopped: its DONE may not have
 		// been accepted (it moved, or its node died), and the barrier asks
-		// the span's next dispatcher to write again.
+		// the span's next dispatcher (or the same ID's next incarnation) to
+		// write again.
 		w := e
 		d.written = &w
+		d.writer = m.d.cf[e.Changefeed][dispatcherKey(e.Node, e.Dispatcher)]
 		return nil
 	}
 	if d.written != nil {
@@ -278,6 +283,7 @@ func (m *ddlOrderedWithRows) written(e Event) []Violation {
 	}
 	w := e
 	d.written = &w
+	d.writer = m.d.cf[e.Changefeed][dispatcherKey(e.Node, e.Dispatcher)]
 	for _, t := range d.blocked {
 		for _, r := range f.rows[t] {
 			if r.Checkpoint < k.ts {
