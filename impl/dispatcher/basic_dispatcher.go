@@ -143,8 +143,8 @@ func (d *Dispatcher) onSinkResult(r core.SinkResult, out *core.Effects) {
 		d.checkpointTs = r.ToTs
 	}
 	if !d.isTrigger {
-		d.dm.o.lg.Event(out, spec.Event{Kind: spec.DataFlushed, Changefeed: string(d.dm.cf), Node: string(d.dm.o.self), Span: d.span,
-			Checkpoint: r.ToTs})
+		d.dm.o.lg.Event(out, spec.Event{Kind: spec.DataFlushed, Changefeed: string(d.dm.cf), Node: string(d.dm.o.self), Dispatcher: string(d.id),
+			Span: d.span, Checkpoint: r.ToTs})
 	}
 }
 
