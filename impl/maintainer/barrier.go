@@ -31,6 +31,13 @@ import (
 // bootstrap restores the events from the WAITING block states in the
 // responses; an event nobody completes is advanced once a related span's
 // checkpoint passed it (checkBlockedDispatchers).
+//
+// Where it differs from the model: Pass is sent at once on the writer's
+// DONE (the model sends it on its next resend); a WAITING after selection
+// un-reports its dispatcher (a moved incarnation owes a DONE of its own,
+// which the model gets from clearing non-replicating reports only); a
+// DB/All range checker forgets tables whose spans are all gone (an earlier
+// drop; the model commits one blocking DDL per configuration).
 
 // barrierResendMs is the period of Barrier.Resend.
 const barrierResendMs = 1000
