@@ -22,6 +22,7 @@ import (
 
 	"cdcspec/impl/core"
 	"cdcspec/impl/sim"
+	"cdcspec/impl/upstream"
 	"cdcspec/spec"
 )
 
@@ -42,6 +43,7 @@ const (
 	OpSplitTable       = Op(spec.ActionSplitTable)
 	OpRemoveTable      = Op(spec.ActionRemoveTableDispatchers)
 	OpAdvanceTime      = Op(spec.ActionAdvanceTime)
+	OpBlockingDDL      = Op(spec.ActionBlockingDDL)
 )
 
 // Faults.
@@ -72,6 +74,7 @@ var Ops = []Op{
 	OpKillCapture, OpKillMaintainer, OpRestartCapture, OpAddCapture, OpExpireSession,
 	OpDropMessages, OpDupMessages, OpDelayMessages, OpRandomFaults, OpPartition, OpHealNetwork,
 	OpSinkError, OpFastFail, OpStallUpstream, OpResumeUpstream, OpBlockCreate, OpSlowClose, OpAdvanceTime,
+	OpBlockingDDL,
 }
 
 // UnsupportedFaults are the faults of the vocabulary that are no step, with
@@ -122,6 +125,7 @@ type Step struct {
 	To      int    `json:"to,omitempty"`
 	From    *int   `json:"from,omitempty"` // rules: sender index; nil = any
 	Table   int64  `json:"table,omitempty"`
+	DDL     string `json:"ddl,omitempty"` // blocking-ddl: the kind (upstream.BlockDDLKinds); it names Table and, for two, the next table
 	MsgType string `json:"msg_type,omitempty"`
 	Count   int    `json:"count,omitempty"`
 	DelayMs int64  `json:"delay_ms,omitempty"`
@@ -139,6 +143,9 @@ func (st Step) String() string {
 	switch st.Op {
 	case OpMoveMaintainer, OpMoveTable, OpKillCapture, OpExpireSession, OpPartition, OpSinkError, OpFastFail, OpBlockCreate, OpSlowClose:
 		fmt.Fprintf(&b, " node=#%d", st.Node)
+	}
+	if st.DDL != "" {
+		fmt.Fprintf(&b, " ddl=%s", st.DDL)
 	}
 	if st.Table != 0 {
 		fmt.Fprintf(&b, " table=%d", st.Table)
@@ -358,6 +365,14 @@ func (d *Driver) apply(st Step) (apiErr, err error) {
 			return nil, skip("enough tables")
 		}
 		s.CreateTable()
+	case OpBlockingDDL:
+		if len(s.Upstream().Tables()) >= 8 && st.DDL == upstream.DDLTruncate {
+			return nil, skip("enough tables")
+		}
+		tables := []int64{st.Table, st.Table + 1}[:upstream.BlockDDLKinds[st.DDL]]
+		if _, err := s.BlockingDDL(st.DDL, tables...); err != nil {
+			return nil, skip("%v", err)
+		}
 	case OpMoveTable, OpSplitTable, OpRemoveTable:
 		if d.feeds[st.Feed] != feedRunning {
 			return nil, skip("changefeed %s is not running", st.Feed)

@@ -35,6 +35,7 @@ type gateProfile struct {
 	Bug          string
 	Ops          []Op
 	MsgTypes     []string // message types targeted rules draw from (nil: all)
+	DDLKinds     []string // blocking DDL kinds blocking-ddl draws from (nil: all)
 	RawWatermark bool     // core.Legacy.RawWatermarkCheckpoint, before #4548 (the seed's version)
 	// Delivery is the bug's recorded delivery assumption (spec.Bug.Delivery,
 	// read by profileFor): the gate searches under it.
@@ -103,6 +104,17 @@ var gateProfiles = []gateProfile{
 		Ops:      []Op{OpMoveTable, OpDelayMessages, OpAdvanceTime},
 		MsgTypes: []string{"HeartBeatRequest", "ScheduleDispatcherRequest"},
 		Seed:     1, Checks: 300, MaxShrunk: 20},
+	// The barrier: a DB-level DDL or syncpoint right after a CREATE TABLE
+	// whose NONE report is lost; the writer of a partitioned table's DDL
+	// moved after it wrote and before its checkpoint passed the DDL, while
+	// the event still waits for the other partition's DONE.
+	{Bug: "db-ddl-before-table-ddls-acked",
+		Ops:      []Op{OpDropMessages, OpCreateTable, OpBlockingDDL, OpAdvanceTime},
+		MsgTypes: []string{"BlockStatusRequest", "HeartBeatRequest"},
+		Seed:     1, Checks: 100, MaxShrunk: 10},
+	{Bug: "writer-not-passed-after-move",
+		Ops: []Op{OpBlockingDDL, OpMoveTable}, DDLKinds: []string{"normal"},
+		Seed: 1, Checks: 100, MaxShrunk: 10},
 	// Found through cdcspec's remove-table-dispatchers, which has no TiCDC
 	// counterpart; TiCDC's path (a remove restored from the journal) is not
 	// reached by this menu.
@@ -193,7 +205,7 @@ type gateResult struct {
 // testdata/rapid/<failName>/ (used to record the regression corpus).
 func search(t *testing.T, p gateProfile, bugOn bool, failName string) gateResult {
 	t.Helper()
-	m := &machine{ops: p.Ops, msgTypes: p.MsgTypes, rawWatermark: p.RawWatermark, delivery: p.Delivery}
+	m := &machine{ops: p.Ops, msgTypes: p.MsgTypes, ddlKinds: p.DDLKinds, rawWatermark: p.RawWatermark, delivery: p.Delivery}
 	if bugOn {
 		b, _ := spec.LookupBug(p.Bug)
 		m.bugs, m.target = []string{p.Bug}, b.Property
@@ -352,7 +364,7 @@ func TestPlantedBugCorpus(t *testing.T) {
 				t.Fatalf("no corpus file %s: record it with CDCSPEC_WRITE_CORPUS=1 go test ./proptest -run TestGateWriteCorpus", pattern)
 			}
 			for _, on := range []bool{true, false} {
-				m := &machine{ops: p.Ops, msgTypes: p.MsgTypes, rawWatermark: p.RawWatermark, delivery: p.Delivery}
+				m := &machine{ops: p.Ops, msgTypes: p.MsgTypes, ddlKinds: p.DDLKinds, rawWatermark: p.RawWatermark, delivery: p.Delivery}
 				if on {
 					m.bugs, m.target = []string{p.Bug}, b.Property
 				}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"regexp"
+	"sort"
 	"strconv"
 	"strings"
 	"testing"
@@ -12,6 +13,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"pgregory.net/rapid"
 
+	"cdcspec/impl/upstream"
 	"cdcspec/refinement"
 	"cdcspec/spec"
 )
@@ -24,6 +26,8 @@ type machine struct {
 	ops []Op
 	// msgTypes are the message types a targeted rule draws from; nil = all.
 	msgTypes []string
+	// ddlKinds are the blocking DDL kinds blocking-ddl draws from; nil = all.
+	ddlKinds []string
 	// bugs are switched on in the implementation (and in the shadow).
 	bugs         []string
 	rawWatermark bool
@@ -57,15 +61,17 @@ type machine struct {
 	stopped  map[string]int
 }
 
-// allOps is the default menu: every Op but fast-fail-error. A fast-fail error
-// fails the changefeed for good, which ends a run's interest, and a new name
-// in rapid's Repeat menu (drawn in sorted order) shifts every draw, which
-// would invalidate the recorded fail files; the gate's profile
-// (fast-fail-ignored-with-progress) and the scenarios exercise it.
+// allOps is the default menu: every Op but fast-fail-error and blocking-ddl.
+// A fast-fail error fails the changefeed for good, which ends a run's
+// interest, and a new name in rapid's Repeat menu (drawn in sorted order)
+// shifts every draw, which would invalidate the recorded fail files; the
+// gate's profiles (fast-fail-ignored-with-progress, and the barrier's
+// writer-not-passed-after-move and db-ddl-before-table-ddls-acked) and the
+// scenarios exercise them.
 var allOps = func() []Op {
 	var out []Op
 	for _, o := range Ops {
-		if o != OpFastFail {
+		if o != OpFastFail && o != OpBlockingDDL {
 			out = append(out, o)
 		}
 	}
@@ -77,6 +83,15 @@ var (
 	advanceMs = []int64{1000, 3000, 10_000, 30_000}
 	delayMs   = []int64{1000, 3000, 10_000, 30_000}
 	counts    = []int{1, 5, 50, 1000}
+	// blockDDLKinds are blocking-ddl's kinds (upstream.BlockDDLKinds), sorted.
+	blockDDLKinds = func() []string {
+		var out []string
+		for k := range upstream.BlockDDLKinds {
+			out = append(out, k)
+		}
+		sort.Strings(out)
+		return out
+	}()
 )
 
 // actions builds rapid's action map over d for the menu.
@@ -125,6 +140,14 @@ func (m *machine) actions(d *Driver) map[string]func(*rapid.T) {
 			f = func(t *rapid.T) { do(t, Step{Op: op}) }
 		case OpMoveTable:
 			f = func(t *rapid.T) { do(t, Step{Op: op, Feed: feed(t), Table: table(t), Node: node(t, "to-capture")}) }
+		case OpBlockingDDL:
+			f = func(t *rapid.T) {
+				kinds := m.ddlKinds
+				if kinds == nil {
+					kinds = blockDDLKinds
+				}
+				do(t, Step{Op: op, DDL: rapid.SampledFrom(kinds).Draw(t, "ddl"), Table: table(t)})
+			}
 		case OpSplitTable, OpRemoveTable:
 			f = func(t *rapid.T) { do(t, Step{Op: op, Feed: feed(t), Table: table(t)}) }
 		case OpKillCapture, OpExpireSession, OpPartition:

@@ -189,6 +189,9 @@ func (sh *Shadow) Mirror(d *Driver, st Step, before []core.NodeID) {
 		}
 	case OpCreateTable:
 		sh.apply(model.Action{Kind: model.ACreateTable})
+	case OpBlockingDDL:
+		sh.stop("%s: the model's barrier is one DDL kind per configuration (Config.Barrier), not a drawn action", st.Op)
+		return
 	case OpAdvanceTime:
 		sh.apply(model.Action{Kind: model.AUpstreamAdvance})
 	case OpMoveTable:

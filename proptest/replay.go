@@ -148,7 +148,7 @@ func netHas(s *model.State, m model.Msg) bool {
 func isEnv(k model.ActKind) bool {
 	switch k {
 	case model.ACreateTable, model.AUpstreamStall, model.AUpstreamResume, model.ACrash, model.ADetect,
-		model.ARestart, model.ASinkError, model.ACoordSchedule, model.AMaintSchedule, model.AMaintMove:
+		model.ARestart, model.ASinkError, model.ACoordSchedule, model.AMaintSchedule, model.AMaintMove, model.ABlockDDL:
 		return true
 	}
 	return false
@@ -204,6 +204,13 @@ func translate(cfg model.Config, actions []model.Action) ([]scriptItem, error) {
 					ts := r.d.Sim.Upstream().Tables()
 					r.ddl = append(r.ddl, ts[len(ts)-1])
 				}})
+		case model.ABlockDDL:
+			// The model's barrier kinds name the same tables as the
+			// upstream's: t1 (and t1's successor, t2) where they name any.
+			items = append(items, scriptItem{at: i, text: "blocking-ddl " + cfg.Barrier, step: func(r *replayer) (Step, bool) {
+				t, ok := r.table(1)
+				return Step{Op: OpBlockingDDL, DDL: cfg.Barrier, Table: t, Ms: 1000}, ok
+			}})
 		case model.AUpstreamStall:
 			items = append(items, scriptItem{at: i, text: "stall-upstream", step: func(*replayer) (Step, bool) { return Step{Op: OpStallUpstream, Ms: 1000}, true }})
 		case model.AUpstreamResume:

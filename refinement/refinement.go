@@ -44,7 +44,9 @@
 // joining while a maintainer runs (the model's maintainer does not bootstrap
 // joining nodes), CREATE TABLE while the upstream is stalled (the model's
 // DDLs need a live upstream), a second CREATE TABLE (the model's trigger
-// holds one pending CREATE TABLE), catalogue entries the model cannot express
+// holds one pending CREATE TABLE), a blocking DDL or syncpoint (the model
+// commits the one blocking DDL its configuration names, Config.Barrier, and
+// model.View has no block stage), catalogue entries the model cannot express
 // (ConfigFor), an error report reaching the coordinator after the model's
 // timestamps ran out (whether it comes with checkpoint progress decides the
 // backoff, reference A.2 step 6, and the implementation's checkpoint can

@@ -81,8 +81,11 @@ func (ts tableSet) observe(e Event) {
 	case ChangefeedRemoved:
 		delete(ts, e.Changefeed)
 	case TableCreated:
-		if m := ts[e.Changefeed]; m != nil {
-			m[e.Span.Table] = true
+		// Without a changefeed the upstream created it for every one.
+		for cf, m := range ts {
+			if e.Changefeed == "" || e.Changefeed == cf {
+				m[e.Span.Table] = true
+			}
 		}
 	case DDLCommitted:
 		if m := ts[e.Changefeed]; m != nil {
@@ -129,12 +132,19 @@ type pendingDDL struct {
 	committed Event
 	blocked   []int64
 	written   *Event
+	// writer is the writing dispatcher's incarnation (nil when it was not
+	// live): a dispatcher ID created again on the node is a new one.
+	writer *liveDispatcher
 }
 
 type ddlFeed struct {
 	start uint64
 	ddls  map[blockKey]*pendingDDL
 	rows  map[int64][]Event // per table, rows not yet acknowledged by the sink
+	// old are the dispatchers live when the changefeed resumed: they belong
+	// to the run before, which may have written the DDLs the resumed run
+	// replays, so their late flushes are not judged against the replay.
+	old map[*liveDispatcher]bool
 }
 
 // ddlOrderedWithRows checks DDLOrderedWithRows. Allowance: a DDL written
@@ -186,6 +196,10 @@ func (m *ddlOrderedWithRows) Observe(e Event) []Violation {
 	case ChangefeedCreated, ChangefeedResumed:
 		f := m.get(e.Changefeed)
 		f.start = e.Checkpoint
+		f.old = map[*liveDispatcher]bool{}
+		for _, ld := range m.d.cf[e.Changefeed] {
+			f.old[ld] = true
+		}
 		for k := range f.ddls {
 			if k.ts <= e.Checkpoint {
 				delete(f.ddls, k)
@@ -227,6 +241,9 @@ func (m *ddlOrderedWithRows) flushed(e Event) []Violation {
 		kept = append(kept, r)
 	}
 	f.rows[e.Span.Table] = kept
+	if ld := m.d.cf[e.Changefeed][dispatcherKey(e.Node, e.Dispatcher)]; e.Dispatcher != "" && ld != nil && f.old[ld] {
+		return nil
+	}
 	for _, k := range sortedKeysOf(f.ddls) {
 		d := f.ddls[k]
 		if d.written != nil || !hasTable(d.blocked, e.Span.Table) {
@@ -257,12 +274,14 @@ func (m *ddlOrderedWithRows) written(e Event) []Violation {
 	if d == nil {
 		return nil
 	}
-	if d.written != nil && !m.d.live(e.Changefeed, dispatcherKey(d.written.Node, d.written.Dispatcher)) {
+	if d.written != nil && (d.writer == nil || m.d.cf[e.Changefeed][dispatcherKey(d.written.Node, d.written.Dispatcher)] != d.writer) {
 		// At-least-once across a writer that stopped: its DONE may not have
 		// been accepted (it moved, or its node died), and the barrier asks
-		// the span's next dispatcher to write again.
+		// the span's next dispatcher (or the same ID's next incarnation) to
+		// write again.
 		w := e
 		d.written = &w
+		d.writer = m.d.cf[e.Changefeed][dispatcherKey(e.Node, e.Dispatcher)]
 		return nil
 	}
 	if d.written != nil {
@@ -275,6 +294,7 @@ func (m *ddlOrderedWithRows) written(e Event) []Violation {
 	}
 	w := e
 	d.written = &w
+	d.writer = m.d.cf[e.Changefeed][dispatcherKey(e.Node, e.Dispatcher)]
 	for _, t := range d.blocked {
 		for _, r := range f.rows[t] {
 			if r.Checkpoint < k.ts {
@@ -364,6 +384,10 @@ func (m *barrierEventuallyPasses) Observe(e Event) []Violation {
 	switch e.Kind {
 	case FaultsHealed:
 		m.healed = true
+	case DispatcherCreated:
+		// A new incarnation (a span moved back to a node keeps its
+		// dispatcher ID) has not blocked yet.
+		delete(m.blocked[e.Changefeed], dispatcherKey(e.Node, e.Dispatcher))
 	case BlockStatusReported:
 		key := dispatcherKey(e.Node, e.Dispatcher)
 		switch e.State {

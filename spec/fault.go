@@ -176,6 +176,7 @@ const (
 	ActionSplitTable             Action = "split-table"
 	ActionRemoveTableDispatchers Action = "remove-table-dispatchers"
 	ActionAdvanceTime            Action = "advance-time"
+	ActionBlockingDDL            Action = "blocking-ddl"
 )
 
 var actionDocs = []struct {
@@ -192,6 +193,7 @@ var actionDocs = []struct {
 	{ActionSplitTable, "the maintainer splits a table's spans (API split_table)"},
 	{ActionRemoveTableDispatchers, "the maintainer removes a table's dispatchers; its scheduler adds them again"},
 	{ActionAdvanceTime, "time passes and nothing else is done (the model's upstream-advance)"},
+	{ActionBlockingDDL, "the upstream commits a blocking DDL (alter, drop, truncate or rename table, a DB-level DDL) or a syncpoint falls due: the barrier must pass it"},
 }
 
 // Actions lists the domain actions in a stable order.

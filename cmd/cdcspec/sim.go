@@ -35,9 +35,10 @@ func runSim(args []string, stdout, stderr io.Writer) int {
 	faults := fs.String("faults", "", "comma-separated faults the random steps may draw (default: every fault they draw; `cdcspec faults` lists them); domain actions are always drawn")
 	logPath := fs.String("log", "", "write the TiCDC-format log of each seed to this file ('-' = stdout; with -seeds > 1, a directory)")
 	level := fs.String("level", "info", "log level: debug, info, warn, error")
+	ddls := fs.Bool("ddls", false, "also draw blocking DDLs (alter, drop, truncate, rename, DB-level, syncpoint) among the random actions")
 	delivery := fs.String("delivery", string(spec.DeliveryMessageCenter), "message delivery: message-center (TiCDC HEAD, default), per-type-streams or reordering (stronger than TiCDC: duplicates, stale copies, overtaking)")
 	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: cdcspec sim [-seed N] [-seeds N] [-nodes N] [-tables N] [-changefeeds N] [-steps N] [-faults LIST] [-bugs LIST] [-log FILE]")
+		fmt.Fprintln(stderr, "usage: cdcspec sim [-seed N] [-seeds N] [-nodes N] [-tables N] [-changefeeds N] [-steps N] [-faults LIST] [-ddls] [-bugs LIST] [-log FILE]")
 		fmt.Fprintln(stderr, "\nRuns the implementation in deterministic simulation: random actions and faults, heal, quiescence, every property checked.")
 		fmt.Fprintln(stderr, "Exit status: 0 every seed passed, 1 a seed failed, 2 usage error.")
 		fmt.Fprintln(stderr)
@@ -92,7 +93,7 @@ func runSim(args []string, stdout, stderr io.Writer) int {
 	failed := 0
 	for s := *seed; s < *seed+uint64(*seeds); s++ {
 		var buf bytes.Buffer
-		cfg := sim.ChaosConfig{Seed: s, Nodes: *nodes, Tables: *tables, Changefeeds: *feeds, Steps: *steps, Options: opts, Faults: chaosFaults, Delivery: dl}
+		cfg := sim.ChaosConfig{Seed: s, Nodes: *nodes, Tables: *tables, Changefeeds: *feeds, Steps: *steps, Options: opts, Faults: chaosFaults, Delivery: dl, BlockingDDLs: *ddls}
 		if *logPath != "" {
 			cfg.Log, cfg.LogLevel = &buf, *level
 		}

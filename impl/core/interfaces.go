@@ -76,6 +76,37 @@ type Upstream interface {
 	DDLsBetween(from, to uint64) []DDL
 }
 
+// BlockEventSource is the upstream's history of blocking DDLs and
+// syncpoints (the schema store's DDL events that carry a BlockedTables):
+// an Upstream that has none need not implement it.
+type BlockEventSource interface {
+	// BlockEventsBetween lists block events with from < CommitTs <= to,
+	// ascending by CommitTs.
+	BlockEventsBetween(from, to uint64) []BlockEvent
+}
+
+// BlockEvent is a blocking DDL or a syncpoint at CommitTs. A normal DDL
+// blocks BlockTables (0 is the table trigger); a DB or All one blocks every
+// table of the schema (the simulation has one) and the trigger.
+type BlockEvent struct {
+	CommitTs    uint64
+	IsSyncPoint bool
+	Influence   string // spec.InfluenceNormal, InfluenceDB, InfluenceAll
+	BlockTables []int64
+	NeedDropped []int64
+	NeedAdded   []int64
+	Query       string
+}
+
+// Blocks reports whether the event blocks the dispatcher of table t (0:
+// the table trigger).
+func (e *BlockEvent) Blocks(t int64) bool {
+	if e.Influence != spec.InfluenceNormal {
+		return true
+	}
+	return slices.Contains(e.BlockTables, t)
+}
+
 // DDL is a CREATE TABLE in the upstream.
 type DDL struct {
 	CommitTs uint64

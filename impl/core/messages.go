@@ -167,6 +167,9 @@ type BootstrapTableSpan struct {
 	Span         spec.Span
 	State        ComponentState
 	CheckpointTs uint64
+	// BlockState is the dispatcher's WAITING block status, if it is blocked
+	// (the new maintainer's barrier restores its events from them).
+	BlockState *BlockStatus
 }
 
 // MaintainerBootstrapResponse is the DM snapshot for a (new) maintainer.
@@ -290,13 +293,59 @@ const (
 	StageDone
 )
 
-// BlockStatus is a dispatcher's report about a DDL. Only the NONE path
-// (non-blocking CREATE TABLE on the table trigger) is implemented.
+func (s BlockStage) String() string {
+	switch s {
+	case StageNone:
+		return spec.StageNone
+	case StageWaiting:
+		return spec.StageWaiting
+	case StageWriting:
+		return spec.StageWriting
+	case StageDone:
+		return spec.StageDone
+	}
+	return "UNKNOWN"
+}
+
+// BlockStatus is a dispatcher's report about a DDL (TableSpanBlockStatus):
+// NONE for a non-blocking CREATE TABLE on the table trigger (NeedAdded);
+// WAITING and DONE for a blocking DDL or a syncpoint, keyed by (BlockTs,
+// IsSyncPoint), with the event's influence, blocked, dropped and added
+// tables (BlockTables lists a normal DDL's tables, 0 for the trigger).
 type BlockStatus struct {
-	ID        DispatcherID
-	BlockTs   uint64
-	Stage     BlockStage
-	NeedAdded []int64
+	ID          DispatcherID
+	BlockTs     uint64
+	Stage       BlockStage
+	IsSyncPoint bool
+	Influence   string // spec.InfluenceNormal, InfluenceDB, InfluenceAll
+	BlockTables []int64
+	NeedDropped []int64
+	NeedAdded   []int64
+}
+
+// BlockAction is heartbeatpb.Action: what the barrier tells a blocked
+// dispatcher.
+type BlockAction uint8
+
+const (
+	ActionWrite BlockAction = iota + 1
+	ActionPass
+)
+
+func (a BlockAction) String() string {
+	if a == ActionWrite {
+		return spec.ActionWrite
+	}
+	return spec.ActionPass
+}
+
+// DispatcherAction is one barrier action for one dispatcher
+// (heartbeatpb.DispatcherStatus with an Action).
+type DispatcherAction struct {
+	ID          DispatcherID
+	Action      BlockAction
+	CommitTs    uint64
+	IsSyncPoint bool
 }
 
 // BlockStatusRequest carries block statuses. It carries no epoch.
@@ -305,10 +354,12 @@ type BlockStatusRequest struct {
 	Statuses   []BlockStatus
 }
 
-// HeartBeatResponse carries ACKs for NONE statuses.
+// HeartBeatResponse carries ACKs for NONE statuses and the barrier's
+// Write and Pass actions.
 type HeartBeatResponse struct {
 	Changefeed ChangefeedID
 	ACKs       []BlockStatus // ID + BlockTs acknowledged
+	Actions    []DispatcherAction
 	Epoch      uint64
 }
 

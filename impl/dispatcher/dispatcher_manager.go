@@ -319,6 +319,11 @@ func (dm *DispatcherManager) handleHeartBeatResponse(from core.NodeID, resp *cor
 			d.onACK(ack.BlockTs)
 		}
 	}
+	for _, a := range resp.Actions {
+		if d := dm.dispatchers[a.ID]; d != nil && d.state != core.ComponentRemoving {
+			d.onAction(dm.o.now, a, out)
+		}
+	}
 }
 
 // TryClose starts an async close; the first call answers false, later
@@ -452,9 +457,9 @@ func (dm *DispatcherManager) sendHeartbeat(now int64, out *core.Effects) {
 		req.Complete = true
 		for _, id := range dm.sortedIDs() {
 			d := dm.dispatchers[id]
-			if !d.isTrigger {
-				req.Statuses = append(req.Statuses, core.TableSpanStatus{ID: id, State: d.reportState(), CheckpointTs: d.checkpointTs})
-			}
+			// The trigger's status carries its checkpoint to the barrier
+			// (the DDL span's status).
+			req.Statuses = append(req.Statuses, core.TableSpanStatus{ID: id, State: d.reportState(), CheckpointTs: d.reportedCheckpoint()})
 		}
 	}
 	req.Statuses = append(req.Statuses, dm.pendingStatuses...)
@@ -471,23 +476,30 @@ func (dm *DispatcherManager) sendHeartbeat(now int64, out *core.Effects) {
 	dm.sendBlockStatuses(now, out)
 }
 
+// sendBlockStatuses sends the trigger's NONE statuses and every blocked
+// dispatcher's WAITING (each re-sent every blockStatusResend until ACKed
+// or acted on); a DONE is sent at once (reportBlock).
 func (dm *DispatcherManager) sendBlockStatuses(now int64, out *core.Effects) {
-	t := dm.dispatchers[dm.triggerID]
-	if t == nil {
-		return
-	}
 	var st []core.BlockStatus
-	for i := range t.pendingDDLs {
-		p := &t.pendingDDLs[i]
-		if p.lastSent == 0 || now-p.lastSent >= blockStatusResend {
-			p.lastSent = now
-			st = append(st, core.BlockStatus{ID: t.id, BlockTs: p.ts, Stage: core.StageNone, NeedAdded: []int64{p.table}})
+	if t := dm.dispatchers[dm.triggerID]; t != nil {
+		for i := range t.pendingDDLs {
+			p := &t.pendingDDLs[i]
+			if p.lastSent == 0 || now-p.lastSent >= blockStatusResend {
+				p.lastSent = now
+				st = append(st, core.BlockStatus{ID: t.id, BlockTs: p.ts, Stage: core.StageNone, NeedAdded: []int64{p.table}})
+			}
+		}
+	}
+	for _, id := range dm.sortedIDs() {
+		d := dm.dispatchers[id]
+		if d.blockPending != nil && d.state != core.ComponentRemoving && (d.lastBlockSent == 0 || now-d.lastBlockSent >= blockStatusResend) {
+			d.lastBlockSent = now
+			st = append(st, d.blockStatus(core.StageWaiting, d.blockPending))
 		}
 	}
 	if len(st) > 0 {
 		out.SendTo(dm.o.self, dm.maintainerID, &core.BlockStatusRequest{Changefeed: dm.cf, Statuses: st})
 	}
-
 }
 
 // onError records a dispatcher/sink error; only the first is kept.

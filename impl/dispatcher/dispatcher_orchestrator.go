@@ -183,7 +183,12 @@ func (o *Orchestrator) handleBootstrapRequest(from core.NodeID, req *core.Mainta
 	}
 	for _, id := range dm.sortedIDs() {
 		d := dm.dispatchers[id]
-		resp.Spans = append(resp.Spans, core.BootstrapTableSpan{ID: d.id, Span: d.span, State: d.reportState(), CheckpointTs: d.checkpointTs})
+		bs := core.BootstrapTableSpan{ID: d.id, Span: d.span, State: d.reportState(), CheckpointTs: d.checkpointTs}
+		if d.blockPending != nil {
+			st := d.blockStatus(core.StageWaiting, d.blockPending)
+			bs.BlockState = &st
+		}
+		resp.Spans = append(resp.Spans, bs)
 	}
 	resp.Operators = dm.retrieveOperatorsForBootstrapResponse()
 	out.SendTo(o.self, from, resp)

@@ -72,8 +72,9 @@ type Maintainer struct {
 	runningErrors map[core.NodeID]core.RunningError
 	ddlSpanID     core.DispatcherID
 
-	spans *SpanController
-	ops   *OperatorController
+	spans   *SpanController
+	ops     *OperatorController
+	barrier *Barrier
 
 	// committedCheckpointTs only increases (#4548) and is what is reported.
 	committedCheckpointTs uint64
@@ -97,6 +98,7 @@ func newMaintainer(mgr *Manager, id core.ChangefeedID, checkpoint uint64, isNew 
 		runningErrors:    map[core.NodeID]core.RunningError{}, closed: map[core.NodeID]bool{}, statusChanged: true}
 	m.spans = newSpanController(m)
 	m.ops = newOperatorController(m)
+	m.barrier = newBarrier(m)
 	m.ddlSpanID = m.newDispatcherID()
 	return m
 }

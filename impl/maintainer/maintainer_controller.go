@@ -72,6 +72,9 @@ func (m *Maintainer) applyPendingWatermark(from core.NodeID) {
 // without operator.
 func (m *Maintainer) handleStatus(from core.NodeID, st *core.TableSpanStatus, out *core.Effects) {
 	if st.ID == m.ddlSpanID {
+		if st.CheckpointTs > m.barrier.triggerCheckpointTs {
+			m.barrier.triggerCheckpointTs = st.CheckpointTs
+		}
 		// Only a move's remove waits for the trigger (onRemoveMaintainer).
 		if m.removing && !m.cascadeRemoving && (st.State == core.ComponentStopped || st.State == core.ComponentRemoved) {
 			m.triggerStopped = true
@@ -126,12 +129,13 @@ func (m *Maintainer) handleStatus(from core.NodeID, st *core.TableSpanStatus, ou
 	}
 }
 
-// --- barrier: the non-blocking CREATE TABLE path ---
+// --- barrier ---
 
 // onBlockStatusRequest handles the table trigger's NONE status for an
 // add-table DDL: schedule the new tables at once (absent spans with
-// startTs = commitTs), then ACK. Ignored before bootstrap (the trigger
-// re-sends) and while removing.
+// startTs = commitTs), then ACK; WAITING and DONE statuses go to the
+// barrier (barrier.go). Ignored before bootstrap (the dispatchers re-send)
+// and while removing.
 func (m *Maintainer) onBlockStatusRequest(from core.NodeID, req *core.BlockStatusRequest, out *core.Effects) {
 	m.lg.Debug("barrier.go", 1, "handle block status request", logging.CF(m.id), zap.String("from", string(from)),
 		zap.Int("statusCount", len(req.Statuses)), zap.Bool("bootstrapped", m.initialized), zap.Bool("removing", m.removing))
@@ -139,7 +143,12 @@ func (m *Maintainer) onBlockStatusRequest(from core.NodeID, req *core.BlockStatu
 		return
 	}
 	var acks []core.BlockStatus
-	for _, bs := range req.Statuses {
+	for i := range req.Statuses {
+		bs := &req.Statuses[i]
+		if bs.Stage == core.StageWaiting || bs.Stage == core.StageDone {
+			m.barrier.HandleStatus(from, bs, out)
+			continue
+		}
 		if bs.Stage != core.StageNone || bs.ID != m.ddlSpanID {
 			continue
 		}
@@ -155,9 +164,9 @@ func (m *Maintainer) onBlockStatusRequest(from core.NodeID, req *core.BlockStatu
 	}
 }
 
-// barrierResend: nothing to re-send for the NONE path (the trigger re-sends
-// its status until the ACK arrives).
-func (m *Maintainer) barrierResend(out *core.Effects) {}
+// barrierResend re-sends the barrier's actions (the NONE path needs
+// nothing: the trigger re-sends its status until the ACK arrives).
+func (m *Maintainer) barrierResend(out *core.Effects) { m.barrier.Resend(out) }
 
 // --- API-driven scheduling (move/split table) ---
 

@@ -209,7 +209,13 @@ func (m *Maintainer) FinishBootstrap(out *core.Effects) {
 	for _, t := range rest {
 		m.handleRemainingWorkingTask(t, startTs, addWorking, out)
 	}
-	// 6. Done.
+	// 6. The barrier's block events from the WAITING block states.
+	resps := map[core.NodeID]*core.MaintainerBootstrapResponse{}
+	for _, n := range nodes {
+		resps[n] = m.bootstrapper[n].resp
+	}
+	m.barrier.restore(resps, out)
+	// 7. Done.
 	m.initialized = true
 	m.statusChanged = true
 	if startTs > m.committedCheckpointTs && m.committedCheckpointTs <= removalOnlyStartTs {

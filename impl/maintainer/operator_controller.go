@@ -168,6 +168,34 @@ func (oc *OperatorController) OnNodeRemoved(n core.NodeID, out *core.Effects) {
 	}
 }
 
+// RemoveTasksByTableIDs removes every span of the tables (a DDL dropped
+// them): an existing operator is replaced (OnTaskRemoved), an absent span
+// is untracked at once, a placed one gets a remove operator that untracks
+// it when its dispatcher stopped.
+func (oc *OperatorController) RemoveTasksByTableIDs(tables []int64, out *core.Effects) {
+	m := oc.m
+	for _, t := range tables {
+		for _, s := range m.spans.tableSpans(t) {
+			if e := oc.ops[s.ID]; e != nil {
+				e.op.OnTaskRemoved()
+				delete(oc.ops, s.ID)
+				m.lg.Event(out, e.op.event(spec.DispatcherOpFinished), logging.Role("maintainer"),
+					zap.String("operatorID", string(e.op.ID())), zap.String("operator", e.op.String()))
+			}
+			if s.nodeID == "" {
+				m.spans.RemoveSpan(s)
+				continue
+			}
+			s := s
+			oc.AddOperator(&RemoveDispatcherOperator{m: m, span: s, node: s.nodeID, opType: core.OpTypeRemove, postFinish: func() {
+				if m.spans.GetTaskByID(s.ID) == s {
+					m.spans.RemoveSpan(s)
+				}
+			}}, out)
+		}
+	}
+}
+
 // GetOperator returns the operator of a span, or nil.
 func (oc *OperatorController) GetOperator(id core.DispatcherID) dispatcherOperator {
 	if e := oc.ops[id]; e != nil {

@@ -8,6 +8,7 @@ import (
 	"go.uber.org/zap"
 
 	"cdcspec/impl/core"
+	"cdcspec/impl/upstream"
 	"cdcspec/spec"
 )
 
@@ -32,6 +33,10 @@ type ChaosConfig struct {
 	// draws; CheckChaosFaults validates a list). Domain actions are always
 	// drawn.
 	Faults []spec.Fault
+	// BlockingDDLs adds blocking DDLs to the domain actions drawn (a random
+	// kind of upstream.BlockDDLKinds on random tables). Off by default, so
+	// that seeded runs recorded before the barrier keep their draws.
+	BlockingDDLs bool
 	// observe, if set, sees every message's fate (tests).
 	observe func(NetEvent)
 }
@@ -133,6 +138,9 @@ func RunChaos(cfg ChaosConfig) ChaosResult {
 	if err != nil {
 		res.Why = err.Error()
 		return res
+	}
+	if cfg.BlockingDDLs {
+		c.menu = append(append([]chaosEntry(nil), c.menu...), blockingDDLEntry)
 	}
 	for step := 0; step < cfg.Steps; step++ {
 		a, _ := c.step()
@@ -307,6 +315,23 @@ var chaosMenu = []chaosEntry{
 	{faults: []spec.Fault{spec.FaultDelayMessages}, do: delayMessages},
 	{faults: []spec.Fault{spec.FaultDelayMessages}, do: delayMessages},
 }
+
+// blockingDDLEntry commits a blocking DDL of a random kind on random
+// existing tables (ChaosConfig.BlockingDDLs).
+var blockingDDLEntry = chaosEntry{action: spec.ActionBlockingDDL, do: func(c *chaos, _ []core.NodeID, _ string) (string, error) {
+	kinds := []string{upstream.DDLNormal, upstream.DDLDrop, upstream.DDLTruncate, upstream.DDLRename, upstream.DDLDB, upstream.DDLSyncPoint}
+	kind := kinds[c.r.IntN(len(kinds))]
+	tables := c.s.Upstream().TablesAt(^uint64(0))
+	n := upstream.BlockDDLKinds[kind]
+	if len(tables) < n+1 || (kind == upstream.DDLTruncate && len(c.s.Upstream().Tables()) >= 10) {
+		return noop, nil // keep a table that no DDL names
+	}
+	c.r.Shuffle(len(tables), func(i, j int) { tables[i], tables[j] = tables[j], tables[i] })
+	if _, err := c.s.BlockingDDL(kind, tables[:n]...); err != nil {
+		return noop, err
+	}
+	return string(spec.ActionBlockingDDL) + " " + kind, nil
+}}
 
 const noop = "noop"
 

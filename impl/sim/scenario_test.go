@@ -259,6 +259,27 @@ func (h *harness) run(d *datadriven.TestData) (string, error) {
 		t := h.s.CreateTable()
 		ct, _ := h.s.Upstream().TableCreateTs(t)
 		fmt.Fprintf(&b, "table %d created at %s\n", t, rel(ct))
+	case string(spec.ActionBlockingDDL):
+		kind, _ := arg(d, "kind")
+		var tables []int64
+		if v, ok := arg(d, "tables"); ok {
+			for _, f := range strings.Split(v, ",") {
+				t, err := strconv.ParseInt(f, 10, 64)
+				if err != nil {
+					return "", fmt.Errorf("tables=%q: %v", v, err)
+				}
+				tables = append(tables, t)
+			}
+		}
+		ev, err := h.s.BlockingDDL(kind, tables...)
+		if err != nil {
+			return "", err
+		}
+		fmt.Fprintf(&b, "%q at %s influence %s", ev.Query, rel(ev.CommitTs), ev.Influence)
+		if len(ev.NeedAdded) > 0 {
+			fmt.Fprintf(&b, " adds table %d", ev.NeedAdded[0])
+		}
+		b.WriteString("\n")
 	case "quiesce":
 		v, _ := arg(d, "max")
 		ms, err := parseDur(v)
@@ -296,7 +317,7 @@ func (h *harness) run(d *datadriven.TestData) (string, error) {
 // vocabulary's names (inject).
 var harnessCommands = []string{"new", "chaos", "run", "quiesce", "state", "violations", "log", "events", "stuck-tables",
 	string(spec.ActionCreateChangefeed), string(spec.ActionPauseChangefeed), string(spec.ActionResumeChangefeed),
-	string(spec.ActionRemoveChangefeed), string(spec.ActionMoveMaintainer), string(spec.ActionCreateTable),
+	string(spec.ActionRemoveChangefeed), string(spec.ActionMoveMaintainer), string(spec.ActionCreateTable), string(spec.ActionBlockingDDL),
 	string(spec.ActionMoveTable), string(spec.ActionSplitTable), string(spec.ActionRemoveTableDispatchers)}
 
 // inject runs a fault command: the command is the fault's name, its

@@ -965,6 +965,17 @@ func (s *Sim) CreateTable() int64 {
 	return t
 }
 
+// BlockingDDL commits a blocking DDL upstream (upstream.BlockDDLKinds: a
+// kind and the tables it names) and returns the block event.
+func (s *Sim) BlockingDDL(kind string, tables ...int64) (core.BlockEvent, error) {
+	ev, err := s.up.CommitBlockDDL(kind, tables, nil)
+	if err != nil {
+		return ev, err
+	}
+	s.notify(Step{Kind: StepFault, Name: string(spec.ActionBlockingDDL), Arg: int64(ev.CommitTs)})
+	return ev, nil
+}
+
 func (s *Sim) maintainerOf(name string) (*maintainer.Maintainer, *simNode, error) {
 	for _, id := range s.order {
 		n := s.nodes[id]

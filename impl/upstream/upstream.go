@@ -17,6 +17,7 @@
 package upstream
 
 import (
+	"fmt"
 	"math/rand/v2"
 	"sort"
 
@@ -79,8 +80,11 @@ type puller struct {
 type table struct {
 	id       int64
 	createTs uint64
-	nextRow  uint64
-	p        puller
+	// dropTs is the commit ts of the DDL that dropped the table (0: none):
+	// the table has rows below it only and exists before it only.
+	dropTs  uint64
+	nextRow uint64
+	p       puller
 }
 
 // Upstream implements core.Upstream.
@@ -97,6 +101,7 @@ type Upstream struct {
 	tables     map[int64]*table
 	order      []int64
 	ddls       []core.DDL
+	blocks     []core.BlockEvent
 	nextTable  int64
 	// Feeds returns the changefeeds that are owed row changes (DataWritten).
 	Feeds func() []string
@@ -128,9 +133,9 @@ func (u *Upstream) addTable(createTs uint64) *table {
 	return t
 }
 
-// CreateTable commits a CREATE TABLE at the next ts (not yet resolved) and
-// returns the table ID and commit ts.
-func (u *Upstream) CreateTable(out *core.Effects) (int64, uint64) {
+// nextDDLTs is the commit ts of the next DDL: not yet resolved, and above
+// every DDL so far (one DDL per ts).
+func (u *Upstream) nextDDLTs() uint64 {
 	ts := uint64(u.now)
 	if ts <= u.resolved {
 		ts = u.resolved + 1
@@ -140,10 +145,102 @@ func (u *Upstream) CreateTable(out *core.Effects) (int64, uint64) {
 			ts = d.CommitTs + 1
 		}
 	}
+	for _, b := range u.blocks {
+		if b.CommitTs >= ts {
+			ts = b.CommitTs + 1
+		}
+	}
+	return ts
+}
+
+// CreateTable commits a CREATE TABLE at the next ts (not yet resolved) and
+// returns the table ID and commit ts.
+func (u *Upstream) CreateTable(out *core.Effects) (int64, uint64) {
+	ts := u.nextDDLTs()
 	t := u.addTable(ts)
 	u.ddls = append(u.ddls, core.DDL{CommitTs: ts, Table: t.id})
 	u.lg.Event(out, spec.Event{Kind: spec.TableCreated, Span: spec.WholeTable(t.id), Checkpoint: ts})
 	return t.id, ts
+}
+
+// Blocking DDL kinds for CommitBlockDDL (the model's Config.Barrier values).
+const (
+	DDLNormal    = "normal"    // ALTER TABLE on a partitioned table whose partitions are t1, t2: blocks both, not the trigger
+	DDLDrop      = "drop"      // DROP TABLE t: blocks t and the trigger, drops t
+	DDLTruncate  = "truncate"  // TRUNCATE TABLE t: drops t, adds a new table
+	DDLRename    = "rename"    // RENAME TABLES t1, t2: blocks both and the trigger
+	DDLDB        = "db"        // a database-level DDL: DB influence
+	DDLSyncPoint = "syncpoint" // a syncpoint: All influence
+)
+
+// BlockDDLKinds lists CommitBlockDDL's kinds and how many tables each names.
+var BlockDDLKinds = map[string]int{DDLNormal: 2, DDLDrop: 1, DDLTruncate: 1, DDLRename: 2, DDLDB: 0, DDLSyncPoint: 0}
+
+// CommitBlockDDL commits a blocking DDL (or a syncpoint) of the kind at the
+// next ts on the named tables, which must exist, and emits DDLCommitted
+// for every changefeed. It returns the event.
+func (u *Upstream) CommitBlockDDL(kind string, tables []int64, out *core.Effects) (core.BlockEvent, error) {
+	n, ok := BlockDDLKinds[kind]
+	if !ok {
+		return core.BlockEvent{}, fmt.Errorf("unknown blocking DDL kind %q (known: normal, drop, truncate, rename, db, syncpoint)", kind)
+	}
+	if len(tables) != n {
+		return core.BlockEvent{}, fmt.Errorf("blocking DDL %q names %d tables, got %d", kind, n, len(tables))
+	}
+	ts := u.nextDDLTs()
+	for _, t := range tables {
+		if tb := u.tables[t]; tb == nil || tb.createTs > ts || tb.dropTs != 0 {
+			return core.BlockEvent{}, fmt.Errorf("blocking DDL %q: table %d does not exist", kind, t)
+		}
+	}
+	ev := core.BlockEvent{CommitTs: ts, Influence: spec.InfluenceNormal}
+	name := func(i int) string { return fmt.Sprintf("t%d", tables[i]) }
+	switch kind {
+	case DDLNormal:
+		ev.BlockTables = []int64{tables[0], tables[1]}
+		ev.Query = "alter table p add column c int (partitions " + name(0) + ", " + name(1) + ")"
+	case DDLDrop, DDLTruncate:
+		ev.BlockTables, ev.NeedDropped = []int64{0, tables[0]}, []int64{tables[0]}
+		ev.Query = kind + " table " + name(0)
+	case DDLRename:
+		ev.BlockTables = []int64{0, tables[0], tables[1]}
+		ev.Query = "rename tables " + name(0) + " to " + name(0) + "_new, " + name(1) + " to " + name(1) + "_new"
+	case DDLDB:
+		ev.Influence, ev.Query = spec.InfluenceDB, "alter database test charset utf8mb4"
+	case DDLSyncPoint:
+		ev.Influence, ev.IsSyncPoint, ev.Query = spec.InfluenceAll, true, "syncpoint"
+	}
+	for _, t := range ev.NeedDropped {
+		u.tables[t].dropTs = ts
+	}
+	if kind == DDLTruncate {
+		ev.NeedAdded = []int64{u.addTable(ts).id}
+	}
+	u.blocks = append(u.blocks, ev)
+	var feeds []string
+	if u.Feeds != nil {
+		feeds = u.Feeds()
+	}
+	for _, cf := range feeds {
+		e := spec.Event{Kind: spec.DDLCommitted, Changefeed: cf, Checkpoint: ts, Influence: ev.Influence, SyncPoint: ev.IsSyncPoint,
+			Dropped: ev.NeedDropped, Added: ev.NeedAdded, Reason: ev.Query}
+		if ev.Influence == spec.InfluenceNormal {
+			e.Tables = ev.BlockTables
+		}
+		u.lg.Event(out, e)
+	}
+	return ev, nil
+}
+
+// BlockEventsBetween implements core.BlockEventSource.
+func (u *Upstream) BlockEventsBetween(from, to uint64) []core.BlockEvent {
+	var out []core.BlockEvent
+	for _, b := range u.blocks {
+		if b.CommitTs > from && b.CommitTs <= to {
+			out = append(out, b)
+		}
+	}
+	return out
 }
 
 // Stall makes every TiKV unavailable: resolved ts stops, streams break.
@@ -186,7 +283,7 @@ func (u *Upstream) Advance(now int64, out *core.Effects) {
 	}
 	for _, id := range u.order {
 		t := u.tables[id]
-		for t.nextRow <= u.resolved {
+		for t.nextRow <= u.resolved && (t.dropTs == 0 || t.nextRow < t.dropTs) {
 			if len(feeds) > 0 {
 				key := rowKey(u.rng)
 				for _, cf := range feeds {
@@ -290,7 +387,7 @@ func (u *Upstream) ResolvedTs(span spec.Span, startTs uint64) uint64 {
 func (u *Upstream) TablesAt(ts uint64) []int64 {
 	var out []int64
 	for _, id := range u.order {
-		if u.tables[id].createTs <= ts {
+		if t := u.tables[id]; t.createTs <= ts && (t.dropTs == 0 || ts < t.dropTs) {
 			out = append(out, id)
 		}
 	}

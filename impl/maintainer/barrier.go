@@ -1,0 +1,475 @@
+package maintainer
+
+import (
+	"sort"
+
+	"go.uber.org/zap"
+
+	"cdcspec/impl/core"
+	"cdcspec/impl/logging"
+	"cdcspec/spec"
+)
+
+// The blocking DDL barrier (reference A.7; maintainer/barrier.go,
+// barrier_event.go and range_checker at b813e76f9), the same rules as the
+// model's (model/barrier.go).
+//
+// A block event is keyed by (commitTs, isSyncPoint). Its range checker is
+// the set of tables that must report: a normal DDL's blocked tables (0 is
+// the table trigger); for DB and All it is built from the span
+// controller's tables when the trigger reports. A table is covered when
+// every one of its spans is replicating and reported. Only reports from
+// replicating spans and the current trigger count. Once covered, a writer
+// is selected: the trigger for DB/All and whenever the trigger reported,
+// else the last reporter; Write is re-sent to it until it reports DONE;
+// then the DDL's table changes are scheduled (drop: remove the table's
+// spans; truncate: also add the new table at commitTs) and Pass is re-sent
+// to every influenced dispatcher that has not reported DONE, the writer
+// included (#3970; writer-not-passed-after-move skips it), until all did;
+// the event is then deleted. Reports of dispatchers that vanished or
+// stopped replicating are dropped and the coverage re-checked. A
+// bootstrap restores the events from the WAITING block states in the
+// responses; an event nobody completes is advanced once a related span's
+// checkpoint passed it (checkBlockedDispatchers).
+//
+// Where it differs from the model: Pass is sent at once on the writer's
+// DONE (the model sends it on its next resend); a WAITING after selection
+// un-reports its dispatcher (a moved incarnation owes a DONE of its own,
+// which the model gets from clearing non-replicating reports only); a
+// DB/All range checker forgets tables whose spans are all gone (an earlier
+// drop; the model commits one blocking DDL per configuration).
+
+// barrierResendMs is the period of Barrier.Resend.
+const barrierResendMs = 1000
+
+type eventKey struct {
+	commitTs    uint64
+	isSyncPoint bool
+}
+
+// BarrierEvent is maintainer/barrier_event.go.
+type BarrierEvent struct {
+	key       eventKey
+	influence string
+	blocked   []int64 // a normal event's blocked tables (0: the trigger)
+	dropped   []int64
+	added     []int64
+	query     string
+
+	// rangeChecker: the tables that must report; nil until built (DB/All:
+	// when the trigger reports).
+	rangeChecker map[int64]bool
+	// reportedDispatchers: WAITING before selection, DONE after.
+	reportedDispatchers map[core.DispatcherID]bool
+	// doneTables: blocked tables with no span left (markTableDone).
+	doneTables                    map[int64]bool
+	selected                      bool
+	writerDispatcher              core.DispatcherID
+	writerDispatcherAdvanced      bool
+	tableTriggerDispatcherRelated bool
+	lastResend                    int64
+	lastWarningLog                int64
+}
+
+func (e *BarrierEvent) allInfluence() bool { return e.influence != spec.InfluenceNormal }
+
+// Barrier is maintainer/barrier.go.
+type Barrier struct {
+	m             *Maintainer
+	blockedEvents map[eventKey]*BarrierEvent
+	// triggerCheckpointTs is the table trigger's checkpoint as its status
+	// carries it (the DDL span's status).
+	triggerCheckpointTs uint64
+}
+
+func newBarrier(m *Maintainer) *Barrier {
+	return &Barrier{m: m, blockedEvents: map[eventKey]*BarrierEvent{}}
+}
+
+func (b *Barrier) sortedKeys() []eventKey {
+	ks := make([]eventKey, 0, len(b.blockedEvents))
+	for k := range b.blockedEvents {
+		ks = append(ks, k)
+	}
+	sort.Slice(ks, func(i, j int) bool {
+		if ks[i].commitTs != ks[j].commitTs {
+			return ks[i].commitTs < ks[j].commitTs
+		}
+		return !ks[i].isSyncPoint && ks[j].isSyncPoint
+	})
+	return ks
+}
+
+// HandleStatus handles one WAITING or DONE block status from node from.
+func (b *Barrier) HandleStatus(from core.NodeID, bs *core.BlockStatus, out *core.Effects) {
+	m := b.m
+	table := int64(0)
+	if bs.ID != m.ddlSpanID {
+		s := m.spans.GetTaskByID(bs.ID)
+		if s == nil || s.nodeID != from {
+			m.lg.Info("barrier.go", 94, "Get block status from unexisted dispatcher, ignore it", logging.CF(m.id),
+				zap.String("dispatcher", string(bs.ID)), zap.Uint64("blockTs", bs.BlockTs), zap.String("stage", bs.Stage.String()))
+			return
+		}
+		if s.state != SpanReplicating {
+			m.lg.Info("barrier.go", 102, "Get block status from unreplicating dispatcher, ignore it", logging.CF(m.id),
+				zap.String("dispatcher", string(bs.ID)), zap.Uint64("blockTs", bs.BlockTs), zap.String("stage", bs.Stage.String()))
+			return
+		}
+		table = s.Span.Table
+		if bs.BlockTs-1 > s.checkpointTs {
+			s.checkpointTs = bs.BlockTs - 1
+		}
+	}
+	if bs.Stage == core.StageDone {
+		b.handleEventDone(bs, out)
+		return
+	}
+	b.handleBlockState(bs, table, out)
+}
+
+func (b *Barrier) newEvent(bs *core.BlockStatus, out *core.Effects) *BarrierEvent {
+	m := b.m
+	k := eventKey{bs.BlockTs, bs.IsSyncPoint}
+	ev := &BarrierEvent{key: k, influence: bs.Influence, blocked: bs.BlockTables, dropped: bs.NeedDropped, added: bs.NeedAdded,
+		reportedDispatchers: map[core.DispatcherID]bool{}, doneTables: map[int64]bool{}, lastWarningLog: m.now}
+	if !ev.allInfluence() {
+		ev.rangeChecker = map[int64]bool{}
+		for _, t := range ev.blocked {
+			ev.rangeChecker[t] = true
+		}
+	}
+	b.blockedEvents[k] = ev
+	m.lg.Event(out, spec.Event{Kind: spec.BlockEventCreated, Changefeed: string(m.id), Node: string(m.self), Dispatcher: string(bs.ID),
+		Checkpoint: bs.BlockTs, SyncPoint: bs.IsSyncPoint, Influence: bs.Influence})
+	return ev
+}
+
+// markDispatcherEventDone records a report; the trigger's report builds a
+// DB/All range checker from the span controller's tables.
+func (b *Barrier) markDispatcherEventDone(ev *BarrierEvent, id core.DispatcherID) {
+	ev.reportedDispatchers[id] = true
+	if ev.rangeChecker == nil && id == b.m.ddlSpanID {
+		ev.rangeChecker = b.allTables()
+	}
+}
+
+// allTables is every table of the span controller, and the trigger.
+func (b *Barrier) allTables() map[int64]bool {
+	out := map[int64]bool{0: true}
+	for t := range b.m.spans.byTable {
+		out[t] = true
+	}
+	return out
+}
+
+func (b *Barrier) handleBlockState(bs *core.BlockStatus, table int64, out *core.Effects) {
+	m := b.m
+	ev := b.blockedEvents[eventKey{bs.BlockTs, bs.IsSyncPoint}]
+	if ev == nil {
+		ev = b.newEvent(bs, out)
+	}
+	if bs.ID == m.ddlSpanID {
+		ev.tableTriggerDispatcherRelated = true
+	}
+	if ev.selected {
+		// Already selected: the action is re-sent by Resend. A WAITING
+		// dispatcher has not passed (a new incarnation after a move): it
+		// is owed Pass even if its earlier incarnation reported DONE.
+		delete(ev.reportedDispatchers, bs.ID)
+		b.checkEventFinish(ev, out)
+		return
+	}
+	b.markDispatcherEventDone(ev, bs.ID)
+	if !b.allDispatcherReported(ev) {
+		return
+	}
+	writer := bs.ID
+	if ev.allInfluence() || ev.tableTriggerDispatcherRelated {
+		writer = m.ddlSpanID
+	}
+	ev.selected, ev.writerDispatcher = true, writer
+	clear(ev.reportedDispatchers)
+	m.lg.Event(out, spec.Event{Kind: spec.BlockWriterSelected, Changefeed: string(m.id), Node: string(m.self), Dispatcher: string(writer),
+		Checkpoint: ev.key.commitTs, Influence: ev.influence})
+	b.sendWrite(ev, out)
+	ev.lastResend = m.now
+}
+
+// allDispatcherReported is the range checker's IsFullyCovered with its
+// double check: reports of dispatchers that vanished or stopped
+// replicating are dropped (and a DB/All checker rebuilt) first.
+func (b *Barrier) allDispatcherReported(ev *BarrierEvent) bool {
+	m := b.m
+	if ev.rangeChecker == nil {
+		return false
+	}
+	recheck := false
+	for _, id := range core.SortedKeys(ev.reportedDispatchers) {
+		if id == m.ddlSpanID {
+			continue
+		}
+		if s := m.spans.GetTaskByID(id); s == nil || s.state != SpanReplicating {
+			line, msg := 451, "unexisted dispatcher, remove it from barrier event"
+			if s != nil {
+				line, msg = 463, "unreplicating dispatcher, remove it from barrier event"
+			}
+			m.lg.Info("barrier_event.go", line, msg, logging.CF(m.id), zap.String("dispatcher", string(id)), zap.Uint64("commitTs", ev.key.commitTs))
+			delete(ev.reportedDispatchers, id)
+			recheck = true
+		}
+	}
+	if recheck && ev.allInfluence() {
+		ev.rangeChecker = b.allTables()
+	}
+	if ev.allInfluence() {
+		// A table whose spans are all gone was dropped by an earlier DDL
+		// after the checker was built; it owes this event nothing.
+		for t := range ev.rangeChecker {
+			if t != 0 && len(m.spans.byTable[t]) == 0 {
+				delete(ev.rangeChecker, t)
+			}
+		}
+	}
+	for t := range ev.rangeChecker {
+		if !b.tableCovered(ev, t) {
+			return false
+		}
+	}
+	return true
+}
+
+func (b *Barrier) tableCovered(ev *BarrierEvent, t int64) bool {
+	if ev.doneTables[t] {
+		return true
+	}
+	if t == 0 {
+		return ev.reportedDispatchers[b.m.ddlSpanID]
+	}
+	spans := b.m.spans.byTable[t]
+	if len(spans) == 0 {
+		return false
+	}
+	for id, s := range spans {
+		if s.state != SpanReplicating || !ev.reportedDispatchers[id] {
+			return false
+		}
+	}
+	return true
+}
+
+func (b *Barrier) action(ev *BarrierEvent, id core.DispatcherID, node core.NodeID, a core.BlockAction, acts map[core.NodeID][]core.DispatcherAction) {
+	acts[node] = append(acts[node], core.DispatcherAction{ID: id, Action: a, CommitTs: ev.key.commitTs, IsSyncPoint: ev.key.isSyncPoint})
+}
+
+func (b *Barrier) flush(acts map[core.NodeID][]core.DispatcherAction, out *core.Effects) {
+	m := b.m
+	for _, n := range core.SortedKeys(acts) {
+		out.SendTo(m.self, n, &core.HeartBeatResponse{Changefeed: m.id, Actions: acts[n], Epoch: m.epoch})
+	}
+}
+
+// sendWrite sends Write to the writer. A writer that is not found (its
+// span vanished) is replaced by the first blocked table's span.
+func (b *Barrier) sendWrite(ev *BarrierEvent, out *core.Effects) {
+	m := b.m
+	acts := map[core.NodeID][]core.DispatcherAction{}
+	if ev.writerDispatcher == m.ddlSpanID {
+		b.action(ev, m.ddlSpanID, m.self, core.ActionWrite, acts)
+	} else if s := m.spans.GetTaskByID(ev.writerDispatcher); s != nil && s.nodeID != "" {
+		b.action(ev, s.ID, s.nodeID, core.ActionWrite, acts)
+	} else {
+		m.lg.Warn("barrier_event.go", 724, "writer dispatcher not found", logging.CF(m.id), zap.String("dispatcher", string(ev.writerDispatcher)),
+			zap.Uint64("commitTs", ev.key.commitTs))
+		for _, t := range sortedTables(ev.rangeChecker) {
+			if ss := m.spans.tableSpans(t); t != 0 && len(ss) > 0 {
+				ev.writerDispatcher = ss[0].ID
+				break
+			}
+		}
+		return
+	}
+	b.flush(acts, out)
+}
+
+// sendPass sends Pass to every influenced dispatcher that has not reported
+// DONE; a blocked table with no span is done (markTableDone).
+func (b *Barrier) sendPass(ev *BarrierEvent, out *core.Effects) {
+	m := b.m
+	skipWriter := m.opts.Bugs.Has(spec.BugWriterNotPassedAfterMove)
+	acts := map[core.NodeID][]core.DispatcherAction{}
+	for _, t := range sortedTables(ev.rangeChecker) {
+		if ev.doneTables[t] {
+			continue
+		}
+		if t == 0 {
+			if !ev.reportedDispatchers[m.ddlSpanID] && !(skipWriter && ev.writerDispatcher == m.ddlSpanID) {
+				b.action(ev, m.ddlSpanID, m.self, core.ActionPass, acts)
+			}
+			continue
+		}
+		spans := m.spans.tableSpans(t)
+		if len(spans) == 0 {
+			ev.doneTables[t] = true
+			continue
+		}
+		for _, s := range spans {
+			if ev.reportedDispatchers[s.ID] || s.nodeID == "" || (skipWriter && s.ID == ev.writerDispatcher) {
+				continue
+			}
+			b.action(ev, s.ID, s.nodeID, core.ActionPass, acts)
+		}
+	}
+	b.flush(acts, out)
+}
+
+// handleEventDone: the writer's DONE schedules the DDL's table changes;
+// every DONE is recorded and the event finishes once all reported.
+func (b *Barrier) handleEventDone(bs *core.BlockStatus, out *core.Effects) {
+	m := b.m
+	ev := b.blockedEvents[eventKey{bs.BlockTs, bs.IsSyncPoint}]
+	if ev == nil {
+		m.lg.Debug("barrier.go", 374, "No block event found, ignore the event done message", logging.CF(m.id),
+			zap.String("dispatcher", string(bs.ID)), zap.Uint64("blockTs", bs.BlockTs))
+		return
+	}
+	if ev.selected && ev.writerDispatcher == bs.ID && !ev.writerDispatcherAdvanced {
+		b.scheduleBlockEvent(ev, out)
+		ev.writerDispatcherAdvanced = true
+		b.markDispatcherEventDone(ev, bs.ID)
+		b.sendPass(ev, out)
+		ev.lastResend = m.now
+	} else {
+		b.markDispatcherEventDone(ev, bs.ID)
+	}
+	b.checkEventFinish(ev, out)
+}
+
+// scheduleBlockEvent removes the dropped tables' spans and adds the new
+// tables' at commitTs.
+func (b *Barrier) scheduleBlockEvent(ev *BarrierEvent, out *core.Effects) {
+	m := b.m
+	if len(ev.dropped) > 0 {
+		m.ops.RemoveTasksByTableIDs(ev.dropped, out)
+	}
+	for _, t := range ev.added {
+		if m.spans.AddNewTable(t, ev.key.commitTs) {
+			m.lg.Info("barrier_event.go", 339, "add new table", logging.CF(m.id), zap.Uint64("commitTs", ev.key.commitTs), zap.Int64("table", t))
+		}
+	}
+}
+
+func (b *Barrier) checkEventFinish(ev *BarrierEvent, out *core.Effects) {
+	m := b.m
+	if !ev.selected || !b.allDispatcherReported(ev) {
+		return
+	}
+	m.lg.Event(out, spec.Event{Kind: spec.BlockEventDone, Changefeed: string(m.id), Node: string(m.self), Checkpoint: ev.key.commitTs,
+		SyncPoint: ev.key.isSyncPoint})
+	delete(b.blockedEvents, ev.key)
+}
+
+// Resend runs on the maintainer's tick: an unselected event checks whether
+// it already passed; Write is re-sent until the writer's DONE; then Pass.
+func (b *Barrier) Resend(out *core.Effects) {
+	m := b.m
+	for _, k := range b.sortedKeys() {
+		ev := b.blockedEvents[k]
+		if ev == nil || m.now-ev.lastResend < barrierResendMs {
+			continue
+		}
+		ev.lastResend = m.now
+		if m.now-ev.lastWarningLog > 10_000 {
+			ev.lastWarningLog = m.now
+			m.lg.Warn("barrier_event.go", 676, "barrier event is not resolved", zap.String("changefeed", m.id.Name()),
+				zap.Uint64("commitTs", ev.key.commitTs), zap.Bool("isSyncPoint", ev.key.isSyncPoint), zap.Bool("selected", ev.selected),
+				zap.Bool("writerDispatcherAdvanced", ev.writerDispatcherAdvanced))
+		}
+		switch {
+		case !ev.selected:
+			b.checkBlockedDispatchers(ev)
+		case !ev.writerDispatcherAdvanced:
+			b.sendWrite(ev, out)
+		default:
+			b.sendPass(ev, out)
+			b.checkEventFinish(ev, out)
+		}
+	}
+}
+
+// checkBlockedDispatchers: a related span whose checkpoint passed the
+// event means the writer already wrote it; the event advances to Pass.
+func (b *Barrier) checkBlockedDispatchers(ev *BarrierEvent) {
+	m := b.m
+	rel := ev.rangeChecker
+	if rel == nil {
+		rel = b.allTables()
+	}
+	passed := false
+	if rel[0] && b.triggerCheckpointTs >= ev.key.commitTs {
+		passed = true
+	}
+	for _, t := range sortedTables(rel) {
+		for _, s := range m.spans.tableSpans(t) {
+			if t != 0 && s.checkpointTs >= ev.key.commitTs {
+				passed = true
+			}
+		}
+	}
+	if !passed {
+		return
+	}
+	m.lg.Info("barrier_event.go", 589, "one related dispatcher has forward checkpointTs, means the block event can be advanced", logging.CF(m.id),
+		zap.Uint64("commitTs", ev.key.commitTs))
+	ev.selected, ev.writerDispatcherAdvanced = true, true
+	if ev.rangeChecker == nil {
+		ev.rangeChecker = b.allTables()
+	}
+	clear(ev.reportedDispatchers)
+}
+
+// restore is handleBootstrapResponse: the WAITING block states of the
+// responses rebuild the events.
+func (b *Barrier) restore(resps map[core.NodeID]*core.MaintainerBootstrapResponse, out *core.Effects) {
+	m := b.m
+	var touched []*BarrierEvent
+	for _, n := range core.SortedKeys(resps) {
+		r := resps[n]
+		if r == nil {
+			continue
+		}
+		for _, ts := range r.Spans {
+			bs := ts.BlockState
+			if bs == nil || bs.Stage != core.StageWaiting {
+				continue
+			}
+			if ts.ID != m.ddlSpanID {
+				if s := m.spans.GetTaskByID(ts.ID); s == nil || s.nodeID != n {
+					continue
+				}
+			}
+			ev := b.blockedEvents[eventKey{bs.BlockTs, bs.IsSyncPoint}]
+			if ev == nil {
+				ev = b.newEvent(bs, out)
+				touched = append(touched, ev)
+			}
+			b.markDispatcherEventDone(ev, ts.ID)
+			m.lg.Info("barrier.go", 1, "restore block event from bootstrap response", logging.CF(m.id), zap.String("dispatcher", string(ts.ID)),
+				zap.Uint64("blockTs", bs.BlockTs))
+		}
+	}
+	for _, ev := range touched {
+		if !b.allDispatcherReported(ev) {
+			b.checkBlockedDispatchers(ev)
+		}
+	}
+}
+
+func sortedTables(m map[int64]bool) []int64 {
+	out := make([]int64, 0, len(m))
+	for t := range m {
+		out = append(out, t)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i] < out[j] })
+	return out
+}
