@@ -41,6 +41,16 @@ func TestMutationTable(t *testing.T) {
 	require.ErrorContains(t, err, "known:")
 }
 
+// checkWithin checks cfg as `cdcspec check --config` does: exhaustively
+// within maxStates, or by the configuration's random walks (Config.Walks)
+// with seed 1 when it names them.
+func checkWithin(cfg Config, maxStates int) (Result, error) {
+	if cfg.Walks > 0 {
+		return Simulate(cfg, search.Bounds{}, search.Walks{Seed: 1, Count: cfg.Walks, Depth: cfg.WalkDepth})
+	}
+	return Check(cfg, search.Bounds{MaxStates: maxStates}, nil)
+}
+
 // mutationCommand is the cdcspec check command that reproduces one row.
 func mutationCommand(mi MutationInfo, config string) string {
 	switch mi.Kind {
@@ -97,7 +107,7 @@ func TestMutations(t *testing.T) {
 			}
 			baseline[c] = true
 			cfg, _ := Standard(c)
-			r, err := Check(cfg, search.Bounds{MaxStates: 100_000}, nil)
+			r, err := checkWithin(cfg, 100_000)
 			require.NoError(t, err, c)
 			if r.Outcome == search.Violation {
 				t.Fatalf("configuration %s is violated without any mutation: %s", c, r.Violation.Property)
@@ -119,7 +129,7 @@ func TestMutations(t *testing.T) {
 			if mi.Kind == MutKindBug {
 				b = bugBudget
 			}
-			r, err := Check(cfg, search.Bounds{MaxStates: b}, nil)
+			r, err := checkWithin(cfg, b)
 			require.NoError(t, err, mi.Name)
 			config, states = c, r.Distinct
 			if r.Outcome == search.Violation {
