@@ -357,10 +357,10 @@ func agreeCombos(t *testing.T) []combo {
 	for _, name := range StandardNames() {
 		base, _ := Standard(name)
 		bugs := append([]string{""}, bugNamesOf()...)
-		if base.FastFails+base.ClientOps+base.CoordFailovers > 0 {
-			// The lifecycle configurations (lifecycle.go) with no bug and
-			// with the entries they expose, so that the other
-			// configurations keep their share of the walks.
+		if base.FastFails+base.ClientOps+base.CoordFailovers+base.Restarts > 0 {
+			// The lifecycle configurations (lifecycle.go) and the restart
+			// ones with no bug and with the entries they expose, so that
+			// the other configurations keep their share of the walks.
 			bugs = []string{""}
 			for _, b := range bugNamesOf() {
 				if BugConfig(b) == name {
