@@ -132,6 +132,12 @@ type entry struct {
 	conv func(r *Record, it *Item, out []Item) []Item
 	// v records where the line comes from, for the catalogue listing.
 	v string
+
+	// Derived once from the tables below (see catalogueIndex), so that the
+	// parse workers need no map lookup per record:
+	read    bool // a benign line a monitor still reads (contextItems)
+	zeroOK  bool // a timestamp of 0 means none here (zeroMeansNone)
+	ownLine bool // one of cdcspec's own lines (v "cdcspec..."): no impossible-value check
 }
 
 const (
@@ -427,11 +433,17 @@ var catalogueIndex = func() map[string][]*entry {
 	for i := range catalogue {
 		e := &catalogue[i]
 		e.fields, e.keyIdx = compileKeys(e.keys)
+		e.derive()
 		idx[e.msg] = append(idx[e.msg], e)
 	}
 	panicEntry.fields, panicEntry.keyIdx = compileKeys(panicEntry.keys)
+	panicEntry.derive()
 	return idx
 }()
+
+func (e *entry) derive() {
+	e.read, e.zeroOK, e.ownLine = contextItems[e.msg], zeroMeansNone[e.msg], strings.HasPrefix(e.v, "cdcspec")
+}
 
 func files(names ...string) []string { return names }
 
@@ -572,8 +584,8 @@ func toItems(r *Record, e *entry, fileName string, fileIdx int, out []Item) []It
 	if ev.Changefeed != "" && len(keyspace) > 0 && strings.IndexByte(ev.Changefeed, '/') < 0 {
 		ev.Changefeed = string(keyspace) + "/" + ev.Changefeed
 	}
-	if !strings.HasPrefix(e.v, "cdcspec") {
-		it.impossible = impossibleTs(r, zeroMeansNone[e.msg])
+	if !e.ownLine {
+		it.impossible = impossibleTs(r, e.zeroOK)
 	}
 	if e.sym == SymPanic {
 		it.caller = string(r.File)
@@ -594,6 +606,9 @@ var tsFields = []string{"checkpointTs", "startTs", "checkpoint-ts", "start-ts"}
 // removal-only maintainer reports checkpointTs=1 on purpose; that is not
 // impossible.
 func impossibleTs(r *Record, zeroOK bool) string {
+	if !r.parsed && !mayNameTsField(r.rest) {
+		return ""
+	}
 	r.parseFields()
 	for i := range r.fields {
 		f := &r.fields[i]
@@ -610,6 +625,33 @@ func impossibleTs(r *Record, zeroOK bool) string {
 		}
 	}
 	return ""
+}
+
+// mayNameTsField is impossibleTs's cheap pre-check on a record's unparsed
+// fields: false only if no field key can be one of tsFields. A key starts
+// right after a group's '['; a quoted key (which could spell a name with
+// \u escapes) always passes.
+func mayNameTsField(rest []byte) bool {
+	for i := 0; ; {
+		j := bytes.IndexByte(rest[i:], '[')
+		if j < 0 {
+			return false
+		}
+		i += j + 1
+		if i >= len(rest) {
+			return false
+		}
+		switch rest[i] {
+		case '"':
+			return true
+		case 'c', 's':
+			for _, t := range tsFields {
+				if bytes.HasPrefix(rest[i:], []byte(t)) {
+					return true
+				}
+			}
+		}
+	}
 }
 
 func isTsField(k []byte) bool {
