@@ -497,11 +497,17 @@ func lookup(r *Record) *entry {
 // maxEvidenceText bounds the text kept per evidence line.
 const maxEvidenceText = 1024
 
+// isEvidenceText reports whether b is its own evidence text: one short
+// valid-UTF-8 line.
+func isEvidenceText(b []byte) bool {
+	return len(b) <= maxEvidenceText && bytes.IndexByte(b, '\n') < 0 && bytes.IndexByte(b, '\r') < 0 &&
+		bytes.IndexByte(b, '\t') < 0 && utf8.Valid(b)
+}
+
 // evidenceText renders a record's text as one valid-UTF-8 line, cut to
 // maxEvidenceText bytes.
 func evidenceText(b []byte) string {
-	if len(b) <= maxEvidenceText && bytes.IndexByte(b, '\n') < 0 && bytes.IndexByte(b, '\r') < 0 &&
-		bytes.IndexByte(b, '\t') < 0 && utf8.Valid(b) {
+	if isEvidenceText(b) {
 		return string(b)
 	}
 	cut := false
@@ -556,12 +562,22 @@ func toItems(r *Record, e *entry, fileName string, fileIdx int, out []Item) []It
 	ev := &it.Event
 	ev.Kind = e.kind
 	ev.Time = r.Time
-	ev.Source = spec.Source{File: fileName, Line: r.Line, Text: evidenceText(r.Text)}
+	// The string fields are cut from the evidence text when it is the
+	// record as written and the value is the record's own bytes: one
+	// allocation per item instead of one per field.
+	var text string
+	if isEvidenceText(r.Text) {
+		text = string(r.Text)
+		ev.Source = spec.Source{File: fileName, Line: r.Line, Text: text}
+	} else {
+		ev.Source = spec.Source{File: fileName, Line: r.Line, Text: evidenceText(r.Text)}
+	}
 	// one pass over the record's fields: for each event field the first
 	// listed alternative present wins; of one key, the last occurrence
 	const maxFields = 16
 	var rank [maxFields]int
 	var vals [maxFields][]byte
+	var offs [maxFields]int32
 	for i := range rank {
 		rank[i] = -1
 	}
@@ -570,7 +586,7 @@ func toItems(r *Record, e *entry, fileName string, fileIdx int, out []Item) []It
 	for i := range r.fields {
 		f := &r.fields[i]
 		if ref, ok := e.keyIdx[string(f.key)]; ok && ref.field < maxFields && (rank[ref.field] < 0 || ref.rank <= rank[ref.field]) {
-			rank[ref.field], vals[ref.field] = ref.rank, f.val
+			rank[ref.field], vals[ref.field], offs[ref.field] = ref.rank, f.val, f.off
 		}
 		if keyspace == nil && (string(f.key) == "keyspace" || string(f.key) == "namespace") {
 			keyspace = f.val
@@ -578,7 +594,7 @@ func toItems(r *Record, e *entry, fileName string, fileIdx int, out []Item) []It
 	}
 	for i, fk := range e.fields {
 		if i < maxFields && rank[i] >= 0 {
-			setField(ev, fk.name, vals[i])
+			setField(ev, fk.name, vals[i], text, offs[i])
 		}
 	}
 	if ev.Changefeed != "" && len(keyspace) > 0 && strings.IndexByte(ev.Changefeed, '/') < 0 {
@@ -691,24 +707,36 @@ func firstField(r *Record, keys string) ([]byte, bool) {
 	return nil, false
 }
 
-func setField(ev *spec.Event, name string, v []byte) {
+// textOf returns v as a string: cut from text (the record's evidence
+// text, "" if it is not the record as written) when v is text's own bytes
+// at off, else copied.
+func textOf(text string, v []byte, off int32) string {
+	if text != "" && off >= 0 && int(off)+len(v) <= len(text) {
+		return text[off : int(off)+len(v)]
+	}
+	return string(v)
+}
+
+// setField sets the event field name from the log value v, which is at
+// off in text (see textOf).
+func setField(ev *spec.Event, name string, v []byte, text string, off int32) {
 	switch name {
 	case "Changefeed":
-		ev.Changefeed = string(v)
+		ev.Changefeed = textOf(text, v, off)
 	case "Node":
-		ev.Node = string(v)
+		ev.Node = textOf(text, v, off)
 	case "Origin":
-		ev.Origin = string(v)
+		ev.Origin = textOf(text, v, off)
 	case "Dispatcher":
-		ev.Dispatcher = string(v)
+		ev.Dispatcher = textOf(text, v, off)
 	case "State":
-		ev.State = strings.ToLower(string(v))
+		ev.State = strings.ToLower(textOf(text, v, off))
 	case "Err":
 		ev.Err = evidenceText(v)
 	case "Reason":
-		ev.Reason = string(v)
+		ev.Reason = textOf(text, v, off)
 	case "Op":
-		ev.Op = spec.Op(strings.ToLower(string(v)))
+		ev.Op = spec.Op(strings.ToLower(textOf(text, v, off)))
 	case "Epoch":
 		ev.Epoch, _ = strconv.ParseUint(string(v), 10, 64)
 	case "Checkpoint":
