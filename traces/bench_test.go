@@ -32,13 +32,19 @@ func BenchmarkScan(b *testing.B) {
 // BenchmarkRun measures the whole check (read a file, parse, merge, run
 // every monitor) on a 64 MB generated log file. scripts/bench-trace.sh runs
 // the same pipeline on 1 GB next to grep.
-func BenchmarkRun(b *testing.B) {
+func BenchmarkRun(b *testing.B) { benchRun(b, GenOptions{Seed: 1}) }
+
+// BenchmarkRunStorm is BenchmarkRun on a log where each of 1,000
+// changefeeds is in an error storm (STORM=1 scripts/bench-trace.sh).
+func BenchmarkRunStorm(b *testing.B) { benchRun(b, GenOptions{Seed: 1, Storm: true, Changefeeds: 1000}) }
+
+func benchRun(b *testing.B, o GenOptions) {
 	path := filepath.Join(b.TempDir(), "bench.log")
 	f, err := os.Create(path)
 	if err != nil {
 		b.Fatal(err)
 	}
-	if _, err := GenerateLog(f, 64<<20, 1); err != nil {
+	if _, err := GenerateLogOptions(f, 64<<20, o); err != nil {
 		b.Fatal(err)
 	}
 	f.Close()
@@ -50,8 +56,11 @@ func BenchmarkRun(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		if rep.Violations() != 0 {
+		if !o.Storm && rep.Violations() != 0 {
 			b.Fatalf("generated healthy log has violations: %+v", rep.Findings[0])
+		}
+		if o.Storm && len(rep.Findings) == 0 {
+			b.Fatal("an error storm gave no finding")
 		}
 	}
 }

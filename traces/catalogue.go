@@ -734,7 +734,11 @@ func setField(ev *spec.Event, name string, v []byte, text string, off int32) {
 	case "State":
 		ev.State = strings.ToLower(textOf(text, v, off))
 	case "Err":
-		ev.Err = evidenceText(v)
+		if text != "" && off >= 0 {
+			ev.Err = textOf(text, v, off) // a piece of evidence text is its own evidence text
+		} else {
+			ev.Err = evidenceText(v)
+		}
 	case "Reason":
 		ev.Reason = textOf(text, v, off)
 	case "Op":
