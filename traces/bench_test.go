@@ -36,7 +36,9 @@ func BenchmarkRun(b *testing.B) { benchRun(b, GenOptions{Seed: 1}) }
 
 // BenchmarkRunStorm is BenchmarkRun on a log where each of 1,000
 // changefeeds is in an error storm (STORM=1 scripts/bench-trace.sh).
-func BenchmarkRunStorm(b *testing.B) { benchRun(b, GenOptions{Seed: 1, Storm: true, Changefeeds: 1000}) }
+func BenchmarkRunStorm(b *testing.B) {
+	benchRun(b, GenOptions{Seed: 1, Storm: true, Changefeeds: 1000})
+}
 
 func benchRun(b *testing.B, o GenOptions) {
 	path := filepath.Join(b.TempDir(), "bench.log")

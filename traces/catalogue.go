@@ -618,6 +618,14 @@ func toItems(r *Record, e *entry, fileName string, fileIdx int, out []Item) []It
 // dispatcher's checkpoint or start timestamp.
 var tsFields = []string{"checkpointTs", "startTs", "checkpoint-ts", "start-ts"}
 
+// tsFieldStart marks the first and the second bytes of tsFields.
+var tsFieldStart = func() (t [2][256]bool) {
+	for _, f := range tsFields {
+		t[0][f[0]], t[1][f[1]] = true, true
+	}
+	return t
+}()
+
 // impossibleTs returns "field=value" for the first timestamp field of r
 // whose value no TSO can have: 0, -1 or MaxUint64 (#4703 and #4845: a
 // changefeed started or checkpointed at such a value). TiCDC's
@@ -659,10 +667,10 @@ func mayNameTsField(rest []byte) bool {
 		if i >= len(rest) {
 			return false
 		}
-		switch rest[i] {
-		case '"':
+		if rest[i] == '"' {
 			return true
-		case 'c', 's':
+		}
+		if i+1 < len(rest) && tsFieldStart[0][rest[i]] && tsFieldStart[1][rest[i+1]] {
 			for _, t := range tsFields {
 				if bytes.HasPrefix(rest[i:], []byte(t)) {
 					return true
