@@ -257,6 +257,10 @@ func scanGroup(b []byte, i int) (int, bool) {
 	depth := 0
 	for j < len(b) {
 		c := b[j]
+		if !groupByte[c] {
+			j++
+			continue
+		}
 		switch c {
 		case '"':
 			// A quote opens a string only at the start of a value or inside
@@ -279,6 +283,9 @@ func scanGroup(b []byte, i int) (int, bool) {
 	}
 	return len(b), false
 }
+
+// groupByte marks the bytes scanGroup acts on; it skips the others.
+var groupByte = [256]bool{'"': true, '[': true, '{': true, ']': true, '}': true}
 
 // unquote removes the surrounding quotes of s and resolves escapes. If s has
 // no escapes the result aliases s; otherwise it is written to scratch, which
