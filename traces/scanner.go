@@ -525,29 +525,19 @@ func parseHeader(b []byte, r *Record, tc *timeCache) bool {
 		return r.HasTime
 	}
 	caller := b[i+1 : i+j]
-	// one pass: a quote or '=' (not a caller), the last ':' and the last
-	// '/' before it
-	quoteOrEq, colon, slash, slashAtColon := false, -1, -1, -1
-	for k, c := range caller {
-		switch c {
-		case '"', '=':
-			quoteOrEq = true
-		case ':':
-			colon, slashAtColon = k, slash
-		case '/':
-			slash = k
-		}
-	}
-	if quoteOrEq {
+	if bytes.IndexByte(caller, '"') >= 0 || bytes.IndexByte(caller, '=') >= 0 {
 		// no caller group: this is already the message or a field
 		if !r.HasTime && r.Level == LevelUnknown {
 			return false
 		}
 	} else {
-		if colon >= 0 {
-			caller, slash = caller[:colon], slashAtColon
+		if k := bytes.LastIndexByte(caller, ':'); k >= 0 {
+			caller = caller[:k]
 		}
-		r.File = caller[slash+1:] // slash is -1 if there is none
+		if k := bytes.LastIndexByte(caller, '/'); k >= 0 {
+			caller = caller[k+1:]
+		}
+		r.File = caller
 		i += j + 1
 	}
 	if !r.HasTime && r.Level == LevelUnknown && len(r.File) == 0 {
