@@ -618,7 +618,9 @@ func (m *merger) Pop() any {
 }
 
 // mergeInputs parses every input concurrently and calls fn for each item in
-// merged time order. It returns the per-input parse statistics and the
+// merged time order. fn must not keep the pointer it is given after it
+// returns: the item's batch is refilled once consumed (fn copies what it
+// keeps). It returns the per-input parse statistics and the
 // first input error (naming the input).
 func mergeInputs(inputs []Input, fn func(it *Item)) ([]*source, error) {
 	srcs := make([]*source, len(inputs))
