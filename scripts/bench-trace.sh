@@ -13,8 +13,10 @@
 #                 time jumps back at every file boundary
 #   files         the same four logs given as files (merged by time)
 # For each: wall time, MB/s, lines/s, CPU seconds (user+sys; on a shared
-# machine MB per CPU-second is the figure load does not distort) and peak
-# RSS of `cdcspec trace`, and `grep -c .` on the same bytes. The logs are generated in a temporary
+# machine MB per CPU-second is the figure load distorts least), cores (CPU
+# seconds / wall seconds: the parallel speedup over one core the run got;
+# at most 2 on 2 cores, less when other processes hold them) and peak RSS
+# of `cdcspec trace`, and `grep -c .` on the same bytes. The logs are generated in a temporary
 # directory and removed afterwards.
 set -euo pipefail
 SIZE=${1:-1G}
@@ -35,7 +37,7 @@ fi
 
 now() { date +%s.%N; }
 printf 'load before: %s; sizes: %s\n' "$(cut -d' ' -f1-3 /proc/loadavg)" "$SIZE"
-printf '%-13s %10s %9s %8s %11s %7s %9s %7s   %s\n' input bytes "trace s" "MB/s" "lines/s" "CPU s" "MB/CPU-s" "RSS MB" "grep -c . (same bytes)"
+printf '%-13s %10s %9s %8s %11s %7s %9s %5s %7s   %s\n' input bytes "trace s" "MB/s" "lines/s" "CPU s" "MB/CPU-s" cores "RSS MB" "grep -c . (same bytes)"
 
 bench() { # name, stdin-file or "", args...
   local name=$1 in=$2; shift 2
@@ -58,8 +60,8 @@ bench() { # name, stdin-file or "", args...
   read -r rsskb us ss < <(tail -1 "$TMP/rss")
   rss=$(( rsskb / 1024 ))
   cpu=$(echo "$us + $ss" | bc -l)
-  printf '%-13s %10d %9.3f %8.1f %11.0f %7.2f %9.1f %7d   %.3f s, %.1f MB/s (trace/grep time %.1fx) exit %d\n' \
-    "$name" "$bytes" "$ts" "$(echo "$bytes/1000000/$ts" | bc -l)" "$(echo "$lines/$ts" | bc -l)" "$cpu" "$(echo "$bytes/1000000/$cpu" | bc -l)" "$rss" \
+  printf '%-13s %10d %9.3f %8.1f %11.0f %7.2f %9.1f %5.2f %7d   %.3f s, %.1f MB/s (trace/grep time %.1fx) exit %d\n' \
+    "$name" "$bytes" "$ts" "$(echo "$bytes/1000000/$ts" | bc -l)" "$(echo "$lines/$ts" | bc -l)" "$cpu" "$(echo "$bytes/1000000/$cpu" | bc -l)" "$(echo "$cpu/$ts" | bc -l)" "$rss" \
     "$gs" "$(echo "$bytes/1000000/$gs" | bc -l)" "$(echo "$ts/$gs" | bc -l)" "$rc"
   echo "$ts" > "$TMP/t.$name"
 }

@@ -32,13 +32,21 @@ func BenchmarkScan(b *testing.B) {
 // BenchmarkRun measures the whole check (read a file, parse, merge, run
 // every monitor) on a 64 MB generated log file. scripts/bench-trace.sh runs
 // the same pipeline on 1 GB next to grep.
-func BenchmarkRun(b *testing.B) {
+func BenchmarkRun(b *testing.B) { benchRun(b, GenOptions{Seed: 1}) }
+
+// BenchmarkRunStorm is BenchmarkRun on a log where each of 1,000
+// changefeeds is in an error storm (STORM=1 scripts/bench-trace.sh).
+func BenchmarkRunStorm(b *testing.B) {
+	benchRun(b, GenOptions{Seed: 1, Storm: true, Changefeeds: 1000})
+}
+
+func benchRun(b *testing.B, o GenOptions) {
 	path := filepath.Join(b.TempDir(), "bench.log")
 	f, err := os.Create(path)
 	if err != nil {
 		b.Fatal(err)
 	}
-	if _, err := GenerateLog(f, 64<<20, 1); err != nil {
+	if _, err := GenerateLogOptions(f, 64<<20, o); err != nil {
 		b.Fatal(err)
 	}
 	f.Close()
@@ -50,8 +58,11 @@ func BenchmarkRun(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		if rep.Violations() != 0 {
+		if !o.Storm && rep.Violations() != 0 {
 			b.Fatalf("generated healthy log has violations: %+v", rep.Findings[0])
+		}
+		if o.Storm && len(rep.Findings) == 0 {
+			b.Fatal("an error storm gave no finding")
 		}
 	}
 }
@@ -68,6 +79,37 @@ func BenchmarkScanOnly(b *testing.B) {
 	for i := 0; i < b.N; i++ {
 		sc := NewScanner(bytes.NewReader(data))
 		for r := sc.Next(); r != nil; r = sc.Next() {
+		}
+	}
+}
+
+// BenchmarkParseChunks measures what the parse workers do (scan, look up
+// the catalogue, convert what a monitor reads) over 1 MB chunks of a 64 MB
+// generated log held in memory, on one core.
+func BenchmarkParseChunks(b *testing.B) {
+	var buf bytes.Buffer
+	if _, err := GenerateLog(&buf, 64<<20, 1); err != nil {
+		b.Fatal(err)
+	}
+	data := buf.Bytes()
+	var chunks [][]byte
+	for len(data) > 0 {
+		n := len(data)
+		if n > chunkSize {
+			n = splitPoint(data[:chunkSize])
+		}
+		chunks = append(chunks, data[:n])
+		data = data[n:]
+	}
+	b.SetBytes(int64(buf.Len()))
+	b.ResetTimer()
+	c := &chunk{}
+	for i := 0; i < b.N; i++ {
+		for _, d := range chunks {
+			c.data = d
+			parseChunk(c, "bench", 0)
+			clear(c.items)
+			c.unknown.reset()
 		}
 	}
 }

@@ -132,6 +132,12 @@ type entry struct {
 	conv func(r *Record, it *Item, out []Item) []Item
 	// v records where the line comes from, for the catalogue listing.
 	v string
+
+	// Derived once from the tables below (see catalogueIndex), so that the
+	// parse workers need no map lookup per record:
+	read    bool // a benign line a monitor still reads (contextItems)
+	zeroOK  bool // a timestamp of 0 means none here (zeroMeansNone)
+	ownLine bool // one of cdcspec's own lines (v "cdcspec..."): no impossible-value check
 }
 
 const (
@@ -274,14 +280,17 @@ var catalogue = []entry{
 	{msg: "new merged replica set created", files: files("operator_merge.go"), sym: SymContext, v: "HEAD"},
 	{msg: "merge dispatcher operator finished", files: files("operator_merge.go"), sym: SymContext, v: "HEAD"},
 	{msg: "merge dispatcher operator finished due to removed", files: files("operator_merge.go"), sym: SymContext, v: "HEAD"},
-	{msg: "new block event is created", files: files("barrier_event.go"), kind: spec.BlockEventCreated, v: "HEAD",
-		keys: m("Changefeed", cfKeys, "Node", "nodeID", "Dispatcher", "dispatcher", "Checkpoint", "blockTs")},
+	// The two lines that open and close a block event are spec events and
+	// feed barrier-stuck (see barrierEntries) in one entry each: a second
+	// entry of the same (message, file) would never match.
+	{msg: "new block event is created", files: files("barrier_event.go"), kind: spec.BlockEventCreated, sym: SymBarrierCreated, v: "HEAD",
+		keys: m("Changefeed", cfKeys, "Node", "nodeID", "Dispatcher", "dispatcher", "Checkpoint", "blockTs"), conv: barrierKey("blockTs")},
 	{msg: "all dispatcher reported heartbeat, schedule it, and select one to write", files: files("barrier_event.go"), kind: spec.BlockWriterSelected, v: "HEAD",
 		keys: m("Changefeed", cfKeys, "Node", "nodeID", "Dispatcher", "dispatcher", "Checkpoint", "commitTs")},
 	{msg: "schedule block event", files: files("barrier_event.go"), sym: SymContext, v: "HEAD"},
 	{msg: "add new table", files: files("barrier_event.go"), sym: SymContext, v: "HEAD"},
-	{msg: "all dispatchers reported event done, remove event", files: files("barrier.go"), kind: spec.BlockEventDone, v: "HEAD",
-		keys: m("Changefeed", cfKeys, "Node", "nodeID", "Checkpoint", "commitTs")},
+	{msg: "all dispatchers reported event done, remove event", files: files("barrier.go"), kind: spec.BlockEventDone, sym: SymBarrierDone, v: "HEAD",
+		keys: m("Changefeed", cfKeys, "Node", "nodeID", "Checkpoint", "commitTs"), conv: barrierKey("commitTs")},
 
 	// ---- dispatcher manager, orchestrator, dispatcher ----
 	{msg: "new dispatcher created", files: files("dispatcher_manager.go", "dispatcher_manager_redo.go"), kind: spec.DispatcherCreated, v: "HEAD, v8.5",
@@ -319,7 +328,6 @@ var catalogue = []entry{
 	{msg: "abort merge", files: files("task.go"), sym: SymContext, v: "HEAD"},
 	{msg: "pending event get the action", files: files("basic_dispatcher.go"), kind: spec.BlockActionReceived, v: "HEAD",
 		keys: m("Changefeed", cfKeys, "Node", "nodeID", "Dispatcher", "dispatcher", "Checkpoint", "pendingEventCommitTs", "State", "action")},
-	{msg: "cancel resend task", files: files("basic_dispatcher.go"), sym: SymContext, v: "HEAD"},
 	{msg: "batch create new dispatchers", files: files("dispatcher_manager.go"), sym: SymContext, v: "HEAD"},
 
 	// ---- membership and capture ----
@@ -427,11 +435,17 @@ var catalogueIndex = func() map[string][]*entry {
 	for i := range catalogue {
 		e := &catalogue[i]
 		e.fields, e.keyIdx = compileKeys(e.keys)
+		e.derive()
 		idx[e.msg] = append(idx[e.msg], e)
 	}
 	panicEntry.fields, panicEntry.keyIdx = compileKeys(panicEntry.keys)
+	panicEntry.derive()
 	return idx
 }()
+
+func (e *entry) derive() {
+	e.read, e.zeroOK, e.ownLine = contextItems[e.msg], zeroMeansNone[e.msg], strings.HasPrefix(e.v, "cdcspec")
+}
 
 func files(names ...string) []string { return names }
 
@@ -485,11 +499,17 @@ func lookup(r *Record) *entry {
 // maxEvidenceText bounds the text kept per evidence line.
 const maxEvidenceText = 1024
 
+// isEvidenceText reports whether b is its own evidence text: one short
+// valid-UTF-8 line.
+func isEvidenceText(b []byte) bool {
+	return len(b) <= maxEvidenceText && bytes.IndexByte(b, '\n') < 0 && bytes.IndexByte(b, '\r') < 0 &&
+		bytes.IndexByte(b, '\t') < 0 && utf8.Valid(b)
+}
+
 // evidenceText renders a record's text as one valid-UTF-8 line, cut to
 // maxEvidenceText bytes.
 func evidenceText(b []byte) string {
-	if len(b) <= maxEvidenceText && bytes.IndexByte(b, '\n') < 0 && bytes.IndexByte(b, '\r') < 0 &&
-		bytes.IndexByte(b, '\t') < 0 && utf8.Valid(b) {
+	if isEvidenceText(b) {
 		return string(b)
 	}
 	cut := false
@@ -544,12 +564,22 @@ func toItems(r *Record, e *entry, fileName string, fileIdx int, out []Item) []It
 	ev := &it.Event
 	ev.Kind = e.kind
 	ev.Time = r.Time
-	ev.Source = spec.Source{File: fileName, Line: r.Line, Text: evidenceText(r.Text)}
+	// The string fields are cut from the evidence text when it is the
+	// record as written and the value is the record's own bytes: one
+	// allocation per item instead of one per field.
+	var text string
+	if isEvidenceText(r.Text) {
+		text = string(r.Text)
+		ev.Source = spec.Source{File: fileName, Line: r.Line, Text: text}
+	} else {
+		ev.Source = spec.Source{File: fileName, Line: r.Line, Text: evidenceText(r.Text)}
+	}
 	// one pass over the record's fields: for each event field the first
 	// listed alternative present wins; of one key, the last occurrence
 	const maxFields = 16
 	var rank [maxFields]int
 	var vals [maxFields][]byte
+	var offs [maxFields]int32
 	for i := range rank {
 		rank[i] = -1
 	}
@@ -558,7 +588,7 @@ func toItems(r *Record, e *entry, fileName string, fileIdx int, out []Item) []It
 	for i := range r.fields {
 		f := &r.fields[i]
 		if ref, ok := e.keyIdx[string(f.key)]; ok && ref.field < maxFields && (rank[ref.field] < 0 || ref.rank <= rank[ref.field]) {
-			rank[ref.field], vals[ref.field] = ref.rank, f.val
+			rank[ref.field], vals[ref.field], offs[ref.field] = ref.rank, f.val, f.off
 		}
 		if keyspace == nil && (string(f.key) == "keyspace" || string(f.key) == "namespace") {
 			keyspace = f.val
@@ -566,14 +596,14 @@ func toItems(r *Record, e *entry, fileName string, fileIdx int, out []Item) []It
 	}
 	for i, fk := range e.fields {
 		if i < maxFields && rank[i] >= 0 {
-			setField(ev, fk.name, vals[i])
+			setField(ev, fk.name, vals[i], text, offs[i])
 		}
 	}
 	if ev.Changefeed != "" && len(keyspace) > 0 && strings.IndexByte(ev.Changefeed, '/') < 0 {
 		ev.Changefeed = string(keyspace) + "/" + ev.Changefeed
 	}
-	if !strings.HasPrefix(e.v, "cdcspec") {
-		it.impossible = impossibleTs(r, zeroMeansNone[e.msg])
+	if !e.ownLine {
+		it.impossible = impossibleTs(r, e.zeroOK)
 	}
 	if e.sym == SymPanic {
 		it.caller = string(r.File)
@@ -588,12 +618,23 @@ func toItems(r *Record, e *entry, fileName string, fileIdx int, out []Item) []It
 // dispatcher's checkpoint or start timestamp.
 var tsFields = []string{"checkpointTs", "startTs", "checkpoint-ts", "start-ts"}
 
+// tsFieldStart marks the first and the second bytes of tsFields.
+var tsFieldStart = func() (t [2][256]bool) {
+	for _, f := range tsFields {
+		t[0][f[0]], t[1][f[1]] = true, true
+	}
+	return t
+}()
+
 // impossibleTs returns "field=value" for the first timestamp field of r
 // whose value no TSO can have: 0, -1 or MaxUint64 (#4703 and #4845: a
 // changefeed started or checkpointed at such a value). TiCDC's
 // removal-only maintainer reports checkpointTs=1 on purpose; that is not
 // impossible.
 func impossibleTs(r *Record, zeroOK bool) string {
+	if !r.parsed && !mayNameTsField(r.rest) {
+		return ""
+	}
 	r.parseFields()
 	for i := range r.fields {
 		f := &r.fields[i]
@@ -610,6 +651,33 @@ func impossibleTs(r *Record, zeroOK bool) string {
 		}
 	}
 	return ""
+}
+
+// mayNameTsField is impossibleTs's cheap pre-check on a record's unparsed
+// fields: false only if no field key can be one of tsFields. A key starts
+// right after a group's '['; a quoted key (which could spell a name with
+// \u escapes) always passes.
+func mayNameTsField(rest []byte) bool {
+	for i := 0; ; {
+		j := bytes.IndexByte(rest[i:], '[')
+		if j < 0 {
+			return false
+		}
+		i += j + 1
+		if i >= len(rest) {
+			return false
+		}
+		if rest[i] == '"' {
+			return true
+		}
+		if i+1 < len(rest) && tsFieldStart[0][rest[i]] && tsFieldStart[1][rest[i+1]] {
+			for _, t := range tsFields {
+				if bytes.HasPrefix(rest[i:], []byte(t)) {
+					return true
+				}
+			}
+		}
+	}
 }
 
 func isTsField(k []byte) bool {
@@ -649,24 +717,40 @@ func firstField(r *Record, keys string) ([]byte, bool) {
 	return nil, false
 }
 
-func setField(ev *spec.Event, name string, v []byte) {
+// textOf returns v as a string: cut from text (the record's evidence
+// text, "" if it is not the record as written) when v is text's own bytes
+// at off, else copied.
+func textOf(text string, v []byte, off int32) string {
+	if text != "" && off >= 0 && int(off)+len(v) <= len(text) {
+		return text[off : int(off)+len(v)]
+	}
+	return string(v)
+}
+
+// setField sets the event field name from the log value v, which is at
+// off in text (see textOf).
+func setField(ev *spec.Event, name string, v []byte, text string, off int32) {
 	switch name {
 	case "Changefeed":
-		ev.Changefeed = string(v)
+		ev.Changefeed = textOf(text, v, off)
 	case "Node":
-		ev.Node = string(v)
+		ev.Node = textOf(text, v, off)
 	case "Origin":
-		ev.Origin = string(v)
+		ev.Origin = textOf(text, v, off)
 	case "Dispatcher":
-		ev.Dispatcher = string(v)
+		ev.Dispatcher = textOf(text, v, off)
 	case "State":
-		ev.State = strings.ToLower(string(v))
+		ev.State = strings.ToLower(textOf(text, v, off))
 	case "Err":
-		ev.Err = evidenceText(v)
+		if text != "" && off >= 0 {
+			ev.Err = textOf(text, v, off) // a piece of evidence text is its own evidence text
+		} else {
+			ev.Err = evidenceText(v)
+		}
 	case "Reason":
-		ev.Reason = string(v)
+		ev.Reason = textOf(text, v, off)
 	case "Op":
-		ev.Op = spec.Op(strings.ToLower(string(v)))
+		ev.Op = spec.Op(strings.ToLower(textOf(text, v, off)))
 	case "Epoch":
 		ev.Epoch, _ = strconv.ParseUint(string(v), 10, 64)
 	case "Checkpoint":

@@ -261,14 +261,13 @@ func symptomByName(name string) (Symptom, bool) {
 // status every 5 s ("resend task periodic resend" every 10th re-send) until
 // the maintainer's action cancels the task. OpID carries the barrier's
 // commitTs (maintainer side) or the dispatcher ID (dispatcher side).
+// "new block event is created" (SymBarrierCreated) and "all dispatchers
+// reported event done, remove event" (SymBarrierDone) are in the
+// catalogue with their spec events.
 var barrierEntries = []entry{
-	{msg: "new block event is created", files: files("barrier_event.go"), sym: SymBarrierCreated, v: "HEAD",
-		keys: m("Changefeed", cfKeys, "Dispatcher", "dispatcher"), conv: barrierKey("blockTs")},
 	{msg: "barrier event is not resolved", files: files("barrier_event.go"), sym: SymBarrierStuck, v: "HEAD",
 		keys: m("Changefeed", cfKeys), conv: barrierKey("commitTs")},
 	{msg: "barrier event is not being selected", files: files("barrier_event.go"), sym: SymBarrierStuck, v: "HEAD",
-		keys: m("Changefeed", cfKeys), conv: barrierKey("commitTs")},
-	{msg: "all dispatchers reported event done, remove event", files: files("barrier.go"), sym: SymBarrierDone, v: "HEAD",
 		keys: m("Changefeed", cfKeys), conv: barrierKey("commitTs")},
 	{msg: "set resend task", files: files("helper.go"), sym: SymBlockWaiting, v: "HEAD",
 		keys: m("Dispatcher", "taskDispatcherID"), conv: blockStatusKey},

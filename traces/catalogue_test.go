@@ -2,6 +2,7 @@ package traces
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -220,5 +221,26 @@ func TestCatalogueSize(t *testing.T) {
 	}
 	if len(catalogue) < 140 || events < 40 {
 		t.Fatalf("catalogue has %d messages (%d mapped to events, %d context); want at least 140 and 40", len(catalogue), events, context)
+	}
+}
+
+// TestCatalogueNoShadowedEntries: lookup returns the first entry of a
+// message whose files match, so a later entry of the same message and
+// file (or after one that matches any file) would never be used: its
+// event or symptom would be silently lost.
+func TestCatalogueNoShadowedEntries(t *testing.T) {
+	for msg, es := range catalogueIndex {
+		for i, a := range es {
+			for _, b := range es[i+1:] {
+				shadowed := len(a.files) == 0 || len(b.files) == 0
+				for _, f := range b.files {
+					shadowed = shadowed || slices.Contains(a.files, f)
+				}
+				if shadowed {
+					t.Errorf("%q: the entry for %v (kind %v, symptom %v) hides the one for %v (kind %v, symptom %v)",
+						msg, a.files, a.kind, a.sym, b.files, b.kind, b.sym)
+				}
+			}
+		}
 	}
 }

@@ -163,7 +163,7 @@ type Checker struct {
 	untracked   int // operators not tracked (maxTracked reached)
 
 	// aggregation: (property, changefeed, node, symptom) -> index in findings
-	agg map[string]int
+	agg map[aggKey]int
 	// removalOnly: per changefeed, a removal-only maintainer whose line
 	// does not name its node (TiCDC does not log it; a combined log has no
 	// single own node), open until it closes or a maintainer bootstraps.
@@ -260,7 +260,7 @@ func NewChecker(opt Options) *Checker {
 		errHandling: spec.NewErrorHandling(),
 		live:        spec.NewLiveDispatchers(),
 		Coverage:    newCoverage(),
-		agg:         map[string]int{},
+		agg:         map[aggKey]int{},
 		removalOnly: map[string]*Item{},
 		barriers:    map[string]*stuckOp{},
 		blockWait:   map[string]*stuckOp{},
@@ -317,10 +317,13 @@ func (c *Checker) normalize(e *spec.Event) {
 	}
 }
 
+// aggKey is what findings are aggregated by.
+type aggKey struct{ prop, cf, node, sym string }
+
 // bump aggregates one more occurrence into an existing finding of the key
 // without building its message; false if there is none yet.
 func (c *Checker) bump(prop, cf, node, sym string, it *Item) bool {
-	i, ok := c.agg[prop+"\x00"+cf+"\x00"+node+"\x00"+sym]
+	i, ok := c.agg[aggKey{prop, cf, node, sym}]
 	if !ok {
 		return false
 	}
@@ -344,7 +347,7 @@ func (c *Checker) add(f Finding) {
 	if f.last < f.time {
 		f.last = f.time
 	}
-	key := f.Property + "\x00" + f.Changefeed + "\x00" + f.Node + "\x00" + f.Symptom
+	key := aggKey{f.Property, f.Changefeed, f.Node, f.Symptom}
 	i, ok := c.agg[key]
 	if !ok {
 		f.Count = 1
@@ -482,6 +485,10 @@ func findingFromViolation(v spec.Violation) Finding {
 }
 
 func (c *Checker) specViolation(v spec.Violation, it *Item) {
+	// The settle closures below outlive the call; it points into a batch
+	// that mergeInputs refills once consumed (see fn's contract there).
+	held := *it
+	it = &held
 	f := findingFromViolation(v)
 	switch v.Property {
 	case spec.ErrorNeverDropped:

@@ -1,6 +1,7 @@
 package traces
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 )
@@ -115,5 +116,27 @@ func TestErrorDuringRestartIsNotDropped(t *testing.T) {
 `)
 	if len(findingsOf(rep, "error-never-dropped")) != 0 {
 		t.Fatalf("%+v", rep.Findings)
+	}
+}
+
+// TestSkewSettleAcrossBatches: a finding held for the clock-skew tolerance
+// is settled by a line that comes several item batches later; the item it
+// was raised on must still be the one it names (batches are refilled once
+// the checker has consumed them).
+func TestSkewSettleAcrossBatches(t *testing.T) {
+	span := `tableSpan="tableID: 21, startKey: 74800000000000001500, endKey: 74800000000000001600, keyspaceID: 0"`
+	var cap1 strings.Builder
+	cap1.WriteString(`[2026/03/02 10:05:00.000 +00:00] [INFO] [dispatcher_manager.go:661] ["new dispatcher created"] [changefeedID=default/cf] [dispatcherID=3002] [` + span + `] [startTs=1]` + "\n")
+	for i := 0; i < 20*batchSize; i++ {
+		fmt.Fprintf(&cap1, "[2026/03/02 10:05:00.100 +00:00] [INFO] [helper.go:379] [\"resend task periodic resend\"] [dispatcherID=%d] [executeCount=10]\n", 5000+i)
+	}
+	cap2 := `
+[2026/03/02 10:00:00.000 +00:00] [INFO] [dispatcher_manager.go:661] ["new dispatcher created"] [changefeedID=default/cf] [dispatcherID=2002] [` + span + `] [startTs=1]
+[2026/03/02 10:05:00.400 +00:00] [INFO] [dispatcher_manager.go:1250] ["event dispatcher completely stopped, and delete it from event dispatcher manager"] [changefeedID=default/cf] [dispatcherID=2002]
+`
+	rep := runLogs(t, cap1.String(), cap2)
+	fs := findingsOf(rep, "at-most-one-dispatcher-per-span")
+	if len(fs) != 1 || fs[0].Severity != Suspect || !strings.Contains(fs[0].Message, "removed 400ms later") {
+		t.Fatalf("want one suspect naming the removal 400ms after the creation: %+v", fs)
 	}
 }

@@ -150,10 +150,13 @@ const (
 // source parses one input in its own goroutine and sends its items, in
 // time order (within the reorder bound), in batches.
 type source struct {
-	idx     int
-	name    string
-	in      Input
-	ch      chan []Item
+	idx  int
+	name string
+	in   Input
+	ch   chan []Item
+	// spent returns the batches the merger has consumed, for reuse (a
+	// batch is pointer-rich: allocating one per 256 items kept the GC busy).
+	spent   chan []Item
 	stats   ParseStats
 	unknown unknownMessages
 	err     error
@@ -363,7 +366,7 @@ func parseChunk(c *chunk, name string, idx int) {
 				e = &panicEntry
 			} else if e == nil {
 				continue
-			} else if !contextItems[e.msg] && impossibleTs(rec, zeroMeansNone[e.msg]) == "" {
+			} else if !e.read && impossibleTs(rec, e.zeroOK) == "" {
 				// a benign line no monitor reads: counted, not converted
 				sc.Stats.Context++
 				continue
@@ -497,14 +500,20 @@ func (s *source) run() {
 		lineBase int64
 	)
 	release := func(it *Item) {
+		// the slab slot is overwritten by a later push (not cleared: the
+		// slab holds at most reorderMax+1 items' strings)
 		batch = append(batch, *it)
-		*it = Item{} // drop the strings the slab held
 		if b := &batch[len(batch)-1]; b.Event.Node == "" && s.self != "" && ownNodeKinds[b.Event.Kind] {
 			b.Event.Node = s.self
 		}
 		if len(batch) >= batchSize {
 			s.ch <- batch
-			batch = make([]Item, 0, batchSize)
+			select {
+			case b := <-s.spent:
+				batch = b[:0]
+			default:
+				batch = make([]Item, 0, batchSize)
+			}
 		}
 	}
 	for c := range ordered {
@@ -609,12 +618,14 @@ func (m *merger) Pop() any {
 }
 
 // mergeInputs parses every input concurrently and calls fn for each item in
-// merged time order. It returns the per-input parse statistics and the
+// merged time order. fn must not keep the pointer it is given after it
+// returns: the item's batch is refilled once consumed (fn copies what it
+// keeps). It returns the per-input parse statistics and the
 // first input error (naming the input).
 func mergeInputs(inputs []Input, fn func(it *Item)) ([]*source, error) {
 	srcs := make([]*source, len(inputs))
 	for i, in := range inputs {
-		srcs[i] = &source{idx: i, name: in.Name, in: in, ch: make(chan []Item, 4), done: make(chan struct{}),
+		srcs[i] = &source{idx: i, name: in.Name, in: in, ch: make(chan []Item, 4), spent: make(chan []Item, 6), done: make(chan struct{}),
 			chunkSize: max(minChunkSize, min(chunkSize, chunkBudget/(chunksInFlight*len(inputs))))}
 		go srcs[i].run()
 	}
@@ -630,6 +641,12 @@ func mergeInputs(inputs []Input, fn func(it *Item)) ([]*source, error) {
 		fn(&h.batch[h.i])
 		h.i++
 		if h.i == len(h.batch) {
+			// fn keeps no pointer into a batch (the checker copies the
+			// items it keeps), so the batch can be refilled
+			select {
+			case h.src.spent <- h.batch:
+			default:
+			}
 			b, ok := <-h.src.ch
 			if !ok {
 				heap.Pop(m)

@@ -92,6 +92,9 @@ type Record struct {
 
 type field struct {
 	key, val []byte
+	// off is where val starts in the record's Text when val is Text's
+	// own bytes (not unescaped into scratch), else -1.
+	off int32
 }
 
 // Field returns the value of the last field named key, unquoted. ok is false
@@ -131,6 +134,7 @@ func (r *Record) parseFields() {
 	r.parsed = true
 	r.fields = r.fields[:0]
 	b := r.rest
+	base := len(r.Text) - len(b) // rest is a suffix of Text
 	i := 0
 	for {
 		i = skipSpace(b, i)
@@ -142,8 +146,11 @@ func (r *Record) parseFields() {
 		if closed {
 			inner = b[i+1 : end-1]
 		}
-		k, v := splitField(inner, r.scratch)
-		r.fields = append(r.fields, field{key: k, val: v})
+		k, v, off := splitField(inner, r.scratch)
+		if off >= 0 {
+			off += base + i + 1
+		}
+		r.fields = append(r.fields, field{key: k, val: v, off: int32(off)})
 		if !closed {
 			return
 		}
@@ -153,8 +160,9 @@ func (r *Record) parseFields() {
 
 // splitField splits the inside of a "[key=value]" group. Quoted keys and
 // values are unescaped into scratch (values that need no unescaping are not
-// copied).
-func splitField(g []byte, scratch *[]byte) (key, val []byte) {
+// copied). off is where val starts in g, or -1 if val was unescaped into
+// scratch.
+func splitField(g []byte, scratch *[]byte) (key, val []byte, off int) {
 	var eq int
 	if len(g) > 0 && g[0] == '"' {
 		e := scanString(g, 0)
@@ -162,20 +170,38 @@ func splitField(g []byte, scratch *[]byte) (key, val []byte) {
 			key = unquote(g[:e], scratch)
 			eq = e
 		} else {
-			return nil, unquote(g, scratch)
+			val, off = unquoteAt(g, scratch)
+			return nil, val, off
 		}
 	} else {
 		eq = bytes.IndexByte(g, '=')
 		if eq < 0 {
-			return nil, g
+			return nil, g, 0
 		}
 		key = g[:eq]
 	}
 	v := g[eq+1:]
 	if len(v) >= 2 && v[0] == '"' && scanString(v, 0) == len(v) {
-		return key, unquote(v, scratch)
+		val, off = unquoteAt(v, scratch)
+		if off >= 0 {
+			off += eq + 1
+		}
+		return key, val, off
 	}
-	return key, v
+	return key, v, eq + 1
+}
+
+// unquoteAt is unquote, also returning where the result starts in s, or -1
+// if it was unescaped into scratch.
+func unquoteAt(s []byte, scratch *[]byte) ([]byte, int) {
+	u := unquote(s, scratch)
+	switch {
+	case len(s) < 2 || s[0] != '"':
+		return u, 0
+	case bytes.IndexByte(s[1:], '\\') < 0:
+		return u, 1
+	}
+	return u, -1
 }
 
 func skipSpace(b []byte, i int) int {
@@ -231,6 +257,10 @@ func scanGroup(b []byte, i int) (int, bool) {
 	depth := 0
 	for j < len(b) {
 		c := b[j]
+		if !groupByte[c] {
+			j++
+			continue
+		}
 		switch c {
 		case '"':
 			// A quote opens a string only at the start of a value or inside
@@ -253,6 +283,9 @@ func scanGroup(b []byte, i int) (int, bool) {
 	}
 	return len(b), false
 }
+
+// groupByte marks the bytes scanGroup acts on; it skips the others.
+var groupByte = [256]bool{'"': true, '[': true, '{': true, ']': true, '}': true}
 
 // unquote removes the surrounding quotes of s and resolves escapes. If s has
 // no escapes the result aliases s; otherwise it is written to scratch, which

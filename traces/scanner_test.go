@@ -9,6 +9,8 @@ import (
 	"testing"
 	"testing/iotest"
 
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 	"go.uber.org/zap"
 )
 
@@ -238,4 +240,32 @@ func TestPipelineHugeRecords(t *testing.T) {
 	if len(f) != 1 || len(f[0].Evidence) < 2 || f[0].Evidence[0].Line != 1 || f[0].Evidence[1].Line != 20004 {
 		t.Fatalf("findings %+v", rep.Findings)
 	}
+}
+
+// TestImpossibleTsPrefilter: mayNameTsField, the check that lets benign
+// lines skip field parsing, never hides an impossible timestamp that the
+// full field scan finds.
+func TestImpossibleTsPrefilter(t *testing.T) {
+	fields := []string{
+		"[checkpointTs=0]", "[startTs=-1]", "[checkpoint-ts=18446744073709551615]", "[start-ts=0]",
+		`["checkpointTs"=0]`, `["\u0063heckpointTs"=0]`, `[checkpointTs="0"]`, "[startTs=0",
+		"[checkpointTs=1]", "[startTs=42]", "[slowRegion=\"{CheckpointTs:0 Span:[7480, 7481)}\"]", "[subscriptionID=0]",
+		"[stats={startTs: 0}]", "[x=[checkpointTs=0]]", "",
+	}
+	found := 0
+	for _, f := range fields {
+		for _, before := range []string{"", "[changefeed=cf] ", "[a=\"[b]\"] "} {
+			line := headLine(0, "INFO", "x.go:1", "some benign line", before+f)
+			fast := NewScanner(strings.NewReader(line)).Next()
+			require.NotNil(t, fast, line)
+			got := impossibleTs(fast, false)
+			full := NewScanner(strings.NewReader(line)).Next()
+			full.parseFields() // impossibleTs then skips the pre-check
+			assert.Equal(t, impossibleTs(full, false), got, line)
+			if got != "" {
+				found++
+			}
+		}
+	}
+	assert.GreaterOrEqual(t, found, 3*7, "the impossible values above are found")
 }

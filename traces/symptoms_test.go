@@ -114,7 +114,13 @@ func TestBarrierStuck(t *testing.T) {
 	b.WriteString(headLine(500000, "INFO", "barrier_event.go:130", "new block event is created", "[changefeedID=cf] [dispatcher=d2] [blockTs=200]"))
 	b.WriteString(headLine(510000, "WARN", "barrier_event.go:676", "barrier event is not resolved", "[changefeed=cf] [commitTs=200]"))
 	b.WriteString(headLine(512000, "INFO", "barrier.go:570", "all dispatchers reported event done, remove event", "[changefeed=cf] [commitTs=200]"))
+	// a dispatcher whose resend task ran past the threshold but was
+	// cancelled: the block event was resolved
+	b.WriteString(headLine(513000, "INFO", "helper.go:50", "set resend task", "[identifier={CommitTs:300}] [taskDispatcherID=d3]"))
+	b.WriteString(headLine(813000, "INFO", "helper.go:379", "resend task periodic resend", "[dispatcherID=d3] [executeCount=70]"))
+	b.WriteString(headLine(820000, "INFO", "basic_dispatcher.go:1216", "cancel resend task", "[dispatcherID=d3] [identifier={CommitTs:300}]"))
 	rep := runText(t, b.String(), Options{StuckAfter: 5 * time.Minute})
+	assert.EqualValues(t, 1, rep.Coverage.Symptoms[SymBlockDone.String()], "the cancel line is read as the end of the WAITING status")
 	fs := findingsOf(rep, PropBarrierStuck)
 	var stuck, other, disp int
 	for _, f := range fs {
