@@ -282,7 +282,7 @@ type State struct {
 	// FlushedPart: Flushed of each half of a table (left, right); Flushed
 	// is their minimum (split.go).
 	FlushedPart [MaxTables + 1][2]uint8
-	ErrDrop ErrDropGhost
+	ErrDrop     ErrDropGhost
 
 	// The blocking DDL of Config.Barrier (barrier.go): its commitTs (0: not
 	// committed yet), and ghosts: how often the sink wrote it (saturating at
