@@ -349,7 +349,7 @@ func maintOnNodeRemoved(cfg *Config, s *State, slot, dead uint8, e *emitter) {
 					markAbsent(sp)
 				}
 			case mopSplit:
-				if onNode {
+				if onNode && !cfg.mut(MutSplitAbortOnOriginRemoved) {
 					splitAbort(sp)
 				}
 			}
@@ -459,7 +459,7 @@ func finishBootstrap(cfg *Config, s *State, slot uint8, e *emitter) {
 			s.addSpan(mt, SpanRep{ID: s.allocID(), Table: t, State: replAbsent, Node: none, Ckpt: startTs})
 			continue
 		}
-		for p := uint8(partLeft); p <= partRight; p++ {
+		for p := uint8(partLeft); p <= partRight && !cfg.mut(MutBootstrapFillsSplitHoles); p++ {
 			if mt.spanOverlapping(t, p) == nil {
 				s.addSpan(mt, SpanRep{ID: s.allocID(), Table: t, Part: p, State: replAbsent, Node: none, Ckpt: startTs})
 			}
