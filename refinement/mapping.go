@@ -207,6 +207,8 @@ func (t *Tracker) mapStep(st sim.Step) (what string, f filter, mustAct bool, sto
 		return what, only(model.ACreateTable), true, ""
 	case spec.ActionMoveTable:
 		return what, nil, false, "move-table: the model's maintainer moves spans on its own, not on request"
+	case spec.ActionSplitTable:
+		return what, nil, false, "split-table: the model splits a span on its own (maintainer-split), keeping the left half on the origin, while the implementation's split targets every bootstrapped node in order; and the model splits a table once, into two halves"
 	case spec.ActionPauseChangefeed, spec.ActionResumeChangefeed:
 		// Found by TestProtocol: after a pause the cascade close of a
 		// dispatcher manager removes its dispatchers at once in the model
