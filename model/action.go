@@ -56,6 +56,8 @@ const (
 	ARemove        // client: remove the changefeed
 	ACoordFailover // the coordinator's node resigns; a new coordinator bootstraps (budgeted, not a fault of the vocabulary: kill-owner-capture kills slot 0's components too)
 	AMaintApplyWM  // maintainer on Node applies the pending watermark of slot Arg (operator-done-before-watermark only)
+	// split (split.go)
+	ASplit // maintainer on Node starts a split operator on span key Arg; Arg2 = split mode | right half's target slot<<2
 	actKinds
 )
 
@@ -98,6 +100,7 @@ var actNames = [...]string{
 	ARemove:           string(spec.ActionRemoveChangefeed),
 	ACoordFailover:    "coordinator-failover",
 	AMaintApplyWM:     "maintainer-apply-watermark",
+	ASplit:            "maintainer-split",
 }
 
 // actFaults names the model's fault actions in the fault vocabulary.
@@ -199,7 +202,7 @@ func (a Action) Actor(s *State) string {
 		return "coordinator"
 	case APause, AResume, ARemove:
 		return "client"
-	case AMaintTick, AMaintSchedule, AMaintMove, AMaintApplyWM:
+	case AMaintTick, AMaintSchedule, AMaintMove, AMaintApplyWM, ASplit:
 		return "maintainer@" + NodeName(s.Ident(a.Node))
 	case AMaintCleanup:
 		return "maintainer-manager@" + NodeName(s.Ident(a.Node))
@@ -256,9 +259,11 @@ func (a Action) Describe(s *State) string {
 	case ACoordSchedule:
 		return "adds maintainer operator to " + NodeName(s.Ident(a.Node))
 	case AMaintSchedule:
-		return fmt.Sprintf("adds dispatcher operator for t%d to %s", a.Arg, NodeName(s.Ident(a.Arg2)))
+		return fmt.Sprintf("adds dispatcher operator for %s to %s", keyName(a.Arg), NodeName(s.Ident(a.Arg2)))
 	case AMaintMove:
-		return fmt.Sprintf("moves t%d to %s", a.Arg, NodeName(s.Ident(a.Arg2)))
+		return fmt.Sprintf("moves %s to %s", keyName(a.Arg), NodeName(s.Ident(a.Arg2)))
+	case ASplit:
+		return fmt.Sprintf("splits %s at key %q (%s)", keyName(a.Arg), splitKey, splitModeName(a.Arg2))
 	case ADispClosed:
 		return "finishes closing"
 	case APullResolved:
@@ -303,7 +308,9 @@ func (a Action) String() string {
 	case AMaintApplyWM:
 		return fmt.Sprintf("%s n%d from n%d", a.Kind, a.Node, a.Arg)
 	case AMaintSchedule, AMaintMove:
-		return fmt.Sprintf("%s n%d t%d -> n%d", a.Kind, a.Node, a.Arg, a.Arg2)
+		return fmt.Sprintf("%s n%d %s -> n%d", a.Kind, a.Node, keyName(a.Arg), a.Arg2)
+	case ASplit:
+		return fmt.Sprintf("%s n%d %s mode=%d target=n%d", a.Kind, a.Node, keyName(a.Arg), a.Arg2&3, a.Arg2>>2)
 	}
 	return a.Kind.String()
 }

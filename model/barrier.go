@@ -189,7 +189,8 @@ func commitBlockDDL(cfg *Config, s *State, e *emitter) {
 	}
 	if k.add {
 		nt := newBarrierTable(cfg)
-		s.TableT[nt], s.Flushed[nt] = T, T
+		s.TableT[nt] = T
+		setFlushed(s, nt, T)
 		ev.Added = []int64{int64(nt)}
 	}
 	if e != nil {
@@ -252,12 +253,9 @@ func flushTo(s *State, d *Disp, ts uint8, e *emitter) {
 		return
 	}
 	d.Ckpt = ts
-	t := d.Table
-	if d.StartTs <= s.Flushed[t] && d.Ckpt > s.Flushed[t] {
-		s.Flushed[t] = d.Ckpt
-	}
+	noteFlushed(s, d)
 	if e != nil {
-		e.add(spec.Event{Kind: spec.DataFlushed, Node: NodeName(s.Ident(d.Node)), Dispatcher: dispName(d.ID), Span: spec.Span{Table: int64(t)}, Checkpoint: uint64(d.Ckpt)})
+		e.add(spec.Event{Kind: spec.DataFlushed, Node: NodeName(s.Ident(d.Node)), Dispatcher: dispName(d.ID), Span: partSpan(d.Table, d.Part), Checkpoint: uint64(d.Ckpt)})
 	}
 }
 

@@ -102,6 +102,10 @@ type Config struct {
 	CoordFailovers int `json:"coord_failovers"`
 
 	SpanMoves bool `json:"span_moves"` // the maintainer may move spans between nodes (balance)
+	// Splits bounds the split operators (split.go): each splits a whole
+	// replicating span into two halves. Not with a Barrier (the barrier
+	// tracks whole tables).
+	Splits int `json:"splits,omitempty"`
 	// Barrier names the one blocking DDL the upstream may commit (barrier.go,
 	// BarrierKinds): "" for none.
 	Barrier string `json:"barrier,omitempty"`
@@ -136,6 +140,12 @@ func (c *Config) Validate() error {
 	case c.Crashes > 7 || c.Restarts > 7 || c.Drops > 7 || c.Dups > 7 || c.SinkErrors > 7 || c.Stalls > 7 ||
 		c.FastFails > 7 || c.ClientOps > 7 || c.CoordFailovers > 7:
 		return fmt.Errorf("config %q: fault budgets must be <= 7", c.Name)
+	case c.Splits < 0 || c.Splits > MaxTables:
+		return fmt.Errorf("config %q: splits must be 0..%d, got %d", c.Name, MaxTables, c.Splits)
+	case c.Splits > 0 && c.Barrier != "":
+		return fmt.Errorf("config %q: splits and barrier %q cannot be combined (the barrier tracks whole tables)", c.Name, c.Barrier)
+	case c.Splits > 0 && c.Tables+c.DDLTables+c.Splits > MaxSpans:
+		return fmt.Errorf("config %q: tables (%d) + ddl tables (%d) + splits (%d) must be <= %d span slots", c.Name, c.Tables, c.DDLTables, c.Splits, MaxSpans)
 	}
 	return validateBarrier(c)
 }
@@ -152,6 +162,9 @@ func (c *Config) String() string {
 	}
 	if c.MaxMoves > 0 {
 		s += fmt.Sprintf(" max-moves=%d", c.MaxMoves)
+	}
+	if c.Splits > 0 {
+		s += fmt.Sprintf(" splits=%d", c.Splits)
 	}
 	if c.FastFails > 0 || c.ClientOps > 0 || c.CoordFailovers > 0 {
 		s += fmt.Sprintf(" fast-fails=%d client-ops=%d coord-failovers=%d", c.FastFails, c.ClientOps, c.CoordFailovers)
@@ -302,6 +315,15 @@ var standard = map[string]func() Config{
 		c.TsMax, c.SinkErrors, c.CoordFailovers = 2, 1, 1
 		return c
 	},
+	// #4077: a replicating span is split (with or without target nodes,
+	// aligned with the split result or not) while the basic scheduler adds
+	// absent spans, and a capture may die.
+	"split": func() Config {
+		c := Base()
+		c.Name = "split"
+		c.TsMax, c.Splits, c.Crashes = 2, 1, 1
+		return c
+	},
 	// The error path end to end: a sink error, warning, backoff, cascade
 	// stop and re-add (bigger; not part of the quick test suite).
 	"sink-error": func() Config {
@@ -346,6 +368,7 @@ var bugConfig = map[spec.BugID]string{
 	spec.BugDBDDLBeforeTableDDLsAcked:        "barrier-create-syncpoint",
 	spec.BugFastFailIgnoredWithProgress:      "fast-fail",
 	spec.BugFailoverLosesRetrying:            "failover-warning",
+	spec.BugSplitDoubleAdd:                   "split",
 }
 
 // BugConfig names the standard configuration that exposes a catalogue entry,

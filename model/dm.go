@@ -58,7 +58,7 @@ func dmHandleBootstrap(cfg *Config, s *State, m Msg, e *emitter) {
 			if st == dRemoving {
 				st = dWorking // still running until it finishes closing
 			}
-			snap.D[k] = SnapDisp{ID: d.ID, Table: d.Table, Status: st, Ckpt: d.Ckpt}
+			snap.D[k] = SnapDisp{ID: d.ID, Table: d.Table, Status: st, Ckpt: d.Ckpt, Part: d.Part}
 			if d.Blk == blkWaiting {
 				snap.D[k].Blk = blkWaiting
 			}
@@ -91,10 +91,7 @@ func dmHandleSchedule(cfg *Config, s *State, m Msg, e *emitter) {
 		return // "drop stale schedule dispatcher request"
 	}
 	id := m.B
-	d := s.disp(id)
-	if d != nil && d.Node != slot {
-		d = nil
-	}
+	d := s.dispOn(id, slot)
 	switch m.A {
 	case schedCreate:
 		if d != nil && !cfg.mut(MutDMCreateIdempotent) {
@@ -104,9 +101,9 @@ func dmHandleSchedule(cfg *Config, s *State, m Msg, e *emitter) {
 		if nd == nil {
 			return
 		}
-		*nd = Disp{ID: id, Node: slot, Table: m.C, St: dInit, StartTs: m.D, Ckpt: m.D}
+		*nd = Disp{ID: id, Node: slot, Table: keyTable(m.C), Part: keyPart(m.C), St: dInit, StartTs: m.D, Ckpt: m.D}
 		if e != nil {
-			e.add(spec.Event{Kind: spec.DispatcherCreated, Node: NodeName(m.Dst), Dispatcher: dispName(id), Span: spec.WholeTable(int64(m.C)), Checkpoint: uint64(m.D)})
+			e.add(spec.Event{Kind: spec.DispatcherCreated, Node: NodeName(m.Dst), Dispatcher: dispName(id), Span: partSpan(nd.Table, nd.Part), Checkpoint: uint64(m.D)})
 		}
 	case schedRemove:
 		if d == nil {
@@ -186,7 +183,7 @@ func dmHandleAck(cfg *Config, s *State, m Msg) {
 func dmTick(cfg *Config, s *State, slot uint8, e *emitter) {
 	for i := range s.Disp {
 		if d := &s.Disp[i]; d.ID != 0 && d.Node == slot && (d.St == dInit || (d.St == dWorking && dispCanAdvance(cfg, s, d))) {
-			dispAdvance(cfg, s, d.ID, e)
+			dispAdvance(cfg, s, d, e)
 		}
 	}
 	dm := &s.DMs[slot]
@@ -320,14 +317,14 @@ func dispCanAdvance(cfg *Config, s *State, d *Disp) bool {
 // dispAdvance: an initializing dispatcher gets its first event and reports
 // Working; a working one flushes up to the resolved ts. The trigger writes a
 // CREATE TABLE it reaches and reports NONE with the new table.
-func dispAdvance(cfg *Config, s *State, id uint8, e *emitter) {
-	d := s.disp(id)
+func dispAdvance(cfg *Config, s *State, d *Disp, e *emitter) {
+	id := d.ID
 	dm := &s.DMs[d.Node]
 	node := s.Ident(d.Node)
 	if d.St == dInit {
 		d.St = dWorking
 		if e != nil {
-			e.add(spec.Event{Kind: spec.DispatcherWorking, Node: NodeName(node), Dispatcher: dispName(id), Span: spec.WholeTable(int64(d.Table))})
+			e.add(spec.Event{Kind: spec.DispatcherWorking, Node: NodeName(node), Dispatcher: dispName(id), Span: partSpan(d.Table, d.Part)})
 		}
 		if dm.Owner != none {
 			s.send(Msg{Kind: mDispStatus, Src: node, Dst: dm.Owner, A: id, B: dWorking, C: d.Ckpt, D: dmWatermark(s, d.Node)})
@@ -357,19 +354,21 @@ func dispAdvance(cfg *Config, s *State, id uint8, e *emitter) {
 		return
 	}
 	d.Ckpt = s.PullTs
-	t := d.Table
-	if d.StartTs <= s.Flushed[t] && d.Ckpt > s.Flushed[t] {
-		s.Flushed[t] = d.Ckpt
-	}
+	noteFlushed(s, d)
 	if e != nil {
-		e.add(spec.Event{Kind: spec.DataFlushed, Node: NodeName(node), Dispatcher: dispName(id), Span: spec.Span{Table: int64(t)}, Checkpoint: uint64(d.Ckpt)})
+		e.add(spec.Event{Kind: spec.DataFlushed, Node: NodeName(node), Dispatcher: dispName(id), Span: partSpan(d.Table, d.Part), Checkpoint: uint64(d.Ckpt)})
 	}
 }
 
 // dispClosed: a removing dispatcher finished closing; it is reported
 // Stopped once with its final checkpoint and deleted; its journal entry goes.
 func dispClosed(cfg *Config, s *State, id uint8, e *emitter) {
-	d := s.disp(id)
+	var d *Disp
+	for i := range s.Disp {
+		if s.Disp[i].ID == id && s.Disp[i].St == dRemoving && d == nil {
+			d = &s.Disp[i] // the removing one of two with this ID
+		}
+	}
 	dm := &s.DMs[d.Node]
 	node := s.Ident(d.Node)
 	if e != nil {

@@ -38,7 +38,9 @@ func dslAction(s *State, a Action) string {
 			return fmt.Sprintf("%s checkpoint=%d", a.Kind, a.Arg)
 		}
 	case AMaintSchedule, AMaintMove:
-		return fmt.Sprintf("%s %s t%d %s", a.Kind, node(a.Node), a.Arg, node(a.Arg2))
+		return fmt.Sprintf("%s %s %s %s", a.Kind, node(a.Node), keyText(a.Arg), node(a.Arg2))
+	case ASplit:
+		return fmt.Sprintf("%s %s %s %s %s", a.Kind, node(a.Node), keyText(a.Arg), splitModeNames[a.Arg2&3], node(a.Arg2>>2))
 	case ADeliver, ADrop, ADuplicate:
 		return fmt.Sprintf("%s %s %s %s", a.Kind, ep(a.Msg.Src), ep(a.Msg.Dst), msgNames[a.Msg.Kind])
 	}

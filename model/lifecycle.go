@@ -35,7 +35,7 @@ func fastFail(s *State, id uint8, e *emitter) {
 		dm.Err, dm.ErrFast = true, true
 	}
 	if e != nil {
-		e.add(spec.Event{Kind: spec.SinkError, Node: NodeName(s.Ident(d.Node)), Dispatcher: dispName(d.ID), Span: spec.WholeTable(int64(d.Table)),
+		e.add(spec.Event{Kind: spec.SinkError, Node: NodeName(s.Ident(d.Node)), Dispatcher: dispName(d.ID), Span: partSpan(d.Table, d.Part),
 			Err: spec.FastFailErrText})
 	}
 }
@@ -185,8 +185,11 @@ func resumeChangefeed(cfg *Config, s *State, ckpt uint8, e *emitter) {
 	c.Baseline = ckpt
 	c.Repl, c.Node = replAbsent, none
 	for t := 1; t <= MaxTables; t++ {
-		if s.TableT[t] != none && s.Flushed[t] < ckpt {
-			s.Flushed[t] = ckpt
+		if s.TableT[t] != none {
+			for h := range s.FlushedPart[t] {
+				s.FlushedPart[t][h] = max(s.FlushedPart[t][h], ckpt)
+			}
+			s.Flushed[t] = min(s.FlushedPart[t][0], s.FlushedPart[t][1])
 		}
 	}
 	if e != nil {

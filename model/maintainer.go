@@ -241,45 +241,48 @@ func createStartTs(cfg *Config, mt *Maint, sp *SpanRep) uint8 {
 	return sp.Ckpt
 }
 
-func scheduleMsg(s *State, slot uint8, mt *Maint, dst, action, id, table, startTs, ot uint8) Msg {
-	return Msg{Kind: mSchedule, Src: s.Ident(slot), Dst: dst, Epoch: mt.Epoch, A: action, B: id, C: table, D: startTs, E: ot}
+// scheduleMsg is a ScheduleDispatcherRequest; key names the span (split.go).
+func scheduleMsg(s *State, slot uint8, mt *Maint, dst, action, id, key, startTs, ot uint8) Msg {
+	return Msg{Kind: mSchedule, Src: s.Ident(slot), Dst: dst, Epoch: mt.Epoch, A: action, B: id, C: key, D: startTs, E: ot}
 }
 
 func resendOp(cfg *Config, s *State, slot uint8, sp *SpanRep) {
 	mt := &s.Maint[slot]
 	switch {
 	case sp.Op == mopAdd:
-		s.send(scheduleMsg(s, slot, mt, sp.OpDest, schedCreate, sp.ID, sp.Table, createStartTs(cfg, mt, sp), otAdd))
+		s.send(scheduleMsg(s, slot, mt, sp.OpDest, schedCreate, sp.ID, sp.key(), createStartTs(cfg, mt, sp), otAdd))
 	case sp.Op == mopRemove:
 		ot := uint8(otRemove)
 		if sp.OpAbs {
 			ot = otMove
 		}
-		s.send(scheduleMsg(s, slot, mt, sp.Node, schedRemove, sp.ID, sp.Table, 0, ot))
+		s.send(scheduleMsg(s, slot, mt, sp.Node, schedRemove, sp.ID, sp.key(), 0, ot))
 	case sp.Op == mopMove && sp.OpPh == movRemoveOrigin:
-		s.send(scheduleMsg(s, slot, mt, sp.Node, schedRemove, sp.ID, sp.Table, 0, otMove))
+		s.send(scheduleMsg(s, slot, mt, sp.Node, schedRemove, sp.ID, sp.key(), 0, otMove))
 	case sp.Op == mopMove:
-		s.send(scheduleMsg(s, slot, mt, sp.OpDest, schedCreate, sp.ID, sp.Table, createStartTs(cfg, mt, sp), otMove))
+		s.send(scheduleMsg(s, slot, mt, sp.OpDest, schedCreate, sp.ID, sp.key(), createStartTs(cfg, mt, sp), otMove))
+	case sp.Op == mopSplit:
+		s.send(scheduleMsg(s, slot, mt, sp.Node, schedRemove, sp.ID, sp.key(), 0, otSplit))
 	}
 }
 
 // maintSchedule: the basic scheduler adds an absent span to a node (C.8).
-func maintSchedule(cfg *Config, s *State, slot, table, dslot uint8, e *emitter) {
+func maintSchedule(cfg *Config, s *State, slot, key, dslot uint8, e *emitter) {
 	mt := &s.Maint[slot]
-	sp := mt.spanByTable(table)
+	sp := mt.spanByKey(key)
 	dest := s.Ident(dslot)
 	sp.Op, sp.OpDest = mopAdd, dest
 	sp.State, sp.Node = replScheduling, dest
 	if e != nil {
-		e.add(spec.Event{Kind: spec.DispatcherOpStarted, Op: spec.OpAdd, Dispatcher: dispName(sp.ID), Span: spec.WholeTable(int64(table)), Node: NodeName(dest)})
+		e.add(spec.Event{Kind: spec.DispatcherOpStarted, Op: spec.OpAdd, Dispatcher: dispName(sp.ID), Span: partSpan(sp.Table, sp.Part), Node: NodeName(dest)})
 	}
 	resendOp(cfg, s, slot, sp)
 }
 
 // maintMove: the balance scheduler moves a replicating span (A.6 Move).
-func maintMove(cfg *Config, s *State, slot, table, dslot uint8, e *emitter) {
+func maintMove(cfg *Config, s *State, slot, key, dslot uint8, e *emitter) {
 	mt := &s.Maint[slot]
-	sp := mt.spanByTable(table)
+	sp := mt.spanByKey(key)
 	dest := s.Ident(dslot)
 	sp.Op, sp.OpDest, sp.OpPh = mopMove, dest, movRemoveOrigin
 	sp.State = replScheduling
@@ -287,16 +290,12 @@ func maintMove(cfg *Config, s *State, slot, table, dslot uint8, e *emitter) {
 		s.Moves++
 	}
 	if e != nil {
-		e.add(spec.Event{Kind: spec.DispatcherOpStarted, Op: spec.OpMove, Dispatcher: dispName(sp.ID), Span: spec.WholeTable(int64(table)), Node: NodeName(dest), Origin: NodeName(sp.Node)})
+		e.add(spec.Event{Kind: spec.DispatcherOpStarted, Op: spec.OpMove, Dispatcher: dispName(sp.ID), Span: partSpan(sp.Table, sp.Part), Node: NodeName(dest), Origin: NodeName(sp.Node)})
 	}
 	resendOp(cfg, s, slot, sp)
 }
 
-func opFinished(e *emitter, op spec.Op, sp *SpanRep, node uint8) {
-	if e != nil {
-		e.add(spec.Event{Kind: spec.DispatcherOpFinished, Op: op, Dispatcher: dispName(sp.ID), Span: spec.WholeTable(int64(sp.Table)), Node: NodeName(node)})
-	}
-}
+func opFinished(e *emitter, op spec.Op, sp *SpanRep, node uint8) { opFinishedOp(e, op, sp, node) }
 
 func markAbsent(sp *SpanRep) {
 	sp.State, sp.Node = replAbsent, none
@@ -349,6 +348,10 @@ func maintOnNodeRemoved(cfg *Config, s *State, slot, dead uint8, e *emitter) {
 					sp.Op, sp.OpAbs, sp.OpDest = mopRemove, true, 0
 				case sp.OpPh == movAddDest && toDest:
 					markAbsent(sp)
+				}
+			case mopSplit:
+				if onNode && !cfg.mut(MutSplitAbortOnOriginRemoved) {
+					splitAbort(sp)
 				}
 			}
 		}
@@ -422,15 +425,15 @@ func finishBootstrap(cfg *Config, s *State, slot uint8, e *emitter) {
 			if !adopt {
 				continue
 			}
-			if mt.spanByTable(d.Table) != nil {
+			if mt.spanOverlapping(d.Table, d.Part) != nil {
 				if cfg.mut(MutBootstrapOverlapCleanup) {
 					continue
 				}
 				// unexpected overlapping dispatcher: remove it
-				s.send(scheduleMsg(s, slot, mt, s.Ident(i), schedRemove, d.ID, d.Table, 0, otRemove))
+				s.send(scheduleMsg(s, slot, mt, s.Ident(i), schedRemove, d.ID, spanKey(d.Table, d.Part), 0, otRemove))
 				continue
 			}
-			s.addSpan(mt, SpanRep{ID: d.ID, Table: d.Table, State: replReplicating, Node: s.Ident(i), Ckpt: d.Ckpt})
+			s.addSpan(mt, SpanRep{ID: d.ID, Table: d.Table, Part: d.Part, State: replReplicating, Node: s.Ident(i), Ckpt: d.Ckpt})
 		}
 	}
 	// restoreCurrentWorkingOperators (#3691): a journaled Remove becomes a
@@ -452,10 +455,21 @@ func finishBootstrap(cfg *Config, s *State, slot uint8, e *emitter) {
 			}
 		}
 	}
-	// Tables of the snapshot with no working dispatcher: AddNewTable.
+	// Tables of the snapshot with no working dispatcher: AddNewTable; a
+	// split table with one half adopted gets the other (the holes of the
+	// table's key range, absent).
 	for t := uint8(1); t <= MaxTables; t++ {
-		if tableInSnapshot(s, t, startTs) && mt.spanByTable(t) == nil {
+		if !tableInSnapshot(s, t, startTs) {
+			continue
+		}
+		if mt.spanOverlapping(t, partWhole) == nil {
 			s.addSpan(mt, SpanRep{ID: s.allocID(), Table: t, State: replAbsent, Node: none, Ckpt: startTs})
+			continue
+		}
+		for p := uint8(partLeft); p <= partRight && !cfg.mut(MutBootstrapFillsSplitHoles); p++ {
+			if mt.spanOverlapping(t, p) == nil {
+				s.addSpan(mt, SpanRep{ID: s.allocID(), Table: t, Part: p, State: replAbsent, Node: none, Ckpt: startTs})
+			}
 		}
 	}
 	restoreBarrier(cfg, s, slot)
@@ -555,7 +569,7 @@ func maintHandleDM(cfg *Config, s *State, m Msg, e *emitter) {
 			return
 		}
 		// Non-blocking add-table DDL: schedule at once, then ACK (A.7).
-		if mt.spanByTable(m.A) == nil {
+		if mt.spanOverlapping(m.A, partWhole) == nil {
 			s.addSpan(mt, SpanRep{ID: s.allocID(), Table: m.A, State: replAbsent, Node: none, Ckpt: m.B})
 		}
 		s.send(Msg{Kind: mAck, Src: m.Dst, Dst: m.Src, Epoch: mt.Epoch, A: m.B})
@@ -599,6 +613,11 @@ func handleDispStatus(cfg *Config, s *State, slot uint8, m Msg, e *emitter) {
 			} else {
 				*sp = SpanRep{}
 			}
+			return
+		}
+	case mopSplit:
+		if m.Src == sp.Node && !working {
+			splitPostFinish(cfg, s, slot, sp, max(sp.Ckpt, ckpt), e)
 			return
 		}
 	case mopMove:

@@ -98,8 +98,8 @@ func (m Msg) String() string {
 		if m.A == schedRemove {
 			act = "Remove"
 		}
-		ot := [...]string{"", "O_Add", "O_Remove", "O_Move"}[m.E]
-		return fmt.Sprintf("%s epoch=%d %s %s t%d startTs=%d %s", h, m.Epoch, act, dispName(m.B), m.C, m.D, ot)
+		ot := [...]string{"", "O_Add", "O_Remove", "O_Move", "O_Split"}[m.E]
+		return fmt.Sprintf("%s epoch=%d %s %s %s startTs=%d %s", h, m.Epoch, act, dispName(m.B), keyName(m.C), m.D, ot)
 	case mCloseReq, mBootResp:
 		return fmt.Sprintf("%s epoch=%d", h, m.Epoch)
 	case mAck:

@@ -74,20 +74,23 @@ func invCheckpointNotPastUnflushed(cfg *Config, prev, s *State) string {
 // #5434-#5436). Dispatchers of a crashed node died with it; a removing
 // dispatcher still runs until it finishes closing.
 func invAtMostOneDispatcherPerSpan(cfg *Config, prev, s *State) string {
-	for t := uint8(1); t <= MaxTables; t++ {
-		var first *Disp
-		for i := range s.Disp {
-			d := &s.Disp[i]
-			if d.ID == 0 || d.Table != t {
+	for i := range s.Disp {
+		first := &s.Disp[i]
+		if first.ID == 0 || first.Table == 0 {
+			continue
+		}
+		for j := i + 1; j < len(s.Disp); j++ {
+			d := &s.Disp[j]
+			if d.ID == 0 || d.Table != first.Table || !partsOverlap(first.Part, d.Part) {
 				continue
 			}
-			if first == nil {
-				first = d
-				continue
+			span := partSpan(d.Table, d.Part)
+			if first.Part != partWhole {
+				span = partSpan(first.Table, first.Part)
 			}
 			return fmt.Sprintf("at most one dispatcher may replicate a span, but %s on node %s (startTs %d) and %s on node %s (startTs %d) both replicate it: changefeed %s, span %s, epoch %d",
 				dispName(first.ID), NodeName(s.Ident(first.Node)), first.StartTs, dispName(d.ID), NodeName(s.Ident(d.Node)), d.StartTs,
-				Changefeed, spec.WholeTable(int64(t)), s.Coord.Epoch)
+				Changefeed, span, s.Coord.Epoch)
 		}
 	}
 	return ""
@@ -203,10 +206,15 @@ func goalEverySpanReplicated(cfg *Config, s *State) string {
 		if s.TableT[t] == none || dropped(s, t) {
 			continue
 		}
-		n := 0
-		for i := range s.Disp {
-			if d := &s.Disp[i]; d.ID != 0 && d.Table == t && d.St == dWorking {
-				n++
+		// Each half of the table's key range is covered by exactly one
+		// working dispatcher (a whole-table one covers both).
+		n := 1
+		for h := uint8(partLeft); h <= partRight && n == 1; h++ {
+			n = 0
+			for i := range s.Disp {
+				if d := &s.Disp[i]; d.ID != 0 && d.Table == t && d.St == dWorking && partCovers(d.Part, h) {
+					n++
+				}
 			}
 		}
 		if n != 1 {

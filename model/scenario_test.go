@@ -222,6 +222,24 @@ func parseNode(s string) (uint8, error) {
 	return 0, fmt.Errorf("bad node %q (want n0..n%d)", s, MaxNodes-1)
 }
 
+// keyText writes a span key as scenarios name it: t1 (the whole table),
+// t1L and t1R (its halves after a split).
+func keyText(k uint8) string {
+	return fmt.Sprintf("t%d", keyTable(k)) + [...]string{"", "L", "R"}[keyPart(k)]
+}
+
+func parseKey(s string) (uint8, error) {
+	for k := uint8(0); k < 1<<4; k++ {
+		if keyPart(k) <= partRight && keyText(k) == s {
+			return k, nil
+		}
+	}
+	return 0, fmt.Errorf("bad span %q (t1, t1L, t1R, ...)", s)
+}
+
+// splitModeNames names the split modes in scenarios.
+var splitModeNames = [...]string{splitNoTargets: "no-targets", splitAligned: "aligned", splitMismatch: "mismatch", 3: "?"}
+
 func parseTable(s string) (uint8, error) {
 	if len(s) == 2 && s[0] == 't' && s[1] >= '0' && s[1] <= '0'+MaxTables {
 		return s[1] - '0', nil
@@ -300,8 +318,30 @@ func parseAction(st *State, line string) (Action, error) {
 			if len(f) < 4 {
 				return a, fmt.Errorf("%s: want NODE TABLE DEST", f[0])
 			}
-			if a.Arg, err = parseTable(f[2]); err == nil {
+			if a.Arg, err = parseKey(f[2]); err == nil {
 				a.Arg2, err = argN(3)
+			}
+		}
+	case ASplit:
+		if a.Node, err = argN(1); err == nil {
+			if len(f) < 5 {
+				return a, fmt.Errorf("%s: want NODE SPAN MODE DEST", f[0])
+			}
+			if a.Arg, err = parseKey(f[2]); err != nil {
+				return a, err
+			}
+			mode := -1
+			for i, n := range splitModeNames[:3] {
+				if n == f[3] {
+					mode = i
+				}
+			}
+			if mode < 0 {
+				return a, fmt.Errorf("%s: bad split mode %q (no-targets, aligned, mismatch)", f[0], f[3])
+			}
+			var d uint8
+			if d, err = argN(4); err == nil {
+				a.Arg2 = uint8(mode) | d<<2
 			}
 		}
 	case ADeliver, ADrop, ADuplicate:

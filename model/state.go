@@ -72,6 +72,7 @@ const (
 	mopAdd    = 1
 	mopRemove = 2
 	mopMove   = 3
+	mopSplit  = 4 // split.go: OpDest = right half's target node (none: no targets), OpPh = split mode
 )
 
 // Move operator phases.
@@ -92,6 +93,7 @@ const (
 	otAdd    = 1
 	otRemove = 2
 	otMove   = 3
+	otSplit  = 4
 )
 
 // Schedule actions.
@@ -140,12 +142,14 @@ type SpanRep struct {
 	OpDest uint8 // add/move destination identity
 	OpPh   uint8 // move phase
 	OpAbs  bool  // remove: mark the span absent when done (restored O_Move remove)
+	Part   uint8 // partWhole | partLeft | partRight (split.go)
 }
 
 // SnapDisp is a dispatcher in a bootstrap snapshot.
 type SnapDisp struct {
 	ID, Table, Status, Ckpt uint8
 	Blk                     uint8 // the dispatcher's block stage (GetBlockEventStatus): blkWaiting or 0
+	Part                    uint8 // the dispatcher's span: partWhole | partLeft | partRight
 }
 
 // Journal is one currentOperatorMap entry: an in-flight ScheduleDispatcherRequest (#3691).
@@ -216,6 +220,7 @@ type Disp struct {
 	Ckpt    uint8
 	SinkErr bool  // the sink failed; the dispatcher no longer advances
 	Blk     uint8 // block stage at the barrier DDL (barrier.go): 0, blkWaiting, blkPassed
+	Part    uint8 // its span: the whole table, or a half after a split (split.go)
 }
 
 // Msg is a message in flight. Channels are FIFO per (Src, Dst) identity pair,
@@ -258,6 +263,7 @@ type State struct {
 	// Fault budgets used.
 	Crashes, Drops, Dups, SinkErrs, Stalls, DDLs, Restarts uint8
 	Moves                                                  uint8 // balance moves, counted only under Config.MaxMoves
+	Splits                                                 uint8 // split operators started (Config.Splits)
 	// Budgets of lifecycle.go: fast-fail errors, client requests (pause,
 	// resume, remove), coordinator failovers.
 	FastFails, ClientOps, CoordFails uint8
@@ -273,7 +279,10 @@ type State struct {
 
 	// Ghost variables (history the properties need).
 	Flushed [MaxTables + 1]uint8 // highest ts up to which every row of the table reached the sink with no gap
-	ErrDrop ErrDropGhost
+	// FlushedPart: Flushed of each half of a table (left, right); Flushed
+	// is their minimum (split.go).
+	FlushedPart [MaxTables + 1][2]uint8
+	ErrDrop     ErrDropGhost
 
 	// The blocking DDL of Config.Barrier (barrier.go): its commitTs (0: not
 	// committed yet), and ghosts: how often the sink wrote it (saturating at
@@ -394,7 +403,7 @@ func (s *State) String() string {
 			NodeName(s.Ident(uint8(i))), m.Epoch, m.RemovalOnly, m.Bootstrapped, m.Removing, m.Removed, m.Committed, m.Reported, m.Err, m.WM)
 		for _, sp := range m.Spans {
 			if sp.ID != 0 {
-				fmt.Fprintf(&b, "  span %s t%d %s node=%s ckpt=%d op=%d\n", dispName(sp.ID), sp.Table, replName(sp.State), NodeName(sp.Node), sp.Ckpt, sp.Op)
+				fmt.Fprintf(&b, "  span %s %s %s node=%s ckpt=%d op=%d\n", dispName(sp.ID), keyName(sp.key()), replName(sp.State), NodeName(sp.Node), sp.Ckpt, sp.Op)
 			}
 		}
 		if m.Bar.T != 0 {
@@ -409,7 +418,7 @@ func (s *State) String() string {
 	}
 	for _, d := range s.Disp {
 		if d.ID != 0 {
-			fmt.Fprintf(&b, "dispatcher %s t%d on %s st=%d start=%d ckpt=%d sinkErr=%v blk=%d\n", dispName(d.ID), d.Table, NodeName(s.Ident(d.Node)), d.St, d.StartTs, d.Ckpt, d.SinkErr, d.Blk)
+			fmt.Fprintf(&b, "dispatcher %s %s on %s st=%d start=%d ckpt=%d sinkErr=%v blk=%d\n", dispName(d.ID), keyName(spanKey(d.Table, d.Part)), NodeName(s.Ident(d.Node)), d.St, d.StartTs, d.Ckpt, d.SinkErr, d.Blk)
 		}
 	}
 	for _, m := range s.Net {

@@ -41,7 +41,7 @@ func Init(cfg *Config) State {
 	}
 	for t := 1; t <= cfg.Tables; t++ {
 		s.TableT[t] = 0
-		s.Flushed[t] = 1
+		setFlushed(&s, uint8(t), 1)
 	}
 	s.NextID = 1
 	c := &s.Coord
@@ -88,6 +88,10 @@ func step(cfg *Config, s *State, a Action, e *emitter) {
 		for t := 1; t <= MaxTables; t++ {
 			if s.TableT[t] != none && !dropped(s, uint8(t)) {
 				if e != nil {
+					if cfg.Splits > 0 {
+						// a row in each half a split may create (split.go)
+						e.add(spec.Event{Kind: spec.DataWritten, Span: spec.Span{Table: int64(t), Start: splitRowLeft}, Checkpoint: uint64(s.UpTs)})
+					}
 					e.add(spec.Event{Kind: spec.DataWritten, Span: spec.Span{Table: int64(t), Start: "r"}, Checkpoint: uint64(s.UpTs)})
 				}
 			}
@@ -100,7 +104,7 @@ func step(cfg *Config, s *State, a Action, e *emitter) {
 			s.PullTs = s.UpTs
 		}
 		s.TableT[td] = s.UpTs
-		s.Flushed[td] = s.UpTs
+		setFlushed(s, td, s.UpTs)
 		if e != nil {
 			e.add(spec.Event{Kind: spec.TableCreated, Span: spec.WholeTable(int64(td)), Checkpoint: uint64(s.UpTs)})
 		}
@@ -137,7 +141,7 @@ func step(cfg *Config, s *State, a Action, e *emitter) {
 			d.SinkErr = true
 			s.DMs[d.Node].Err = true
 			if e != nil {
-				e.add(spec.Event{Kind: spec.SinkError, Node: NodeName(s.Ident(d.Node)), Dispatcher: dispName(d.ID), Span: spec.WholeTable(int64(d.Table)),
+				e.add(spec.Event{Kind: spec.SinkError, Node: NodeName(s.Ident(d.Node)), Dispatcher: dispName(d.ID), Span: partSpan(d.Table, d.Part),
 					Err: "[CDC:ErrKafkaAsyncSendMessage]kafka async send message failed"})
 			}
 		}
@@ -175,6 +179,8 @@ func step(cfg *Config, s *State, a Action, e *emitter) {
 		maintSchedule(cfg, s, a.Node, a.Arg, a.Arg2, e)
 	case AMaintMove:
 		maintMove(cfg, s, a.Node, a.Arg, a.Arg2, e)
+	case ASplit:
+		maintSplit(cfg, s, a.Node, a.Arg, a.Arg2&3, a.Arg2>>2, e)
 	case ADMTick:
 		dmTick(cfg, s, a.Node, e)
 	case ADMComplete:
@@ -240,6 +246,18 @@ func (s *State) disp(id uint8) *Disp {
 	for i := range s.Disp {
 		if s.Disp[i].ID == id {
 			return &s.Disp[i]
+		}
+	}
+	return nil
+}
+
+// dispOn returns dispatcher id on node slot: a DispatcherID is unique per
+// dispatcher manager, and two managers may hold the same one (a duplicate
+// Create, split-double-add).
+func (s *State) dispOn(id, slot uint8) *Disp {
+	for i := range s.Disp {
+		if d := &s.Disp[i]; d.ID == id && id != 0 && d.Node == slot {
+			return d
 		}
 	}
 	return nil
@@ -383,11 +401,12 @@ func appendActions(cfg *Config, s *State, buf []Action, withFaults bool) []Actio
 					continue
 				}
 				if sp.State == replAbsent {
-					buf = append(buf, Action{Kind: AMaintSchedule, Node: i, Arg: sp.Table, Arg2: d})
+					buf = append(buf, Action{Kind: AMaintSchedule, Node: i, Arg: sp.key(), Arg2: d})
 				} else if cfg.SpanMoves && sp.State == replReplicating && sp.Node != s.Ident(d) && (cfg.MaxMoves == 0 || int(s.Moves) < cfg.MaxMoves) {
-					buf = append(buf, Action{Kind: AMaintMove, Node: i, Arg: sp.Table, Arg2: d})
+					buf = append(buf, Action{Kind: AMaintMove, Node: i, Arg: sp.key(), Arg2: d})
 				}
 			}
+			buf = appendSplitActions(cfg, s, i, sp, buf)
 		}
 	}
 	// dispatcher managers and dispatchers

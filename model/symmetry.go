@@ -95,6 +95,9 @@ func (p *perm) tab(t uint8) uint8 {
 	return t
 }
 
+// key maps a span key (table | part<<2, split.go).
+func (p *perm) key(k uint8) uint8 { return p.tab(keyTable(k)) | k&^3 }
+
 // mask maps a bitmask of slots.
 func (p *perm) mask(m uint8) uint8 {
 	var out uint8
@@ -210,7 +213,7 @@ func permute(s *State, g *perm) State {
 	}
 	for i := 0; i <= MaxTables; i++ {
 		j := g.table[i]
-		t.TableT[j], t.Flushed[j] = s.TableT[i], s.Flushed[i]
+		t.TableT[j], t.Flushed[j], t.FlushedPart[j] = s.TableT[i], s.Flushed[i], s.FlushedPart[i]
 	}
 	c := &t.Coord
 	c.Node, c.OpNode = g.id(c.Node), g.id(c.OpNode)
@@ -279,7 +282,7 @@ func (p *perm) msg(m Msg) Msg {
 	case mStatus:
 		m.D = p.slot1(m.D) // error source slot+1
 	case mSchedule:
-		m.C = p.tab(m.C)
+		m.C = p.key(m.C)
 	case mBlockNone:
 		m.A = p.tab(m.A)
 	case mBlockStatus:
@@ -298,7 +301,9 @@ func (p *perm) action(a Action) Action {
 	case AMaintApplyWM:
 		a.Node, a.Arg = p.slotOf(a.Node), p.slotOf(a.Arg)
 	case AMaintSchedule, AMaintMove:
-		a.Node, a.Arg, a.Arg2 = p.slotOf(a.Node), p.tab(a.Arg), p.slotOf(a.Arg2)
+		a.Node, a.Arg, a.Arg2 = p.slotOf(a.Node), p.key(a.Arg), p.slotOf(a.Arg2)
+	case ASplit:
+		a.Node, a.Arg, a.Arg2 = p.slotOf(a.Node), p.key(a.Arg), a.Arg2&3|p.slotOf(a.Arg2>>2)<<2
 	}
 	// ASinkError, AFastFail, ADispClosed name a DispatcherID, which no
 	// permutation changes; the upstream's and the puller's actions, the
@@ -332,7 +337,8 @@ var symmetryRoles = map[string]string{
 	"FastFails": roleNone, "ClientOps": roleNone, "CoordFails": roleNone,
 	"Coord.OpRemove": roleNone, "Maint[].ErrFast": roleNone, "Maint[].PendWM": roleSlotArray,
 	"DMs[].ErrFast": roleNone, "ErrDrop.Fast": roleNone,
-	"Moves": roleNone, "BlkT": roleNone, "DropTab": roleTable, "DDLWrit": roleNone, "WrNode": roleIdentity,
+	"Moves": roleNone, "Splits": roleNone, "FlushedPart": roleTableArray, "FlushedPart[][]": roleNone,
+	"Maint[].Spans[].Part": roleNone, "Maint[].Boot[].D[].Part": roleNone, "Disp[].Part": roleNone, "BlkT": roleNone, "DropTab": roleTable, "DDLWrit": roleNone, "WrNode": roleIdentity,
 	"WrTable": roleTable, "DDLTwice": roleNone,
 	"Maint[].Bar.T": roleNone, "Maint[].Bar.Need": roleTableMask, "Maint[].Bar.Rep": roleTableMask,
 	"Maint[].Bar.Chk": roleNone, "Maint[].Bar.Sel": roleNone, "Maint[].Bar.Adv": roleNone,

@@ -115,6 +115,9 @@ var gateProfiles = []gateProfile{
 	{Bug: "writer-not-passed-after-move",
 		Ops: []Op{OpBlockingDDL, OpMoveTable}, DDLKinds: []string{"normal"},
 		Seed: 1, Checks: 100, MaxShrunk: 10},
+	{Bug: "split-double-add",
+		Ops:  []Op{OpSplitTable, OpAdvanceTime},
+		Seed: 1, Checks: 50, MaxShrunk: 6},
 	// Found through cdcspec's remove-table-dispatchers, which has no TiCDC
 	// counterpart; TiCDC's path (a remove restored from the journal) is not
 	// reached by this menu.

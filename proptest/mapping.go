@@ -34,8 +34,9 @@ import (
 //	                                                                upstream is not stalled and ts < TsMax
 //	advance-time                    upstream-advance                while ts < TsMax and not stalled
 //	move-table cf1 t -> node        maintainer-move m t -> slot     if t <= 3, both nodes have slots, enabled
-//	split-table, remove-table-      (none)                          the model has one span per table
-//	  dispatchers
+//	split-table, remove-table-      (none)                          the model's shadow configurations have
+//	  dispatchers                                                   no splits (Config.Splits = 0) and no
+//	                                                                remove of a table's dispatchers
 //	kill-capture / expire-session / expire-session slot,           a capture without slot: nothing; slot 0
 //	  kill-maintainer-capture         detect-node-left slot         (the coordinator's node): shadow stops
 //	restart-capture                 restart-capture slot            the lowest detected slot; the new capture

@@ -214,6 +214,8 @@ func (t *Tracker) mapStep(st sim.Step) (what string, f filter, mustAct bool, sto
 		// block stage, so a followed barrier would compare only its effect on
 		// the table set.
 		return what, nil, false, "blocking-ddl: the model commits the one blocking DDL of its configuration (Config.Barrier fixes kind and tables), and its View has no block stage to compare"
+	case spec.ActionSplitTable:
+		return what, nil, false, "split-table: the model splits a span on its own (maintainer-split), keeping the left half on the origin, while the implementation's split targets every bootstrapped node in order; and the model splits a table once, into two halves"
 	case spec.ActionPauseChangefeed, spec.ActionResumeChangefeed:
 		// Found by TestProtocol: after a pause the cascade close of a
 		// dispatcher manager removes its dispatchers at once in the model

@@ -31,6 +31,8 @@ const (
 	BugFailoverLosesRetrying
 	BugWatermarkSeqRejectsLowerCheckpoint
 	BugOperatorDoneBeforeWatermark
+	BugSplitDoubleAdd
+	BugMergeOccupyFinishesEarly
 	bugLimit
 )
 
@@ -227,6 +229,22 @@ var catalogue = [...]Bug{
 		Property: CheckpointNotPastUnflushed, Delivery: DeliveryMessageCenter,
 		Where: "maintainer/maintainer.go onHeartbeatRequest: the dispatcher statuses (which finish an add operator) were applied before the same heartbeat's watermark, and calCheckpointTs, on its own goroutine, could run in between",
 		Story: "a new dispatcher's Working status finishes its add operator, so the span no longer holds the checkpoint back; before the same heartbeat's watermark (which includes the new dispatcher's startTs) replaces the node's old one, the checkpoint calculation runs and commits a checkpoint past the new dispatcher's startTs",
+	},
+	{
+		ID: BugSplitDoubleAdd, Name: "split-double-add", Kind: KindFixedUpstream,
+		Issue:    "pingcap/ticdc#4077 (fixed by #4078)",
+		Property: EverySpanReplicated, Delivery: DeliveryMessageCenter,
+		Where: "maintainer/operator/operator_split.go SplitDispatcherOperator.PostFinish: the postFinish callback added an AddDispatcherOperator for each new span even when ReplaceReplicaSet had placed them absent (the split target nodes did not match the split result), racing the basic scheduler's add for the same span",
+		Story: "the split-balance scheduler splits a span with target nodes, the splitter returns another number of spans, ReplaceReplicaSet places the new spans absent; PostFinish's callback adds each to its target node while the basic scheduler adds the same absent span to another node; two dispatchers replicate the same span (at-most-one-dispatcher-per-span breaks on the way) and nothing removes either, since a status from a node other than the span's is only logged (\"nodeID not match\"), so the span is never replicated by exactly one dispatcher",
+	},
+	{
+		ID: BugMergeOccupyFinishesEarly, Name: "merge-occupy-finishes-early", Kind: KindFixedUpstream,
+		Issue:    "pingcap/ticdc#4542 (fixed by #4543)",
+		Property: CheckpointAdvancesAfterHeal, Delivery: DeliveryMessageCenter,
+		ModelGap: "the model has split but no merge operator yet (occupy operators, MergeDispatcherRequest, the merge journal)",
+		ImplGap:  "impl/ has no merge operator yet (occupy operators, MergeDispatcherRequest, the merge journal)",
+		Where:    "maintainer/operator/operator_merge.go: the occupy operators of the merged spans finished (and the merge's PostFinish ran) before the old dispatchers reported their final Stopped; the late Stopped then met no operator and the fallback marked the span absent",
+		Story:    "two adjacent spans are merged; the occupy operators finish before the old dispatchers report Stopped; a late Stopped of an old dispatcher finds no operator, the \"non-working without operator\" fallback marks a ghost span absent, and its checkpoint pins the changefeed's",
 	},
 }
 

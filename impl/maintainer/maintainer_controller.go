@@ -190,10 +190,20 @@ func (m *Maintainer) MoveTable(t int64, dest core.NodeID, out *core.Effects) int
 	return n
 }
 
-// SplitTable splits every replicating span of table t in two.
+// SplitTable splits every replicating span of table t in two, as the split
+// scheduler does (balance_splits.go): with target nodes, the bootstrapped
+// nodes in order, one per span it asks the splitter for. The splitter
+// returns two spans, so the targets are aligned with the result when two
+// nodes run, and not aligned otherwise (#4077).
 func (m *Maintainer) SplitTable(t int64, out *core.Effects) int {
 	if !m.initialized || m.removing {
 		return 0
+	}
+	var targets []core.NodeID
+	for _, id := range m.sortedBootstrapper() {
+		if m.bootstrapper[id].answered {
+			targets = append(targets, id)
+		}
 	}
 	n := 0
 	for _, s := range m.spans.tableSpans(t) {
@@ -205,7 +215,7 @@ func (m *Maintainer) SplitTable(t int64, out *core.Effects) int {
 			continue
 		}
 		parts := []spec.Span{{Table: t, Start: s.Span.Start, End: mid}, {Table: t, Start: mid, End: s.Span.End}}
-		if m.ops.AddOperator(&SplitDispatcherOperator{m: m, span: s, origin: s.nodeID, parts: parts}, out) {
+		if m.ops.AddOperator(&SplitDispatcherOperator{m: m, span: s, origin: s.nodeID, parts: parts, targets: targets}, out) {
 			n++
 		}
 	}

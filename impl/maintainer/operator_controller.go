@@ -123,7 +123,9 @@ func (oc *OperatorController) maybeFinish(e *opEntry, out *core.Effects) bool {
 		return true
 	}
 	delete(oc.ops, e.op.ID())
+	oc.out = out // a PostFinish may add operators (the split's postFinish)
 	e.op.PostFinish()
+	oc.out = nil
 	oc.m.lg.Event(out, e.op.event(spec.DispatcherOpFinished), logging.Role("maintainer"),
 		zap.String("operatorID", string(e.op.ID())), zap.String("operator", e.op.String()))
 	return true
@@ -444,12 +446,17 @@ func (o *MoveDispatcherOperator) event(k spec.Kind) spec.Event {
 // --- SplitDispatcherOperator ---
 
 // SplitDispatcherOperator removes the origin dispatcher, then replaces the
-// span with its parts (absent; the basic scheduler adds them).
+// span with its parts. Without target nodes (the API's split_table) the
+// parts are absent and the basic scheduler adds them; with target nodes
+// (the split scheduler) aligned with the parts they are bound to them and
+// postFinish adds each to its target; with target nodes not aligned with
+// the parts they are absent and postFinish is skipped (#4078).
 type SplitDispatcherOperator struct {
 	m          *Maintainer
 	span       *SpanReplication
 	origin     core.NodeID
 	parts      []spec.Span
+	targets    []core.NodeID
 	finished   bool
 	checkpoint uint64
 	absent     bool
@@ -487,7 +494,35 @@ func (o *SplitDispatcherOperator) PostFinish() {
 		o.m.spans.MarkSpanAbsent(o.span)
 		return
 	}
-	o.m.spans.ReplaceReplicaSet(o.span, o.parts, o.checkpoint)
+	news, inScheduling := o.m.spans.ReplaceReplicaSet(o.span, o.parts, o.checkpoint, o.targets)
+	out := o.m.ops.out
+	switch {
+	case inScheduling:
+		for i, n := range news {
+			if !o.m.ops.AddOperator(&AddDispatcherOperator{m: o.m, span: n, dest: o.targets[i], opType: core.OpTypeAdd}, out) {
+				o.m.lg.Error("operator_split.go", 189, "post finish in split dispatcher operator failed, set the span absent",
+					zap.String("id", string(o.span.ID)), zap.String("span", string(n.ID)), zap.String("targetNode", string(o.targets[i])))
+				o.m.spans.MarkSpanAbsent(n)
+			}
+		}
+	case len(o.targets) > 0 && o.m.opts.Bugs.Has(spec.BugSplitDoubleAdd):
+		// Before #4078 postFinish ran although the new spans are absent.
+		// In TiCDC its AddDispatcherOperator races the basic scheduler,
+		// which runs on its own goroutine: both pass AddOperator's
+		// existence check, both push, and the scheduler's push replaces
+		// the entry. The simulation is single-threaded, so it takes that
+		// interleaving: postFinish's operator sends its Create to the
+		// target and its entry is gone; the span stays absent for the
+		// basic scheduler.
+		for i, n := range news {
+			if i < len(o.targets) {
+				out.SendTo(o.m.self, o.targets[i], o.m.createMessage(n, core.OpTypeAdd))
+			}
+		}
+	case len(o.targets) > 0:
+		o.m.lg.Warn("operator_split.go", 196, "skip post finish because split target nodes are not aligned with actual split result",
+			zap.String("id", string(o.span.ID)), zap.Int("targetNodeCount", len(o.targets)), zap.Int("newReplicaCount", len(news)))
+	}
 	o.m.lg.Info("operator_split.go", 206, "split dispatcher operator post finish finished", zap.String("changefeed", string(o.m.id)),
 		zap.String("replicaSet", string(o.span.ID)))
 }

@@ -148,11 +148,13 @@ func (sc *SpanController) RemoveSpan(s *SpanReplication) {
 	}
 }
 
-// ReplaceReplicaSet (split): the old span out, new absent spans in with
-// checkpoint min(old checkpoint, final).
-func (sc *SpanController) ReplaceReplicaSet(old *SpanReplication, parts []spec.Span, checkpoint uint64) {
+// ReplaceReplicaSet (split): the old span out, new spans in with
+// checkpoint min(old checkpoint, final). With as many target nodes as new
+// spans, each is bound to its target (scheduling) and inScheduling is
+// true; otherwise they are absent, for the basic scheduler.
+func (sc *SpanController) ReplaceReplicaSet(old *SpanReplication, parts []spec.Span, checkpoint uint64, targets []core.NodeID) (news []*SpanReplication, inScheduling bool) {
 	if sc.spans[old.ID] != old {
-		return
+		return nil, false
 	}
 	cp := old.checkpointTs
 	if checkpoint != 0 && checkpoint < cp {
@@ -160,8 +162,15 @@ func (sc *SpanController) ReplaceReplicaSet(old *SpanReplication, parts []spec.S
 	}
 	sc.RemoveSpan(old)
 	for _, p := range parts {
-		sc.AddNewSpan(p, cp)
+		news = append(news, sc.AddNewSpan(p, cp))
 	}
+	inScheduling = len(targets) > 0 && len(targets) == len(news)
+	if inScheduling {
+		for i, n := range news {
+			sc.BindSpanToNode(n, targets[i])
+		}
+	}
+	return news, inScheduling
 }
 
 // sortedIDs returns every span ID, sorted (determinism).
