@@ -145,18 +145,22 @@ func TestBugsFound(t *testing.T) {
 // network follows TiCDC's message center (net.go): a maintainer's bootstrap
 // and close requests, schedule requests and ACKs land in different queues of
 // the dispatcher node and may be handled in either order (default complete:
-// 504,872 -> 1,119,506 states).
+// 504,872 -> 1,119,506 states). Then (2026-12-01): a late watermark of a
+// node already removed is ignored (checkpointTsByCapture is keyed by node
+// ID, and the calculation reads the current nodes' IDs only), so the
+// configurations with a crash lose the states that differed only in a dead
+// slot's unread watermark (default at depth 18: 285,331 -> 278,271).
 func TestPinnedStateCounts(t *testing.T) {
 	pins := []struct {
 		config string
 		depth  int
 		want   int64
 	}{
-		{"default", 18, 285331},
-		{"regressed-checkpoint", 16, 201610},
-		{"ddl-failover", 18, 270288},
+		{"default", 18, 278271},
+		{"regressed-checkpoint", 16, 198954},
+		{"ddl-failover", 18, 264660},
 		{"new-table", 17, 280578},
-		{"move-failover", 16, 166063},
+		{"move-failover", 16, 163485},
 		{"upstream-outage", 12, 63041},
 		{"sink-error", 16, 137292},
 		// lifecycle.go (2026-12-01). coordinator-failover and
