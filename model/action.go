@@ -56,6 +56,8 @@ const (
 	ARemove        // client: remove the changefeed
 	ACoordFailover // the coordinator's node resigns; a new coordinator bootstraps (budgeted, not a fault of the vocabulary: kill-owner-capture kills slot 0's components too)
 	AMaintApplyWM  // maintainer on Node applies the pending watermark of slot Arg (operator-done-before-watermark only)
+	// maintainer move (movemaintainer.go)
+	ACoordMove // the coordinator moves the maintainer to Node (balance, drain; budgeted by Config.MaintMoves)
 	actKinds
 )
 
@@ -98,6 +100,7 @@ var actNames = [...]string{
 	ARemove:           string(spec.ActionRemoveChangefeed),
 	ACoordFailover:    "coordinator-failover",
 	AMaintApplyWM:     "maintainer-apply-watermark",
+	ACoordMove:        string(spec.ActionMoveMaintainer),
 }
 
 // actFaults names the model's fault actions in the fault vocabulary.
@@ -195,7 +198,7 @@ func (a Action) Actor(s *State) string {
 			return "network"
 		}
 		return receiverName(a.Msg)
-	case ACoordSchedule, ACoordTick, ACoordRetryTimer, ACoordFailover:
+	case ACoordSchedule, ACoordTick, ACoordRetryTimer, ACoordFailover, ACoordMove:
 		return "coordinator"
 	case APause, AResume, ARemove:
 		return "client"
@@ -255,6 +258,8 @@ func (a Action) Describe(s *State) string {
 		return fmt.Sprintf("applies the watermark of n%d's heartbeat", a.Arg)
 	case ACoordSchedule:
 		return "adds maintainer operator to " + NodeName(s.Ident(a.Node))
+	case ACoordMove:
+		return "moves the maintainer from " + NodeName(s.Coord.Node) + " to " + NodeName(s.Ident(a.Node))
 	case AMaintSchedule:
 		return fmt.Sprintf("adds dispatcher operator for t%d to %s", a.Arg, NodeName(s.Ident(a.Arg2)))
 	case AMaintMove:
@@ -292,7 +297,7 @@ func (a Action) String() string {
 	switch a.Kind {
 	case ADeliver, ADrop, ADuplicate:
 		return a.Kind.String() + " " + a.Msg.String()
-	case ACrash, ADetect, ARestart, ACoordSchedule, AMaintTick, AMaintCleanup, ADMTick, ADMComplete:
+	case ACrash, ADetect, ARestart, ACoordSchedule, AMaintTick, AMaintCleanup, ADMTick, ADMComplete, ACoordMove:
 		return fmt.Sprintf("%s n%d", a.Kind, a.Node)
 	case ASinkError, ADispClosed, AFastFail:
 		return fmt.Sprintf("%s %s", a.Kind, dispName(a.Arg))

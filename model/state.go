@@ -64,6 +64,7 @@ const (
 	copNone = 0
 	copAdd  = 1
 	copStop = 2
+	copMove = 3 // movemaintainer.go
 )
 
 // Maintainer dispatcher operators.
@@ -126,6 +127,13 @@ type Coord struct {
 	OpNode     uint8 // add: destination; stop: node it stops (identity)
 	OpEpoch    uint8 // stop: the epoch it stops; add: the bumped epoch
 	OpRemove   bool  // stop: the changefeed is removed (RemoveMaintainerRequest.Removed)
+	// Move (movemaintainer.go): OpNode is the target, OpEpoch the move's
+	// epoch; the origin's identity and epoch, the phase, and whether the
+	// origin's node left during the move (originRemoved).
+	OpOrigin    uint8
+	OpOrigEpoch uint8
+	OpPh        uint8
+	OpOrigGone  bool
 }
 
 // SpanRep is a span replication in a maintainer's span controller (A.5) with
@@ -261,6 +269,7 @@ type State struct {
 	// Budgets of lifecycle.go: fast-fail errors, client requests (pause,
 	// resume, remove), coordinator failovers.
 	FastFails, ClientOps, CoordFails uint8
+	MaintMoves                       uint8 // maintainer moves (movemaintainer.go)
 
 	Overflow bool // a send found the network full: the state is outside the bounds
 
@@ -274,6 +283,7 @@ type State struct {
 	// Ghost variables (history the properties need).
 	Flushed [MaxTables + 1]uint8 // highest ts up to which every row of the table reached the sink with no gap
 	ErrDrop ErrDropGhost
+	Hand    HandoffGhost // handoff-keeps-checkpoint (movemaintainer.go)
 
 	// The blocking DDL of Config.Barrier (barrier.go): its commitTs (0: not
 	// committed yet), and ghosts: how often the sink wrote it (saturating at
@@ -434,6 +444,9 @@ func copName(c *Coord) string {
 		return fmt.Sprintf("add(%s,epoch %d)", NodeName(c.OpNode), c.OpEpoch)
 	case copStop:
 		return fmt.Sprintf("stop(%s,epoch %d)", NodeName(c.OpNode), c.OpEpoch)
+	case copMove:
+		return fmt.Sprintf("move(%s/epoch %d -> %s/epoch %d, %s)", NodeName(c.OpOrigin), c.OpOrigEpoch, NodeName(c.OpNode), c.OpEpoch,
+			[...]string{"remove origin", "origin stopped", "add target"}[c.OpPh])
 	}
 	return "none"
 }

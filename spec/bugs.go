@@ -31,6 +31,7 @@ const (
 	BugFailoverLosesRetrying
 	BugWatermarkSeqRejectsLowerCheckpoint
 	BugOperatorDoneBeforeWatermark
+	BugMoveFinalStoppedRejected
 	bugLimit
 )
 
@@ -229,6 +230,13 @@ var catalogue = [...]Bug{
 		Property: CheckpointNotPastUnflushed, Delivery: DeliveryMessageCenter,
 		Where: "maintainer/maintainer.go onHeartbeatRequest: the dispatcher statuses (which finish an add operator) were applied before the same heartbeat's watermark, and calCheckpointTs, on its own goroutine, could run in between",
 		Story: "a new dispatcher's Working status finishes its add operator, so the span no longer holds the checkpoint back; before the same heartbeat's watermark (which includes the new dispatcher's startTs) replaces the node's old one, the checkpoint calculation runs and commits a checkpoint past the new dispatcher's startTs",
+	},
+	{
+		ID: BugMoveFinalStoppedRejected, Name: "move-final-stopped-rejected", Kind: KindFixedUpstream,
+		Issue:    "pingcap/ticdc#6283 (fixed by #6280, after " + HeadCommit + ")",
+		Property: HandoffKeepsCheckpoint, Delivery: DeliveryMessageCenter,
+		Where: "coordinator/controller.go handleSingleMaintainerStatus: the origin's final Stopped report of a maintainer move carries the origin's epoch, older than the one the move persisted, and is dropped as stale (\"drop stale maintainer status\") after the move operator took it, so its checkpoint never reaches the changefeed status the target's AddMaintainerRequest is built from",
+		Story: "a maintainer move bumps the changefeed's epoch; the origin keeps replicating and its checkpoint passes the stored one, but its statuses now carry the old epoch and are dropped; its final Stopped report, which ends the move's non-cascade remove, is dropped as stale too, so the target maintainer starts from the older stored checkpoint and the changefeed replays what the origin had already flushed",
 	},
 }
 
