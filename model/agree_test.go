@@ -357,8 +357,8 @@ func agreeCombos(t *testing.T) []combo {
 	for _, name := range StandardNames() {
 		base, _ := Standard(name)
 		bugs := append([]string{""}, bugNamesOf()...)
-		if base.FastFails+base.ClientOps+base.CoordFailovers > 0 {
-			// The lifecycle configurations (lifecycle.go) with no bug and
+		if base.FastFails+base.ClientOps+base.CoordFailovers+base.MaintMoves > 0 {
+			// The lifecycle configurations (lifecycle.go) and maintainer-move with no bug and
 			// with the entries they expose, so that the other
 			// configurations keep their share of the walks.
 			bugs = []string{""}

@@ -123,8 +123,8 @@ func TestBugsFound(t *testing.T) {
 				return
 			}
 			fb := search.Bounds{MaxDepth: prefixLen(ce) + 2}
-			if cfg.Barrier != "" {
-				fb.MaxStates = 400000 // the barrier configurations are millions of states deep there
+			if cfg.Barrier != "" || cfg.MaintMoves > 0 {
+				fb.MaxStates = 400000 // the barrier and maintainer-move configurations are millions of states deep there
 			}
 			if *long {
 				fb = search.Bounds{MaxStates: 20000000} // regressed-checkpoint does not complete in minutes

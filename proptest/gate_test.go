@@ -103,6 +103,9 @@ var gateProfiles = []gateProfile{
 		Ops:      []Op{OpMoveTable, OpDelayMessages, OpAdvanceTime},
 		MsgTypes: []string{"HeartBeatRequest", "ScheduleDispatcherRequest"},
 		Seed:     1, Checks: 300, MaxShrunk: 20},
+	{Bug: "move-final-stopped-rejected",
+		Ops:  []Op{OpMoveMaintainer, OpAdvanceTime},
+		Seed: 1, Checks: 50, MaxShrunk: 6},
 	// Found through cdcspec's remove-table-dispatchers, which has no TiCDC
 	// counterpart; TiCDC's path (a remove restored from the journal) is not
 	// reached by this menu.
