@@ -110,7 +110,7 @@ func coordMoveCheck(cfg *Config, s *State, m Msg, e *emitter) {
 	if c.OpPh == cmovRemoveOrigin && m.Src == c.OpOrigin && !working && (!cfg.has(FeatEpochs) || m.Epoch == c.OpOrigEpoch) {
 		c.OpPh = cmovOriginStopped // "changefeed removed from origin node"
 	}
-	if c.OpPh == cmovAddTarget && m.Src == c.OpNode && (!cfg.has(FeatEpochs) || m.Epoch == c.OpEpoch) && working && bootDone {
+	if c.OpPh == cmovAddTarget && m.Src == c.OpNode && (!cfg.has(FeatEpochs) || m.Epoch == c.OpEpoch) && working && (bootDone || cfg.mut(MutMoveAddNeedsBootstrapDone)) {
 		// "changefeed added to dest node"; PostFinish.
 		if e != nil {
 			e.add(spec.Event{Kind: spec.MaintainerOpFinished, Op: spec.OpMove, Node: NodeName(c.OpNode), Origin: NodeName(c.OpOrigin), Epoch: uint64(c.OpEpoch)})
@@ -193,9 +193,9 @@ func handoffNodeLeft(s *State, id uint8) {
 // the maintainer removes its table trigger and, once it is gone, reports
 // Stopped with its last checkpoint (one step here: SPEC.md section 7.1).
 // The other dispatchers stay for the next maintainer.
-func managerNonCascadeRemove(s *State, slot uint8, e *emitter) {
+func managerNonCascadeRemove(cfg *Config, s *State, slot uint8, e *emitter) {
 	mt := &s.Maint[slot]
-	if mt.Removing || (!mt.Bootstrapped && !mt.RemovalOnly) {
+	if mt.Removing || (!mt.Bootstrapped && !mt.RemovalOnly && !cfg.mut(MutNonCascadeRemoveBeforeBootstrap)) {
 		return
 	}
 	mt.Removing, mt.Removed = true, true

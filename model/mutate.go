@@ -53,6 +53,8 @@ const (
 	MutCoordNodeRemoved
 	MutRestartingIgnoresError
 	MutCloseWaitsAllAcks
+	MutMoveAddNeedsBootstrapDone
+	MutNonCascadeRemoveBeforeBootstrap
 	mutLimit
 )
 
@@ -110,6 +112,9 @@ var guards = []MutationInfo{
 	{Name: "coord-node-removed", M: MutCoordNodeRemoved, Cites: "C.7 (coordinator OnNodeRemoved: add cancelled, stop re-targeted)", Where: "coordOnNodeRemoved", Configs: []string{"default"}},
 	{Name: "restarting-ignores-error", M: MutRestartingIgnoresError, Cites: "A.2 step 6 (Backoff: isRestarting)", Where: "updateStatus: an error while the restart is under way starts no second restart", Configs: []string{"sink-error"}},
 	{Name: "close-waits-all-acks", M: MutCloseWaitsAllAcks, Cites: "A.4 (a cascade close is Stopped only when every node ACKed)", Where: "maybeClosed", Configs: []string{"sink-error", "lifecycle"}},
+	{Name: "move-add-needs-bootstrap-done", M: MutMoveAddNeedsBootstrapDone, Cites: "#4115 (fixed by #4114: MoveMaintainerOperator.Check needs BootstrapDone)", Where: "coordMoveCheck: the move finishes only on a Working, bootstrapped report of the target with the move's epoch", Configs: []string{"maintainer-move"}},
+	{Name: "noncascade-remove-before-bootstrap", M: MutNonCascadeRemoveBeforeBootstrap, Cites: "#4115 (fixed by #4114: a non-cascade remove before bootstrap is ignored)", Where: "managerNonCascadeRemove: a maintainer that has not bootstrapped ignores a move's remove",
+		Redundant: "the coordinator moves only a replicating changefeed, and its add finished only on the maintainer's bootstrapped report, so the origin a move's remove reaches has always bootstrapped; TiCDC's #4115 came from a rolling restart's drain moving a maintainer whose bootstrap had not finished after a coordinator failover, which the model's failover (it adopts only reported maintainers, BootstrapDone false) and its configurations do not combine with a move"},
 }
 
 // features: each Feature is a fix too.

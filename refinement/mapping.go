@@ -207,6 +207,10 @@ func (t *Tracker) mapStep(st sim.Step) (what string, f filter, mustAct bool, sto
 		return what, only(model.ACreateTable), true, ""
 	case spec.ActionMoveTable:
 		return what, nil, false, "move-table: the model's maintainer moves spans on its own, not on request"
+	case spec.ActionMoveMaintainer:
+		// The step names the coordinator's capture, not the target: any
+		// target slot, the Views that follow tell them apart.
+		return what, only(model.ACoordMove), true, ""
 	case spec.ActionPauseChangefeed, spec.ActionResumeChangefeed:
 		// Found by TestProtocol: after a pause the cascade close of a
 		// dispatcher manager removes its dispatchers at once in the model
