@@ -164,6 +164,8 @@ func TestPinnedStateCounts(t *testing.T) {
 		// checkpoint-advances-after-heal there (README, candidate issues).
 		{"fast-fail", 18, 325624},
 		{"lifecycle", 14, 244237},
+		// movemaintainer.go (2026-12-01).
+		{"maintainer-move", 16, 147540},
 	}
 	full := map[string]int64{
 		"default": 1042254,

@@ -39,7 +39,9 @@
 // What the mapping leaves out, and what makes the Tracker stop following
 // (Stopped names it; a stopped Tracker checks nothing more and says so):
 // a second changefeed, pause/resume/remove (section 7.1 of SPEC.md, item
-// 12: the model's cascade close is atomic), split and remove-table-dispatchers (one span per
+// 12: the model's cascade close is atomic), a maintainer move's non-cascade
+// remove reaching the origin (item 13: the model removes the table trigger
+// and stops the maintainer at once; the move's start is followed), split and remove-table-dispatchers (one span per
 // table), failpoints, a crash of the coordinator's capture (coordinator
 // failover), more captures or tables than the model's slots, a capture
 // joining while a maintainer runs (the model's maintainer does not bootstrap
