@@ -22,6 +22,7 @@ var replayExpect = map[string]bool{
 	"stuck-after-upstream-failure":          true,
 	"no-epoch-fencing":                      true,
 	"trigger-passes-add-table-ddl":          false,
+	"move-final-stopped-rejected":           true,
 }
 
 // TestReplayModelCounterexamples: for every catalogued bug, the model's
