@@ -174,7 +174,7 @@ var catalogue = [...]Bug{
 		ID: BugRemoveDuringMoveLeaksDispatchers, Name: "remove-during-move-leaks-dispatchers", Kind: KindHead,
 		Issue:    "none found (near: #6244, #4827)",
 		Property: EverySpanReplicated, Delivery: DeliveryMessageCenter,
-		ModelGap: "maintainer moves and changefeed removal",
+		ModelGap: "the status's cascade-closed flag: the model has maintainer moves and changefeed removal, but its status cannot tell the origin's Stopped of a move's non-cascade remove from a stop's, so a configuration may not combine them (model.Config.Validate)",
 		Where:    "coordinator/operator/operator_stop.go StopChangefeedOperator.Check: any non-Working status from the stop's node and epoch finishes it, including the origin's Stopped from a move's non-cascade remove (which closed only the table trigger)",
 		Story:    "a changefeed is removed while its maintainer moves: the stop takes the move's origin and origin epoch, and the origin's Stopped from the move's non-cascade remove, already in flight, finishes it before any cascade remove is sent; the dispatcher managers are never closed and the removed changefeed's dispatchers keep running (in cdcspec, which keeps a changefeed's ID across a re-create, a new changefeed of the same name adopts them and a table stays unreplicated)",
 	},
