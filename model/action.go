@@ -58,6 +58,8 @@ const (
 	AMaintApplyWM  // maintainer on Node applies the pending watermark of slot Arg (operator-done-before-watermark only)
 	// split (split.go)
 	ASplit // maintainer on Node starts a split operator on span key Arg; Arg2 = split mode | right half's target slot<<2
+	// maintainer move (movemaintainer.go)
+	ACoordMove // the coordinator moves the maintainer to Node (balance, drain; budgeted by Config.MaintMoves)
 	actKinds
 )
 
@@ -101,6 +103,7 @@ var actNames = [...]string{
 	ACoordFailover:    "coordinator-failover",
 	AMaintApplyWM:     "maintainer-apply-watermark",
 	ASplit:            "maintainer-split",
+	ACoordMove:        string(spec.ActionMoveMaintainer),
 }
 
 // actFaults names the model's fault actions in the fault vocabulary.
@@ -198,7 +201,7 @@ func (a Action) Actor(s *State) string {
 			return "network"
 		}
 		return receiverName(a.Msg)
-	case ACoordSchedule, ACoordTick, ACoordRetryTimer, ACoordFailover:
+	case ACoordSchedule, ACoordTick, ACoordRetryTimer, ACoordFailover, ACoordMove:
 		return "coordinator"
 	case APause, AResume, ARemove:
 		return "client"
@@ -258,6 +261,8 @@ func (a Action) Describe(s *State) string {
 		return fmt.Sprintf("applies the watermark of n%d's heartbeat", a.Arg)
 	case ACoordSchedule:
 		return "adds maintainer operator to " + NodeName(s.Ident(a.Node))
+	case ACoordMove:
+		return "moves the maintainer from " + NodeName(s.Coord.Node) + " to " + NodeName(s.Ident(a.Node))
 	case AMaintSchedule:
 		return fmt.Sprintf("adds dispatcher operator for %s to %s", keyName(a.Arg), NodeName(s.Ident(a.Arg2)))
 	case AMaintMove:
@@ -297,7 +302,7 @@ func (a Action) String() string {
 	switch a.Kind {
 	case ADeliver, ADrop, ADuplicate:
 		return a.Kind.String() + " " + a.Msg.String()
-	case ACrash, ADetect, ARestart, ACoordSchedule, AMaintTick, AMaintCleanup, ADMTick, ADMComplete:
+	case ACrash, ADetect, ARestart, ACoordSchedule, AMaintTick, AMaintCleanup, ADMTick, ADMComplete, ACoordMove:
 		return fmt.Sprintf("%s n%d", a.Kind, a.Node)
 	case ASinkError, ADispClosed, AFastFail:
 		return fmt.Sprintf("%s %s", a.Kind, dispName(a.Arg))

@@ -356,12 +356,18 @@ func agreeCombos(t *testing.T) []combo {
 	var combos []combo
 	for _, name := range StandardNames() {
 		base, _ := Standard(name)
-		bugs := append([]string{""}, bugNamesOf()...)
-		if base.FastFails+base.ClientOps+base.CoordFailovers+base.Restarts+base.Splits > 0 {
-			// The lifecycle configurations (lifecycle.go), the restart ones
-			// and the split one (split.go) with no bug and with the entries
-			// they expose, so that the other configurations keep their
-			// share of the walks.
+		bugs := []string{""}
+		for _, bn := range bugNamesOf() {
+			if bn == "move-final-stopped-rejected" && base.MaintMoves == 0 {
+				continue // its switch acts only on a maintainer move
+			}
+			bugs = append(bugs, bn)
+		}
+		if base.FastFails+base.ClientOps+base.CoordFailovers+base.Restarts+base.Splits+base.MaintMoves > 0 {
+			// The lifecycle configurations (lifecycle.go), the restart ones,
+			// the split one (split.go) and maintainer-move with no bug and
+			// with the entries they expose, so that the other configurations
+			// keep their share of the walks.
 			bugs = []string{""}
 			for _, b := range bugNamesOf() {
 				if BugConfig(b) == name {
@@ -431,7 +437,7 @@ func walkCombos(combos []combo, total int, seed uint64, fn func(c *combo, walk i
 func TestPredicatesAgreeWithMonitors(t *testing.T) {
 	total := *agreeWalks
 	if total == 0 {
-		total = 13500 // every-span-replicated needs total/600 violating walks
+		total = 18000 // every-span-replicated needs total/900 violating walks (20 of 18,000; the walks are shared by 19 configurations and their bugs)
 		if *long {
 			total = 120000
 		}
@@ -470,7 +476,7 @@ func TestPredicatesAgreeWithMonitors(t *testing.T) {
 	// has walks in which the model and the monitor both saw it violated.
 	for _, b := range modelBugs() {
 		i := propIndex[b.Property]
-		assert.GreaterOrEqual(t, st.violating[i], total/600, "%s (broken by %s): too few violating walks", b.Property, b.Name)
+		assert.GreaterOrEqual(t, st.violating[i], total/900, "%s (broken by %s): too few violating walks", b.Property, b.Name)
 	}
 	assert.LessOrEqual(t, st.errUnjudged*10, st.violating[propIndex[spec.ErrorNeverDropped]], "too many drops the monitor could not judge")
 	assert.LessOrEqual(t, st.noQuiesce*100, walks, "too many fair schedules hit their bound")

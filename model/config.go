@@ -100,6 +100,9 @@ type Config struct {
 	// CoordFailovers: the coordinator's node resigns and a new coordinator
 	// bootstraps (lifecycle.go).
 	CoordFailovers int `json:"coord_failovers"`
+	// MaintMoves: the coordinator moves the maintainer to another node
+	// (balance or drain: movemaintainer.go), in all.
+	MaintMoves int `json:"maint_moves,omitempty"`
 
 	SpanMoves bool `json:"span_moves"` // the maintainer may move spans between nodes (balance)
 	// Splits bounds the split operators (split.go): each splits a whole
@@ -135,10 +138,10 @@ func (c *Config) Validate() error {
 	case c.TsMax < 2 || c.TsMax > 9:
 		return fmt.Errorf("config %q: ts range must be 2..9, got %d", c.Name, c.TsMax)
 	case c.Crashes < 0 || c.Restarts < 0 || c.Drops < 0 || c.Dups < 0 || c.SinkErrors < 0 || c.Stalls < 0 ||
-		c.FastFails < 0 || c.ClientOps < 0 || c.CoordFailovers < 0:
+		c.FastFails < 0 || c.ClientOps < 0 || c.CoordFailovers < 0 || c.MaintMoves < 0:
 		return fmt.Errorf("config %q: fault budgets must be >= 0", c.Name)
 	case c.Crashes > 7 || c.Restarts > 7 || c.Drops > 7 || c.Dups > 7 || c.SinkErrors > 7 || c.Stalls > 7 ||
-		c.FastFails > 7 || c.ClientOps > 7 || c.CoordFailovers > 7:
+		c.FastFails > 7 || c.ClientOps > 7 || c.CoordFailovers > 7 || c.MaintMoves > 7:
 		return fmt.Errorf("config %q: fault budgets must be <= 7", c.Name)
 	case c.Splits < 0 || c.Splits > MaxTables:
 		return fmt.Errorf("config %q: splits must be 0..%d, got %d", c.Name, MaxTables, c.Splits)
@@ -146,6 +149,13 @@ func (c *Config) Validate() error {
 		return fmt.Errorf("config %q: splits and barrier %q cannot be combined (the barrier tracks whole tables)", c.Name, c.Barrier)
 	case c.Splits > 0 && c.Tables+c.DDLTables+c.Splits > MaxSpans:
 		return fmt.Errorf("config %q: tables (%d) + ddl tables (%d) + splits (%d) must be <= %d span slots", c.Name, c.Tables, c.DDLTables, c.Splits, MaxSpans)
+	case c.MaintMoves > 0 && c.ClientOps > 0:
+		// A pause or remove during a move stops the origin with the
+		// origin's epoch; HEAD's stop then finishes on the origin's Stopped
+		// of the move's non-cascade remove, and cdcspec's rule needs the
+		// status's cascade-closed flag, which the model's status lacks
+		// (catalogue entry remove-during-move-leaks-dispatchers).
+		return fmt.Errorf("config %q: maint moves and client ops cannot be combined: the model's status lacks the cascade-closed flag a stop during a move needs", c.Name)
 	}
 	return validateBarrier(c)
 }
@@ -168,6 +178,9 @@ func (c *Config) String() string {
 	}
 	if c.FastFails > 0 || c.ClientOps > 0 || c.CoordFailovers > 0 {
 		s += fmt.Sprintf(" fast-fails=%d client-ops=%d coord-failovers=%d", c.FastFails, c.ClientOps, c.CoordFailovers)
+	}
+	if c.MaintMoves > 0 {
+		s += fmt.Sprintf(" maint-moves=%d", c.MaintMoves)
 	}
 	if ms := c.Mutations.Names(); len(ms) > 0 {
 		s += " mutations=" + strings.Join(ms, ",")
@@ -308,6 +321,14 @@ var standard = map[string]func() Config{
 		c.TsMax, c.CoordFailovers = 2, 1
 		return c
 	},
+	// #6283: the coordinator moves the maintainer (balance) while the
+	// changefeed replicates.
+	"maintainer-move": func() Config {
+		c := Base()
+		c.Name = "maintainer-move"
+		c.TsMax, c.MaintMoves = 2, 1
+		return c
+	},
 	// #921: a coordinator failover while the changefeed is in warning.
 	"failover-warning": func() Config {
 		c := Base()
@@ -369,6 +390,7 @@ var bugConfig = map[spec.BugID]string{
 	spec.BugFastFailIgnoredWithProgress:      "fast-fail",
 	spec.BugFailoverLosesRetrying:            "failover-warning",
 	spec.BugSplitDoubleAdd:                   "split",
+	spec.BugMoveFinalStoppedRejected:         "maintainer-move",
 }
 
 // BugConfig names the standard configuration that exposes a catalogue entry,

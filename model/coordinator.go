@@ -18,6 +18,7 @@ func coordSchedule(cfg *Config, s *State, slot uint8, e *emitter) {
 	}
 	dest := s.Ident(slot)
 	c.Op, c.OpNode, c.OpEpoch = copAdd, dest, c.Epoch
+	handoffOtherOpStarted(s)
 	c.Repl, c.Node = replScheduling, dest
 	if e != nil {
 		e.add(spec.Event{Kind: spec.MaintainerOpStarted, Op: spec.OpAdd, Node: NodeName(dest), Epoch: uint64(c.Epoch)})
@@ -28,6 +29,9 @@ func coordSchedule(cfg *Config, s *State, slot uint8, e *emitter) {
 // coordOpMsg is the request the current operator sends on every Schedule().
 func coordOpMsg(s *State) Msg {
 	c := &s.Coord
+	if c.Op == copMove {
+		return coordMoveMsg(s)
+	}
 	if c.Op == copAdd {
 		return Msg{Kind: mAddMaintainer, Src: coordSlot, Dst: c.OpNode, Epoch: c.OpEpoch, A: c.Ckpt}
 	}
@@ -54,6 +58,7 @@ func coordWouldResend(s *State) bool {
 
 func coordResend(cfg *Config, s *State) {
 	if s.Coord.Op != copNone {
+		coordMoveSchedule(s)
 		s.send(coordOpMsg(s))
 	}
 }
@@ -64,10 +69,13 @@ func coordResend(cfg *Config, s *State) {
 // there becomes absent (A.2, C.7).
 func coordOnNodeRemoved(cfg *Config, s *State, id uint8, e *emitter) {
 	c := &s.Coord
+	handoffNodeLeft(s, id)
 	if cfg.mut(MutCoordNodeRemoved) && c.Op != copNone {
 		return
 	}
 	switch {
+	case c.Op == copMove:
+		coordMoveOnNodeRemoved(s, id, e)
 	case c.Op == copAdd && c.OpNode == id:
 		c.Op, c.OpNode = copNone, none
 		c.Repl, c.Node = replAbsent, none
@@ -90,6 +98,7 @@ func coordHandleStatus(cfg *Config, s *State, m Msg, e *emitter) {
 	}
 	errText := statusErrText(m)
 	recv := spec.Event{Kind: spec.StatusReceived, Node: NodeName(m.Src), Epoch: uint64(m.Epoch), Checkpoint: uint64(ckpt), BootstrapDone: bootDone, State: st, Err: errText}
+	handoffStatusReceived(s, m)
 
 	// (1) the operator sees the status first.
 	hadOp := c.Op != copNone
@@ -120,6 +129,8 @@ func coordHandleStatus(cfg *Config, s *State, m Msg, e *emitter) {
 			coordFinishStop(s, e)
 			c.Op, c.OpNode, c.OpRemove = copNone, none, false
 		}
+	case copMove:
+		coordMoveCheck(cfg, s, m, e)
 	}
 	if deleted(c) {
 		// The changefeed's keys are gone: "no changefeed found and no
@@ -142,7 +153,8 @@ func coordHandleStatus(cfg *Config, s *State, m Msg, e *emitter) {
 		}
 		return
 	}
-	if cfg.has(FeatEpochs) && m.Epoch != 0 && m.Epoch != c.Epoch && !cfg.mut(MutStatusEpochCheck) {
+	// #6280: the active move's origin's final Stopped report passes (movemaintainer.go).
+	if cfg.has(FeatEpochs) && m.Epoch != 0 && m.Epoch != c.Epoch && !cfg.mut(MutStatusEpochCheck) && !moveFinalReport(cfg, s, m) {
 		if e != nil {
 			e.add(recv)
 		}
@@ -281,6 +293,8 @@ func updateStatus(cfg *Config, s *State, m Msg, e *emitter) {
 		}
 	}
 	c.Op, c.OpNode, c.OpEpoch = copStop, oldNode, oldEpoch
+	clearMove(c)
+	handoffOtherOpStarted(s)
 	c.Repl, c.Node = replAbsent, none
 	if e != nil {
 		e.add(spec.Event{Kind: spec.MaintainerOpStarted, Op: spec.OpStop, Node: NodeName(oldNode), Epoch: uint64(oldEpoch)})

@@ -27,7 +27,7 @@ func dslAction(s *State, a Action) string {
 		return "t?"
 	}
 	switch a.Kind {
-	case ACrash, ADetect, ARestart, ACoordSchedule, AMaintTick, AMaintCleanup, ADMTick, ADMComplete:
+	case ACrash, ADetect, ARestart, ACoordSchedule, AMaintTick, AMaintCleanup, ADMTick, ADMComplete, ACoordMove:
 		return a.Kind.String() + " " + node(a.Node)
 	case ASinkError, ADispClosed, AFastFail:
 		return a.Kind.String() + " " + tableOf(a.Arg)

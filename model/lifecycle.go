@@ -122,8 +122,18 @@ func stopChangefeed(cfg *Config, s *State, remove bool, e *emitter) {
 		}
 	case copAdd:
 		node, epoch = c.OpNode, c.OpEpoch
+	case copMove:
+		// moveOriginStopTargetLocked: the origin and its epoch until the
+		// target is bound, then the target and the move's epoch.
+		if c.OpPh == cmovAddTarget {
+			node, epoch = c.OpNode, c.OpEpoch
+		} else {
+			node, epoch = c.OpOrigin, c.OpOrigEpoch
+		}
 	}
 	c.Op, c.OpNode, c.OpEpoch, c.OpRemove = copStop, node, epoch, remove
+	clearMove(c)
+	handoffOtherOpStarted(s)
 	c.Repl, c.Node = replAbsent, none
 	if e != nil {
 		e.add(spec.Event{Kind: spec.MaintainerOpStarted, Op: spec.OpStop, Node: NodeName(node), Epoch: uint64(epoch), Removed: remove})
@@ -253,6 +263,7 @@ func coordFailover(cfg *Config, s *State, e *emitter) {
 	// In-memory state of the new coordinator: NewChangefeed from etcd.
 	c.Repl, c.Node, c.BootDone = replAbsent, none, false
 	c.Op, c.OpNode, c.OpEpoch, c.OpRemove = copNone, none, 0, false
+	clearMove(c)
 	c.Retrying, c.Restarting, c.RetryWait = false, false, false
 	c.Baseline = c.Ckpt
 	switch {
@@ -270,6 +281,7 @@ func coordFailover(cfg *Config, s *State, e *emitter) {
 			node, epoch = reports[0].node, reports[0].epoch
 		}
 		c.Op, c.OpNode, c.OpEpoch, c.OpRemove = copStop, node, epoch, c.State == cfRemoved
+		handoffOtherOpStarted(s)
 		if e != nil {
 			e.add(spec.Event{Kind: spec.MaintainerOpStarted, Op: spec.OpStop, Node: NodeName(node), Epoch: uint64(epoch), Removed: c.OpRemove})
 		}
@@ -287,6 +299,7 @@ func coordFailover(cfg *Config, s *State, e *emitter) {
 		}
 		if c.Op == copNone {
 			c.Op, c.OpNode, c.OpEpoch = copStop, r.node, r.epoch
+			handoffOtherOpStarted(s)
 			if e != nil {
 				e.add(spec.Event{Kind: spec.MaintainerOpStarted, Op: spec.OpStop, Node: NodeName(r.node), Epoch: uint64(r.epoch)})
 			}

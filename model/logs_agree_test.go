@@ -157,6 +157,7 @@ var debugOnly = map[spec.Property]string{
 	spec.ErrorNeverDropped:          "the coordinator rule needs the status lines",
 	spec.CheckpointMonotonic:        "the stored checkpoint is logged at DEBUG",
 	spec.CheckpointNotPastUnflushed: "rows and sink flushes are logged at DEBUG",
+	spec.HandoffKeepsCheckpoint:     "the origin's final report is a coordinator status line, logged at DEBUG",
 }
 
 // notTracedYet are the barrier's properties: traces/ does not report them

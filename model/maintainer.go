@@ -88,6 +88,9 @@ func managerHandleRemove(cfg *Config, s *State, m Msg, e *emitter) {
 		}
 	} else if cfg.has(FeatEpochs) && m.Epoch != 0 && m.Epoch != mt.Epoch && !cfg.mut(MutRemoveEpochCheck) {
 		return // "drop stale remove maintainer request"
+	} else if m.A != 1 {
+		managerNonCascadeRemove(cfg, s, slot, e) // a maintainer move (movemaintainer.go)
+		return
 	}
 	if mt.Removing {
 		return

@@ -55,6 +55,8 @@ const (
 	MutCloseWaitsAllAcks
 	MutSplitAbortOnOriginRemoved
 	MutBootstrapFillsSplitHoles
+	MutMoveAddNeedsBootstrapDone
+	MutNonCascadeRemoveBeforeBootstrap
 	mutLimit
 )
 
@@ -114,6 +116,9 @@ var guards = []MutationInfo{
 	{Name: "split-abort-on-origin-removed", M: MutSplitAbortOnOriginRemoved, Cites: "operator_split.go OnNodeRemove (the origin left: the split is aborted and PostFinish marks the span absent)", Where: "maintOnNodeRemoved: a split whose origin node left", Configs: []string{"split"}},
 	{Name: "bootstrap-fills-split-holes", M: MutBootstrapFillsSplitHoles, Cites: "A.4 phase 3 (the tables of the snapshot not covered by working dispatchers get absent spans: the holes of a split table)", Where: "finishBootstrap: a split table with one half adopted gets the other half absent", Configs: []string{"split"}},
 	{Name: "close-waits-all-acks", M: MutCloseWaitsAllAcks, Cites: "A.4 (a cascade close is Stopped only when every node ACKed)", Where: "maybeClosed", Configs: []string{"sink-error", "lifecycle"}},
+	{Name: "move-add-needs-bootstrap-done", M: MutMoveAddNeedsBootstrapDone, Cites: "#4115 (fixed by #4114: MoveMaintainerOperator.Check needs BootstrapDone)", Where: "coordMoveCheck: the move finishes only on a Working, bootstrapped report of the target with the move's epoch", Configs: []string{"maintainer-move"}},
+	{Name: "noncascade-remove-before-bootstrap", M: MutNonCascadeRemoveBeforeBootstrap, Cites: "#4115 (fixed by #4114: a non-cascade remove before bootstrap is ignored)", Where: "managerNonCascadeRemove: a maintainer that has not bootstrapped ignores a move's remove",
+		Redundant: "the coordinator moves only a replicating changefeed, and its add finished only on the maintainer's bootstrapped report, so the origin a move's remove reaches has always bootstrapped; TiCDC's #4115 came from a rolling restart's drain moving a maintainer whose bootstrap had not finished after a coordinator failover, which the model's failover (it adopts only reported maintainers, BootstrapDone false) and its configurations do not combine with a move"},
 }
 
 // features: each Feature is a fix too.

@@ -104,9 +104,9 @@ func invAtMostOneDispatcherPerSpan(cfg *Config, prev, s *State) string {
 // (the node's removal makes the changefeed absent again).
 func invRunningMaintainerBootstrapped(cfg *Config, prev, s *State) string {
 	c := &s.Coord
-	if prev == nil || c.Repl != replReplicating || prev.Coord.Repl == replReplicating || prev.Coord.Op != copAdd || s.CoordFails != prev.CoordFails {
-		// Judged when an add operator finishes (a new coordinator adopting
-		// a running maintainer is not an add).
+	if prev == nil || c.Repl != replReplicating || prev.Coord.Repl == replReplicating || (prev.Coord.Op != copAdd && prev.Coord.Op != copMove) || s.CoordFails != prev.CoordFails {
+		// Judged when an add or move operator finishes (a new coordinator
+		// adopting a running maintainer is not an add).
 		return ""
 	}
 	slot := slotOf(c.Node)
@@ -163,6 +163,7 @@ var safetyProps = []safetyProp{
 	{spec.AtMostOneDispatcherPerSpan, invAtMostOneDispatcherPerSpan},
 	{spec.RunningMaintainerBootstrapped, invRunningMaintainerBootstrapped},
 	{spec.SingleMaintainerGeneration, invSingleMaintainerGeneration},
+	{spec.HandoffKeepsCheckpoint, invHandoffKeepsCheckpoint},
 	{spec.DDLOrderedWithRows, invDDLOrderedWithRows},
 }
 

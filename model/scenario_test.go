@@ -294,7 +294,7 @@ func parseAction(st *State, line string) (Action, error) {
 	}
 	var err error
 	switch kind {
-	case ACrash, ADetect, ARestart, ACoordSchedule, AMaintTick, AMaintCleanup, ADMTick, ADMComplete:
+	case ACrash, ADetect, ARestart, ACoordSchedule, AMaintTick, AMaintCleanup, ADMTick, ADMComplete, ACoordMove:
 		a.Node, err = argN(1)
 	case ASinkError, AFastFail:
 		a.Arg, err = dispOf(1, false)

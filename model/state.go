@@ -64,6 +64,7 @@ const (
 	copNone = 0
 	copAdd  = 1
 	copStop = 2
+	copMove = 3 // movemaintainer.go
 )
 
 // Maintainer dispatcher operators.
@@ -128,6 +129,13 @@ type Coord struct {
 	OpNode     uint8 // add: destination; stop: node it stops (identity)
 	OpEpoch    uint8 // stop: the epoch it stops; add: the bumped epoch
 	OpRemove   bool  // stop: the changefeed is removed (RemoveMaintainerRequest.Removed)
+	// Move (movemaintainer.go): OpNode is the target, OpEpoch the move's
+	// epoch; the origin's identity and epoch, the phase, and whether the
+	// origin's node left during the move (originRemoved).
+	OpOrigin    uint8
+	OpOrigEpoch uint8
+	OpPh        uint8
+	OpOrigGone  bool
 }
 
 // SpanRep is a span replication in a maintainer's span controller (A.5) with
@@ -267,6 +275,7 @@ type State struct {
 	// Budgets of lifecycle.go: fast-fail errors, client requests (pause,
 	// resume, remove), coordinator failovers.
 	FastFails, ClientOps, CoordFails uint8
+	MaintMoves                       uint8 // maintainer moves (movemaintainer.go)
 
 	Overflow bool // a send found the network full: the state is outside the bounds
 
@@ -283,6 +292,7 @@ type State struct {
 	// is their minimum (split.go).
 	FlushedPart [MaxTables + 1][2]uint8
 	ErrDrop     ErrDropGhost
+	Hand        HandoffGhost // handoff-keeps-checkpoint (movemaintainer.go)
 
 	// The blocking DDL of Config.Barrier (barrier.go): its commitTs (0: not
 	// committed yet), and ghosts: how often the sink wrote it (saturating at
@@ -443,6 +453,9 @@ func copName(c *Coord) string {
 		return fmt.Sprintf("add(%s,epoch %d)", NodeName(c.OpNode), c.OpEpoch)
 	case copStop:
 		return fmt.Sprintf("stop(%s,epoch %d)", NodeName(c.OpNode), c.OpEpoch)
+	case copMove:
+		return fmt.Sprintf("move(%s/epoch %d -> %s/epoch %d, %s)", NodeName(c.OpOrigin), c.OpOrigEpoch, NodeName(c.OpNode), c.OpEpoch,
+			[...]string{"remove origin", "origin stopped", "add target"}[c.OpPh])
 	}
 	return "none"
 }

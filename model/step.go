@@ -199,6 +199,8 @@ func step(cfg *Config, s *State, a Action, e *emitter) {
 		coordFailover(cfg, s, e)
 	case AMaintApplyWM:
 		maintApplyWatermark(cfg, s, a.Node, a.Arg)
+	case ACoordMove:
+		coordMoveMaintainer(cfg, s, a.Node, e)
 	default:
 		pullStep(cfg, s, a.Kind)
 	}
@@ -376,6 +378,7 @@ func appendActions(cfg *Config, s *State, buf []Action, withFaults bool) []Actio
 		buf = append(buf, Action{Kind: ACoordRetryTimer})
 	}
 	buf = appendLifecycleActions(cfg, s, buf, withFaults)
+	buf = appendMoveActions(cfg, s, buf)
 	// maintainers
 	for i := uint8(0); i < uint8(cfg.Nodes); i++ {
 		m := &s.Maint[i]

@@ -216,7 +216,8 @@ func permute(s *State, g *perm) State {
 		t.TableT[j], t.Flushed[j], t.FlushedPart[j] = s.TableT[i], s.Flushed[i], s.FlushedPart[i]
 	}
 	c := &t.Coord
-	c.Node, c.OpNode = g.id(c.Node), g.id(c.OpNode)
+	c.Node, c.OpNode, c.OpOrigin = g.id(c.Node), g.id(c.OpNode), g.id(c.OpOrigin)
+	t.Hand.Origin = g.id(t.Hand.Origin)
 	for i := range t.Maint {
 		// Every field is mapped whether or not its part exists: the maps
 		// are bijections, so leftovers of a removed part stay consistent.
@@ -296,7 +297,7 @@ func (p *perm) action(a Action) Action {
 	switch a.Kind {
 	case ADeliver, ADrop, ADuplicate:
 		a.Msg = p.msg(a.Msg)
-	case ACrash, ADetect, ARestart, ACoordSchedule, AMaintTick, AMaintCleanup, ADMTick, ADMComplete:
+	case ACrash, ADetect, ARestart, ACoordSchedule, AMaintTick, AMaintCleanup, ADMTick, ADMComplete, ACoordMove:
 		a.Node = p.slotOf(a.Node)
 	case AMaintApplyWM:
 		a.Node, a.Arg = p.slotOf(a.Node), p.slotOf(a.Arg)
@@ -334,7 +335,10 @@ var symmetryRoles = map[string]string{
 	"TableT": roleTableArray, "NextID": roleNone,
 	"Crashes": roleNone, "Drops": roleNone, "Dups": roleNone, "SinkErrs": roleNone,
 	"Stalls": roleNone, "DDLs": roleNone, "Restarts": roleNone, "Overflow": roleNone,
-	"FastFails": roleNone, "ClientOps": roleNone, "CoordFails": roleNone,
+	"FastFails": roleNone, "ClientOps": roleNone, "CoordFails": roleNone, "MaintMoves": roleNone,
+	"Coord.OpOrigin": roleIdentity, "Coord.OpOrigEpoch": roleNone, "Coord.OpPh": roleNone, "Coord.OpOrigGone": roleNone,
+	"Hand.Active": roleNone, "Hand.Removing": roleNone, "Hand.Origin": roleIdentity, "Hand.Epoch": roleNone,
+	"Hand.HasFinal": roleNone, "Hand.Final": roleNone, "Hand.FinalEpoch": roleNone,
 	"Coord.OpRemove": roleNone, "Maint[].ErrFast": roleNone, "Maint[].PendWM": roleSlotArray,
 	"DMs[].ErrFast": roleNone, "ErrDrop.Fast": roleNone,
 	"Moves": roleNone, "Splits": roleNone, "FlushedPart": roleTableArray, "FlushedPart[][]": roleNone,

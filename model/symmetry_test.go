@@ -99,8 +99,13 @@ func TestSymmetryCommutes(t *testing.T) {
 		c.Barrier, c.DDLTables = kind, 0
 		return c
 	}
+	maintMove := func() Config {
+		c := symCfg()
+		c.MaintMoves, c.CoordFailovers, c.SinkErrors = 2, 1, 1
+		return c
+	}
 	for _, cfg := range []Config{symCfg(), func() Config { c := symCfg(); c.Puller = true; return c }(), lifecycle(),
-		barrier("syncpoint"), barrier("normal"), barrier("truncate")} {
+		barrier("syncpoint"), barrier("normal"), barrier("truncate"), maintMove()} {
 		sy := newSymmetry(&cfg)
 		require.Len(t, sy.group, 2, "2 interchangeable slots")
 		r := rand.New(rand.NewPCG(7, 11))

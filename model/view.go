@@ -18,7 +18,7 @@ type View struct {
 	Feed  string // coordinator FeedState: normal | warning | failed | stopped | removed
 	Sched string // coordinator replica state: absent | scheduling | replicating
 	Bound string // node the coordinator binds the maintainer to; "" none
-	Op    string // coordinator maintainer operator: "" | add | stop
+	Op    string // coordinator maintainer operator: "" | add | stop | move
 	// Maint is the maintainer of each running node, "" when it has none.
 	Maint [MaxNodes]string
 	// DM is the dispatcher manager of each running node: "" none, else its
@@ -67,7 +67,7 @@ func (s *State) View() View {
 	if s.Coord.Node != none {
 		v.Bound = NodeName(s.Coord.Node)
 	}
-	v.Op = [...]string{copNone: "", copAdd: "add", copStop: "stop"}[s.Coord.Op]
+	v.Op = [...]string{copNone: "", copAdd: "add", copStop: "stop", copMove: "move"}[s.Coord.Op]
 	for i := range s.Maint {
 		if s.NodeSt[i] != nodeAlive {
 			continue

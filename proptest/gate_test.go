@@ -118,6 +118,9 @@ var gateProfiles = []gateProfile{
 	{Bug: "split-double-add",
 		Ops:  []Op{OpSplitTable, OpAdvanceTime},
 		Seed: 1, Checks: 50, MaxShrunk: 6},
+	{Bug: "move-final-stopped-rejected",
+		Ops:  []Op{OpMoveMaintainer, OpAdvanceTime},
+		Seed: 1, Checks: 50, MaxShrunk: 6},
 	// Found through cdcspec's remove-table-dispatchers, which has no TiCDC
 	// counterpart; TiCDC's path (a remove restored from the journal) is not
 	// reached by this menu.

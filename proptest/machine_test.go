@@ -245,6 +245,8 @@ func fail(t *rapid.T, f *Failure) {
 		t.Fatalf("violated %s", f.Property)
 	case spec.SingleMaintainerGeneration:
 		t.Fatalf("violated %s", f.Property)
+	case spec.HandoffKeepsCheckpoint:
+		t.Fatalf("violated %s", f.Property)
 	case spec.EverySpanReplicated:
 		t.Fatalf("violated %s", f.Property)
 	case spec.CheckpointAdvancesAfterHeal:

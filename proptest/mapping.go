@@ -28,7 +28,8 @@ import (
 //	------------------------------  ------------------------------  ------------------------------------------
 //	create-changefeed cf1           (none)                          the model's changefeed exists from Init
 //	pause/resume/remove cf1         -- shadow stops --              the model has no pause, resume or remove
-//	move-maintainer cf1             -- shadow stops --              the model has no maintainer move
+//	move-maintainer cf1 -> node     move-maintainer slot            if enabled (replicating, no operator, the
+//	                                                                slot is not the bound one)
 //	any action on another feed      (none)                          the model has one changefeed
 //	create-table                    create-table                    while the model has DDL tables left, the
 //	                                                                upstream is not stalled and ts < TsMax
@@ -96,6 +97,7 @@ func NewShadow(su Setup) *Shadow {
 	cfg.TsMax = 9
 	cfg.Crashes, cfg.Restarts, cfg.SinkErrors, cfg.Stalls, cfg.FastFails = 7, 7, 7, 7, 7
 	cfg.SpanMoves = true
+	cfg.MaintMoves = 7
 	sh := &Shadow{slots: map[core.NodeID]uint8{}}
 	for _, name := range su.Bugs {
 		b, ok := spec.LookupBug(name)
@@ -184,9 +186,17 @@ func (sh *Shadow) Mirror(d *Driver, st Step, before []core.NodeID) {
 	}
 	mine := st.Feed == "" || st.Feed == ShadowFeed
 	switch st.Op {
-	case OpPauseChangefeed, OpResumeChangefeed, OpRemoveChangefeed, OpMoveMaintainer:
+	case OpPauseChangefeed, OpResumeChangefeed, OpRemoveChangefeed:
 		if mine {
 			sh.stop("%s %s: the model has no such action", st.Op, st.Feed)
+		}
+	case OpMoveMaintainer:
+		// Applied when the model can: the end comparison does not look at
+		// the maintainer's node, so a move one side refused is harmless.
+		if n, ok := nodeAt(st.Node); ok && mine {
+			if dst, ok := sh.slots[n]; ok {
+				sh.apply(model.Action{Kind: model.ACoordMove, Node: dst})
+			}
 		}
 	case OpCreateTable:
 		sh.apply(model.Action{Kind: model.ACreateTable})
@@ -285,7 +295,7 @@ func (sh *Shadow) dispNode(id uint8) uint8 {
 // the heal.
 func fair(a *model.Action) bool {
 	switch a.Kind {
-	case model.AMaintMove, model.ACreateTable, model.AUpstreamAdvance, model.AUpstreamStall, model.AUpstreamResume:
+	case model.AMaintMove, model.ACoordMove, model.ACreateTable, model.AUpstreamAdvance, model.AUpstreamStall, model.AUpstreamResume:
 		return false
 	}
 	return !a.Kind.IsFault()

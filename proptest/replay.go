@@ -148,7 +148,7 @@ func netHas(s *model.State, m model.Msg) bool {
 func isEnv(k model.ActKind) bool {
 	switch k {
 	case model.ACreateTable, model.AUpstreamStall, model.AUpstreamResume, model.ACrash, model.ADetect,
-		model.ARestart, model.ASinkError, model.ACoordSchedule, model.AMaintSchedule, model.AMaintMove, model.ABlockDDL:
+		model.ARestart, model.ASinkError, model.ACoordSchedule, model.AMaintSchedule, model.AMaintMove, model.ABlockDDL, model.ACoordMove:
 		return true
 	}
 	return false
@@ -264,6 +264,12 @@ func translate(cfg model.Config, actions []model.Action) ([]scriptItem, error) {
 					}
 					r.slotCap[sl] = m
 				}})
+		case model.ACoordMove:
+			sl := a.Node
+			items = append(items, scriptItem{at: i, text: fmt.Sprintf("move the maintainer to slot %d", sl), step: func(r *replayer) (Step, bool) {
+				n, ok := r.slotIndex(sl)
+				return Step{Op: OpMoveMaintainer, Feed: ShadowFeed, Node: n, Ms: 2000}, ok
+			}})
 		case model.AMaintSchedule, model.AMaintMove:
 			t, sl := int64(a.Arg), a.Arg2
 			items = append(items, scriptItem{at: i, text: fmt.Sprintf("table %d on slot %d", t, sl), step: func(r *replayer) (Step, bool) {

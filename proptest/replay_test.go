@@ -29,7 +29,8 @@ var replayExpect = map[string]bool{
 	"db-ddl-before-table-ddls-acked": false,
 	// The replay maps no model split (maintainer-split) to the
 	// implementation's split-table (proptest/mapping.go).
-	"split-double-add": false,
+	"split-double-add":            false,
+	"move-final-stopped-rejected": true,
 }
 
 // TestReplayModelCounterexamples: for every catalogued bug, the model's

@@ -73,6 +73,14 @@ func (t *Tracker) mapStep(st sim.Step) (what string, f filter, mustAct bool, sto
 		if !ok || kinds == nil {
 			return what, nothing, false, ""
 		}
+		if rm, isRm := st.Msg.(*core.RemoveMaintainerRequest); isRm && !rm.Cascade && rm.Changefeed == t.Feed {
+			// Found by TestMaintainerMoveConforms: the implementation's
+			// origin removes its table trigger over several steps (a
+			// Remove to its own DM, the trigger's async close, its Stopped,
+			// the next re-sent remove), the model's in one (SPEC.md 7.1,
+			// item 13), so the Views differ while the trigger closes.
+			return what, nil, false, "a move's non-cascade remove at the origin: the model removes the table trigger and stops the maintainer at once, the implementation over several steps"
+		}
 		if t.tsExhausted && t.reportsError(st.Msg) {
 			return what, nil, false, "an error report after the model's timestamps ran out: whether it comes with checkpoint progress, which decides the backoff, is beyond the model's ts range"
 		}
@@ -216,6 +224,10 @@ func (t *Tracker) mapStep(st sim.Step) (what string, f filter, mustAct bool, sto
 		return what, nil, false, "blocking-ddl: the model commits the one blocking DDL of its configuration (Config.Barrier fixes kind and tables), and its View has no block stage to compare"
 	case spec.ActionSplitTable:
 		return what, nil, false, "split-table: the model splits a span on its own (maintainer-split), keeping the left half on the origin, while the implementation's split targets every bootstrapped node in order; and the model splits a table once, into two halves"
+	case spec.ActionMoveMaintainer:
+		// The step names the coordinator's capture, not the target: any
+		// target slot, the Views that follow tell them apart.
+		return what, only(model.ACoordMove), true, ""
 	case spec.ActionPauseChangefeed, spec.ActionResumeChangefeed:
 		// Found by TestProtocol: after a pause the cascade close of a
 		// dispatcher manager removes its dispatchers at once in the model

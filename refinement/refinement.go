@@ -31,14 +31,17 @@
 //	stall-upstream / resume-upstream    stall-upstream / resume-upstream
 //	create-table                        create-table
 //	move-table t to N                   maintainer-move t to N
+//	move-maintainer                     move-maintainer to any slot (the Views that follow tell them apart)
 //	heal, random-message-faults,        (none): message faults take effect only as deliveries
 //	  drop/duplicate/delay-messages,    that do not happen; a model message that is never
 //	  partition, heal-network           delivered is the model's drop-messages
 //
 // What the mapping leaves out, and what makes the Tracker stop following
 // (Stopped names it; a stopped Tracker checks nothing more and says so):
-// a second changefeed, pause/resume/remove and maintainer moves (the model
-// has none of them yet), split and remove-table-dispatchers (one span per
+// a second changefeed, pause/resume/remove (section 7.1 of SPEC.md, item
+// 12: the model's cascade close is atomic), a maintainer move's non-cascade
+// remove reaching the origin (item 13: the model removes the table trigger
+// and stops the maintainer at once; the move's start is followed), split and remove-table-dispatchers (one span per
 // table), failpoints, a crash of the coordinator's capture (coordinator
 // failover), more captures or tables than the model's slots, a capture
 // joining while a maintainer runs (the model's maintainer does not bootstrap
@@ -187,7 +190,10 @@ func Config(nodes, tables int, bugs model.Config) model.Config {
 	cfg.DDLTables = model.MaxTables - tables
 	cfg.TsMax = 9
 	cfg.Crashes, cfg.Restarts, cfg.SinkErrors, cfg.Stalls = 7, 7, 7, 7
-	cfg.FastFails, cfg.ClientOps = 7, 7
+	// Client requests stop the Tracker (mapStep), so the model needs no
+	// budget for them; maintainer moves it follows (and Validate refuses
+	// both in one configuration).
+	cfg.FastFails, cfg.MaintMoves = 7, 7
 	cfg.SpanMoves = true
 	cfg.Bugs = bugs.Bugs
 	cfg.Features = bugs.Features
@@ -406,6 +412,8 @@ func (t *Tracker) implView() model.View {
 			v.Op = "add"
 		case strings.HasPrefix(cf.Operator, "stop "):
 			v.Op = "stop"
+		case strings.HasPrefix(cf.Operator, "move "):
+			v.Op = "move"
 		case cf.Operator != "":
 			v.Op = cf.Operator
 		}
@@ -446,4 +454,14 @@ func (t *Tracker) name(id core.NodeID) string {
 		return model.NodeName(x)
 	}
 	return "?" + string(id)
+}
+
+// moved reports whether the candidates took a maintainer move (for tests).
+func (t *Tracker) moved() bool {
+	for i := range t.cands {
+		if t.cands[i].MaintMoves > 0 {
+			return true
+		}
+	}
+	return false
 }

@@ -55,3 +55,34 @@ func TestPlantedDivergenceCaught(t *testing.T) {
 		assert.Contains(t, tr.Divergence.Error(), "the implementation left the model at step")
 	}
 }
+
+// TestMaintainerMoveConforms: the Tracker follows a maintainer move step by
+// step (the coordinator's move operator: epoch bump, scheduling, the
+// origin's non-cascade remove re-sent) up to the remove's delivery at the
+// origin, where it stops with the reason (SPEC.md 7.1, item 13), with
+// #6280's rule and with HEAD's (move-final-stopped-rejected) on both sides.
+func TestMaintainerMoveConforms(t *testing.T) {
+	for _, bugs := range []spec.BugSet{0, spec.BugSet(0).With(spec.BugMoveFinalStoppedRejected)} {
+		for seed := uint64(1); seed <= 3; seed++ {
+			s := sim.New(sim.Config{Seed: seed, Nodes: 3, Tables: 2, Options: core.Options{Bugs: bugs}})
+			require.NoError(t, s.CreateChangefeed("cf1"))
+			tr := Follow(s, "cf1", Config(3, 2, model.Config{Features: model.Base().Features, Bugs: bugs}))
+			s.RunFor(5_000)
+			moved := false
+			for _, n := range s.Captures() {
+				if s.MoveMaintainer("cf1", n) == nil {
+					moved = true
+					break
+				}
+			}
+			require.True(t, moved, "seed %d: no capture took the move", seed)
+			s.RunFor(15_000)
+			if tr.Divergence != nil {
+				t.Fatalf("seed %d bugs %v: %v", seed, bugs.Names(), tr.Divergence)
+			}
+			require.Contains(t, tr.Stopped, "a move's non-cascade remove at the origin", "seed %d", seed)
+			require.True(t, tr.moved(), "seed %d: no candidate took the move", seed)
+			t.Logf("seed %d bugs %v: %d steps, peak %d candidates", seed, bugs.Names(), tr.Steps, tr.PeakCandidates())
+		}
+	}
+}

@@ -33,6 +33,7 @@ const (
 	BugOperatorDoneBeforeWatermark
 	BugSplitDoubleAdd
 	BugMergeOccupyFinishesEarly
+	BugMoveFinalStoppedRejected
 	bugLimit
 )
 
@@ -175,7 +176,7 @@ var catalogue = [...]Bug{
 		ID: BugRemoveDuringMoveLeaksDispatchers, Name: "remove-during-move-leaks-dispatchers", Kind: KindHead,
 		Issue:    "none found (near: #6244, #4827)",
 		Property: EverySpanReplicated, Delivery: DeliveryMessageCenter,
-		ModelGap: "maintainer moves and changefeed removal",
+		ModelGap: "the status's cascade-closed flag: the model has maintainer moves and changefeed removal, but its status cannot tell the origin's Stopped of a move's non-cascade remove from a stop's, so a configuration may not combine them (model.Config.Validate)",
 		Where:    "coordinator/operator/operator_stop.go StopChangefeedOperator.Check: any non-Working status from the stop's node and epoch finishes it, including the origin's Stopped from a move's non-cascade remove (which closed only the table trigger)",
 		Story:    "a changefeed is removed while its maintainer moves: the stop takes the move's origin and origin epoch, and the origin's Stopped from the move's non-cascade remove, already in flight, finishes it before any cascade remove is sent; the dispatcher managers are never closed and the removed changefeed's dispatchers keep running (in cdcspec, which keeps a changefeed's ID across a re-create, a new changefeed of the same name adopts them and a table stays unreplicated)",
 	},
@@ -245,6 +246,13 @@ var catalogue = [...]Bug{
 		ImplGap:  "impl/ has no merge operator yet (occupy operators, MergeDispatcherRequest, the merge journal)",
 		Where:    "maintainer/operator/operator_merge.go: the occupy operators of the merged spans finished (and the merge's PostFinish ran) before the old dispatchers reported their final Stopped; the late Stopped then met no operator and the fallback marked the span absent",
 		Story:    "two adjacent spans are merged; the occupy operators finish before the old dispatchers report Stopped; a late Stopped of an old dispatcher finds no operator, the \"non-working without operator\" fallback marks a ghost span absent, and its checkpoint pins the changefeed's",
+	},
+	{
+		ID: BugMoveFinalStoppedRejected, Name: "move-final-stopped-rejected", Kind: KindFixedUpstream,
+		Issue:    "pingcap/ticdc#6283 (fixed by #6280, after " + HeadCommit + ")",
+		Property: HandoffKeepsCheckpoint, Delivery: DeliveryMessageCenter,
+		Where: "coordinator/controller.go handleSingleMaintainerStatus: the origin's final Stopped report of a maintainer move carries the origin's epoch, older than the one the move persisted, and is dropped as stale (\"drop stale maintainer status\") after the move operator took it, so its checkpoint never reaches the changefeed status the target's AddMaintainerRequest is built from",
+		Story: "a maintainer move bumps the changefeed's epoch; the origin keeps replicating and its checkpoint passes the stored one, but its statuses now carry the old epoch and are dropped; its final Stopped report, which ends the move's non-cascade remove, is dropped as stale too, so the target maintainer starts from the older stored checkpoint and the changefeed replays what the origin had already flushed",
 	},
 }
 

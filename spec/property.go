@@ -18,6 +18,7 @@ const (
 	AtMostOneDispatcherPerSpan    Property = "at-most-one-dispatcher-per-span"
 	RunningMaintainerBootstrapped Property = "running-maintainer-bootstrapped"
 	SingleMaintainerGeneration    Property = "single-maintainer-generation"
+	HandoffKeepsCheckpoint        Property = "handoff-keeps-checkpoint"
 )
 
 // Liveness properties: judged when a driver emits Quiesced after FaultsHealed
@@ -53,6 +54,7 @@ func Properties() []Info {
 		{AtMostOneDispatcherPerSpan, Safety, "at most one live dispatcher replicates any key of a table span, across all nodes", "D.S3; #6202, #5083, #4077, #4874"},
 		{RunningMaintainerBootstrapped, Safety, "a changefeed is marked replicating on a node only if a bootstrapped, non-removal-only maintainer of the current epoch runs there", "D.S5; #3952 (fixed by #3976), #4115"},
 		{SingleMaintainerGeneration, Safety, "at most one bootstrapped maintainer of a changefeed runs on live nodes at a time", "D.S6; #5083, #5179"},
+		{HandoffKeepsCheckpoint, Safety, "a maintainer move starts the target maintainer at or above the checkpoint of the origin's final Stopped report that reached the coordinator", "C.6; #6283 (fixed by #6280)"},
 		{EverySpanReplicated, Liveness, "once faults stop, every table of a running changefeed is covered by exactly one working dispatcher", "D.L1; #3411 (fixed by #3691), #4763, #3126"},
 		{CheckpointAdvancesAfterHeal, Liveness, "once faults stop, the stored checkpoint of a running changefeed passes the upstream resolved ts seen at heal time", "D.L2; tiflow#9595, #5709, #3952"},
 		{DDLOrderedWithRows, Safety, "a blocking DDL at commitTs T is written exactly once, only after every dispatcher of the tables it blocks has flushed every row with commitTs < T, and no dispatcher of those tables writes a row with commitTs > T before the DDL is written", "A.7; #3799 (fixed by #3802), #3443"},
@@ -120,6 +122,7 @@ func NewMonitors(cfg Config) []Monitor {
 		NewAtMostOneDispatcherPerSpan(),
 		NewRunningMaintainerBootstrapped(),
 		NewSingleMaintainerGeneration(),
+		NewHandoffKeepsCheckpoint(),
 		NewEverySpanReplicated(),
 		NewCheckpointAdvancesAfterHeal(),
 		NewDDLOrderedWithRows(),

@@ -117,6 +117,7 @@ func runCheck(args []string, stdout, stderr io.Writer) int {
 	fastFails := fs.Int("fast-fails", 0, "unretryable dispatcher errors (fault fast-fail-error)")
 	clientOps := fs.Int("client-ops", 0, "pause, resume and remove requests, in all")
 	coordFailovers := fs.Int("coord-failovers", 0, "coordinator failovers")
+	maintMoves := fs.Int("maint-moves", 0, "maintainer moves by the coordinator (balance, drain)")
 	moves := fs.Bool("moves", false, "the maintainer may move spans (balance)")
 	puller := fs.Bool("puller", false, "model the upstream kv client (seed 004)")
 	liveness := fs.Bool("liveness", true, "check the liveness properties")
@@ -181,6 +182,7 @@ func runCheck(args []string, stdout, stderr io.Writer) int {
 		{"crashes", &cfg.Crashes, *crashes}, {"restarts", &cfg.Restarts, *restarts}, {"drops", &cfg.Drops, *drops},
 		{"dups", &cfg.Dups, *dups}, {"sink-errors", &cfg.SinkErrors, *sinkErrs}, {"stalls", &cfg.Stalls, *stalls},
 		{"fast-fails", &cfg.FastFails, *fastFails}, {"client-ops", &cfg.ClientOps, *clientOps}, {"coord-failovers", &cfg.CoordFailovers, *coordFailovers},
+		{"maint-moves", &cfg.MaintMoves, *maintMoves},
 	}
 	for _, f := range ints {
 		if set[f.name] {

@@ -55,6 +55,13 @@ func (db *ChangefeedDB) BindReplicaToNode(cf *Changefeed, n core.NodeID) {
 	cf.state = Scheduling
 }
 
+// MarkReplicaScheduling marks the changefeed scheduling, keeping its node
+// (changefeed_db.go MarkMaintainerScheduling: a move's Start).
+func (db *ChangefeedDB) MarkReplicaScheduling(cf *Changefeed) {
+	db.lg.Info("changefeed_db.go", 320, "marking changefeed scheduling", zap.String("ChangefeedDB", string(cf.ID)))
+	cf.state = Scheduling
+}
+
 // MarkReplicaReplicating marks the changefeed replicating on its node.
 func (db *ChangefeedDB) MarkReplicaReplicating(cf *Changefeed) {
 	db.lg.Info("changefeed_db.go", 228, "marking changefeed replicating", zap.String("changefeed", string(cf.ID)), zap.String("node", string(cf.nodeID)))

@@ -436,7 +436,7 @@ func (c *Coordinator) handleMaintainerStatus(now int64, from core.NodeID, s core
 			zap.String("changefeed", string(cf.ID)), zap.String("localNode", string(cf.nodeID)), zap.String("remoteNode", string(from)))
 		return
 	}
-	if s.Epoch != 0 && cf.Info.Epoch != 0 && s.Epoch != cf.Info.Epoch {
+	if s.Epoch != 0 && cf.Info.Epoch != 0 && s.Epoch != cf.Info.Epoch && !c.moveFinalReport(cf, from, &s) {
 		c.lg.Event(out, received)
 		c.lg.Event(out, spec.Event{Kind: spec.StatusIgnored, Changefeed: string(cf.ID), Node: string(from), Epoch: s.Epoch,
 			Reason: "stale epoch"}, zap.Uint64("currentMaintainerEpoch", cf.Info.Epoch))
@@ -449,6 +449,19 @@ func (c *Coordinator) handleMaintainerStatus(now int64, from core.NodeID, s core
 	if changed {
 		c.handleStateChange(now, cf, state, err, out)
 	}
+}
+
+// moveFinalReport reports whether s is the final Stopped report of the
+// active move's origin, which the move operator has just taken (OriginStopped,
+// before Schedule binds the target): #6280 (after b813e76f9) lets it through
+// the epoch check so UpdateStatus stores its checkpoint and the target's
+// AddMaintainerRequest carries it; every other stale-epoch status is still
+// dropped. HEAD drops it as stale (catalogue entry
+// move-final-stopped-rejected, #6283).
+func (c *Coordinator) moveFinalReport(cf *Changefeed, from core.NodeID, s *core.MaintainerStatus) bool {
+	op, ok := c.oc.ops[cf.ID].(*MoveMaintainerOperator)
+	return ok && op.state == moveOriginStopped && from == op.origin && s.Epoch == op.originEpoch &&
+		s.State != core.ComponentWorking && !c.opts.Bugs.Has(spec.BugMoveFinalStoppedRejected)
 }
 
 // shouldStopStale: a move's origin keeps its (older) epoch until the move

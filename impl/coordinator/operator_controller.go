@@ -246,7 +246,7 @@ type MoveMaintainerOperator struct {
 
 func (o *MoveMaintainerOperator) ID() core.ChangefeedID { return o.cf.ID }
 func (o *MoveMaintainerOperator) Type() spec.Op         { return spec.OpMove }
-func (o *MoveMaintainerOperator) Start()                {}
+func (o *MoveMaintainerOperator) Start()                { o.c.db.MarkReplicaScheduling(o.cf) }
 func (o *MoveMaintainerOperator) Schedule() (core.NodeID, core.Message) {
 	switch o.state {
 	case moveRemoveOrigin:
