@@ -55,9 +55,12 @@ var faultInjectors = map[spec.Fault]injector{
 		return c.StaleCreate(ctx, st.window())
 	},
 	// kill-capture-during-ddl: a blocking DDL (not a syncpoint) is
-	// committed, and a random capture is killed 100 ms after the upstream's
-	// resolved ts passes it: the dispatchers of the blocked tables are then
-	// blocking, reporting WAITING or writing the DDL.
+	// committed; the maintainer's capture holds its next BlockStatusRequests
+	// for 3 s (delay-messages), so the barrier stays open once the
+	// dispatchers block; a random capture (the maintainer's among them) is
+	// killed 1 s after the upstream's resolved ts passed the DDL. Without
+	// the hold the barrier passes within about 100 ms of the last WAITING,
+	// and a kill timed from outside mostly lands before or after it.
 	spec.FaultKillCaptureDuringDDL: func(c *Cluster, ctx context.Context, _ Step) (string, error) {
 		var kinds []string
 		for _, k := range server.RuntimeBlockDDLKinds {
@@ -69,7 +72,10 @@ var faultInjectors = map[spec.Fault]injector{
 		if err != nil {
 			return "", err
 		}
-		at := time.UnixMilli(int64(ev.CommitTs) + c.Up.Config().LagMs + 100)
+		if _, err := c.maintainerRule(ctx, adminapi.DelayRule{Type: "BlockStatusRequest", Action: "delay", DelayMs: 3000, Count: 1000}); err != nil {
+			return "", err
+		}
+		at := time.UnixMilli(int64(ev.CommitTs) + c.Up.Config().LagMs + 1000)
 		select {
 		case <-ctx.Done():
 			return "", ctx.Err()
