@@ -1,6 +1,8 @@
 package datacheck
 
 import (
+	"context"
+	"sync/atomic"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -90,4 +92,45 @@ func TestDDLMessageRoundTrip(t *testing.T) {
 	require.Equal(t, d, *got)
 	_, err = kafkasink.DecodeMessage(b)
 	require.ErrorContains(t, err, "DDL")
+}
+
+// TestWriteDDLThroughKfake: rows below a DDL, flushed, then the DDL through
+// Sink.WriteDDL, then rows above it pass the check with the DDL in each of
+// the 3 partitions; a DDL written while rows below it were still unwritten
+// (the order a barrier bug would produce) is caught as ddl_order.
+func TestWriteDDLThroughKfake(t *testing.T) {
+	const ddlTs = 1100
+	rows := workload(2000, 100) // commit ts 100..2099
+	var below, above []kafkasink.Row
+	for _, r := range rows {
+		if r.CommitTs < ddlTs {
+			below = append(below, r)
+		} else {
+			above = append(above, r)
+		}
+	}
+	hist := []BlockDDL{{CommitTs: ddlTs, Query: "alter database test charset utf8mb4"}}
+	ddl := kafkasink.DDL{Changefeed: "cf", Dispatcher: "d0", Type: "QUERY", Query: hist[0].Query, CommitTs: ddlTs}
+	run := func(first, second []kafkasink.Row) Report {
+		k := startKfake(t)
+		var released atomic.Int64
+		s := startSink(t, k, &released, make(chan error, 1))
+		require.NoError(t, s.Write(context.Background(), first...))
+		waitFor(t, "acks", func() bool { return released.Load() == int64(len(first)) })
+		require.NoError(t, s.WriteDDL(context.Background(), ddl))
+		require.NoError(t, s.Write(context.Background(), second...))
+		waitFor(t, "acks", func() bool { return released.Load() == int64(len(rows)) })
+		require.NoError(t, s.Close())
+		rep, err := Check(context.Background(), Config{Brokers: k.Addrs(), Topic: s.Topic(), DDLs: hist, Partitions: 3}, Rows(rows), 2099)
+		require.NoError(t, err)
+		return rep
+	}
+	ok := run(below, above)
+	require.True(t, ok.OK(), "%s %v", ok.String(), ok.Examples)
+	require.Equal(t, 3, ok.DDLs)
+
+	// The DDL written after only half the rows below it.
+	bad := run(below[:len(below)/2], append(append([]kafkasink.Row{}, below[len(below)/2:]...), above...))
+	require.False(t, bad.OK())
+	require.Equal(t, len(below)-len(below)/2, bad.DDLOrderViolations, bad.String())
 }
