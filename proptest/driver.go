@@ -84,6 +84,7 @@ var UnsupportedFaults = map[spec.Fault]string{
 	spec.FaultKillMoveDestination:       "compound: rapid draws move-table and kill-capture as two steps",
 	spec.FaultKillMaintainerInflight:    "compound: rapid draws its parts (block-create-dispatcher, slow-close-dispatcher, move-table, kill-maintainer-capture)",
 	spec.FaultKillMaintainerStaleCreate: "compound: rapid draws its parts (delay-messages, move-table, kill-maintainer-capture)",
+	spec.FaultKillCaptureDuringDDL:      "compound: rapid draws its parts (blocking-ddl, kill-capture) as two steps",
 	spec.FaultFreezeCapture:             sim.UnsupportedFaults[spec.FaultFreezeCapture],
 	spec.FaultExpireFrozenSession:       sim.UnsupportedFaults[spec.FaultExpireFrozenSession],
 	spec.FaultStore:                     sim.UnsupportedFaults[spec.FaultStore],

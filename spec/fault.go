@@ -28,6 +28,7 @@ const (
 	FaultKillMoveDestination       Fault = "kill-move-destination"
 	FaultKillMaintainerInflight    Fault = "kill-maintainer-inflight"
 	FaultKillMaintainerStaleCreate Fault = "kill-maintainer-stale-create"
+	FaultKillCaptureDuringDDL      Fault = "kill-capture-during-ddl"
 	FaultExpireSession             Fault = "expire-session"
 	FaultFreezeCapture             Fault = "freeze-capture"
 	FaultExpireFrozenSession       Fault = "expire-frozen-session"
@@ -65,6 +66,7 @@ var faultDocs = []struct {
 	{FaultKillMoveDestination, "compound: a table move (move-table), then kill-capture of the move's destination while the move runs"},
 	{FaultKillMaintainerInflight, "compound (#3411): block-create-dispatcher and slow-close-dispatcher on two other captures, every table moved to the first, then kill-maintainer-capture"},
 	{FaultKillMaintainerStaleCreate, "compound (#5083): delay-messages of ScheduleDispatcherRequest on a capture, a table moved to it, then kill-maintainer-capture: the old maintainer's Create lands late"},
+	{FaultKillCaptureDuringDDL, "compound: the upstream commits a blocking DDL (blocking-ddl), delay-messages of BlockStatusRequest on the maintainer's capture holds its barrier open, then kill-capture while the dispatchers wait at it"},
 	{FaultExpireSession, "the capture's etcd session expires: the others see it leave at once; the capture fences itself and exits with ErrCaptureSuicide (server/server.go at b813e76f9)"},
 	{FaultFreezeCapture, "the capture's process is paused (SIGSTOP, as in a long GC pause): no heartbeat, its session still alive"},
 	{FaultExpireFrozenSession, "compound: expire-session of every frozen capture, then it runs again (SIGCONT), finds its session gone and commits suicide"},

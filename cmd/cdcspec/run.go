@@ -67,6 +67,7 @@ func runRun(args []string, stdout, stderr io.Writer) int {
 	logDir := fl.String("log-dir", "", "directory for the logs (default a new temp dir)")
 	ttl := fl.Duration("session-ttl", 5*time.Second, "captures' etcd session TTL, 1s..1m")
 	kto := fl.Duration("kafka-timeout", 2*time.Second, "captures' Kafka request timeout, 100ms..1m")
+	ddlEvery := fl.Duration("ddl-every", 0, "DDL traffic: the upstream commits a blocking DDL of a random kind (alter, rename, DB-level, syncpoint) this often during the fault phase, 1s..1h (default none)")
 	fl.Usage = func() {
 		fmt.Fprintln(stderr, "usage: cdcspec run [--nodes N] [--tables N] [--duration D] [--faults LIST] [--bug NAME]... [--scenario seed-5709] [--format json]")
 		fmt.Fprintln(stderr, "\nStarts embedded etcd and kfake (or uses --etcd/--kafka), N capture processes of this binary, a changefeed")
@@ -84,11 +85,11 @@ func runRun(args []string, stdout, stderr io.Writer) int {
 		return exitUsage
 	}
 	if err := checkRunFlags(fl, runFlags{nodes: *nodes, tables: *tables, rate: *rate, duration: *duration, settle: *settle,
-		ttl: *ttl, kafkaTimeout: *kto, kafkaListen: *kafkaListen, etcd: etcd, kafka: kafka, bugs: bugs, faults: faults, scenario: *scenario}); err != nil {
+		ttl: *ttl, kafkaTimeout: *kto, ddlEvery: *ddlEvery, kafkaListen: *kafkaListen, etcd: etcd, kafka: kafka, bugs: bugs, faults: faults, scenario: *scenario}); err != nil {
 		fmt.Fprintf(stderr, "cdcspec run: %v\n", err)
 		return exitUsage
 	}
-	rc := cluster.RunConfig{Duration: *duration, SettleTimeout: *settle, Cluster: cluster.Config{
+	rc := cluster.RunConfig{Duration: *duration, SettleTimeout: *settle, DDLEvery: *ddlEvery, Cluster: cluster.Config{
 		Nodes: *nodes, Tables: *tables, Rate: *rate, Seed: *seed, Bugs: bugs, Etcd: etcd, Kafka: kafka,
 		KafkaListen: *kafkaListen, LogDir: *logDir, SessionTTL: *ttl, KafkaTimeout: *kto}}
 	switch {
@@ -231,7 +232,7 @@ type runFlags struct {
 	nodes, tables             int
 	rate                      float64
 	duration, settle, ttl     time.Duration
-	kafkaTimeout              time.Duration
+	kafkaTimeout, ddlEvery    time.Duration
 	kafkaListen, scenario     string
 	etcd, kafka, bugs, faults listFlag
 }
@@ -249,6 +250,9 @@ func checkRunFlags(fl *flag.FlagSet, f runFlags) error {
 		durationIn("--settle-timeout", f.settle, time.Second, time.Hour),
 		durationIn("--session-ttl", f.ttl, time.Second, time.Minute),
 		durationIn("--kafka-timeout", f.kafkaTimeout, 100*time.Millisecond, time.Minute),
+	}
+	if set["ddl-every"] {
+		errs = append(errs, durationIn("--ddl-every", f.ddlEvery, time.Second, time.Hour))
 	}
 	if f.kafkaListen != "" {
 		errs = append(errs, hostPort("--kafka-listen", f.kafkaListen))
@@ -309,6 +313,8 @@ func writeRunText(w io.Writer, r *cluster.Result) {
 	fmt.Fprintf(w, "data:       %s\n", r.Data.String())
 	fmt.Fprintf(w, "            produced %d, delivered %d, lost %d, out_of_order %d, duplicates %d (topic %s)\n",
 		r.Produced, r.Delivered, r.Lost, r.OutOfOrder, r.Duplicates, r.Topic)
+	fmt.Fprintf(w, "            DDL ordering violations: %d (%d blocking DDLs and syncpoints committed, %d DDL messages delivered)\n",
+		r.DDLOrderViolations, r.BlockingDDLs, r.Data.DDLs)
 	fmt.Fprintf(w, "            (produced: row changes at or below the final checkpoint, which must all be in the topic;\n")
 	fmt.Fprintf(w, "            beyond_checkpoint=%d: distinct changes delivered above it, allowed, not checked for loss;\n", r.Data.BeyondCheckpoint)
 	fmt.Fprintf(w, "            first_delivery_regressions=%d: a key's change first delivered after a newer one of the key, as when a\n", r.Data.FirstDeliveryRegressions)

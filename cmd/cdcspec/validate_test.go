@@ -39,6 +39,7 @@ func TestBadFlagsRefused(t *testing.T) {
 		{[]string{"run", "--bug", "nope"}, `--bug: unknown bug "nope"`},
 		{[]string{"run", "--session-ttl", "0s"}, "--session-ttl 0s out of range [1s, 1m0s]"},
 		{[]string{"run", "--kafka-timeout", "-1s"}, "--kafka-timeout -1s out of range"},
+		{[]string{"run", "--ddl-every", "10ms"}, "--ddl-every 10ms out of range"},
 		{[]string{"run", "--settle-timeout", "0s"}, "--settle-timeout 0s out of range"},
 		{[]string{"run", "--kafka-listen", "nohost"}, `--kafka-listen "nohost" is not host:port`},
 		{[]string{"run", "--kafka", "k:1"}, "sink-error times Kafka out in the embedded kfake"},

@@ -28,6 +28,23 @@ type Options struct {
 	Delivery spec.Delivery
 	// ErrorStuckDurationMs is changefeed-error-stuck-duration (default 30 min).
 	ErrorStuckDurationMs int64
+	// WriteBlockEvent, when set, writes the block event a dispatcher was
+	// told to write (the barrier's Write action) to the downstream and
+	// returns once it is durable (TiCDC's sink WriteBlockEvent, synchronous
+	// in the dispatcher). The dispatcher has flushed every row below the
+	// event and writes none above it before this returns. nil: the write is
+	// instantaneous (the simulation). An error fails the changefeed as a
+	// sink error does; the dispatcher stays blocked and reports no DONE.
+	WriteBlockEvent func(BlockEventWrite) *RunningError
+}
+
+// BlockEventWrite is one call of Options.WriteBlockEvent.
+type BlockEventWrite struct {
+	Changefeed ChangefeedID
+	Sink       uint64 // the dispatcher manager's sink instance
+	Dispatcher DispatcherID
+	Span       spec.Span
+	Event      BlockEvent
 }
 
 // WithDefaults fills zero fields.

@@ -226,6 +226,12 @@ func (d *Dispatcher) onAction(now int64, a core.DispatcherAction, out *core.Effe
 	d.dm.o.lg.Event(out, spec.Event{Kind: spec.BlockActionReceived, Changefeed: string(d.dm.cf), Node: string(d.dm.o.self), Dispatcher: string(d.id),
 		Checkpoint: a.CommitTs, State: a.Action.String(), SyncPoint: a.IsSyncPoint})
 	if a.Action == core.ActionWrite {
+		if write := d.dm.o.opts.WriteBlockEvent; write != nil {
+			if err := write(core.BlockEventWrite{Changefeed: d.dm.cf, Sink: d.dm.sinkID, Dispatcher: d.id, Span: d.span, Event: *ev}); err != nil {
+				d.dm.onError(*err, out)
+				return
+			}
+		}
 		d.dm.o.lg.Event(out, spec.Event{Kind: spec.DDLWritten, Changefeed: string(d.dm.cf), Node: string(d.dm.o.self), Dispatcher: string(d.id),
 			Span: d.span, Checkpoint: a.CommitTs, SyncPoint: a.IsSyncPoint, Reason: ev.Query})
 	}

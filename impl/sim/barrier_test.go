@@ -7,6 +7,7 @@ import (
 
 	"github.com/stretchr/testify/assert"
 
+	"cdcspec/impl/core"
 	"cdcspec/spec"
 )
 
@@ -44,4 +45,32 @@ func TestChaosBlockingDDLs(t *testing.T) {
 	assert.Positive(t, ddls, "no blocking DDL was drawn")
 	assert.Positive(t, written, "no block event was written")
 	t.Logf("%d blocking DDLs drawn, %d block events written", ddls, written)
+}
+
+// TestWriteBlockEventHook: with core.Options.WriteBlockEvent set (the
+// runtime writes the DDL to Kafka there), every block event written is
+// written through the hook exactly when it succeeds; a hook that fails
+// every third call fails the changefeed as a sink error does, and the run
+// still converges with no violation (the Write is re-sent and retried).
+func TestWriteBlockEventHook(t *testing.T) {
+	calls, ok := 0, 0
+	written := 0
+	for seed := uint64(1); seed <= 15; seed++ {
+		var log bytes.Buffer
+		opts := core.Options{WriteBlockEvent: func(w core.BlockEventWrite) *core.RunningError {
+			calls++
+			if calls%3 == 0 {
+				return &core.RunningError{Code: "CDC:ErrKafkaAsyncSendMessage", Message: "planted DDL write failure"}
+			}
+			ok++
+			return nil
+		}}
+		r := RunChaos(ChaosConfig{Seed: seed, Steps: 20, BlockingDDLs: true, Options: opts, Log: &log})
+		assert.Empty(t, r.Violations, "seed %d: actions %v", seed, r.Actions)
+		assert.True(t, r.Converged, "seed %d: not converged: %s; actions %v", seed, r.Why, r.Actions)
+		written += strings.Count(log.String(), `"sink wrote block event"`)
+	}
+	assert.Positive(t, calls-ok, "no planted failure")
+	assert.Positive(t, ok)
+	assert.Equal(t, ok, written, "a block event logged as written without a successful hook call, or the reverse")
 }

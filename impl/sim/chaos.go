@@ -196,6 +196,7 @@ var ChaosUnsupported = map[spec.Fault]string{
 	spec.FaultKillMoveDestination:       "compound: RunChaos draws its parts (move-table, kill-capture) independently",
 	spec.FaultKillMaintainerInflight:    "compound: RunChaos draws its parts (failpoints, move-table, kill-capture) independently",
 	spec.FaultKillMaintainerStaleCreate: "compound: RunChaos draws its parts (delay-messages, move-table, kill-capture) independently",
+	spec.FaultKillCaptureDuringDDL:      "compound: RunChaos draws its parts (blocking-ddl with -ddls, kill-capture) independently",
 	spec.FaultFreezeCapture:             UnsupportedFaults[spec.FaultFreezeCapture],
 	spec.FaultExpireFrozenSession:       UnsupportedFaults[spec.FaultExpireFrozenSession],
 	spec.FaultStore:                     UnsupportedFaults[spec.FaultStore],

@@ -40,6 +40,7 @@ var UnsupportedFaults = map[spec.Fault]string{
 	spec.FaultKillMaintainerInflight: "compound: testdata/issue3411.txt writes it as block-create-dispatcher, slow-close-dispatcher, " +
 		"move-table and kill-capture steps",
 	spec.FaultKillMaintainerStaleCreate: "compound: testdata/issue5083.txt writes it as delay-messages, move-table and kill-capture steps",
+	spec.FaultKillCaptureDuringDDL:      "compound: a story writes blocking-ddl, then kill-capture, as two steps",
 	spec.FaultStore: "the simulation's upstream has no stores (one kv-client stream per table, impl/upstream); stall-upstream is its " +
 		"store failure, every store at once",
 }

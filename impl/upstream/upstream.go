@@ -193,6 +193,29 @@ func (u *Upstream) CommitBlockDDL(kind string, tables []int64, out *core.Effects
 			return core.BlockEvent{}, fmt.Errorf("blocking DDL %q: table %d does not exist", kind, t)
 		}
 	}
+	ev := BlockEventOf(kind, tables, ts)
+	for _, t := range ev.NeedDropped {
+		u.tables[t].dropTs = ts
+	}
+	if kind == DDLTruncate {
+		ev.NeedAdded = []int64{u.addTable(ts).id}
+	}
+	u.blocks = append(u.blocks, ev)
+	var feeds []string
+	if u.Feeds != nil {
+		feeds = u.Feeds()
+	}
+	for _, cf := range feeds {
+		u.lg.Event(out, DDLCommittedEvent(cf, ev))
+	}
+	return ev, nil
+}
+
+// BlockEventOf is the block event of a blocking DDL of the kind at ts on
+// tables (CommitBlockDDL checked both); a truncate's added table is the
+// caller's (NeedAdded is left empty). The runtime's upstream builds its
+// events with it too.
+func BlockEventOf(kind string, tables []int64, ts uint64) core.BlockEvent {
 	ev := core.BlockEvent{CommitTs: ts, Influence: spec.InfluenceNormal}
 	name := func(i int) string { return fmt.Sprintf("t%d", tables[i]) }
 	switch kind {
@@ -210,26 +233,17 @@ func (u *Upstream) CommitBlockDDL(kind string, tables []int64, out *core.Effects
 	case DDLSyncPoint:
 		ev.Influence, ev.IsSyncPoint, ev.Query = spec.InfluenceAll, true, "syncpoint"
 	}
-	for _, t := range ev.NeedDropped {
-		u.tables[t].dropTs = ts
+	return ev
+}
+
+// DDLCommittedEvent is the DDLCommitted event of ev for changefeed cf.
+func DDLCommittedEvent(cf string, ev core.BlockEvent) spec.Event {
+	e := spec.Event{Kind: spec.DDLCommitted, Changefeed: cf, Checkpoint: ev.CommitTs, Influence: ev.Influence, SyncPoint: ev.IsSyncPoint,
+		Dropped: ev.NeedDropped, Added: ev.NeedAdded, Reason: ev.Query}
+	if ev.Influence == spec.InfluenceNormal {
+		e.Tables = ev.BlockTables
 	}
-	if kind == DDLTruncate {
-		ev.NeedAdded = []int64{u.addTable(ts).id}
-	}
-	u.blocks = append(u.blocks, ev)
-	var feeds []string
-	if u.Feeds != nil {
-		feeds = u.Feeds()
-	}
-	for _, cf := range feeds {
-		e := spec.Event{Kind: spec.DDLCommitted, Changefeed: cf, Checkpoint: ts, Influence: ev.Influence, SyncPoint: ev.IsSyncPoint,
-			Dropped: ev.NeedDropped, Added: ev.NeedAdded, Reason: ev.Query}
-		if ev.Influence == spec.InfluenceNormal {
-			e.Tables = ev.BlockTables
-		}
-		u.lg.Event(out, e)
-	}
-	return ev, nil
+	return e
 }
 
 // BlockEventsBetween implements core.BlockEventSource.

@@ -31,6 +31,7 @@ import (
 	"cdcspec/impl/coordinator"
 	"cdcspec/impl/core"
 	"cdcspec/impl/logging"
+	"cdcspec/impl/upstream"
 	"cdcspec/runtime/adminapi"
 	"cdcspec/runtime/etcdmeta"
 	"cdcspec/runtime/kafkasink"
@@ -903,6 +904,24 @@ func (c *Cluster) CreateTable() (int64, error) {
 		return id, err
 	}
 	return id, nil
+}
+
+// CommitBlockDDL commits a blocking DDL of the kind ("": one of
+// server.RuntimeBlockDDLKinds drawn at random) in the shared upstream and
+// logs it (DDLCommitted) for the changefeed; it returns the event.
+func (c *Cluster) CommitBlockDDL(kind string) (core.BlockEvent, error) {
+	c.rngMu.Lock()
+	if kind == "" {
+		kind = server.RuntimeBlockDDLKinds[c.rng.IntN(len(server.RuntimeBlockDDLKinds))]
+	}
+	rnd := rand.New(rand.NewPCG(c.rng.Uint64(), 0x646463))
+	c.rngMu.Unlock()
+	ev, err := server.CommitBlockDDL(c.ctx, c.Etcd, kind, rnd)
+	if err != nil {
+		return ev, err
+	}
+	c.lg.Event(nil, upstream.DDLCommittedEvent("default/"+c.cfg.Changefeed, ev))
+	return ev, nil
 }
 
 // Stall stalls (or resumes) the upstream.

@@ -7,7 +7,9 @@ import (
 	"strings"
 	"time"
 
+	"cdcspec/impl/upstream"
 	"cdcspec/runtime/adminapi"
+	"cdcspec/runtime/server"
 	"cdcspec/spec"
 )
 
@@ -51,6 +53,36 @@ var faultInjectors = map[spec.Fault]injector{
 	},
 	spec.FaultKillMaintainerStaleCreate: func(c *Cluster, ctx context.Context, st Step) (string, error) {
 		return c.StaleCreate(ctx, st.window())
+	},
+	// kill-capture-during-ddl: a blocking DDL (not a syncpoint) is
+	// committed; the maintainer's capture holds its next BlockStatusRequests
+	// for 3 s (delay-messages), so the barrier stays open once the
+	// dispatchers block; a random capture (the maintainer's among them) is
+	// killed 1 s after the upstream's resolved ts passed the DDL. Without
+	// the hold the barrier passes within about 100 ms of the last WAITING,
+	// and a kill timed from outside mostly lands before or after it.
+	spec.FaultKillCaptureDuringDDL: func(c *Cluster, ctx context.Context, _ Step) (string, error) {
+		var kinds []string
+		for _, k := range server.RuntimeBlockDDLKinds {
+			if k != upstream.DDLSyncPoint {
+				kinds = append(kinds, k)
+			}
+		}
+		ev, err := c.CommitBlockDDL(kinds[c.intn(len(kinds))])
+		if err != nil {
+			return "", err
+		}
+		if _, err := c.maintainerRule(ctx, adminapi.DelayRule{Type: "BlockStatusRequest", Action: "delay", DelayMs: 3000, Count: 1000}); err != nil {
+			return "", err
+		}
+		at := time.UnixMilli(int64(ev.CommitTs) + c.Up.Config().LagMs + 1000)
+		select {
+		case <-ctx.Done():
+			return "", ctx.Err()
+		case <-time.After(time.Until(at)):
+		}
+		id, err := c.KillCapture("")
+		return fmt.Sprintf("%s at ts %d; killed %s", ev.Query, ev.CommitTs, id), err
 	},
 	spec.FaultExpireSession: func(c *Cluster, _ context.Context, st Step) (string, error) {
 		return c.ExpireSession("", st.AvoidOwner)
@@ -119,6 +151,12 @@ var actionInjectors = map[spec.Action]injector{
 	spec.ActionSplitTable: func(c *Cluster, ctx context.Context, _ Step) (string, error) {
 		t, n, err := c.SplitTable(ctx)
 		return fmt.Sprintf("table %d (%d spans)", t, n), err
+	},
+	// blocking-ddl commits a blocking DDL (or syncpoint) of a random kind
+	// of server.RuntimeBlockDDLKinds (CommitBlockDDL).
+	spec.ActionBlockingDDL: func(c *Cluster, _ context.Context, _ Step) (string, error) {
+		ev, err := c.CommitBlockDDL("")
+		return fmt.Sprintf("%s at ts %d", ev.Query, ev.CommitTs), err
 	},
 	spec.ActionCreateTable: func(c *Cluster, _ context.Context, _ Step) (string, error) {
 		t, err := c.CreateTable()

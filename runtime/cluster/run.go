@@ -170,6 +170,10 @@ type RunConfig struct {
 	// maintainer restarting) is retried (default 20 s). A step still not
 	// applied then fails the run.
 	RetryFor time.Duration
+	// DDLEvery, when > 0, is DDL traffic: during the fault phase the
+	// upstream commits a blocking DDL (or syncpoint) of a random kind every
+	// DDLEvery (Cluster.CommitBlockDDL), besides the schedule's steps.
+	DDLEvery time.Duration
 }
 
 // Recovery is what one fault (or domain action) did to the changefeed.
@@ -206,24 +210,30 @@ type Recovery struct {
 
 // Result is the report of a run.
 type Result struct {
-	Produced          int              `json:"produced"`
-	Delivered         int              `json:"delivered"`
-	Lost              int              `json:"lost"`
-	OutOfOrder        int              `json:"out_of_order"`
-	Duplicates        int              `json:"duplicates"`
-	FinalCheckpointTs uint64           `json:"final_checkpoint_ts"`
-	Findings          []traces.Finding `json:"findings"`
-	Violations        int              `json:"violations"`
-	Recovery          []Recovery       `json:"recovery"`
-	LogDir            string           `json:"log_dir"`
-	Topic             string           `json:"topic"`
-	Data              datacheck.Report `json:"data"`
-	RowsPerSec        float64          `json:"rows_per_sec"`
-	Settled           bool             `json:"settled"`
-	SettleError       string           `json:"settle_error,omitempty"`
-	Restarts          int              `json:"restarts"`
-	Etcd              []string         `json:"etcd"`
-	Kafka             []string         `json:"kafka"`
+	Produced          int    `json:"produced"`
+	Delivered         int    `json:"delivered"`
+	Lost              int    `json:"lost"`
+	OutOfOrder        int    `json:"out_of_order"`
+	Duplicates        int    `json:"duplicates"`
+	FinalCheckpointTs uint64 `json:"final_checkpoint_ts"`
+	// BlockingDDLs is how many blocking DDLs and syncpoints the upstream
+	// committed (steps and DDL traffic); DDLOrderViolations is the data
+	// check's count of breaches of its DDL ordering rule
+	// (datacheck.BlockDDL).
+	BlockingDDLs       int              `json:"blocking_ddls"`
+	DDLOrderViolations int              `json:"ddl_order_violations"`
+	Findings           []traces.Finding `json:"findings"`
+	Violations         int              `json:"violations"`
+	Recovery           []Recovery       `json:"recovery"`
+	LogDir             string           `json:"log_dir"`
+	Topic              string           `json:"topic"`
+	Data               datacheck.Report `json:"data"`
+	RowsPerSec         float64          `json:"rows_per_sec"`
+	Settled            bool             `json:"settled"`
+	SettleError        string           `json:"settle_error,omitempty"`
+	Restarts           int              `json:"restarts"`
+	Etcd               []string         `json:"etcd"`
+	Kafka              []string         `json:"kafka"`
 	// Captures are the captures registered at the end (admin API
 	// addresses change when a capture restarts).
 	Captures map[string]string `json:"captures_api"`
@@ -327,6 +337,9 @@ func Run(ctx context.Context, rc RunConfig) (*Result, error) {
 			}
 		}
 		return true
+	}
+	if rc.DDLEvery > 0 {
+		go c.ddlTraffic(ctx, rc.DDLEvery, begin.Add(rc.Duration))
 	}
 	var free time.Time // when the previous step's window and MinGap have passed
 	for i, st := range rc.Steps {
@@ -440,13 +453,15 @@ func (c *Cluster) finish(res *Result, recs []Recovery, begin time.Time, settle f
 	// machine: allow 2 min plus 30 s per million rows of the run.
 	rows := c.cfg.Rate * float64(time.Since(begin)+30*time.Second) / float64(time.Second)
 	readTimeout := 2*time.Minute + time.Duration(rows/1e6*30)*time.Second
-	rep, err := datacheck.Check(ctx, datacheck.Config{Brokers: c.Brokers(), Topic: c.Topic(), Timeout: readTimeout},
+	res.BlockingDDLs = len(c.Up.BlockEvents())
+	rep, err := datacheck.Check(ctx, datacheck.Config{Brokers: c.Brokers(), Topic: c.Topic(), Timeout: readTimeout, DDLs: server.BlockDDLs(c.Up)},
 		c.Up.Source(c.StartTs, uint64(time.Now().UnixMilli())), server.TSO(s.Checkpoint))
 	if err != nil {
 		return nil, fmt.Errorf("data check: %w", err)
 	}
 	res.Data = rep
 	res.Produced, res.Delivered, res.Lost, res.OutOfOrder, res.Duplicates = rep.Produced, rep.Delivered, rep.Lost, rep.OutOfOrder, rep.Duplicates
+	res.DDLOrderViolations = rep.DDLOrderViolations
 	if secs := float64(int64(s.Checkpoint)-int64(c.StartTs)) / 1000; secs > 0 {
 		res.RowsPerSec = float64(rep.Produced) / secs
 	}
@@ -469,6 +484,28 @@ func (c *Cluster) finish(res *Result, recs []Recovery, begin time.Time, settle f
 	res.Violations = trep.Violations()
 	res.judge()
 	return res, nil
+}
+
+// ddlTraffic commits a blocking DDL every `every` until `until` or ctx
+// ends; a failed commit is reported and the traffic goes on.
+func (c *Cluster) ddlTraffic(ctx context.Context, every time.Duration, until time.Time) {
+	t := time.NewTicker(every)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case now := <-t.C:
+			if now.After(until) {
+				return
+			}
+			if ev, err := c.CommitBlockDDL(""); err != nil {
+				c.progress("DDL traffic: %v", err)
+			} else {
+				c.progress("DDL traffic: %s at ts %d", ev.Query, ev.CommitTs)
+			}
+		}
+	}
 }
 
 // recovery computes each fault's recovery from the stored-state timeline.

@@ -17,6 +17,10 @@ type Config struct {
 	Topic   string   // required
 	// Timeout bounds reading the topic; default 60s.
 	Timeout time.Duration
+	// DDLs is the upstream's blocking DDL history and Partitions the
+	// topic's partition count, for the DDL ordering check (BlockDDL).
+	DDLs       []BlockDDL
+	Partitions int32
 }
 
 // Check reads cfg.Topic and analyzes it against src and the final
@@ -28,6 +32,7 @@ func Check(ctx context.Context, cfg Config, src Source, finalCheckpoint uint64) 
 	if err != nil {
 		return Report{}, err
 	}
+	a.SetDDLs(cfg.DDLs, cfg.Partitions)
 	if err := ReadTopicFunc(ctx, cfg, a.Add); err != nil {
 		return Report{}, err
 	}

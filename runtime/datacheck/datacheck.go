@@ -31,9 +31,13 @@
 //   - malformed: a message that does not decode.
 //   - split_keys: a key whose changes landed in more than one partition
 //     (per-key order is then undefined; the partitioner broke).
+//   - ddl_order_violations: the blocking DDLs of the upstream's history
+//     (Analyzer.SetDDLs) against the DDL messages in the topic; see
+//     BlockDDL for the rule.
 //
 // The identity of a row change is (schema, table, key, commit ts). Report.OK
-// is true when lost, out_of_order, extra, malformed and split_keys are all 0.
+// is true when lost, out_of_order, extra, malformed, split_keys and
+// ddl_order_violations are all 0.
 //
 // Blind spots: the check sees only what is in the topic when it starts, and
 // it cannot tell a change delivered by the right dispatcher from one
@@ -83,7 +87,7 @@ type Record struct {
 
 // Example is one finding, with coordinates.
 type Example struct {
-	Kind      string `json:"kind"` // lost, out_of_order, duplicate, extra, malformed, split_key
+	Kind      string `json:"kind"` // lost, out_of_order, duplicate, extra, malformed, split_key, ddl_order, ddl_missing, ddl_unknown
 	Schema    string `json:"schema,omitempty"`
 	Table     string `json:"table,omitempty"`
 	Key       string `json:"key,omitempty"`
@@ -127,13 +131,20 @@ type Report struct {
 	// restart. Non-zero with out_of_order 0 means order was restored by
 	// the replay.
 	FirstDeliveryRegressions int `json:"first_delivery_regressions"`
+	// DDLs counts consumed DDL messages (every copy, in every partition).
+	DDLs int `json:"ddls"`
+	// DDLOrderViolations counts breaches of BlockDDL's rule: a row on the
+	// wrong side of a DDL (ddl_order), a DDL at or below the checkpoint
+	// missing from a partition (ddl_missing), a DDL message that is not in
+	// the upstream's history (ddl_unknown).
+	DDLOrderViolations int `json:"ddl_order_violations"`
 	// Examples holds up to MaxExamples findings per kind.
 	Examples []Example `json:"examples"`
 }
 
 // OK reports whether nothing was lost, reordered, extra, malformed or split.
 func (r *Report) OK() bool {
-	return r.Lost == 0 && r.OutOfOrder == 0 && r.Extra == 0 && r.Malformed == 0 && r.SplitKeys == 0
+	return r.Lost == 0 && r.OutOfOrder == 0 && r.Extra == 0 && r.Malformed == 0 && r.SplitKeys == 0 && r.DDLOrderViolations == 0
 }
 
 // String is a one-line summary.
@@ -142,8 +153,9 @@ func (r *Report) String() string {
 	if !r.OK() {
 		verdict = "FAILED"
 	}
-	return fmt.Sprintf("datacheck %s: produced=%d delivered=%d lost=%d out_of_order=%d duplicates=%d extra=%d malformed=%d split_keys=%d beyond_checkpoint=%d first_delivery_regressions=%d final_checkpoint_ts=%d",
-		verdict, r.Produced, r.Delivered, r.Lost, r.OutOfOrder, r.Duplicates, r.Extra, r.Malformed, r.SplitKeys, r.BeyondCheckpoint, r.FirstDeliveryRegressions, r.FinalCheckpointTs)
+	return fmt.Sprintf("datacheck %s: produced=%d delivered=%d lost=%d out_of_order=%d duplicates=%d extra=%d malformed=%d split_keys=%d beyond_checkpoint=%d first_delivery_regressions=%d ddls=%d ddl_order_violations=%d final_checkpoint_ts=%d",
+		verdict, r.Produced, r.Delivered, r.Lost, r.OutOfOrder, r.Duplicates, r.Extra, r.Malformed, r.SplitKeys, r.BeyondCheckpoint, r.FirstDeliveryRegressions,
+		r.DDLs, r.DDLOrderViolations, r.FinalCheckpointTs)
 }
 
 // MaxExamples bounds Report.Examples per kind.
@@ -207,6 +219,11 @@ type Analyzer struct {
 	lastOff  map[int32]int64
 	counts   map[string]int
 	finished bool
+	// ddls: the upstream's blocking DDLs, ascending by commit ts;
+	// ddlSeen[partition][commitTs]: the DDL was delivered in the partition.
+	ddls       []BlockDDL
+	ddlSeen    map[int32]map[uint64]bool
+	partitions int32
 }
 
 // NewAnalyzer loads the produced row changes; it reads src twice (to size
@@ -309,12 +326,17 @@ func (a *Analyzer) Add(rec Record) error {
 	}
 	a.lastOff[rec.Partition] = rec.Offset
 	a.rep.Delivered++
-	r, err := kafkasink.DecodeMessage(rec.Value)
+	rp, ddl, err := kafkasink.DecodeAny(rec.Value)
 	if err != nil {
 		a.rep.Malformed++
 		a.add(Example{Kind: "malformed", Partition: rec.Partition, Offset: rec.Offset, Detail: err.Error()})
 		return nil
 	}
+	if ddl != nil {
+		a.addDDL(rec, ddl)
+		return nil
+	}
+	r := *rp
 	id := changeID{keyID{r.SchemaOrDefault(), r.Table, r.Key}, r.CommitTs}
 	ex := Example{Schema: id.schema, Table: id.table, Key: id.key, CommitTs: id.ts, Partition: rec.Partition, Offset: rec.Offset}
 	k := a.keys[id.keyID]
@@ -359,6 +381,7 @@ func (a *Analyzer) Add(rec Record) error {
 	} else {
 		k.maxFirst = id.ts
 	}
+	a.checkRowAgainstDDLs(rec.Partition, ex)
 	return nil
 }
 
@@ -409,6 +432,7 @@ func (a *Analyzer) Finish() Report {
 		}
 	}
 	a.rep.Examples = append(a.rep.Examples, earliest(lost)...)
+	a.finishDDLs()
 	return a.rep
 }
 

@@ -169,6 +169,11 @@ type Sink struct {
 	closeOnce sync.Once
 	drained   sync.WaitGroup
 	drainDone chan struct{} // closed when both delivery goroutines ended
+	// ddlProd is WriteDDL's synchronous producer (started on first use,
+	// closed by Close).
+	ddlMu     sync.Mutex
+	ddlProd   sarama.SyncProducer
+	ddlClosed bool
 	now       func() time.Time
 }
 
@@ -647,6 +652,7 @@ func (s *Sink) Close() error { return s.CloseContext(context.Background()) }
 func (s *Sink) CloseContext(ctx context.Context) error {
 	s.closeOnce.Do(func() {
 		close(s.closing)
+		s.closeDDLProducer()
 		s.closeMu.Lock() // waits for Writes to leave; new ones see closing
 		s.producer.AsyncClose()
 		s.closeMu.Unlock()

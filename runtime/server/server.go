@@ -216,6 +216,7 @@ func Run(ctx context.Context, cfg Config) error {
 	cfg.Sink.Brokers = cfg.Kafka
 	s.sinks = newSinks(cfg.Sink, s.up, s.id, func(r core.SinkResult) { s.results <- r })
 	defer s.sinks.CloseAll()
+	s.opts.WriteBlockEvent = s.sinks.WriteBlockEvent
 
 	rnd := rand.New(rand.NewPCG(seed64(), seed64()))
 	s.cap = capture.New(s.id, &s.opts, rnd, s.up, s.lg)

@@ -3,10 +3,14 @@ package server
 import (
 	"context"
 	"fmt"
+	"math/rand/v2"
 	"testing"
 	"time"
 
+	"github.com/stretchr/testify/require"
+
 	"cdcspec/impl/core"
+	"cdcspec/impl/upstream"
 	"cdcspec/runtime/etcdmeta"
 	"cdcspec/runtime/kafkasink"
 	"cdcspec/spec"
@@ -105,6 +109,26 @@ func TestSharedUpstreamAndMetaStore(t *testing.T) {
 	if got := u.TablesAt(ts - 1); len(got) != 2 {
 		t.Fatalf("tables before the DDL: %v", got)
 	}
+	// Blocking DDLs: committed above every DDL so far, seen by followers
+	// with impl/upstream's event shape; a kind the runtime cannot commit
+	// is refused.
+	rnd := rand.New(rand.NewPCG(1, 2))
+	ev, err := CommitBlockDDL(ctx, c, upstream.DDLNormal, rnd)
+	require.NoError(t, err)
+	require.Greater(t, ev.CommitTs, ts)
+	require.Len(t, ev.BlockTables, 2)
+	db, err := CommitBlockDDL(ctx, c, upstream.DDLDB, rnd)
+	require.NoError(t, err)
+	require.Greater(t, db.CommitTs, ev.CommitTs)
+	_, err = CommitBlockDDL(ctx, c, upstream.DDLDrop, rnd)
+	require.ErrorContains(t, err, `blocking DDL kind "drop" is not one the runtime commits`)
+	require.Eventually(t, func() bool { return len(u.BlockEvents()) == 2 }, 5*time.Second, 10*time.Millisecond)
+	require.Equal(t, []core.BlockEvent{ev}, u.BlockEventsBetween(ev.CommitTs-1, ev.CommitTs))
+	hist := BlockDDLs(u)
+	require.Len(t, hist, 2)
+	require.Equal(t, TSO(ev.CommitTs), hist[0].CommitTs)
+	require.ElementsMatch(t, []string{TableName(ev.BlockTables[0]), TableName(ev.BlockTables[1])}, hist[0].Tables)
+	require.Nil(t, hist[1].Tables, "a DB-level DDL blocks every table")
 	if err := SetStall(ctx, c, true, u.Config().LagMs); err != nil {
 		t.Fatal(err)
 	}

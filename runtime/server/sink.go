@@ -3,10 +3,12 @@ package server
 import (
 	"context"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
 	"cdcspec/impl/core"
+	"cdcspec/runtime/datacheck"
 	"cdcspec/runtime/kafkasink"
 	"cdcspec/spec"
 )
@@ -59,8 +61,11 @@ type sinkInst struct {
 	// ("" between writes).
 	active string
 	sink   *kafkasink.Sink
-	ctx    context.Context
-	cancel context.CancelFunc
+	// startMu serializes starting sink (the writer goroutine and a block
+	// event write may both need it first).
+	startMu sync.Mutex
+	ctx     context.Context
+	cancel  context.CancelFunc
 }
 
 func newSinks(cfg SinkConfig, up *Upstream, node core.NodeID, result func(core.SinkResult)) *sinks {
@@ -68,18 +73,114 @@ func newSinks(cfg SinkConfig, up *Upstream, node core.NodeID, result func(core.S
 		now: func() int64 { return time.Now().UnixMilli() }}
 }
 
-// Submit queues a write; it never blocks.
-func (m *sinks) Submit(w core.SinkWrite) {
+// instance returns the sink instance id, created (with its writer
+// goroutine) on first use.
+func (m *sinks) instance(id uint64, cf core.ChangefeedID) *sinkInst {
 	m.mu.Lock()
-	s := m.byID[w.Sink]
+	defer m.mu.Unlock()
+	s := m.byID[id]
 	if s == nil {
-		s = &sinkInst{m: m, id: w.Sink, cf: w.Changefeed, wake: make(chan struct{}, 1), pending: map[string]core.SinkWrite{},
+		s = &sinkInst{m: m, id: id, cf: cf, wake: make(chan struct{}, 1), pending: map[string]core.SinkWrite{},
 			cut: map[string]bool{}}
 		s.ctx, s.cancel = context.WithCancel(context.Background())
-		m.byID[w.Sink] = s
+		m.byID[id] = s
 		go s.run()
 	}
-	m.mu.Unlock()
+	return s
+}
+
+// ddlWriteTimeout bounds one block event write: the capture's loop waits
+// for it, as TiCDC's dispatcher waits for WriteBlockEvent.
+const ddlWriteTimeout = 5 * time.Second
+
+// WriteBlockEvent implements core.Options.WriteBlockEvent: the DDL goes to
+// every partition of the topic through the dispatcher manager's sink
+// (kafkasink.Sink.WriteDDL) and the call returns once Kafka acknowledged
+// every copy. A syncpoint writes nothing: TiCDC's Kafka sink does not take
+// syncpoint events (syncpoints are a MySQL-sink feature), so for it the
+// barrier only aligns the dispatchers.
+func (m *sinks) WriteBlockEvent(w core.BlockEventWrite) *core.RunningError {
+	if w.Event.IsSyncPoint {
+		return nil
+	}
+	s := m.instance(w.Sink, w.Changefeed)
+	s.mu.Lock()
+	failed, closed := s.failed, s.closed
+	s.mu.Unlock()
+	if failed != nil {
+		return failed
+	}
+	if closed || !s.ensureStarted() {
+		return s.errorOf(kafkasink.ErrSinkClosed)
+	}
+	s.mu.Lock()
+	sk := s.sink
+	s.mu.Unlock()
+	ctx, cancel := context.WithTimeout(s.ctx, ddlWriteTimeout)
+	defer cancel()
+	err := sk.WriteDDL(ctx, kafkasink.DDL{Changefeed: string(w.Changefeed), Dispatcher: string(w.Dispatcher),
+		Table: ddlTable(w.Event), Type: ddlType(w.Event), Query: w.Event.Query, CommitTs: TSO(w.Event.CommitTs)})
+	if err != nil {
+		return s.errorOf(err)
+	}
+	return nil
+}
+
+func (s *sinkInst) errorOf(err error) *core.RunningError {
+	return &core.RunningError{Time: s.m.now(), Node: s.m.node, Code: "CDC:ErrKafkaAsyncSendMessage", Message: err.Error()}
+}
+
+// ddlTable is the canal-json "table" of a block event's message: the first
+// blocked table ("" for a database-level DDL).
+func ddlTable(ev core.BlockEvent) string {
+	for _, t := range ev.BlockTables {
+		if t != 0 {
+			return TableName(t)
+		}
+	}
+	return ""
+}
+
+// ddlType is canal-json's event type of a block event's message.
+func ddlType(ev core.BlockEvent) string {
+	switch {
+	case len(ev.NeedDropped) > 0 && len(ev.NeedAdded) > 0:
+		return "TRUNCATE"
+	case len(ev.NeedDropped) > 0:
+		return "ERASE"
+	case strings.HasPrefix(ev.Query, "rename"):
+		return "RENAME"
+	case strings.HasPrefix(ev.Query, "alter"):
+		return "ALTER"
+	}
+	return "QUERY"
+}
+
+// BlockDDLs is the datacheck history of up's blocking DDLs (syncpoints,
+// which the Kafka sink does not write, left out).
+func BlockDDLs(up *Upstream) []datacheck.BlockDDL {
+	var out []datacheck.BlockDDL
+	for _, ev := range up.BlockEvents() {
+		if ev.IsSyncPoint {
+			continue
+		}
+		d := datacheck.BlockDDL{CommitTs: TSO(ev.CommitTs), Query: ev.Query}
+		if ev.Influence == spec.InfluenceNormal {
+			d.Tables = []string{}
+			for _, t := range ev.BlockTables {
+				if t != 0 {
+					d.Tables = append(d.Tables, TableName(t))
+				}
+			}
+		}
+		out = append(out, d)
+	}
+	return out
+}
+
+// Submit queues a write; it never blocks.
+func (m *sinks) Submit(w core.SinkWrite) {
+	s := m.instance(w.Sink, w.Changefeed)
 	s.mu.Lock()
 	if s.failed != nil || s.closed {
 		err := s.failed
@@ -247,6 +348,17 @@ func (s *sinkInst) fail(err error) {
 	}()
 }
 
+// ensureStarted starts the instance's kafkasink.Sink unless it runs;
+// false: it could not start (the instance failed or closed).
+func (s *sinkInst) ensureStarted() bool {
+	s.startMu.Lock()
+	defer s.startMu.Unlock()
+	s.mu.Lock()
+	started := s.sink != nil
+	s.mu.Unlock()
+	return started || s.start()
+}
+
 func (s *sinkInst) start() bool {
 	cfg := kafkasink.Config{
 		Brokers: s.m.cfg.Brokers, Changefeed: string(s.cf), Partitions: s.m.cfg.Partitions,
@@ -289,7 +401,6 @@ func (s *sinkInst) start() bool {
 }
 
 func (s *sinkInst) run() {
-	started := false
 	var rows []kafkasink.Row
 	for {
 		select {
@@ -315,11 +426,8 @@ func (s *sinkInst) run() {
 			s.pending[d] = w
 			s.active = d
 			s.mu.Unlock()
-			if !started {
-				if !s.start() {
-					return
-				}
-				started = true
+			if !s.ensureStarted() {
+				return
 			}
 			// A lagging dispatcher's range can span minutes: write it in
 			// windows of chunkMs so memory stays bounded (WriteRange blocks

@@ -1,10 +1,13 @@
 package server
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
 	"math"
+	"math/rand/v2"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -12,6 +15,7 @@ import (
 	"time"
 
 	"cdcspec/impl/core"
+	"cdcspec/impl/upstream"
 	"cdcspec/runtime/etcdmeta"
 	"cdcspec/runtime/kafkasink"
 	"cdcspec/spec"
@@ -25,6 +29,7 @@ import (
 //	/cdcspec/upstream/config         UpstreamConfig JSON (seed, rates, genesis)
 //	/cdcspec/upstream/table/<id>     {"table":<id>,"create_ts":<ts>} (CREATE TABLE DDLs)
 //	/cdcspec/upstream/stall          {"ts":<ts>} while the upstream is stalled
+//	/cdcspec/upstream/block/<ts>     {"kind":..,"tables":[..],"commit_ts":<ts>} (blocking DDLs)
 //
 // Timestamps are wall-clock milliseconds (impl's ts unit); the Kafka
 // messages carry them as TiDB TSOs (ms << 18). The resolved ts is
@@ -37,6 +42,7 @@ const (
 	upstreamConfigKey = UpstreamPrefix + "config"
 	upstreamTablePfx  = UpstreamPrefix + "table/"
 	upstreamStallKey  = UpstreamPrefix + "stall"
+	upstreamBlockPfx  = UpstreamPrefix + "block/"
 )
 
 // UpstreamConfig is the shared upstream description.
@@ -71,6 +77,12 @@ type tableRec struct {
 	CreateTs uint64 `json:"create_ts"`
 }
 
+type blockRec struct {
+	Kind     string  `json:"kind"`
+	Tables   []int64 `json:"tables"`
+	CommitTs uint64  `json:"commit_ts"`
+}
+
 type stallRec struct {
 	Ts uint64 `json:"ts"`
 }
@@ -87,9 +99,10 @@ type Upstream struct {
 	puller Puller
 
 	mu       sync.RWMutex
-	tables   map[int64]uint64 // id -> create ts (0: from the beginning)
-	stallTs  uint64           // 0: not stalled
-	resolved uint64           // last resolved ts handed out (monotonic)
+	tables   map[int64]uint64  // id -> create ts (0: from the beginning)
+	stallTs  uint64            // 0: not stalled
+	resolved uint64            // last resolved ts handed out (monotonic)
+	blocks   []core.BlockEvent // blocking DDLs, ascending by commit ts
 }
 
 // NewUpstream returns an upstream with the initial tables only.
@@ -172,6 +185,15 @@ func (u *Upstream) apply(ev etcdmeta.WatchEvent) {
 		if err := json.Unmarshal(ev.KV.Value, &t); err == nil && t.Table > 0 {
 			u.tables[t.Table] = t.CreateTs
 		}
+	case strings.HasPrefix(ev.KV.Key, upstreamBlockPfx):
+		var b blockRec
+		if ev.Type != etcdmeta.EventPut || json.Unmarshal(ev.KV.Value, &b) != nil || b.CommitTs == 0 {
+			return
+		}
+		i, found := slices.BinarySearchFunc(u.blocks, b.CommitTs, func(e core.BlockEvent, ts uint64) int { return cmp.Compare(e.CommitTs, ts) })
+		if !found {
+			u.blocks = slices.Insert(u.blocks, i, upstream.BlockEventOf(b.Kind, b.Tables, b.CommitTs))
+		}
 	case ev.KV.Key == upstreamStallKey:
 		if ev.Type == etcdmeta.EventDelete {
 			u.stallTs = 0
@@ -215,6 +237,89 @@ func CreateTable(ctx context.Context, c *etcdmeta.Client) (int64, uint64, error)
 		return 0, 0, fmt.Errorf("table %d was created concurrently", id)
 	}
 	return id, ts, nil
+}
+
+// RuntimeBlockDDLKinds are the blocking DDL kinds (impl/upstream's) the
+// runtime's upstream commits. Drop and truncate are not among them: they
+// change the table set, which the runtime's upstream (and its TiKV stores)
+// keep fixed but for CREATE TABLE.
+var RuntimeBlockDDLKinds = []string{upstream.DDLNormal, upstream.DDLRename, upstream.DDLDB, upstream.DDLSyncPoint}
+
+// CommitBlockDDL commits a blocking DDL of the kind in the shared upstream,
+// on tables drawn with rnd from the existing ones, at a commit ts far
+// enough in the future (1.5 s) that every capture sees it before its
+// resolved ts reaches it, and above every DDL so far.
+func CommitBlockDDL(ctx context.Context, c *etcdmeta.Client, kind string, rnd *rand.Rand) (core.BlockEvent, error) {
+	if !slices.Contains(RuntimeBlockDDLKinds, kind) {
+		return core.BlockEvent{}, fmt.Errorf("blocking DDL kind %q is not one the runtime commits (known: %s)", kind, strings.Join(RuntimeBlockDDLKinds, ", "))
+	}
+	kvs, _, err := c.GetPrefix(ctx, UpstreamPrefix)
+	if err != nil {
+		return core.BlockEvent{}, err
+	}
+	var cfg UpstreamConfig
+	ts := uint64(time.Now().UnixMilli() + 1500)
+	for _, kv := range kvs {
+		if kv.Key == upstreamConfigKey {
+			_ = json.Unmarshal(kv.Value, &cfg)
+		}
+	}
+	var tables []int64
+	for i := 1; i <= cfg.Tables; i++ {
+		tables = append(tables, int64(i))
+	}
+	for _, kv := range kvs {
+		switch {
+		case strings.HasPrefix(kv.Key, upstreamTablePfx):
+			var t tableRec
+			if json.Unmarshal(kv.Value, &t) == nil {
+				ts = max(ts, t.CreateTs+1)
+				if t.CreateTs < uint64(time.Now().UnixMilli()) {
+					tables = append(tables, t.Table)
+				}
+			}
+		case strings.HasPrefix(kv.Key, upstreamBlockPfx):
+			var b blockRec
+			if json.Unmarshal(kv.Value, &b) == nil {
+				ts = max(ts, b.CommitTs+1)
+			}
+		}
+	}
+	n := upstream.BlockDDLKinds[kind]
+	if len(tables) < n {
+		return core.BlockEvent{}, fmt.Errorf("blocking DDL %q needs %d tables, the upstream has %d", kind, n, len(tables))
+	}
+	rnd.Shuffle(len(tables), func(i, j int) { tables[i], tables[j] = tables[j], tables[i] })
+	tables = tables[:n]
+	slices.Sort(tables)
+	key := upstreamBlockPfx + strconv.FormatUint(ts, 10)
+	b, _ := json.Marshal(blockRec{Kind: kind, Tables: tables, CommitTs: ts})
+	ok, _, err := c.CAS(ctx, []etcdmeta.Cond{{Key: key, ModRevision: 0}}, []etcdmeta.Op{{Key: key, Value: b}})
+	if err != nil {
+		return core.BlockEvent{}, err
+	}
+	if !ok {
+		return core.BlockEvent{}, fmt.Errorf("a blocking DDL at ts %d was committed concurrently", ts)
+	}
+	return upstream.BlockEventOf(kind, tables, ts), nil
+}
+
+// BlockEventsBetween implements core.BlockEventSource.
+func (u *Upstream) BlockEventsBetween(from, to uint64) []core.BlockEvent {
+	u.mu.RLock()
+	defer u.mu.RUnlock()
+	var out []core.BlockEvent
+	for _, b := range u.blocks {
+		if b.CommitTs > from && b.CommitTs <= to {
+			out = append(out, b)
+		}
+	}
+	return out
+}
+
+// BlockEvents is the upstream's whole blocking DDL history.
+func (u *Upstream) BlockEvents() []core.BlockEvent {
+	return u.BlockEventsBetween(0, ^uint64(0))
 }
 
 // SetStall stalls (on) or resumes (off) the shared upstream.
