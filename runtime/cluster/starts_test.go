@@ -108,21 +108,7 @@ func TestOldStartTsRemoveReleasesDispatcherManagers(t *testing.T) {
 	// operator finished.
 	removed := time.Now()
 	require.NoError(t, api.Remove(ctx, "cf-old"))
-	for {
-		closed := logLinesWith(t, c, "event dispatcher manager closed", "default/cf-old")
-		missing := []string{}
-		for f := range created {
-			if closed[f] == 0 {
-				missing = append(missing, f)
-			}
-		}
-		if len(missing) == 0 {
-			t.Logf("every dispatcher manager of cf-old closed %s after the remove", time.Since(removed).Round(time.Millisecond))
-			return
-		}
-		require.Less(t, time.Since(removed), 5*time.Second, "dispatcher managers of cf-old still open 5 s after the remove in %v", missing)
-		time.Sleep(100 * time.Millisecond)
-	}
+	waitManagersClosed(t, c, "cf-old", created, removed)
 }
 
 // TestUnappliableFaultFailsRun: a fault that cannot apply on this cluster
@@ -229,19 +215,27 @@ func TestBacklogRemoveCutsWrite(t *testing.T) {
 	require.Less(t, info.CheckpointTs, c.StartTs+30_000, "the backlog was written already: nothing was in flight to cut")
 	removed := time.Now() // before the call: Remove answers once the stop operator finished
 	require.NoError(t, api.Remove(ctx, "cf-backlog"))
+	waitManagersClosed(t, c, "cf-backlog", created, removed)
+}
+
+// waitManagersClosed waits until every capture whose log created a
+// dispatcher of changefeed cf (created: log file -> lines) has logged its
+// dispatcher manager closed, failing 5 s after removed.
+func waitManagersClosed(t *testing.T, c *Cluster, cf string, created map[string]int, removed time.Time) {
+	t.Helper()
 	for {
-		closed := logLinesWith(t, c, "event dispatcher manager closed", "default/cf-backlog")
-		missing := []string{}
+		closed := logLinesWith(t, c, "event dispatcher manager closed", "default/"+cf)
+		var missing []string
 		for f := range created {
 			if closed[f] == 0 {
 				missing = append(missing, f)
 			}
 		}
 		if len(missing) == 0 {
-			t.Logf("every dispatcher manager of cf-backlog closed %s after the remove", time.Since(removed).Round(time.Millisecond))
+			t.Logf("every dispatcher manager of %s closed %s after the remove", cf, time.Since(removed).Round(time.Millisecond))
 			return
 		}
-		require.Less(t, time.Since(removed), 5*time.Second, "dispatcher managers of cf-backlog still open 5 s after the remove in %v", missing)
+		require.Less(t, time.Since(removed), 5*time.Second, "dispatcher managers of %s still open 5 s after the remove in %v", cf, missing)
 		time.Sleep(100 * time.Millisecond)
 	}
 }
