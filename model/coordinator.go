@@ -215,15 +215,24 @@ func updateStatus(cfg *Config, s *State, m Msg, e *emitter) {
 		return
 	}
 	// 4. BootstrapDone changed: report Normal, by design ignore the error.
-	// cdcspec lets the backoff's baseline follow the stored checkpoint here
-	// (unless retrying); HEAD leaves it (catalogue entry
-	// toggle-keeps-baseline), so the next status at this checkpoint is
-	// taken for progress and its error is ignored.
+	// cdcspec runs step 6's progress check here: the backoff's baseline
+	// follows the stored checkpoint and a retrying changefeed is recovered.
+	// HEAD does neither (catalogue entry toggle-keeps-baseline), so the next
+	// status at this checkpoint is taken for progress and its error is
+	// ignored; that holds while retrying too (a restarted maintainer's
+	// bootstrapped status raises the checkpoint, the next one carries the
+	// sink's error).
 	if bootDone != c.BootDone {
 		c.BootDone = bootDone
 		handled = true
-		if !cfg.bug(spec.BugToggleKeepsBaseline) && !c.Retrying && c.Ckpt > c.Baseline {
+		if !cfg.bug(spec.BugToggleKeepsBaseline) && c.Ckpt > c.Baseline {
 			c.Baseline = c.Ckpt
+			if c.Retrying {
+				c.Retrying = false
+				if e != nil {
+					e.add(spec.Event{Kind: spec.BackoffRecovered, Checkpoint: uint64(c.Ckpt)})
+				}
+			}
 		}
 		if e != nil {
 			e.add(spec.Event{Kind: spec.BootstrapDoneChanged, Node: NodeName(m.Src), BootstrapDone: bootDone})

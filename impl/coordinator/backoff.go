@@ -109,13 +109,20 @@ func (b *Backoff) resetBackoff(now int64, checkpoint uint64) {
 	b.StartFinished()
 }
 
-// followCheckpoint raises the baseline to a checkpoint the coordinator
-// accepted outside step 6 of UpdateStatus (a BootstrapDone toggle), unless
-// the changefeed is retrying (then only CheckStatus may declare recovery).
-// HEAD does not (catalogue entry toggle-keeps-baseline).
-func (b *Backoff) followCheckpoint(checkpoint uint64) {
-	if checkpoint > b.checkpointTs && !b.retrying {
-		b.checkpointTs = checkpoint
+// followCheckpoint is step 6's progress check run for a checkpoint the
+// coordinator accepted outside step 6 of UpdateStatus (a BootstrapDone
+// toggle): the baseline follows it, and a retrying changefeed is recovered
+// (resetErrRetry), as CheckStatus would have done. Without it the next
+// status at the same checkpoint is taken for progress and its error is
+// ignored; HEAD does not run it (catalogue entry toggle-keeps-baseline).
+func (b *Backoff) followCheckpoint(now int64, checkpoint uint64, out *core.Effects) {
+	if checkpoint <= b.checkpointTs {
+		return
+	}
+	b.checkpointTs = checkpoint
+	if b.retrying {
+		b.resetErrRetry(now)
+		b.lg.Event(out, spec.Event{Kind: spec.BackoffRecovered, Changefeed: string(b.id), Checkpoint: checkpoint})
 	}
 }
 

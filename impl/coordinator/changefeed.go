@@ -99,10 +99,10 @@ func (c *Changefeed) UpdateStatus(now int64, s core.MaintainerStatus, out *core.
 		c.lg.Event(out, spec.Event{Kind: spec.BootstrapDoneChanged, Changefeed: string(c.ID), BootstrapDone: s.BootstrapDone})
 		// HEAD returns before step 6 and leaves the backoff's baseline
 		// where it was (catalogue entry toggle-keeps-baseline); cdcspec
-		// lets the baseline follow, so the next status at the same
+		// runs step 6's progress check, so the next status at the same
 		// checkpoint is not taken for progress.
 		if !c.opts.Bugs.Has(spec.BugToggleKeepsBaseline) {
-			c.backoff.followCheckpoint(s.CheckpointTs)
+			c.backoff.followCheckpoint(now, s.CheckpointTs, out)
 		}
 		return true, spec.StateNormal, nil
 	}
