@@ -70,12 +70,15 @@ const (
 	// re-sent, and its resend task cancelled; feed barrier-stuck.
 	SymBlockWaiting
 	SymBlockDone
+	// SymDDLScheduled: the maintainer scheduled a DDL's table change ("add
+	// new table", "remove table"); feeds table-set-follows-ddls' order check.
+	SymDDLScheduled
 )
 
 var symNames = [...]string{"", "context", "operator-still-running", "redo-meta-stuck", "checkpoint-blocked",
 	"membership", "session-lost", "overlap-removed", "maintainer-error", "panic", "dispatcher-manager-closing", "node-mismatch",
 	"bootstrap-failure", "internal-error", "send-failed", "error-discarded", "impossible-value",
-	"barrier-created", "barrier-stuck", "barrier-done", "block-waiting", "block-done"}
+	"barrier-created", "barrier-stuck", "barrier-done", "block-waiting", "block-done", "ddl-scheduled"}
 
 func (s Symptom) String() string {
 	if int(s) < len(symNames) {
@@ -288,7 +291,6 @@ var catalogue = []entry{
 	{msg: "all dispatcher reported heartbeat, schedule it, and select one to write", files: files("barrier_event.go"), kind: spec.BlockWriterSelected, v: "HEAD",
 		keys: m("Changefeed", cfKeys, "Node", "nodeID", "Dispatcher", "dispatcher", "Checkpoint", "commitTs", "Influence", "barrierType")},
 	{msg: "schedule block event", files: files("barrier_event.go"), sym: SymContext, v: "HEAD"},
-	{msg: "add new table", files: files("barrier_event.go"), sym: SymContext, v: "HEAD"},
 	{msg: "all dispatchers reported event done, remove event", files: files("barrier.go"), kind: spec.BlockEventDone, sym: SymBarrierDone, v: "HEAD",
 		keys: m("Changefeed", cfKeys, "Node", "nodeID", "Checkpoint", "commitTs"), conv: barrierKey("commitTs")},
 
