@@ -43,22 +43,15 @@ func convBlockAction(r *Record, it *Item, out []Item) []Item {
 		}
 	} else if e.State != spec.ActionWrite && e.State != spec.ActionPass && len(text) > 0 {
 		e.State = spec.ActionWrite
-		if bytes.Contains(text, []byte("action:Pass")) {
+		if v, _ := structField(text, "action"); string(v) == "Pass" || string(v) == "1" {
 			e.State = spec.ActionPass
 		}
 	}
-	if bytes.Contains(text, []byte("IsSyncPoint:true")) {
+	if v, ok := structField(text, "IsSyncPoint"); ok && string(v) == "true" {
 		e.SyncPoint = true
 	}
-	if e.Checkpoint == 0 {
-		if i := bytes.Index(text, []byte("CommitTs:")); i >= 0 {
-			rest := text[i+len("CommitTs:"):]
-			j := 0
-			for j < len(rest) && isDigit(rest[j]) {
-				j++
-			}
-			e.Checkpoint = parseTs(rest[:j])
-		}
+	if v, ok := structField(text, "CommitTs"); ok && e.Checkpoint == 0 {
+		e.Checkpoint = parseTs(v)
 	}
 	return out
 }
@@ -74,19 +67,46 @@ func blockStatusKey(r *Record, it *Item, out []Item) []Item {
 		it.Dur = int64(parseTs(n)) * resendIntervalMs
 	}
 	if id, ok := r.Field("identifier"); ok {
-		if i := bytes.Index(id, []byte(`"CommitTs":`)); i >= 0 {
-			rest := id[i+len(`"CommitTs":`):]
-			j := 0
-			for j < len(rest) && isDigit(rest[j]) {
-				j++
-			}
-			it.Event.Checkpoint = parseTs(rest[:j])
+		if v, ok := structField(id, "CommitTs"); ok {
+			it.Event.Checkpoint = parseTs(v)
 		} else {
 			it.Event.Checkpoint = parseTs(id) // a bare commitTs
 		}
-		it.Event.SyncPoint = bytes.Contains(id, []byte(`"IsSyncPoint":true`))
+		v, _ := structField(id, "IsSyncPoint")
+		it.Event.SyncPoint = string(v) == "true"
 	}
 	return out
+}
+
+// structField returns the value of name in a struct or message as zap
+// renders one: JSON ({"CommitTs":5,"IsSyncPoint":true}), proto compact
+// text (CommitTs:5 IsSyncPoint:true) or Go's %+v ({CommitTs:5}).
+func structField(s []byte, name string) ([]byte, bool) {
+	for from := 0; ; {
+		i := bytes.Index(s[from:], []byte(name))
+		if i < 0 {
+			return nil, false
+		}
+		i += from
+		from = i + len(name)
+		if i > 0 && isIdentByte(s[i-1]) {
+			continue // the tail of a longer name
+		}
+		rest := bytes.TrimLeft(s[from:], `\" `)
+		if len(rest) == 0 || rest[0] != ':' && rest[0] != '=' {
+			continue
+		}
+		rest = bytes.TrimLeft(rest[1:], `\" `)
+		j := 0
+		for j < len(rest) && isIdentByte(rest[j]) {
+			j++
+		}
+		return rest[:j], true
+	}
+}
+
+func isIdentByte(c byte) bool {
+	return c == '_' || isDigit(c) || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z'
 }
 
 // resendIntervalMs is TiCDC's resendTimeInterval (dispatcher/helper.go).
