@@ -246,7 +246,7 @@ func (c *Checker) ddlScheduled(it *Item) {
 		c.add(Finding{Property: string(spec.TableSetFollowsDDLs), Severity: Suspect, Changefeed: e.Changefeed, Symptom: "ddl-scheduled-out-of-order",
 			time: e.Time, last: e.Time,
 			Message: fmt.Sprintf("the table set must follow the DDLs in commitTs order, but the maintainer scheduled the table change of the DDL at commitTs %d (%q, tables %s) after that of the DDL at commitTs %d (%q, tables %s), with no maintainer restart in between (#3443: a table added back before an earlier DDL dropped it, or dropped after a later DDL re-created it)",
-				e.Checkpoint, it.Msg, JoinTablesOr(e.Tables), prev.Event.Checkpoint, prev.Msg, JoinTablesOr(prev.Event.Tables)),
+				e.Checkpoint, it.Msg, joinTablesOr(e.Tables), prev.Event.Checkpoint, prev.Msg, joinTablesOr(prev.Event.Tables)),
 			Evidence: []Evidence{ev(prev), ev(it)}})
 		return // the later DDL stays the high-water mark
 	}
@@ -257,8 +257,8 @@ func (c *Checker) ddlScheduled(it *Item) {
 	c.bar.sched[k] = &x
 }
 
-// JoinTablesOr renders table IDs, or "(none named)".
-func JoinTablesOr(ts []int64) string {
+// joinTablesOr renders table IDs, or "(none named)".
+func joinTablesOr(ts []int64) string {
 	if len(ts) == 0 {
 		return "(none named)"
 	}
