@@ -121,6 +121,9 @@ type barrierState struct {
 	// sched: per changefeed and barrier mode, the last DDL table change
 	// the maintainer scheduled ("add new table", "remove table").
 	sched map[string]*Item
+	// quiesced: the time of the last quiescence marker (cdcspec's runs),
+	// at which barrier-eventually-passes judged every open wait.
+	quiesced int64
 }
 
 // ---------------------------------------------------------------------------
@@ -146,6 +149,14 @@ func (c *Checker) observeBarriers(it *Item) {
 		if e.Kind == spec.ChangefeedRemoved {
 			c.resetScheduled(e.Changefeed)
 		}
+	case spec.NodeLeft, spec.CaptureSuicide:
+		for k, w := range c.bar.waiting {
+			if w.Event.Node == e.Node && e.Node != "" {
+				delete(c.bar.waiting, k)
+			}
+		}
+	case spec.Quiesced:
+		c.bar.quiesced = e.Time
 	case spec.MaintainerCreated, spec.MaintainerBootstrapped:
 		// A new maintainer rebuilds its barrier from the dispatchers'
 		// bootstrap responses and may schedule a replayed DDL again.
@@ -328,13 +339,20 @@ func (c *Checker) finishBarriers() {
 	for _, k := range sortedKeysOf(c.bar.waiting) {
 		w := c.bar.waiting[k]
 		d := c.lastTime - w.Event.Time
-		if d < c.stuck {
-			continue
-		}
-		c.add(Finding{Property: PropBarrierStuck, Severity: Suspect, Changefeed: w.Event.Changefeed, Node: w.Event.Node, time: w.Event.Time,
+		f := Finding{Property: PropBarrierStuck, Severity: Suspect, Changefeed: w.Event.Changefeed, Node: w.Event.Node, time: w.Event.Time,
 			Message: fmt.Sprintf("a blocked dispatcher must resume, but dispatcher %s on node %s reported WAITING for the %s at commitTs %d and no DONE in the %s the logs continue (threshold %s)",
 				k, orUnknown(w.Event.Node), blockWhat(w.Event.SyncPoint), w.Event.Checkpoint, fmtDur(d), fmtDur(c.stuck)),
-			Evidence: []Evidence{ev(w)}})
+			Evidence: []Evidence{ev(w)}}
+		switch {
+		case d >= c.stuck:
+		case w.Event.Time <= c.bar.quiesced:
+			continue // judged by barrier-eventually-passes at the quiescence marker
+		default:
+			f.Severity = InsufficientEvidence
+			f.Message = fmt.Sprintf("dispatcher %s on node %s reported WAITING for the %s at commitTs %d and the logs end %s later with no DONE, too soon to tell whether it resumes (threshold %s)",
+				k, orUnknown(w.Event.Node), blockWhat(w.Event.SyncPoint), w.Event.Checkpoint, fmtDur(d), fmtDur(c.stuck))
+		}
+		c.add(f)
 	}
 }
 

@@ -88,9 +88,11 @@ func TestDDLScheduledOutOfOrder(t *testing.T) {
 
 // TestBlockStatusWaitingStuck: cdcspec's block-status lines. A dispatcher
 // that reported WAITING and no DONE for longer than --stuck-after is
-// barrier-stuck (suspect); DONE for the same event, the dispatcher's
-// removal or its manager's close end the wait; a WAITING re-sent does
-// not restart it.
+// barrier-stuck (suspect), insufficient evidence when the logs end sooner
+// (unless the quiescence marker came after it: barrier-eventually-passes
+// judged it there); DONE for the same event, the dispatcher's removal, its
+// manager's close or its node leaving end the wait; a WAITING re-sent
+// does not restart it.
 func TestBlockStatusWaitingStuck(t *testing.T) {
 	status := func(ms int, stage string, ts int) string {
 		return headLine(ms, "INFO", "basic_dispatcher.go:1", "dispatcher reported block status",
@@ -107,13 +109,15 @@ func TestBlockStatusWaitingStuck(t *testing.T) {
 		{"done for another event", status(1000, "WAITING", 100) + status(3000, "DONE", 90) + later, "suspect"},
 		{"removed", status(1000, "WAITING", 100) + removed + later, ""},
 		{"manager closed", status(1000, "WAITING", 100) + closed + later, ""},
-		{"the logs end in time", status(1000, "WAITING", 100), ""},
+		{"the logs end too soon", status(1000, "WAITING", 100) + headLine(2000, "INFO", "module_node_manager.go:1", "capture joined", "[captureID=n9]"), "insufficient-evidence"},
+		{"judged at the quiescence marker", status(1000, "WAITING", 100) + headLine(2000, "INFO", "sim.go:1", "cluster quiesced", ""), ""},
+		{"its node left", status(1000, "WAITING", 100) + headLine(2000, "INFO", "module_node_manager.go:1", "capture left", "[captureID=n1]") + later, ""},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			rep := runText(t, c.text, Options{StuckAfter: 5 * time.Minute})
 			assert.Equal(t, c.want, severities(rep, PropBarrierStuck), "%+v", rep.Findings)
-			if c.want != "" {
+			if c.want == string(Suspect) {
 				f := findingsOf(rep, PropBarrierStuck)[0]
 				assert.Contains(t, f.Message, "dispatcher d1 on node n1 reported WAITING for the DDL at commitTs 100")
 				assert.True(t, strings.Contains(f.Message, "6m39s"), f.Message)

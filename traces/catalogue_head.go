@@ -306,6 +306,16 @@ var barrierEntries = []entry{
 	{msg: "resendTask not found; fast resend path cannot be executed.", files: files("basic_dispatcher.go"), sym: SymContext, v: "HEAD"},
 	{msg: "ignore DDL by NotSync", files: files("basic_dispatcher.go"), sym: SymContext, v: "HEAD"},
 	{msg: "merge dispatcher uses pending block event to calculate start ts", files: files("task.go"), sym: SymContext, v: "HEAD"},
+	// and its DEBUG lines
+	{msg: "No block event found, ignore the event done message", files: files("barrier.go"), sym: SymContext, v: "HEAD (DEBUG)"},
+	{msg: "the block event already selected, ignore the block event", files: files("barrier.go"), sym: SymContext, v: "HEAD (DEBUG)"},
+	{msg: "discard db/all block event from ddl dispatcher due to pending schedule events, wait next resend", files: files("barrier.go"), sym: SymContext, v: "HEAD (DEBUG)"},
+	{msg: "suppress duplicate maintainer block statuses", files: files("block_status_dedupe.go"), sym: SymContext, v: "HEAD (DEBUG)"},
+	{msg: "use committed checkpoint for stale ddl barrier", files: files("replication_span.go"), sym: SymContext, v: "HEAD (DEBUG)"},
+	{msg: "pending event is nil, and the action's commit is larger than dispatchers resolvedTs", files: files("basic_dispatcher.go"), sym: SymContext, v: "HEAD (DEBUG)"},
+	{msg: "pending event's commitTs is smaller than the action's commitTs, just ignore it", files: files("basic_dispatcher.go"), sym: SymContext, v: "HEAD (DEBUG)"},
+	{msg: "resend task", files: files("helper.go"), sym: SymContext, v: "HEAD (DEBUG)"},
+	{msg: "dispatcher handle ddl event finish", files: files("basic_dispatcher.go"), sym: SymContext, v: "HEAD (DEBUG)"},
 }
 
 // barrierMode keys a scheduled table change by the barrier's mode (the
