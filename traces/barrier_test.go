@@ -1,6 +1,7 @@
 package traces
 
 import (
+	"bytes"
 	"fmt"
 	"strings"
 	"testing"
@@ -9,6 +10,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"cdcspec/impl/sim"
 	"cdcspec/spec"
 )
 
@@ -124,4 +126,65 @@ func TestBlockStatusWaitingStuck(t *testing.T) {
 			}
 		})
 	}
+}
+
+// cdcspecOwnBarrierLines are the barrier lines impl/ logs that TiCDC does
+// not: spec.LogLines' own (TiCDC == false) are read from there; this is
+// the rest.
+var cdcspecOwnBarrierLines = map[string]string{
+	// TiCDC rebuilds the block events from the bootstrap responses without
+	// a line of its own (handleBootstrapResponse); each then logs "new
+	// block event is created".
+	"restore block event from bootstrap response": "barrier.go",
+}
+
+// TestImplBarrierLinesAreHEADs: every line cdcspec's implementation logs
+// from the barrier's and the dispatchers' files in seeded simulations with
+// blocking DDLs (at DEBUG) is TiCDC HEAD's message from the same file (the
+// pinned list), a canonical line of spec.LogLines, or one of
+// cdcspecOwnBarrierLines; and every barrier event kind is logged and read
+// back by the catalogue.
+func TestImplBarrierLinesAreHEADs(t *testing.T) {
+	head := map[string]bool{}
+	for _, r := range readHeadMessages(t) {
+		head[r.msg] = true
+	}
+	canonical := map[string]string{}
+	for _, ll := range spec.LogLines() {
+		canonical[ll.Message] = ll.File
+	}
+	barrierFiles := map[string]bool{"barrier.go": true, "barrier_event.go": true, "basic_dispatcher.go": true, "helper.go": true}
+	seen := map[string]int{}
+	kinds := map[spec.Kind]int{}
+	for seed := uint64(1); seed <= 12; seed++ {
+		var log bytes.Buffer
+		sim.RunChaos(sim.ChaosConfig{Seed: seed, Steps: 30, BlockingDDLs: true, Log: &log, LogLevel: "debug"})
+		sc := newBytesScanner(log.Bytes())
+		for r := sc.Next(); r != nil; r = sc.Next() {
+			file := string(r.File)
+			if !barrierFiles[file] {
+				continue
+			}
+			msg := string(r.Msg)
+			seen[file+" "+msg]++
+			if e := lookup(r); e != nil && e.kind != spec.KindUnknown {
+				kinds[e.kind]++
+			}
+			switch {
+			case canonical[msg] == file, cdcspecOwnBarrierLines[msg] == file:
+			case head[msg]:
+				es := catalogueIndex[msg]
+				assert.NotEmpty(t, es, "%s %q: a HEAD message the catalogue does not know", file, msg)
+				for _, e := range es {
+					assert.Contains(t, e.files, file, "%q is catalogued for %v, impl logs it from %s", msg, e.files, file)
+				}
+			default:
+				t.Errorf("%s %q: impl logs a barrier line that is neither TiCDC HEAD's nor cdcspec's own", file, msg)
+			}
+		}
+	}
+	for _, k := range []spec.Kind{spec.BlockStatusReported, spec.BlockEventCreated, spec.BlockWriterSelected, spec.BlockActionReceived, spec.BlockEventDone} {
+		assert.Positive(t, kinds[k], "no %s line read back", k)
+	}
+	t.Logf("barrier lines: %v", seen)
 }
