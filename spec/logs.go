@@ -26,7 +26,9 @@ type LogLine struct {
 	// Fields maps Event field names (as in the Event struct: "Changefeed",
 	// "Node", "Epoch", "Checkpoint", "Err", "State", "Dispatcher", "Span",
 	// "Op", "Origin", "RemovalOnly", "BootstrapDone", "Removed", "NextRetry",
-	// "Tables", "Accepted", "Reason", "Merge") to log field keys.
+	// "Tables", "Accepted", "Reason", "Merge", "SyncPoint", "Influence",
+	// "Dropped", "Added") to log field keys. Influence is logged as TiCDC
+	// spells heartbeatpb.InfluenceType (InfluenceText).
 	Fields map[string]string
 	TiCDC  bool
 }
@@ -119,20 +121,37 @@ func LogLines() []LogLine {
 		// and keys (maintainer/barrier.go, barrier_event.go,
 		// downstreamadapter/dispatcher/basic_dispatcher.go at b813e76f9).
 		{DDLCommitted, "upstream.go", "INFO", "upstream DDL committed",
-			map[string]string{"Changefeed": "changefeedID", "Checkpoint": "commitTs", "Tables": "blockedTables", "Reason": "query"}, false},
+			map[string]string{"Changefeed": "changefeedID", "Checkpoint": "commitTs", "Tables": "blockedTables", "Reason": "query",
+				"SyncPoint": "isSyncPoint", "Influence": "blockedType", "Dropped": "droppedTables", "Added": "addedTables"}, false},
 		{BlockStatusReported, "basic_dispatcher.go", "INFO", "dispatcher reported block status",
-			map[string]string{"Changefeed": "changefeedID", "Node": "nodeID", "Dispatcher": "dispatcher", "Span": "tableSpan", "Checkpoint": "blockTs", "State": "stage", "Tables": "blockedTables"}, false},
+			map[string]string{"Changefeed": "changefeedID", "Node": "nodeID", "Dispatcher": "dispatcher", "Span": "tableSpan", "Checkpoint": "blockTs", "State": "stage", "Tables": "blockedTables",
+				"SyncPoint": "isSyncPoint", "Influence": "blockedType", "Dropped": "droppedTables", "Added": "addedTables"}, false},
 		{BlockEventCreated, "barrier_event.go", "INFO", "new block event is created",
-			map[string]string{"Changefeed": "changefeedID", "Node": "nodeID", "Dispatcher": "dispatcher", "Checkpoint": "blockTs"}, true},
+			map[string]string{"Changefeed": "changefeedID", "Node": "nodeID", "Dispatcher": "dispatcher", "Checkpoint": "blockTs", "SyncPoint": "syncPoint", "Influence": "blockedType"}, true},
 		{BlockWriterSelected, "barrier_event.go", "INFO", "all dispatcher reported heartbeat, schedule it, and select one to write",
-			map[string]string{"Changefeed": "changefeed", "Node": "nodeID", "Dispatcher": "dispatcher", "Checkpoint": "commitTs"}, true},
+			map[string]string{"Changefeed": "changefeed", "Node": "nodeID", "Dispatcher": "dispatcher", "Checkpoint": "commitTs", "Influence": "barrierType"}, true},
 		{BlockActionReceived, "basic_dispatcher.go", "INFO", "pending event get the action",
 			map[string]string{"Changefeed": "changefeedID", "Node": "nodeID", "Dispatcher": "dispatcher", "Checkpoint": "pendingEventCommitTs", "State": "action"}, true},
 		{BlockEventDone, "barrier.go", "INFO", "all dispatchers reported event done, remove event",
 			map[string]string{"Changefeed": "changefeed", "Node": "nodeID", "Checkpoint": "commitTs"}, true},
 		{DDLWritten, "sink.go", "INFO", "sink wrote block event",
-			map[string]string{"Changefeed": "changefeedID", "Node": "nodeID", "Dispatcher": "dispatcher", "Checkpoint": "commitTs"}, false},
+			map[string]string{"Changefeed": "changefeedID", "Node": "nodeID", "Dispatcher": "dispatcher", "Checkpoint": "commitTs", "SyncPoint": "isSyncPoint"}, false},
 	}
+}
+
+// InfluenceText spells an influence type (InfluenceNormal, InfluenceDB,
+// InfluenceAll) as TiCDC logs heartbeatpb.InfluenceType ("Normal", "DB",
+// "All"); traces reads either spelling back case-insensitively.
+func InfluenceText(inf string) string {
+	switch inf {
+	case InfluenceNormal:
+		return "Normal"
+	case InfluenceDB:
+		return "DB"
+	case InfluenceAll:
+		return "All"
+	}
+	return inf
 }
 
 // SpanText renders a span as impl logs it in the tableSpan field and traces

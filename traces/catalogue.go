@@ -70,12 +70,15 @@ const (
 	// re-sent, and its resend task cancelled; feed barrier-stuck.
 	SymBlockWaiting
 	SymBlockDone
+	// SymDDLScheduled: the maintainer scheduled a DDL's table change ("add
+	// new table", "remove table"); feeds table-set-follows-ddls' order check.
+	SymDDLScheduled
 )
 
 var symNames = [...]string{"", "context", "operator-still-running", "redo-meta-stuck", "checkpoint-blocked",
 	"membership", "session-lost", "overlap-removed", "maintainer-error", "panic", "dispatcher-manager-closing", "node-mismatch",
 	"bootstrap-failure", "internal-error", "send-failed", "error-discarded", "impossible-value",
-	"barrier-created", "barrier-stuck", "barrier-done", "block-waiting", "block-done"}
+	"barrier-created", "barrier-stuck", "barrier-done", "block-waiting", "block-done", "ddl-scheduled"}
 
 func (s Symptom) String() string {
 	if int(s) < len(symNames) {
@@ -284,11 +287,10 @@ var catalogue = []entry{
 	// feed barrier-stuck (see barrierEntries) in one entry each: a second
 	// entry of the same (message, file) would never match.
 	{msg: "new block event is created", files: files("barrier_event.go"), kind: spec.BlockEventCreated, sym: SymBarrierCreated, v: "HEAD",
-		keys: m("Changefeed", cfKeys, "Node", "nodeID", "Dispatcher", "dispatcher", "Checkpoint", "blockTs"), conv: barrierKey("blockTs")},
+		keys: m("Changefeed", cfKeys, "Node", "nodeID", "Dispatcher", "dispatcher", "Checkpoint", "blockTs", "SyncPoint", "syncPoint", "Influence", "blockedType"), conv: barrierKey("blockTs")},
 	{msg: "all dispatcher reported heartbeat, schedule it, and select one to write", files: files("barrier_event.go"), kind: spec.BlockWriterSelected, v: "HEAD",
-		keys: m("Changefeed", cfKeys, "Node", "nodeID", "Dispatcher", "dispatcher", "Checkpoint", "commitTs")},
+		keys: m("Changefeed", cfKeys, "Node", "nodeID", "Dispatcher", "dispatcher", "Checkpoint", "commitTs", "Influence", "barrierType")},
 	{msg: "schedule block event", files: files("barrier_event.go"), sym: SymContext, v: "HEAD"},
-	{msg: "add new table", files: files("barrier_event.go"), sym: SymContext, v: "HEAD"},
 	{msg: "all dispatchers reported event done, remove event", files: files("barrier.go"), kind: spec.BlockEventDone, sym: SymBarrierDone, v: "HEAD",
 		keys: m("Changefeed", cfKeys, "Node", "nodeID", "Checkpoint", "commitTs"), conv: barrierKey("commitTs")},
 
@@ -327,7 +329,7 @@ var catalogue = []entry{
 	{msg: "merge dispatcher commit", files: files("task.go"), sym: SymContext, v: "HEAD"},
 	{msg: "abort merge", files: files("task.go"), sym: SymContext, v: "HEAD"},
 	{msg: "pending event get the action", files: files("basic_dispatcher.go"), kind: spec.BlockActionReceived, v: "HEAD",
-		keys: m("Changefeed", cfKeys, "Node", "nodeID", "Dispatcher", "dispatcher", "Checkpoint", "pendingEventCommitTs", "State", "action")},
+		keys: m("Changefeed", cfKeys, "Node", "nodeID", "Dispatcher", "dispatcher", "Checkpoint", "pendingEventCommitTs", "State", "action"), conv: convBlockAction},
 	{msg: "batch create new dispatchers", files: files("dispatcher_manager.go"), sym: SymContext, v: "HEAD"},
 
 	// ---- membership and capture ----
@@ -362,11 +364,13 @@ var catalogue = []entry{
 
 	// ---- barrier (spec/barrier.go): HEAD's barrier lines and cdcspec's own ----
 	{msg: "upstream DDL committed", files: files("upstream.go"), kind: spec.DDLCommitted, v: "cdcspec",
-		keys: m("Changefeed", cfKeys, "Checkpoint", "commitTs", "Tables", "blockedTables", "Reason", "query")},
+		keys: m("Changefeed", cfKeys, "Checkpoint", "commitTs", "Tables", "blockedTables", "Reason", "query",
+			"SyncPoint", "isSyncPoint", "Influence", "blockedType", "Dropped", "droppedTables", "Added", "addedTables")},
 	{msg: "dispatcher reported block status", files: files("basic_dispatcher.go"), kind: spec.BlockStatusReported, v: "cdcspec",
-		keys: m("Changefeed", cfKeys, "Node", "nodeID", "Dispatcher", "dispatcher", "Span", "tableSpan", "Checkpoint", "blockTs", "State", "stage", "Tables", "blockedTables")},
+		keys: m("Changefeed", cfKeys, "Node", "nodeID", "Dispatcher", "dispatcher", "Span", "tableSpan", "Checkpoint", "blockTs", "State", "stage", "Tables", "blockedTables",
+			"SyncPoint", "isSyncPoint", "Influence", "blockedType", "Dropped", "droppedTables", "Added", "addedTables"), conv: convBlockStatus},
 	{msg: "sink wrote block event", files: files("sink.go"), kind: spec.DDLWritten, v: "cdcspec",
-		keys: m("Changefeed", cfKeys, "Node", "nodeID", "Dispatcher", "dispatcher", "Checkpoint", "commitTs")},
+		keys: m("Changefeed", cfKeys, "Node", "nodeID", "Dispatcher", "dispatcher", "Checkpoint", "commitTs", "SyncPoint", "isSyncPoint")},
 
 	// ---- tiflow (old architecture): owner / processor ----
 	{msg: "processor report an error", files: files("feed_state_manager.go"), kind: spec.BackoffErrorSeen, v: "tiflow",
@@ -775,6 +779,14 @@ func setField(ev *spec.Event, name string, v []byte, text string, off int32) {
 		ev.Removed = parseBool(v)
 	case "Merge":
 		ev.Merge = parseBool(v)
+	case "SyncPoint":
+		ev.SyncPoint = parseBool(v)
+	case "Influence":
+		ev.Influence = parseInfluence(v)
+	case "Dropped":
+		ev.Dropped = parseInts(v)
+	case "Added":
+		ev.Added = parseInts(v)
 	}
 }
 

@@ -80,6 +80,12 @@ func sampleEvent(ll spec.LogLine) (spec.Event, []zap.Field) {
 			fields = append(fields, zap.String(key, e.Dispatcher))
 		case "State":
 			e.State = spec.StateWarning
+			switch ll.Kind {
+			case spec.BlockStatusReported:
+				e.State = spec.StageWaiting
+			case spec.BlockActionReceived:
+				e.State = spec.ActionPass
+			}
 			fields = append(fields, zap.String(key, e.State))
 		case "Err":
 			e.Err = `[CDC:ErrKafkaAsyncSendMessage]kafka async send message failed: changefeed=cf-1, dmlInfo=[{"Type":"update"}]; ErrorInfo:read tcp a->b: i/o timeout`
@@ -127,6 +133,18 @@ func sampleEvent(ll spec.LogLine) (spec.Event, []zap.Field) {
 		case "Merge":
 			e.Merge = true
 			fields = append(fields, zap.Bool(key, true))
+		case "SyncPoint":
+			e.SyncPoint = true
+			fields = append(fields, zap.Bool(key, true))
+		case "Influence":
+			e.Influence = spec.InfluenceDB
+			fields = append(fields, zap.String(key, spec.InfluenceText(e.Influence)))
+		case "Dropped":
+			e.Dropped = []int64{20}
+			fields = append(fields, zap.Int64s(key, e.Dropped))
+		case "Added":
+			e.Added = []int64{23, 24}
+			fields = append(fields, zap.Int64s(key, e.Added))
 		}
 	}
 	return e, fields

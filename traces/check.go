@@ -170,6 +170,7 @@ type Checker struct {
 	removalOnly map[string]*Item
 	barriers    map[string]*stuckOp // changefeed|commitTs -> unresolved block event
 	blockWait   map[string]*stuckOp // dispatcher -> WAITING block status re-sent
+	bar         barrierState        // the barrier's other log-only state (barrier.go)
 	timeline    timeline
 
 	Coverage Coverage
@@ -660,111 +661,6 @@ func errSuffix(err string) string {
 		err = err[:160] + "…"
 	}
 	return fmt.Sprintf(", error %q", err)
-}
-
-// ---------------------------------------------------------------------------
-// barrier-stuck: a block event (DDL, syncpoint) the maintainer cannot
-// resolve, or a dispatcher re-sending its WAITING block status.
-
-func (c *Checker) observeBarriers(it *Item) {
-	e := &it.Event
-	switch it.Sym {
-	case SymBarrierCreated, SymBarrierStuck:
-		k := e.Changefeed + "|" + it.OpID
-		b := c.barriers[k]
-		if b == nil {
-			if len(c.barriers) >= maxTracked {
-				c.untracked++
-				return
-			}
-			b = &stuckOp{first: *it}
-			c.barriers[k] = b
-		}
-		if it.Sym == SymBarrierStuck {
-			b.last = *it
-			b.n++
-		}
-	case SymBarrierDone:
-		k := e.Changefeed + "|" + it.OpID
-		if b := c.barriers[k]; b != nil {
-			delete(c.barriers, k)
-			c.endBarrier(b, it)
-		}
-	case SymBlockWaiting:
-		s := c.blockWait[it.OpID]
-		if s == nil {
-			if len(c.blockWait) >= maxTracked {
-				c.untracked++
-				return
-			}
-			s = &stuckOp{first: *it}
-			c.blockWait[it.OpID] = s
-		}
-		s.last, s.n = *it, s.n+1
-		if it.Dur > s.maxDur {
-			s.maxDur = it.Dur
-		}
-	case SymBlockDone:
-		delete(c.blockWait, it.OpID)
-	}
-}
-
-// endBarrier grades a block event the maintainer warned about; end is the
-// line that resolved it, nil at the end of the logs.
-func (c *Checker) endBarrier(b *stuckOp, end *Item) {
-	if b.n == 0 {
-		return
-	}
-	cf := b.first.Event.Changefeed
-	endTime := c.lastTime
-	if end != nil {
-		endTime = end.Event.Time
-	}
-	d := endTime - b.first.Event.Time
-	f := Finding{Property: PropBarrierStuck, Changefeed: cf, time: b.first.Event.Time, last: b.last.Event.Time,
-		Evidence: []Evidence{ev(&b.first)}}
-	if b.last.Event.Source != b.first.Event.Source {
-		f.Evidence = append(f.Evidence, ev(&b.last))
-	}
-	what := fmt.Sprintf("the maintainer logged \"barrier event is not resolved\" %d time(s) for the block event at commitTs %s", b.n, b.first.OpID)
-	switch {
-	case end != nil && d < c.stuck:
-		return // resolved in time: TiCDC's warning was a wait, not a stall
-	case end != nil:
-		f.Severity = Suspect
-		f.Message = fmt.Sprintf("a block event must be resolved, but it was resolved only %s after it was first seen (threshold %s): %s", fmtDur(d), fmtDur(c.stuck), what)
-	case d >= c.stuck:
-		f.Severity = Suspect
-		f.Message = fmt.Sprintf("a block event must be resolved, but it was not in the %s the logs continue after it was first seen (threshold %s): %s; the changefeed's checkpoint cannot pass it", fmtDur(d), fmtDur(c.stuck), what)
-	default:
-		f.Severity = InsufficientEvidence
-		f.Message = fmt.Sprintf("a block event was not resolved when the logs end, %s after it was first seen: %s", fmtDur(d), what)
-	}
-	if end != nil {
-		f.Evidence = append(f.Evidence, ev(end))
-	}
-	c.add(f)
-}
-
-func (c *Checker) finishBarriers() {
-	for _, k := range sortedKeysOf(c.barriers) {
-		c.endBarrier(c.barriers[k], nil)
-	}
-	for _, k := range sortedKeysOf(c.blockWait) {
-		s := c.blockWait[k]
-		d := max(s.maxDur, s.last.Event.Time-s.first.Event.Time)
-		if d < c.stuck {
-			continue
-		}
-		f := Finding{Property: PropBarrierStuck, Severity: Suspect, Node: s.first.Event.Node, time: s.first.Event.Time, last: s.last.Event.Time,
-			Message: fmt.Sprintf("a block event must be resolved, but dispatcher %s re-sent its WAITING block status for %s (threshold %s) and its resend task was never cancelled (%d \"resend task periodic resend\" line(s))",
-				k, fmtDur(d), fmtDur(c.stuck), s.n),
-			Evidence: []Evidence{ev(&s.first)}}
-		if s.n > 1 {
-			f.Evidence = append(f.Evidence, ev(&s.last))
-		}
-		c.add(f)
-	}
 }
 
 // ---------------------------------------------------------------------------

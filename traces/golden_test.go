@@ -148,6 +148,16 @@ func TestPlantedBugsAreCaught(t *testing.T) {
 		{"planted_operator_stuck.log", PropOperatorStuck, Suspect},
 		{"planted_bootstrap_failed.log", PropBootstrapFailed, Suspect},
 		{"seed004_9595.log", PropCheckpointStuck, Suspect}, // tiflow#9595
+		// the barrier: TiCDC HEAD's lines (a block event unresolved and a
+		// WAITING status re-sent past --stuck-after; DDL table changes
+		// scheduled out of commitTs order, #3443), and excerpts of cdcspec's
+		// simulation with a planted barrier bug (its scenarios
+		// barrier_db_after_create_bug, #3799, and barrier_move_writer_bug,
+		// #3974, logged at DEBUG)
+		{"planted_barrier_stuck.log", PropBarrierStuck, Suspect},
+		{"planted_ddl_scheduled_out_of_order.log", string(spec.TableSetFollowsDDLs), Suspect},
+		{"planted_ddl_before_rows.log", string(spec.DDLOrderedWithRows), Violation},
+		{"planted_writer_not_passed.log", string(spec.BarrierEventuallyPasses), Violation},
 	}
 	for _, c := range cases {
 		t.Run(c.fixture, func(t *testing.T) {

@@ -92,19 +92,26 @@ var needs = []struct {
 	kinds []spec.Kind
 	syms  []Symptom
 	blind string
+	// also: kinds that must all be present too for kinds to count (a
+	// liveness property judged at a marker); symptoms count regardless.
+	also []spec.Kind
 }{
-	{string(spec.ErrorNeverDropped), []spec.Kind{spec.DispatcherErrorReported, spec.SinkError, spec.StatusReceived}, nil, "no dispatcher error was logged"},
-	{string(spec.CheckpointMonotonic), []spec.Kind{spec.CheckpointStored, spec.BackoffErrorSeen, spec.BackoffStarted}, nil, "the stored checkpoint is logged only at DEBUG (and by backoff lines)"},
-	{string(spec.CheckpointNotPastUnflushed), []spec.Kind{spec.DataWritten}, nil, "production logs have no per-row lines; judged only on cdcspec's own runs"},
-	{string(spec.AtMostOneDispatcherPerSpan), []spec.Kind{spec.DispatcherCreated, spec.WorkingTableIgnored, spec.SpanNotFound}, nil, "no dispatcher creation lines"},
-	{string(spec.RunningMaintainerBootstrapped), []spec.Kind{spec.MaintainerOpFinished}, nil, "no coordinator \"operator finished\" lines"},
-	{string(spec.SingleMaintainerGeneration), []spec.Kind{spec.MaintainerBootstrapped}, nil, "no \"changefeed maintainer bootstrapped\" lines"},
-	{string(spec.EverySpanReplicated), []spec.Kind{spec.Quiesced}, nil, "needs a quiescence marker; production logs never quiesce"},
-	{string(spec.CheckpointAdvancesAfterHeal), []spec.Kind{spec.FaultsHealed}, nil, "needs a heal marker; see checkpoint-stuck instead"},
-	{PropOperatorStuck, []spec.Kind{spec.MaintainerOpStarted, spec.DispatcherOpStarted}, []Symptom{SymOperatorStillRunning}, "no operator lines"},
-	{PropCheckpointStuck, []spec.Kind{spec.BackoffErrorSeen, spec.BackoffStarted, spec.CheckpointStored}, []Symptom{SymRedoMetaStuck, SymCheckpointBlocked}, "no line carries the changefeed checkpoint"},
-	{PropBootstrapFailed, []spec.Kind{spec.MaintainerBootstrapFailed, spec.MaintainerBootstrapped}, []Symptom{SymPanic}, "no bootstrap lines"},
-	{PropCaptureSuicide, []spec.Kind{spec.CaptureSuicide}, []Symptom{SymSessionLost}, "no capture exit"},
+	{string(spec.ErrorNeverDropped), []spec.Kind{spec.DispatcherErrorReported, spec.SinkError, spec.StatusReceived}, nil, "no dispatcher error was logged", nil},
+	{string(spec.CheckpointMonotonic), []spec.Kind{spec.CheckpointStored, spec.BackoffErrorSeen, spec.BackoffStarted}, nil, "the stored checkpoint is logged only at DEBUG (and by backoff lines)", nil},
+	{string(spec.CheckpointNotPastUnflushed), []spec.Kind{spec.DataWritten}, nil, "production logs have no per-row lines; judged only on cdcspec's own runs", nil},
+	{string(spec.AtMostOneDispatcherPerSpan), []spec.Kind{spec.DispatcherCreated, spec.WorkingTableIgnored, spec.SpanNotFound}, nil, "no dispatcher creation lines", nil},
+	{string(spec.RunningMaintainerBootstrapped), []spec.Kind{spec.MaintainerOpFinished}, nil, "no coordinator \"operator finished\" lines", nil},
+	{string(spec.SingleMaintainerGeneration), []spec.Kind{spec.MaintainerBootstrapped}, nil, "no \"changefeed maintainer bootstrapped\" lines", nil},
+	{string(spec.EverySpanReplicated), []spec.Kind{spec.Quiesced}, nil, "needs a quiescence marker; production logs never quiesce", nil},
+	{string(spec.CheckpointAdvancesAfterHeal), []spec.Kind{spec.FaultsHealed}, nil, "needs a heal marker; see checkpoint-stuck instead", nil},
+	{PropOperatorStuck, []spec.Kind{spec.MaintainerOpStarted, spec.DispatcherOpStarted}, []Symptom{SymOperatorStillRunning}, "no operator lines", nil},
+	{PropCheckpointStuck, []spec.Kind{spec.BackoffErrorSeen, spec.BackoffStarted, spec.CheckpointStored}, []Symptom{SymRedoMetaStuck, SymCheckpointBlocked}, "no line carries the changefeed checkpoint", nil},
+	{PropBootstrapFailed, []spec.Kind{spec.MaintainerBootstrapFailed, spec.MaintainerBootstrapped}, []Symptom{SymPanic}, "no bootstrap lines", nil},
+	{PropCaptureSuicide, []spec.Kind{spec.CaptureSuicide}, []Symptom{SymSessionLost}, "no capture exit", nil},
+	{string(spec.DDLOrderedWithRows), []spec.Kind{spec.DDLWritten}, nil, "needs the upstream's DDL history and the DDLs written (cdcspec's own lines; rows at DEBUG); TiCDC's logs cannot show it", []spec.Kind{spec.DDLCommitted}},
+	{string(spec.BarrierEventuallyPasses), []spec.Kind{spec.BlockStatusReported}, nil, "needs block-status lines (cdcspec's own) and a quiescence marker; see barrier-stuck instead", []spec.Kind{spec.Quiesced}},
+	{string(spec.TableSetFollowsDDLs), []spec.Kind{spec.DDLCommitted}, []Symptom{SymDDLScheduled}, "needs the upstream's DDL history and a quiescence marker, or the maintainer's \"add new table\"/\"remove table\" lines (their order)", []spec.Kind{spec.Quiesced}},
+	{PropBarrierStuck, []spec.Kind{spec.BlockStatusReported}, []Symptom{SymBarrierCreated, SymBarrierStuck, SymBlockWaiting}, "no block event or block-status lines", nil},
 }
 
 func (c *Coverage) finish() {
@@ -126,6 +133,13 @@ func (c *Coverage) finish() {
 		var parts []string
 		for _, k := range n.kinds {
 			if c.judged[k] > 0 {
+				parts = append(parts, fmt.Sprintf("%d %s", c.judged[k], k))
+			}
+		}
+		for _, k := range n.also {
+			if len(parts) > 0 && c.judged[k] == 0 {
+				parts = nil
+			} else if len(parts) > 0 {
 				parts = append(parts, fmt.Sprintf("%d %s", c.judged[k], k))
 			}
 		}

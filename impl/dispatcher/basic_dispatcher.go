@@ -119,8 +119,8 @@ func (d *Dispatcher) advance(now int64, out *core.Effects) {
 	if d.isTrigger {
 		for _, ddl := range d.dm.o.up.DDLsBetween(d.sentTs, resolved) {
 			d.pendingDDLs = append(d.pendingDDLs, pendingDDL{ts: ddl.CommitTs, table: ddl.Table})
-			d.dm.o.lg.Info("basic_dispatcher.go", 827, "pending event get the action", zap.String("dispatcher", string(d.id)),
-				zap.Uint64("pendingEventCommitTs", ddl.CommitTs), zap.Int64("table", ddl.Table))
+			d.dm.o.lg.Info("basic_dispatcher.go", 699, "dispatcher receive ddl event", zap.String("dispatcher", string(d.id)),
+				zap.Int64("table", ddl.Table), zap.Uint64("commitTs", ddl.CommitTs))
 		}
 	}
 	d.inflight = true
@@ -251,10 +251,17 @@ func (d *Dispatcher) onACK(blockTs uint64) {
 			kept = append(kept, p)
 		} else {
 			d.dm.o.lg.Info("basic_dispatcher.go", 1216, "cancel resend task", zap.String("dispatcherID", string(d.id)),
-				zap.Uint64("identifier", blockTs))
+				zap.Any("identifier", blockEventIdentifier{CommitTs: blockTs}))
 		}
 	}
 	d.pendingDDLs = kept
 }
 
 var _ = logging.CF
+
+// blockEventIdentifier is logged as TiCDC logs its BlockEventIdentifier
+// (zap.Any of the struct: {"CommitTs":…,"IsSyncPoint":…}).
+type blockEventIdentifier struct {
+	CommitTs    uint64
+	IsSyncPoint bool
+}

@@ -49,7 +49,8 @@ var eventLines [64]*eventLine
 
 // Event field names in struct order.
 var eventFieldOrder = []string{"Changefeed", "Node", "Origin", "Epoch", "Checkpoint", "NextRetry", "Span", "Tables",
-	"Dispatcher", "Op", "State", "Err", "Reason", "BootstrapDone", "Accepted", "RemovalOnly", "Removed", "Merge"}
+	"Dispatcher", "Op", "State", "Err", "Reason", "BootstrapDone", "Accepted", "RemovalOnly", "Removed", "Merge",
+	"SyncPoint", "Influence", "Dropped", "Added"}
 
 // srcLines are TiCDC's line numbers at HEAD (section F) where the reference
 // gives them; cdcspec's own lines use 1. Checkers match file + message only.
@@ -216,6 +217,14 @@ func eventField(e spec.Event, f fieldMap) zap.Field {
 		return zap.Bool(f.key, e.Removed)
 	case "Merge":
 		return zap.Bool(f.key, e.Merge)
+	case "SyncPoint":
+		return zap.Bool(f.key, e.SyncPoint)
+	case "Influence":
+		return zap.String(f.key, spec.InfluenceText(e.Influence))
+	case "Dropped":
+		return zap.Int64s(f.key, e.Dropped)
+	case "Added":
+		return zap.Int64s(f.key, e.Added)
 	}
 	return zap.Skip()
 }

@@ -351,6 +351,7 @@ func (b *Barrier) scheduleBlockEvent(ev *BarrierEvent, out *core.Effects) {
 	m := b.m
 	if len(ev.dropped) > 0 {
 		m.ops.RemoveTasksByTableIDs(ev.dropped, out)
+		m.lg.Info("barrier_event.go", 324, "remove table", logging.CF(m.id), zap.Uint64("commitTs", ev.key.commitTs), zap.Int64s("table", ev.dropped))
 	}
 	for _, t := range ev.added {
 		if m.spans.AddNewTable(t, ev.key.commitTs) {

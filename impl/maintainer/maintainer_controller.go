@@ -137,7 +137,7 @@ func (m *Maintainer) handleStatus(from core.NodeID, st *core.TableSpanStatus, ou
 // barrier (barrier.go). Ignored before bootstrap (the dispatchers re-send)
 // and while removing.
 func (m *Maintainer) onBlockStatusRequest(from core.NodeID, req *core.BlockStatusRequest, out *core.Effects) {
-	m.lg.Debug("barrier.go", 1, "handle block status request", logging.CF(m.id), zap.String("from", string(from)),
+	m.lg.Debug("barrier.go", 82, "handle block status", logging.CF(m.id), zap.String("from", string(from)),
 		zap.Int("statusCount", len(req.Statuses)), zap.Bool("bootstrapped", m.initialized), zap.Bool("removing", m.removing))
 	if !m.initialized || m.removing || m.removed {
 		return
