@@ -123,9 +123,11 @@ type entry struct {
 	keys map[string]string
 	// fields is keys, compiled once: in a stable order, alternatives split.
 	fields []fieldKeys
-	// keyIdx maps every log key of fields to its field and its rank among
-	// the field's alternatives (toItems reads a record's fields once).
-	keyIdx map[string]keyRef
+	// keyIdx lists every log key of fields with its field and its rank
+	// among the field's alternatives (toItems reads a record's fields
+	// once). An entry has a handful of keys: a scan that compares lengths
+	// first is cheaper than hashing every field key of every record.
+	keyIdx []keyRef
 	// conv post-processes the event (operator strings, membership lists):
 	// it is out's last element; conv returns out, possibly with that item
 	// replaced by several.
@@ -407,20 +409,31 @@ type fieldKeys struct {
 }
 
 type keyRef struct {
+	key         string
 	field, rank int
 }
 
-func compileKeys(keys map[string]string) ([]fieldKeys, map[string]keyRef) {
+// findKey returns the keyRef of log key k, if the entry reads it.
+func findKey(refs []keyRef, k []byte) (keyRef, bool) {
+	for i := range refs {
+		if len(refs[i].key) == len(k) && refs[i].key == string(k) {
+			return refs[i], true
+		}
+	}
+	return keyRef{}, false
+}
+
+func compileKeys(keys map[string]string) ([]fieldKeys, []keyRef) {
 	out := make([]fieldKeys, 0, len(keys))
 	for name, ks := range keys {
 		out = append(out, fieldKeys{name: name, keys: strings.Split(ks, ",")})
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].name < out[j].name })
-	idx := map[string]keyRef{}
+	var idx []keyRef
 	for i, fk := range out {
 		for r, k := range fk.keys {
-			if _, dup := idx[k]; !dup {
-				idx[k] = keyRef{field: i, rank: r}
+			if _, dup := findKey(idx, []byte(k)); !dup {
+				idx = append(idx, keyRef{key: k, field: i, rank: r})
 			}
 		}
 	}
@@ -587,7 +600,7 @@ func toItems(r *Record, e *entry, fileName string, fileIdx int, out []Item) []It
 	r.parseFields()
 	for i := range r.fields {
 		f := &r.fields[i]
-		if ref, ok := e.keyIdx[string(f.key)]; ok && ref.field < maxFields && (rank[ref.field] < 0 || ref.rank <= rank[ref.field]) {
+		if ref, ok := findKey(e.keyIdx, f.key); ok && ref.field < maxFields && (rank[ref.field] < 0 || ref.rank <= rank[ref.field]) {
 			rank[ref.field], vals[ref.field], offs[ref.field] = ref.rank, f.val, f.off
 		}
 		if keyspace == nil && (string(f.key) == "keyspace" || string(f.key) == "namespace") {
