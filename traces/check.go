@@ -387,7 +387,7 @@ func (c *Checker) Observe(it *Item) {
 	if e.Time > c.lastTime {
 		c.lastTime = e.Time
 	}
-	if e.Node != "" && ownNodeKinds[e.Kind] {
+	if e.Node != "" && isOwnNode[e.Kind] {
 		c.nodeSeen[e.Node] = true
 	}
 	c.Coverage.count(it)
@@ -414,7 +414,10 @@ func (c *Checker) Observe(it *Item) {
 	c.observeSymptoms(it)
 	c.observeBarriers(it)
 	c.timeline.observe(it)
-	c.live.Observe(*e)
+	if e.Kind != spec.KindUnknown {
+		// a symptom-only item changes no dispatcher's life
+		c.live.Observe(*e)
+	}
 }
 
 func (c *Checker) settlePending(it *Item) {

@@ -256,6 +256,15 @@ var ownNodeKinds = map[spec.Kind]bool{
 	spec.DispatcherManagerClosed: true, spec.SinkError: true, spec.CaptureSuicide: true,
 }
 
+// isOwnNode is ownNodeKinds as a table indexed by kind (read for every
+// item on the serial path).
+var isOwnNode = func() (t [256]bool) {
+	for k, v := range ownNodeKinds {
+		t[k] = v
+	}
+	return t
+}()
+
 // panicEntry stands for any PANIC or FATAL record of a maintainer file.
 var panicEntry = entry{sym: SymPanic, keys: m("Changefeed", cfKeys, "Err", "error,panic")}
 
@@ -503,7 +512,7 @@ func (s *source) run() {
 		// the slab slot is overwritten by a later push (not cleared: the
 		// slab holds at most reorderMax+1 items' strings)
 		batch = append(batch, *it)
-		if b := &batch[len(batch)-1]; b.Event.Node == "" && s.self != "" && ownNodeKinds[b.Event.Kind] {
+		if b := &batch[len(batch)-1]; b.Event.Node == "" && s.self != "" && isOwnNode[b.Event.Kind] {
 			b.Event.Node = s.self
 		}
 		if len(batch) >= batchSize {
@@ -628,6 +637,19 @@ func mergeInputs(inputs []Input, fn func(it *Item)) ([]*source, error) {
 		srcs[i] = &source{idx: i, name: in.Name, in: in, ch: make(chan []Item, 4), spent: make(chan []Item, 6), done: make(chan struct{}),
 			chunkSize: max(minChunkSize, min(chunkSize, chunkBudget/(chunksInFlight*len(inputs))))}
 		go srcs[i].run()
+	}
+	if len(srcs) == 1 {
+		// one input (a file, or stdin): its items are already in order
+		s := srcs[0]
+		for b := range s.ch {
+			for i := range b {
+				fn(&b[i])
+			}
+			select {
+			case s.spent <- b:
+			default:
+			}
+		}
 	}
 	m := &merger{}
 	for _, s := range srcs {
