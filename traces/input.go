@@ -419,7 +419,9 @@ func (s *source) run() {
 	}
 	work := make(chan *chunk, parseWorkers)
 	ordered := make(chan *chunk, 2*parseWorkers)
-	free := make(chan *chunk, 2*parseWorkers) // recycled chunks: data and items buffers
+	// recycled chunks (data and items buffers): room for every chunk that
+	// can be in flight, so that none is dropped and reallocated
+	free := make(chan *chunk, chunksInFlight)
 	var readErr error
 	var skipped int64 // bytes of cut lines that were never parsed
 	go func() {
@@ -574,7 +576,9 @@ func (s *source) run() {
 		s.unknown.merge(&c.unknown)
 		c.unknown.reset()
 		lineBase += st.Lines
-		clear(c.items) // drop the strings the items held
+		// not cleared: the next parse overwrites every item it appends, and
+		// the strings the stale items hold are bounded by the chunks in
+		// flight
 		c.items = c.items[:0]
 		c.data = c.data[:0]
 		select {
