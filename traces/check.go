@@ -132,6 +132,10 @@ type Checker struct {
 
 	lastTime int64
 	cfNames  map[string]string // bare name -> keyspace/name
+	// the last changefeed spellings normalize resolved (most items name
+	// the changefeed of the item before): a full name already in cfNames,
+	// a bare name and the full name cfNames gave it
+	cfLastFull, cfLastBare, cfLastBareFull string
 	nodeSeen map[string]bool   // nodes that logged a line of their own
 
 	errEp       map[string]*errEpisode
@@ -302,7 +306,11 @@ func fmtDur(ms int64) string {
 // "keyspace/name" and others with the bare name.
 func (c *Checker) normalize(e *spec.Event) {
 	cf := e.Changefeed
-	if cf == "" {
+	if cf == "" || cf == c.cfLastFull {
+		return
+	}
+	if cf == c.cfLastBare {
+		e.Changefeed = c.cfLastBareFull
 		return
 	}
 	if i := strings.LastIndexByte(cf, '/'); i >= 0 {
@@ -310,10 +318,12 @@ func (c *Checker) normalize(e *spec.Event) {
 		if _, ok := c.cfNames[name]; !ok {
 			c.cfNames[name] = cf
 		}
+		c.cfLastFull = cf // cfNames only grows: name stays resolved
 		return
 	}
 	if full, ok := c.cfNames[cf]; ok {
 		e.Changefeed = full
+		c.cfLastBare, c.cfLastBareFull = cf, full
 	}
 }
 

@@ -195,14 +195,17 @@ func splitField(g []byte, scratch *[]byte) (key, val []byte, off int) {
 // unquoteAt is unquote, also returning where the result starts in s, or -1
 // if it was unescaped into scratch.
 func unquoteAt(s []byte, scratch *[]byte) ([]byte, int) {
-	u := unquote(s, scratch)
-	switch {
-	case len(s) < 2 || s[0] != '"':
-		return u, 0
-	case bytes.IndexByte(s[1:], '\\') < 0:
-		return u, 1
+	if len(s) < 2 || s[0] != '"' {
+		return s, 0
 	}
-	return u, -1
+	body := s[1:]
+	if body[len(body)-1] == '"' {
+		body = body[:len(body)-1]
+	}
+	if bytes.IndexByte(body, '\\') < 0 {
+		return body, 1 // what unquote returns, without a second scan
+	}
+	return unquote(s, scratch), -1
 }
 
 func skipSpace(b []byte, i int) int {
