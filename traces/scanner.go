@@ -492,6 +492,9 @@ func (s *Scanner) pendingOpenText(b []byte) bool {
 	}
 }
 
+// callerByte marks the bytes parseHeader's caller scan acts on.
+var callerByte = [256]bool{']': true, '"': true, '=': true, ':': true, '/': true}
+
 // parseHeader parses "[time] [LEVEL] [file.go:line] [message]" (time and
 // level may be missing; the '[' before the time may be lost) and sets r's
 // header fields and the rest (the fields).
@@ -553,6 +556,9 @@ func parseHeader(b []byte, r *Record, tc *timeCache) bool {
 	notCaller := false
 scan:
 	for ; k < len(b); k++ {
+		if !callerByte[b[k]] {
+			continue
+		}
 		switch b[k] {
 		case ']':
 			break scan
@@ -590,6 +596,18 @@ scan:
 	if i >= len(b) || b[i] != '[' {
 		r.rest = nil
 		return true
+	}
+	if i+2 < len(b) && b[i+1] == '"' {
+		// the common ["message"] without escapes, as the general path
+		// below would read it
+		if q := bytes.IndexByte(b[i+2:], '"'); q >= 0 {
+			qe := i + 2 + q // the closing quote
+			if qe+1 < len(b) && b[qe+1] == ']' && bytes.IndexByte(b[i+2:qe], '\\') < 0 {
+				r.Msg = b[i+2 : qe]
+				r.rest = b[qe+2:]
+				return true
+			}
+		}
 	}
 	var e int
 	var closed bool
