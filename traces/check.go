@@ -136,7 +136,7 @@ type Checker struct {
 	// the changefeed of the item before): a full name already in cfNames,
 	// a bare name and the full name cfNames gave it
 	cfLastFull, cfLastBare, cfLastBareFull string
-	nodeSeen map[string]bool   // nodes that logged a line of their own
+	nodeSeen                               map[string]bool // nodes that logged a line of their own
 
 	errEp       map[string]*errEpisode
 	stillRun    map[string]*stuckOp

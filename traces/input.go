@@ -168,9 +168,12 @@ type source struct {
 	done          chan struct{}
 }
 
-// reorder is the per-input reorder buffer: a min-heap of (time, order in
-// the input) over a slab of at most reorderMax+1 items, so that a record
-// written out of order costs O(log reorderMax) whatever the input's order.
+// reorder is the per-input reorder buffer over a slab of at most
+// reorderMax+1 items: a priority queue by (time, order in the input), so
+// that a record written out of order costs O(log reorderMax) whatever the
+// input's order. It has two parts: run, a sorted FIFO of the items pushed
+// no earlier than its tail (O(1) in and out: every item of a sorted log),
+// and h, a min-heap of the others; the earliest item heads one of them.
 // A record more than reorderWindow older than the newest one is a jump
 // (the next file of a concatenation): the buffer is flushed and the input
 // continues in file order from there (see source.run).
@@ -178,6 +181,11 @@ type reorder struct {
 	items []Item
 	free  []int32
 	h     []roKey
+	// run is a ring of slab keys in increasing order: run[head], ...,
+	// run[(head+n-1) % len(run)].
+	run  []roKey
+	head int
+	n    int
 }
 
 type roKey struct {
@@ -190,10 +198,26 @@ func (a roKey) less(b roKey) bool {
 	return a.time < b.time || (a.time == b.time && a.seq < b.seq)
 }
 
-func (r *reorder) len() int { return len(r.h) }
+func (r *reorder) len() int { return len(r.h) + r.n }
+
+// minKey is the earliest buffered key and whether it heads the run
+// (len() > 0).
+func (r *reorder) minKey() (roKey, bool) {
+	if r.n == 0 {
+		return r.h[0], false
+	}
+	k := r.run[r.head]
+	if len(r.h) > 0 && r.h[0].less(k) {
+		return r.h[0], false
+	}
+	return k, true
+}
 
 // minTime is the time of the earliest buffered item (len() > 0).
-func (r *reorder) minTime() int64 { return r.h[0].time }
+func (r *reorder) minTime() int64 {
+	k, _ := r.minKey()
+	return k.time
+}
 
 func (r *reorder) push(it *Item) {
 	var idx int32
@@ -205,6 +229,15 @@ func (r *reorder) push(it *Item) {
 	}
 	r.items[idx] = *it
 	k := roKey{time: it.Event.Time, seq: it.seq, idx: idx}
+	if r.n == 0 || !k.less(r.run[(r.head+r.n-1)%len(r.run)]) {
+		// no earlier than the run's tail: the run stays sorted
+		if r.n == len(r.run) {
+			r.growRun()
+		}
+		r.run[(r.head+r.n)%len(r.run)] = k
+		r.n++
+		return
+	}
 	h := append(r.h, k)
 	i := len(h) - 1
 	for i > 0 {
@@ -218,31 +251,44 @@ func (r *reorder) push(it *Item) {
 	r.h = h
 }
 
+func (r *reorder) growRun() {
+	nr := make([]roKey, max(16, 2*len(r.run)))
+	for i := 0; i < r.n; i++ {
+		nr[i] = r.run[(r.head+i)%len(r.run)]
+	}
+	r.run, r.head = nr, 0
+}
+
 // pop removes the earliest item; the returned pointer is valid until the
 // next push.
 func (r *reorder) pop() *Item {
-	h := r.h
-	k := h[0]
-	n := len(h) - 1
-	h[0] = h[n]
-	h = h[:n]
-	i := 0
-	for {
-		l := 2*i + 1
-		if l >= n {
-			break
+	k, inRun := r.minKey()
+	if inRun {
+		r.head = (r.head + 1) % len(r.run)
+		r.n--
+	} else {
+		h := r.h
+		n := len(h) - 1
+		h[0] = h[n]
+		h = h[:n]
+		i := 0
+		for {
+			l := 2*i + 1
+			if l >= n {
+				break
+			}
+			m := l
+			if l+1 < n && h[l+1].less(h[l]) {
+				m = l + 1
+			}
+			if !h[m].less(h[i]) {
+				break
+			}
+			h[i], h[m] = h[m], h[i]
+			i = m
 		}
-		m := l
-		if l+1 < n && h[l+1].less(h[l]) {
-			m = l + 1
-		}
-		if !h[m].less(h[i]) {
-			break
-		}
-		h[i], h[m] = h[m], h[i]
-		i = m
+		r.h = h
 	}
-	r.h = h
 	r.free = append(r.free, k.idx)
 	return &r.items[k.idx]
 }
