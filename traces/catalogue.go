@@ -487,15 +487,64 @@ var msgFilter = func() (f [256]uint64) {
 	return f
 }()
 
+// msgTable is catalogueIndex as an open-addressing table on a cheap hash
+// of a message's length and a few of its bytes: lookup runs for every
+// record, and most records' messages are catalogued or repeat.
+var msgTable = func() (t msgHash) {
+	n := 16
+	for n < 4*len(catalogueIndex) {
+		n *= 2
+	}
+	t.slots = make([]msgSlot, n)
+	t.mask = uint32(n - 1)
+	for msg, es := range catalogueIndex {
+		i := msgHashOf([]byte(msg)) & t.mask
+		for t.slots[i].es != nil {
+			i = (i + 1) & t.mask
+		}
+		t.slots[i] = msgSlot{msg: msg, es: es}
+	}
+	return t
+}()
+
+type msgHash struct {
+	slots []msgSlot
+	mask  uint32
+}
+
+type msgSlot struct {
+	msg string
+	es  []*entry // nil: an empty slot
+}
+
+func msgHashOf(b []byte) uint32 {
+	n := len(b)
+	h := uint32(n) * 0x9e3779b1
+	if n > 0 {
+		h ^= (uint32(b[0]) | uint32(b[n/2])<<8 | uint32(b[n-1])<<16 | uint32(b[n/3])<<24) * 0x85ebca6b
+	}
+	return h ^ h>>15
+}
+
+// find returns the entries of message b, nil if it is not catalogued.
+func (t *msgHash) find(b []byte) []*entry {
+	for i := msgHashOf(b) & t.mask; ; i = (i + 1) & t.mask {
+		sl := &t.slots[i]
+		if sl.es == nil {
+			return nil
+		}
+		if len(sl.msg) == len(b) && sl.msg == string(b) {
+			return sl.es
+		}
+	}
+}
+
 // lookup finds the catalogue entry of a record.
 func lookup(r *Record) *entry {
 	if len(r.Msg) == 0 || msgFilter[len(r.Msg)&255]&(1<<(r.Msg[0]&63)) == 0 {
 		return nil
 	}
-	es, ok := catalogueIndex[string(r.Msg)]
-	if !ok {
-		return nil
-	}
+	es := msgTable.find(r.Msg)
 	for _, e := range es {
 		if len(e.files) == 0 {
 			return e
@@ -572,8 +621,15 @@ func evidenceText(b []byte) string {
 
 // toItems converts a catalogued record into items appended to out.
 func toItems(r *Record, e *entry, fileName string, fileIdx int, out []Item) []Item {
-	out = append(out, Item{Sym: e.sym, Level: r.Level, Msg: e.msg, file: fileIdx})
+	// the new item is built in place: out's spare capacity is a recycled
+	// chunk's, so this is no allocation and no temporary Item
+	if len(out) < cap(out) {
+		out = out[:len(out)+1]
+	} else {
+		out = append(out, Item{})
+	}
 	it := &out[len(out)-1]
+	*it = Item{Sym: e.sym, Level: r.Level, Msg: e.msg, file: fileIdx}
 	ev := &it.Event
 	ev.Kind = e.kind
 	ev.Time = r.Time
