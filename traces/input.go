@@ -308,12 +308,16 @@ var ownNodeKinds = map[spec.Kind]bool{
 
 // isOwnNode is ownNodeKinds as a table indexed by kind (read for every
 // item on the serial path).
-var isOwnNode = func() (t [256]bool) {
-	for k, v := range ownNodeKinds {
+var isOwnNode = kindTable(ownNodeKinds)
+
+// kindTable turns a set of kinds into a table indexed by kind: no map
+// lookup per item.
+func kindTable(set map[spec.Kind]bool) (t [256]bool) {
+	for k, v := range set {
 		t[k] = v
 	}
 	return t
-}()
+}
 
 // panicEntry stands for any PANIC or FATAL record of a maintainer file.
 var panicEntry = entry{sym: SymPanic, keys: m("Changefeed", cfKeys, "Err", "error,panic")}
