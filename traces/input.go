@@ -185,8 +185,9 @@ type reorder struct {
 	items []Item
 	free  []int32
 	h     []roKey
-	// run is a ring of slab keys in increasing order: run[head], ...,
-	// run[(head+n-1) % len(run)].
+	// run is a ring (its length a power of two) of slab keys in
+	// increasing order: run[head], ...,
+	// run[(head+n-1) & (len(run)-1)].
 	run  []roKey
 	head int
 	n    int
@@ -233,12 +234,12 @@ func (r *reorder) push(it *Item) {
 	}
 	r.items[idx] = *it
 	k := roKey{time: it.Event.Time, seq: it.seq, idx: idx}
-	if r.n == 0 || !k.less(r.run[(r.head+r.n-1)%len(r.run)]) {
+	if r.n == 0 || !k.less(r.run[(r.head+r.n-1)&(len(r.run)-1)]) {
 		// no earlier than the run's tail: the run stays sorted
 		if r.n == len(r.run) {
 			r.growRun()
 		}
-		r.run[(r.head+r.n)%len(r.run)] = k
+		r.run[(r.head+r.n)&(len(r.run)-1)] = k
 		r.n++
 		return
 	}
@@ -258,7 +259,7 @@ func (r *reorder) push(it *Item) {
 func (r *reorder) growRun() {
 	nr := make([]roKey, max(16, 2*len(r.run)))
 	for i := 0; i < r.n; i++ {
-		nr[i] = r.run[(r.head+i)%len(r.run)]
+		nr[i] = r.run[(r.head+i)&(len(r.run)-1)]
 	}
 	r.run, r.head = nr, 0
 }
@@ -268,7 +269,7 @@ func (r *reorder) growRun() {
 func (r *reorder) pop() *Item {
 	k, inRun := r.minKey()
 	if inRun {
-		r.head = (r.head + 1) % len(r.run)
+		r.head = (r.head + 1) & (len(r.run) - 1)
 		r.n--
 	} else {
 		h := r.h
