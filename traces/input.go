@@ -166,10 +166,6 @@ type source struct {
 	selfAmbiguous bool
 	chunkSize     int // bytes per parse chunk (0: chunkSize)
 	done          chan struct{}
-	// sink, if set, is given each item in order instead of ch (one input:
-	// nothing to merge). Like mergeInputs' fn it must not keep the
-	// pointer: the item's slab slot is reused.
-	sink func(it *Item)
 }
 
 // reorder is the per-input reorder buffer over a slab of at most
@@ -566,14 +562,6 @@ func (s *source) run() {
 		lineBase int64
 	)
 	release := func(it *Item) {
-		if s.sink != nil {
-			// the only input: straight to the checker, no batch copy
-			if it.Event.Node == "" && s.self != "" && isOwnNode[it.Event.Kind] {
-				it.Event.Node = s.self
-			}
-			s.sink(it)
-			return
-		}
 		// the slab slot is overwritten by a later push (not cleared: the
 		// slab holds at most reorderMax+1 items' strings)
 		batch = append(batch, *it)
@@ -703,12 +691,20 @@ func mergeInputs(inputs []Input, fn func(it *Item)) ([]*source, error) {
 	for i, in := range inputs {
 		srcs[i] = &source{idx: i, name: in.Name, in: in, ch: make(chan []Item, 4), spent: make(chan []Item, 6), done: make(chan struct{}),
 			chunkSize: max(minChunkSize, min(chunkSize, chunkBudget/(chunksInFlight*len(inputs))))}
-		if len(inputs) == 1 {
-			// one input (a file, or stdin): its items are already in
-			// order; its goroutine feeds fn (ch stays empty and is closed)
-			srcs[i].sink = fn
-		}
 		go srcs[i].run()
+	}
+	if len(srcs) == 1 {
+		// one input (a file, or stdin): its items are already in order
+		s := srcs[0]
+		for b := range s.ch {
+			for i := range b {
+				fn(&b[i])
+			}
+			select {
+			case s.spent <- b:
+			default:
+			}
+		}
 	}
 	m := &merger{}
 	for _, s := range srcs {
