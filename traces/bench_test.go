@@ -34,6 +34,36 @@ func BenchmarkScan(b *testing.B) {
 // the same pipeline on 1 GB next to grep.
 func BenchmarkRun(b *testing.B) { benchRun(b, GenOptions{Seed: 1}) }
 
+// BenchmarkRunConcatenated is BenchmarkRun on four captures' 32 MB logs
+// (about two minutes each, more than the reorder window) from the same
+// start, concatenated into one input (`cat *.log | cdcspec
+// trace -`): the time jumps back at every file boundary.
+func BenchmarkRunConcatenated(b *testing.B) {
+	path := filepath.Join(b.TempDir(), "concat.log")
+	f, err := os.Create(path)
+	if err != nil {
+		b.Fatal(err)
+	}
+	for seed := uint64(1); seed <= 4; seed++ {
+		if _, err := GenerateLogOptions(f, 32<<20, GenOptions{Seed: seed}); err != nil {
+			b.Fatal(err)
+		}
+	}
+	f.Close()
+	st, _ := os.Stat(path)
+	b.SetBytes(st.Size())
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		rep, err := Run([]Input{fileInput(path)}, Options{})
+		if err != nil {
+			b.Fatal(err)
+		}
+		if rep.Stats.Jumps != 3 {
+			b.Fatalf("%d jumps back in time, want 3 (one per file boundary)", rep.Stats.Jumps)
+		}
+	}
+}
+
 // BenchmarkRunStorm is BenchmarkRun on a log where each of 1,000
 // changefeeds is in an error storm (STORM=1 scripts/bench-trace.sh).
 func BenchmarkRunStorm(b *testing.B) {

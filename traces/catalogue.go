@@ -126,9 +126,11 @@ type entry struct {
 	keys map[string]string
 	// fields is keys, compiled once: in a stable order, alternatives split.
 	fields []fieldKeys
-	// keyIdx maps every log key of fields to its field and its rank among
-	// the field's alternatives (toItems reads a record's fields once).
-	keyIdx map[string]keyRef
+	// keyIdx lists every log key of fields with its field and its rank
+	// among the field's alternatives (toItems reads a record's fields
+	// once). An entry has a handful of keys: a scan that compares lengths
+	// first is cheaper than hashing every field key of every record.
+	keyIdx []keyRef
 	// conv post-processes the event (operator strings, membership lists):
 	// it is out's last element; conv returns out, possibly with that item
 	// replaced by several.
@@ -411,20 +413,31 @@ type fieldKeys struct {
 }
 
 type keyRef struct {
+	key         string
 	field, rank int
 }
 
-func compileKeys(keys map[string]string) ([]fieldKeys, map[string]keyRef) {
+// findKey returns the keyRef of log key k, if the entry reads it.
+func findKey(refs []keyRef, k []byte) (keyRef, bool) {
+	for i := range refs {
+		if len(refs[i].key) == len(k) && refs[i].key == string(k) {
+			return refs[i], true
+		}
+	}
+	return keyRef{}, false
+}
+
+func compileKeys(keys map[string]string) ([]fieldKeys, []keyRef) {
 	out := make([]fieldKeys, 0, len(keys))
 	for name, ks := range keys {
 		out = append(out, fieldKeys{name: name, keys: strings.Split(ks, ",")})
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].name < out[j].name })
-	idx := map[string]keyRef{}
+	var idx []keyRef
 	for i, fk := range out {
 		for r, k := range fk.keys {
-			if _, dup := idx[k]; !dup {
-				idx[k] = keyRef{field: i, rank: r}
+			if _, dup := findKey(idx, []byte(k)); !dup {
+				idx = append(idx, keyRef{key: k, field: i, rank: r})
 			}
 		}
 	}
@@ -478,15 +491,64 @@ var msgFilter = func() (f [256]uint64) {
 	return f
 }()
 
+// msgTable is catalogueIndex as an open-addressing table on a cheap hash
+// of a message's length and a few of its bytes: lookup runs for every
+// record, and most records' messages are catalogued or repeat.
+var msgTable = func() (t msgHash) {
+	n := 16
+	for n < 4*len(catalogueIndex) {
+		n *= 2
+	}
+	t.slots = make([]msgSlot, n)
+	t.mask = uint32(n - 1)
+	for msg, es := range catalogueIndex {
+		i := msgHashOf([]byte(msg)) & t.mask
+		for t.slots[i].es != nil {
+			i = (i + 1) & t.mask
+		}
+		t.slots[i] = msgSlot{msg: msg, es: es}
+	}
+	return t
+}()
+
+type msgHash struct {
+	slots []msgSlot
+	mask  uint32
+}
+
+type msgSlot struct {
+	msg string
+	es  []*entry // nil: an empty slot
+}
+
+func msgHashOf(b []byte) uint32 {
+	n := len(b)
+	h := uint32(n) * 0x9e3779b1
+	if n > 0 {
+		h ^= (uint32(b[0]) | uint32(b[n/2])<<8 | uint32(b[n-1])<<16 | uint32(b[n/3])<<24) * 0x85ebca6b
+	}
+	return h ^ h>>15
+}
+
+// find returns the entries of message b, nil if it is not catalogued.
+func (t *msgHash) find(b []byte) []*entry {
+	for i := msgHashOf(b) & t.mask; ; i = (i + 1) & t.mask {
+		sl := &t.slots[i]
+		if sl.es == nil {
+			return nil
+		}
+		if len(sl.msg) == len(b) && sl.msg == string(b) {
+			return sl.es
+		}
+	}
+}
+
 // lookup finds the catalogue entry of a record.
 func lookup(r *Record) *entry {
 	if len(r.Msg) == 0 || msgFilter[len(r.Msg)&255]&(1<<(r.Msg[0]&63)) == 0 {
 		return nil
 	}
-	es, ok := catalogueIndex[string(r.Msg)]
-	if !ok {
-		return nil
-	}
+	es := msgTable.find(r.Msg)
 	for _, e := range es {
 		if len(e.files) == 0 {
 			return e
@@ -563,8 +625,15 @@ func evidenceText(b []byte) string {
 
 // toItems converts a catalogued record into items appended to out.
 func toItems(r *Record, e *entry, fileName string, fileIdx int, out []Item) []Item {
-	out = append(out, Item{Sym: e.sym, Level: r.Level, Msg: e.msg, file: fileIdx})
+	// the new item is built in place: out's spare capacity is a recycled
+	// chunk's, so this is no allocation and no temporary Item
+	if len(out) < cap(out) {
+		out = out[:len(out)+1]
+	} else {
+		out = append(out, Item{})
+	}
 	it := &out[len(out)-1]
+	*it = Item{Sym: e.sym, Level: r.Level, Msg: e.msg, file: fileIdx}
 	ev := &it.Event
 	ev.Kind = e.kind
 	ev.Time = r.Time
@@ -591,7 +660,7 @@ func toItems(r *Record, e *entry, fileName string, fileIdx int, out []Item) []It
 	r.parseFields()
 	for i := range r.fields {
 		f := &r.fields[i]
-		if ref, ok := e.keyIdx[string(f.key)]; ok && ref.field < maxFields && (rank[ref.field] < 0 || ref.rank <= rank[ref.field]) {
+		if ref, ok := findKey(e.keyIdx, f.key); ok && ref.field < maxFields && (rank[ref.field] < 0 || ref.rank <= rank[ref.field]) {
 			rank[ref.field], vals[ref.field], offs[ref.field] = ref.rank, f.val, f.off
 		}
 		if keyspace == nil && (string(f.key) == "keyspace" || string(f.key) == "namespace") {

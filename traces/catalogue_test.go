@@ -262,3 +262,18 @@ func TestCatalogueNoShadowedEntries(t *testing.T) {
 		}
 	}
 }
+
+// TestMsgTableMatchesIndex: the lookup table finds every catalogued
+// message's entries and nothing for messages that are not catalogued.
+func TestMsgTableMatchesIndex(t *testing.T) {
+	for msg, es := range catalogueIndex {
+		if got := msgTable.find([]byte(msg)); len(got) != len(es) || got[0] != es[0] {
+			t.Fatalf("msgTable.find(%q) = %v, want %v", msg, got, es)
+		}
+		for _, other := range []string{msg + " ", msg[:len(msg)-1], "x" + msg[1:]} {
+			if _, ok := catalogueIndex[other]; !ok && msgTable.find([]byte(other)) != nil {
+				t.Fatalf("msgTable.find(%q) found entries of an uncatalogued message", other)
+			}
+		}
+	}
+}

@@ -132,7 +132,11 @@ type Checker struct {
 
 	lastTime int64
 	cfNames  map[string]string // bare name -> keyspace/name
-	nodeSeen map[string]bool   // nodes that logged a line of their own
+	// the last changefeed spellings normalize resolved (most items name
+	// the changefeed of the item before): a full name already in cfNames,
+	// a bare name and the full name cfNames gave it
+	cfLastFull, cfLastBare, cfLastBareFull string
+	nodeSeen                               map[string]bool // nodes that logged a line of their own
 
 	errEp       map[string]*errEpisode
 	stillRun    map[string]*stuckOp
@@ -303,7 +307,11 @@ func fmtDur(ms int64) string {
 // "keyspace/name" and others with the bare name.
 func (c *Checker) normalize(e *spec.Event) {
 	cf := e.Changefeed
-	if cf == "" {
+	if cf == "" || sameString(cf, c.cfLastFull) {
+		return
+	}
+	if sameString(cf, c.cfLastBare) {
+		e.Changefeed = c.cfLastBareFull
 		return
 	}
 	if i := strings.LastIndexByte(cf, '/'); i >= 0 {
@@ -311,11 +319,19 @@ func (c *Checker) normalize(e *spec.Event) {
 		if _, ok := c.cfNames[name]; !ok {
 			c.cfNames[name] = cf
 		}
+		c.cfLastFull = cf // cfNames only grows: name stays resolved
 		return
 	}
 	if full, ok := c.cfNames[cf]; ok {
 		e.Changefeed = full
+		c.cfLastBare, c.cfLastBareFull = cf, full
 	}
+}
+
+// sameString is a == b, cheaper when they differ: changefeed names of one
+// cluster mostly differ in their last byte ("cf-1", "cf-2").
+func sameString(a, b string) bool {
+	return len(a) == len(b) && (len(a) == 0 || a[len(a)-1] == b[len(b)-1]) && a == b
 }
 
 // aggKey is what findings are aggregated by.
@@ -388,7 +404,7 @@ func (c *Checker) Observe(it *Item) {
 	if e.Time > c.lastTime {
 		c.lastTime = e.Time
 	}
-	if e.Node != "" && ownNodeKinds[e.Kind] {
+	if e.Node != "" && isOwnNode[e.Kind] {
 		c.nodeSeen[e.Node] = true
 	}
 	c.Coverage.count(it)
@@ -415,7 +431,10 @@ func (c *Checker) Observe(it *Item) {
 	c.observeSymptoms(it)
 	c.observeBarriers(it)
 	c.timeline.observe(it)
-	c.live.Observe(*e)
+	if e.Kind != spec.KindUnknown {
+		// a symptom-only item changes no dispatcher's life
+		c.live.Observe(*e)
+	}
 }
 
 func (c *Checker) settlePending(it *Item) {

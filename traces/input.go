@@ -168,9 +168,12 @@ type source struct {
 	done          chan struct{}
 }
 
-// reorder is the per-input reorder buffer: a min-heap of (time, order in
-// the input) over a slab of at most reorderMax+1 items, so that a record
-// written out of order costs O(log reorderMax) whatever the input's order.
+// reorder is the per-input reorder buffer over a slab of at most
+// reorderMax+1 items: a priority queue by (time, order in the input), so
+// that a record written out of order costs O(log reorderMax) whatever the
+// input's order. It has two parts: run, a sorted FIFO of the items pushed
+// no earlier than its tail (O(1) in and out: every item of a sorted log),
+// and h, a min-heap of the others; the earliest item heads one of them.
 // A record more than reorderWindow older than the newest one is a jump
 // (the next file of a concatenation): the buffer is flushed and the input
 // continues in file order from there (see source.run).
@@ -178,6 +181,12 @@ type reorder struct {
 	items []Item
 	free  []int32
 	h     []roKey
+	// run is a ring (its length a power of two) of slab keys in
+	// increasing order: run[head], ...,
+	// run[(head+n-1) & (len(run)-1)].
+	run  []roKey
+	head int
+	n    int
 }
 
 type roKey struct {
@@ -190,10 +199,26 @@ func (a roKey) less(b roKey) bool {
 	return a.time < b.time || (a.time == b.time && a.seq < b.seq)
 }
 
-func (r *reorder) len() int { return len(r.h) }
+func (r *reorder) len() int { return len(r.h) + r.n }
+
+// minKey is the earliest buffered key and whether it heads the run
+// (len() > 0).
+func (r *reorder) minKey() (roKey, bool) {
+	if r.n == 0 {
+		return r.h[0], false
+	}
+	k := r.run[r.head]
+	if len(r.h) > 0 && r.h[0].less(k) {
+		return r.h[0], false
+	}
+	return k, true
+}
 
 // minTime is the time of the earliest buffered item (len() > 0).
-func (r *reorder) minTime() int64 { return r.h[0].time }
+func (r *reorder) minTime() int64 {
+	k, _ := r.minKey()
+	return k.time
+}
 
 func (r *reorder) push(it *Item) {
 	var idx int32
@@ -205,6 +230,15 @@ func (r *reorder) push(it *Item) {
 	}
 	r.items[idx] = *it
 	k := roKey{time: it.Event.Time, seq: it.seq, idx: idx}
+	if r.n == 0 || !k.less(r.run[(r.head+r.n-1)&(len(r.run)-1)]) {
+		// no earlier than the run's tail: the run stays sorted
+		if r.n == len(r.run) {
+			r.growRun()
+		}
+		r.run[(r.head+r.n)&(len(r.run)-1)] = k
+		r.n++
+		return
+	}
 	h := append(r.h, k)
 	i := len(h) - 1
 	for i > 0 {
@@ -218,31 +252,44 @@ func (r *reorder) push(it *Item) {
 	r.h = h
 }
 
+func (r *reorder) growRun() {
+	nr := make([]roKey, max(16, 2*len(r.run)))
+	for i := 0; i < r.n; i++ {
+		nr[i] = r.run[(r.head+i)&(len(r.run)-1)]
+	}
+	r.run, r.head = nr, 0
+}
+
 // pop removes the earliest item; the returned pointer is valid until the
 // next push.
 func (r *reorder) pop() *Item {
-	h := r.h
-	k := h[0]
-	n := len(h) - 1
-	h[0] = h[n]
-	h = h[:n]
-	i := 0
-	for {
-		l := 2*i + 1
-		if l >= n {
-			break
+	k, inRun := r.minKey()
+	if inRun {
+		r.head = (r.head + 1) & (len(r.run) - 1)
+		r.n--
+	} else {
+		h := r.h
+		n := len(h) - 1
+		h[0] = h[n]
+		h = h[:n]
+		i := 0
+		for {
+			l := 2*i + 1
+			if l >= n {
+				break
+			}
+			m := l
+			if l+1 < n && h[l+1].less(h[l]) {
+				m = l + 1
+			}
+			if !h[m].less(h[i]) {
+				break
+			}
+			h[i], h[m] = h[m], h[i]
+			i = m
 		}
-		m := l
-		if l+1 < n && h[l+1].less(h[l]) {
-			m = l + 1
-		}
-		if !h[m].less(h[i]) {
-			break
-		}
-		h[i], h[m] = h[m], h[i]
-		i = m
+		r.h = h
 	}
-	r.h = h
 	r.free = append(r.free, k.idx)
 	return &r.items[k.idx]
 }
@@ -254,6 +301,19 @@ var ownNodeKinds = map[spec.Kind]bool{
 	spec.MaintainerClosed: true, spec.DispatcherErrorReported: true, spec.MaintainerRejectedAdd: true,
 	spec.DispatcherCreated: true, spec.DispatcherWorking: true, spec.DispatcherRemoved: true,
 	spec.DispatcherManagerClosed: true, spec.SinkError: true, spec.CaptureSuicide: true,
+}
+
+// isOwnNode is ownNodeKinds as a table indexed by kind (read for every
+// item on the serial path).
+var isOwnNode = kindTable(ownNodeKinds)
+
+// kindTable turns a set of kinds into a table indexed by kind: no map
+// lookup per item.
+func kindTable(set map[spec.Kind]bool) (t [256]bool) {
+	for k, v := range set {
+		t[k] = v
+	}
+	return t
 }
 
 // panicEntry stands for any PANIC or FATAL record of a maintainer file.
@@ -410,7 +470,9 @@ func (s *source) run() {
 	}
 	work := make(chan *chunk, parseWorkers)
 	ordered := make(chan *chunk, 2*parseWorkers)
-	free := make(chan *chunk, 2*parseWorkers) // recycled chunks: data and items buffers
+	// recycled chunks (data and items buffers): room for every chunk that
+	// can be in flight, so that none is dropped and reallocated
+	free := make(chan *chunk, chunksInFlight)
 	var readErr error
 	var skipped int64 // bytes of cut lines that were never parsed
 	go func() {
@@ -503,7 +565,7 @@ func (s *source) run() {
 		// the slab slot is overwritten by a later push (not cleared: the
 		// slab holds at most reorderMax+1 items' strings)
 		batch = append(batch, *it)
-		if b := &batch[len(batch)-1]; b.Event.Node == "" && s.self != "" && ownNodeKinds[b.Event.Kind] {
+		if b := &batch[len(batch)-1]; b.Event.Node == "" && s.self != "" && isOwnNode[b.Event.Kind] {
 			b.Event.Node = s.self
 		}
 		if len(batch) >= batchSize {
@@ -565,7 +627,9 @@ func (s *source) run() {
 		s.unknown.merge(&c.unknown)
 		c.unknown.reset()
 		lineBase += st.Lines
-		clear(c.items) // drop the strings the items held
+		// not cleared: the next parse overwrites every item it appends, and
+		// the strings the stale items hold are bounded by the chunks in
+		// flight
 		c.items = c.items[:0]
 		c.data = c.data[:0]
 		select {
@@ -628,6 +692,19 @@ func mergeInputs(inputs []Input, fn func(it *Item)) ([]*source, error) {
 		srcs[i] = &source{idx: i, name: in.Name, in: in, ch: make(chan []Item, 4), spent: make(chan []Item, 6), done: make(chan struct{}),
 			chunkSize: max(minChunkSize, min(chunkSize, chunkBudget/(chunksInFlight*len(inputs))))}
 		go srcs[i].run()
+	}
+	if len(srcs) == 1 {
+		// one input (a file, or stdin): its items are already in order
+		s := srcs[0]
+		for b := range s.ch {
+			for i := range b {
+				fn(&b[i])
+			}
+			select {
+			case s.spent <- b:
+			default:
+			}
+		}
 	}
 	m := &merger{}
 	for _, s := range srcs {

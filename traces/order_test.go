@@ -4,7 +4,9 @@ import (
 	"bytes"
 	"fmt"
 	"io"
+	"math/rand/v2"
 	"os"
+	"slices"
 	"sort"
 	"strings"
 	"testing"
@@ -91,4 +93,53 @@ func TestReorderWindow(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, []string{"a", "c", "b", "d", "e", "g", "f"}, got)
 	assert.EqualValues(t, 1, srcs[0].stats.Jumps)
+}
+
+// TestReorderMatchesSort drives the reorder buffer with random pushes and
+// pops, in order, shuffled, reversed and with ties, against a reference
+// that keeps the buffered keys sorted: every pop is the earliest (time,
+// seq) buffered.
+func TestReorderMatchesSort(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	for round := 0; round < 80; round++ {
+		var ro reorder
+		var ref []roKey
+		var seq int64
+		base := int64(1000)
+		mode := round % 4
+		for step := 0; step < 2000; step++ {
+			if len(ref) > 0 && rng.IntN(3) == 0 {
+				want := ref[0]
+				ref = ref[1:]
+				if ro.len() != len(ref)+1 || ro.minTime() != want.time {
+					t.Fatalf("round %d step %d: len %d min %d, want %d %d", round, step, ro.len(), ro.minTime(), len(ref)+1, want.time)
+				}
+				if got := ro.pop(); got.Event.Time != want.time || got.seq != want.seq {
+					t.Fatalf("round %d step %d: popped (%d, %d), want (%d, %d)", round, step, got.Event.Time, got.seq, want.time, want.seq)
+				}
+				continue
+			}
+			var tm int64
+			switch mode {
+			case 0: // in order, with ties
+				base += int64(rng.IntN(2))
+				tm = base
+			case 1: // mostly in order, some late
+				base += int64(rng.IntN(3))
+				tm = base - int64(rng.IntN(5))*int64(rng.IntN(2))
+			case 2: // reversed
+				base -= int64(rng.IntN(3))
+				tm = base
+			default: // shuffled in a small range
+				tm = base + int64(rng.IntN(20))
+			}
+			it := Item{seq: seq}
+			it.Event.Time = tm
+			seq++
+			ro.push(&it)
+			k := roKey{time: tm, seq: it.seq}
+			i := sort.Search(len(ref), func(i int) bool { return k.less(ref[i]) })
+			ref = slices.Insert(ref, i, k)
+		}
+	}
 }

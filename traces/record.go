@@ -17,6 +17,7 @@ package traces
 
 import (
 	"bytes"
+	"encoding/binary"
 )
 
 // Level is a log record's level.
@@ -194,14 +195,17 @@ func splitField(g []byte, scratch *[]byte) (key, val []byte, off int) {
 // unquoteAt is unquote, also returning where the result starts in s, or -1
 // if it was unescaped into scratch.
 func unquoteAt(s []byte, scratch *[]byte) ([]byte, int) {
-	u := unquote(s, scratch)
-	switch {
-	case len(s) < 2 || s[0] != '"':
-		return u, 0
-	case bytes.IndexByte(s[1:], '\\') < 0:
-		return u, 1
+	if len(s) < 2 || s[0] != '"' {
+		return s, 0
 	}
-	return u, -1
+	body := s[1:]
+	if body[len(body)-1] == '"' {
+		body = body[:len(body)-1]
+	}
+	if bytes.IndexByte(body, '\\') < 0 {
+		return body, 1 // what unquote returns, without a second scan
+	}
+	return unquote(s, scratch), -1
 }
 
 func skipSpace(b []byte, i int) int {
@@ -256,6 +260,10 @@ func scanGroup(b []byte, i int) (int, bool) {
 	}
 	depth := 0
 	for j < len(b) {
+		j = skipPlain(b, j)
+		if j >= len(b) {
+			break
+		}
 		c := b[j]
 		if !groupByte[c] {
 			j++
@@ -286,6 +294,29 @@ func scanGroup(b []byte, i int) (int, bool) {
 
 // groupByte marks the bytes scanGroup acts on; it skips the others.
 var groupByte = [256]bool{'"': true, '[': true, '{': true, ']': true, '}': true}
+
+// skipPlain skips from b[j] over whole 8-byte words that hold no byte
+// scanGroup acts on, and returns where the byte-wise scan resumes. '[' and
+// '{', ']' and '}' differ only in bit 0x20, so that setting it leaves two
+// bytes to look for besides '"'.
+func skipPlain(b []byte, j int) int {
+	const ones = 0x0101010101010101
+	for j+8 <= len(b) {
+		x := binary.LittleEndian.Uint64(b[j:])
+		y := x | 0x20*ones
+		if hasZeroByte(x^'"'*ones)|hasZeroByte(y^'{'*ones)|hasZeroByte(y^'}'*ones) != 0 {
+			break
+		}
+		j += 8
+	}
+	return j
+}
+
+// hasZeroByte is non-zero if and only if one of v's bytes is zero.
+func hasZeroByte(v uint64) uint64 {
+	const ones = 0x0101010101010101
+	return (v - ones) &^ v & (0x80 * ones)
+}
 
 // unquote removes the surrounding quotes of s and resolves escapes. If s has
 // no escapes the result aliases s; otherwise it is written to scratch, which

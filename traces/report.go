@@ -64,6 +64,9 @@ func (c *Coverage) setUnknown(u *unknownMessages) {
 var clusterKinds = map[spec.Kind]bool{spec.NodeJoined: true, spec.NodeLeft: true, spec.CaptureSuicide: true,
 	spec.UpstreamStalled: true, spec.UpstreamResumed: true, spec.FaultsHealed: true, spec.Quiesced: true, spec.TableCreated: true}
 
+// isClusterKind is clusterKinds as a table (read for every item).
+var isClusterKind = kindTable(clusterKinds)
+
 // PropertyCoverage says whether a property could be judged on these logs.
 type PropertyCoverage struct {
 	Property string `json:"property"`
@@ -76,7 +79,7 @@ func newCoverage() Coverage { return Coverage{} }
 func (c *Coverage) count(it *Item) {
 	if k := int(it.Event.Kind); k < len(c.kinds) {
 		c.kinds[k]++
-		if it.Event.Changefeed != "" || clusterKinds[it.Event.Kind] {
+		if it.Event.Changefeed != "" || isClusterKind[it.Event.Kind] {
 			c.judged[k]++
 		}
 	}

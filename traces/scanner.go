@@ -124,11 +124,19 @@ type timeCache struct {
 	secMs  int64 // Unix ms of prefix+zone with a zero fraction
 }
 
-func (tc *timeCache) parse(b []byte) (int64, bool) {
-	// fast path: "2026/07/22 16:30:15.758 +00:00" with a cached prefix
+// cached parses b if it is "2026/07/22 16:30:15.758 +00:00" in the
+// cached second and zone.
+func (tc *timeCache) cached(b []byte) (int64, bool) {
 	if tc.valid && len(b) == 30 && b[19] == '.' && string(b[:19]) == string(tc.prefix[:]) && string(b[23:30]) == string(tc.zone[:]) &&
 		isDigit(b[20]) && isDigit(b[21]) && isDigit(b[22]) {
 		return tc.secMs + int64(b[20]-'0')*100 + int64(b[21]-'0')*10 + int64(b[22]-'0'), true
+	}
+	return 0, false
+}
+
+func (tc *timeCache) parse(b []byte) (int64, bool) {
+	if ms, ok := tc.cached(b); ok {
+		return ms, true
 	}
 	ms, ok := parseLogTime(b)
 	if ok && len(b) == 30 && b[19] == '.' && isDigit(b[20]) && isDigit(b[21]) && isDigit(b[22]) {
@@ -484,12 +492,26 @@ func (s *Scanner) pendingOpenText(b []byte) bool {
 	}
 }
 
+// callerByte marks the bytes parseHeader's caller scan acts on.
+var callerByte = [256]bool{']': true, '"': true, '=': true, ':': true, '/': true}
+
 // parseHeader parses "[time] [LEVEL] [file.go:line] [message]" (time and
 // level may be missing; the '[' before the time may be lost) and sets r's
 // header fields and the rest (the fields).
 func parseHeader(b []byte, r *Record, tc *timeCache) bool {
 	i := 0
-	if len(b) > 0 && b[0] == '[' && looksLikeTime(b[1:]) {
+	if len(b) > 32 && b[31] == ']' && b[0] == '[' {
+		// pingcap/log's own "[2026/07/22 16:30:15.758 +00:00]" with the
+		// cached second: the cached prefix and zone hold no ']', so the
+		// first ']' is b[31], as the general path below would find
+		if ms, ok := tc.cached(b[1:31]); ok {
+			r.Time, r.HasTime = ms, true
+			i = 32
+		}
+	}
+	if i > 0 {
+		// time parsed above
+	} else if len(b) > 0 && b[0] == '[' && looksLikeTime(b[1:]) {
 		j := bytes.IndexByte(b, ']')
 		if j < 0 {
 			return false
@@ -506,7 +528,14 @@ func parseHeader(b []byte, r *Record, tc *timeCache) bool {
 	}
 	// level
 	i = skipSpace(b, i)
-	if i < len(b) && b[i] == '[' {
+	if i+6 <= len(b) && (string(b[i:i+6]) == "[INFO]" || string(b[i:i+6]) == "[WARN]") {
+		// the common levels, as the general path below would read them
+		r.Level = LevelInfo
+		if b[i+1] == 'W' {
+			r.Level = LevelWarn
+		}
+		i += 6
+	} else if i < len(b) && b[i] == '[' {
 		if j := bytes.IndexByte(b[i:min(len(b), i+9)], ']'); j > 0 {
 			if l := parseLevel(b[i+1 : i+j]); l != LevelUnknown {
 				r.Level = l
@@ -519,26 +548,45 @@ func parseHeader(b []byte, r *Record, tc *timeCache) bool {
 	if i >= len(b) || b[i] != '[' {
 		return r.HasTime && i >= len(b) // a bare header cut after the time/level
 	}
-	j := bytes.IndexByte(b[i:], ']')
-	if j < 0 {
-		r.Truncated = true
-		return r.HasTime
+	// One pass over a caller group ("[pkg/file.go:123]", short): up to the
+	// first ']', noting the last ':' and the last '/' before it; a '"' or
+	// '=' means this is not a caller group.
+	colon, slash, slashAtColon := -1, -1, -1
+	k := i + 1
+	notCaller := false
+scan:
+	for ; k < len(b); k++ {
+		if !callerByte[b[k]] {
+			continue
+		}
+		switch b[k] {
+		case ']':
+			break scan
+		case '"', '=':
+			notCaller = true
+			break scan
+		case ':':
+			colon, slashAtColon = k, slash
+		case '/':
+			slash = k
+		}
 	}
-	caller := b[i+1 : i+j]
-	if bytes.IndexByte(caller, '"') >= 0 || bytes.IndexByte(caller, '=') >= 0 {
+	if notCaller || k == len(b) {
+		if bytes.IndexByte(b[k:], ']') < 0 {
+			r.Truncated = true
+			return r.HasTime
+		}
 		// no caller group: this is already the message or a field
 		if !r.HasTime && r.Level == LevelUnknown {
 			return false
 		}
 	} else {
-		if k := bytes.LastIndexByte(caller, ':'); k >= 0 {
-			caller = caller[:k]
+		end := k // b[k] is the group's ']'
+		if colon >= 0 {
+			end, slash = colon, slashAtColon
 		}
-		if k := bytes.LastIndexByte(caller, '/'); k >= 0 {
-			caller = caller[k+1:]
-		}
-		r.File = caller
-		i += j + 1
+		r.File = b[max(i+1, slash+1):end]
+		i = k + 1
 	}
 	if !r.HasTime && r.Level == LevelUnknown && len(r.File) == 0 {
 		return false
@@ -548,6 +596,18 @@ func parseHeader(b []byte, r *Record, tc *timeCache) bool {
 	if i >= len(b) || b[i] != '[' {
 		r.rest = nil
 		return true
+	}
+	if i+2 < len(b) && b[i+1] == '"' {
+		// the common ["message"] without escapes, as the general path
+		// below would read it
+		if q := bytes.IndexByte(b[i+2:], '"'); q >= 0 {
+			qe := i + 2 + q // the closing quote
+			if qe+1 < len(b) && b[qe+1] == ']' && bytes.IndexByte(b[i+2:qe], '\\') < 0 {
+				r.Msg = b[i+2 : qe]
+				r.rest = b[qe+2:]
+				return true
+			}
+		}
 	}
 	var e int
 	var closed bool

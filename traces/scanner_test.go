@@ -3,6 +3,7 @@ package traces
 import (
 	"bytes"
 	"io"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"strings"
@@ -268,4 +269,28 @@ func TestImpossibleTsPrefilter(t *testing.T) {
 		}
 	}
 	assert.GreaterOrEqual(t, found, 3*7, "the impossible values above are found")
+}
+
+// TestSkipPlain checks the word-at-a-time skip against the byte table: it
+// never skips a byte scanGroup acts on, and stops within 8 bytes of one.
+func TestSkipPlain(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	for n := 0; n < 20000; n++ {
+		b := make([]byte, rng.IntN(40))
+		for i := range b {
+			b[i] = byte(rng.IntN(256))
+			if rng.IntN(3) > 0 {
+				b[i] = "abc=:. 0x9_\x7a\x7c\x5a\x5c\x21\x23\xdb\xfb"[rng.IntN(18)]
+			}
+		}
+		j := rng.IntN(len(b) + 1)
+		got := skipPlain(b, j)
+		want := j
+		for want < len(b) && !groupByte[b[want]] {
+			want++
+		}
+		if got < j || got > want || (want-got >= 8 && got+8 <= len(b)) {
+			t.Fatalf("skipPlain(%q, %d) = %d; first group byte at %d", b, j, got, want)
+		}
+	}
 }
