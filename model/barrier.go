@@ -579,7 +579,7 @@ func checkBlockedDispatchers(cfg *Config, s *State, slot uint8) {
 	if !ev.Chk {
 		rel = 1 | mt.spanTables() // GetAllTasks includes the DDL span
 	}
-	if rel&1 != 0 && mt.TrigCk >= ev.T {
+	if rel&1 != 0 && mt.TrigCk == trigCkPassed-trigCkBelow {
 		ev.Sel, ev.Adv, ev.Rep = true, true, 0
 		if !ev.Chk {
 			ev.Need, ev.Chk = 1|mt.spanTables(), true
@@ -758,18 +758,38 @@ func goalTableSetFollowsDDLs(cfg *Config, s *State) string {
 	return ""
 }
 
+// Trigger checkpoint as the watermark carries it (Msg.B of mWatermark) and
+// the maintainer keeps it (Maint.TrigCk), abstracted: the model reads the
+// table trigger's checkpoint only to compare it with the one barrier DDL's
+// commitTs (checkBlockedDispatchers: has the trigger passed the event?), and
+// a block event's ts is always State.BlkT. So every checkpoint below BlkT is
+// one value and every checkpoint at or above it another. A checkpoint sent
+// before the DDL was committed is below it (the trigger never passes the
+// pulled ts, and the DDL commits above it), so the abstraction is exact: it
+// merges only states whose futures compare alike (SPEC.md, abstractions).
+// The maintainer keeps Maint.TrigCk = 1 once a watermark said passed, 0
+// otherwise (a new maintainer starts at 0: below).
+const (
+	trigCkNone   = 0 // no trigger on the node (the maintainer keeps its value)
+	trigCkBelow  = 1 // the trigger is below the barrier DDL, or none is committed
+	trigCkPassed = 2 // the trigger's checkpoint reached the barrier DDL's commitTs
+)
+
 // triggerCkpt is the table trigger's checkpoint as its dispatcher manager's
-// heartbeat carries it to the maintainer (the DDL span's status); 0 when
-// the node has no trigger or the configuration has no barrier (the model's
-// other configurations do not need it).
+// heartbeat carries it to the maintainer (the DDL span's status), abstracted
+// (trigCk*); trigCkNone when the node has no trigger or the configuration
+// has no barrier (the model's other configurations do not need it).
 func triggerCkpt(cfg *Config, s *State, slot uint8) uint8 {
 	if cfg.Barrier == "" {
-		return 0
+		return trigCkNone
 	}
 	for i := range s.Disp {
 		if d := &s.Disp[i]; d.ID != 0 && d.Node == slot && d.Table == 0 {
-			return d.Ckpt
+			if s.BlkT != 0 && d.Ckpt >= s.BlkT {
+				return trigCkPassed
+			}
+			return trigCkBelow
 		}
 	}
-	return 0
+	return trigCkNone
 }

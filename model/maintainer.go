@@ -538,8 +538,8 @@ func maintHandleDM(cfg *Config, s *State, m Msg, e *emitter) {
 		}
 		if mt.Bootstrapped || cfg.mut(MutHeartbeatBeforeBootstrap) {
 			applyWatermark(cfg, mt, src, m.A)
-			if m.B != 0 {
-				mt.TrigCk = m.B
+			if m.B != trigCkNone {
+				mt.TrigCk = m.B - trigCkBelow
 			}
 		}
 	case mDMErr:

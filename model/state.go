@@ -197,7 +197,7 @@ type Maint struct {
 	Spans        [MaxSpans]SpanRep
 	Boot         [MaxNodes]Snapshot // cached bootstrap responses until bootstrap succeeds
 	Bar          BarEv              // the barrier's block event (barrier.go); T == 0: none
-	TrigCk       uint8              // the table trigger's checkpoint (the DDL span's status), barrier configurations only
+	TrigCk       uint8              // the table trigger's checkpoint (the DDL span's status) as barrier.go abstracts it (1: passed the barrier DDL, 0: below it), barrier configurations only
 	// PendWM: a heartbeat's watermark not applied yet (0 = none); only with
 	// the catalogue entry operator-done-before-watermark, where the statuses
 	// of a HeartBeatRequest are applied first and its watermark after
