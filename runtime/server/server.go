@@ -870,10 +870,31 @@ func (b *backend) SetFailpoint(ctx context.Context, name string, on bool) error 
 	})
 }
 
-func (b *backend) AddDelayRule(ctx context.Context, r adminapi.DelayRule) error {
-	if !r.Clear && (r.Count <= 0 || r.ForMs < 0 || (r.Action == "drop" && r.DelayMs != 0) ||
-		(r.Action != "drop" && (r.DelayMs <= 0 || (r.Action != "delay" && r.Action != "dup")))) {
+// checkRule refuses a rule that cannot be applied as asked: a clear, or
+// count > 0, for_ms >= 0 and action delay or dup with delay_ms > 0, or
+// action drop without delay_ms.
+func checkRule(r adminapi.DelayRule) error {
+	if r.Clear && r.Count == 0 {
+		return nil
+	}
+	ok := r.Count > 0 && r.ForMs >= 0
+	switch r.Action {
+	case "delay", "dup":
+		ok = ok && r.DelayMs > 0
+	case "drop":
+		ok = ok && r.DelayMs == 0
+	default:
+		ok = false
+	}
+	if !ok {
 		return fmt.Errorf("%w: a delay rule needs count > 0, for_ms >= 0 and action delay or dup with delay_ms > 0, or action drop without delay_ms", adminapi.ErrInvalidParam)
+	}
+	return nil
+}
+
+func (b *backend) AddDelayRule(ctx context.Context, r adminapi.DelayRule) error {
+	if err := checkRule(r); err != nil {
+		return err
 	}
 	return b.call(ctx, func(now int64) error {
 		if r.Clear {
