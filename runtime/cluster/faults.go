@@ -205,6 +205,8 @@ var notDrawn = map[string]string{
 	string(spec.FaultExpireFrozenSession):       "needs a frozen capture (freeze-capture) first",
 	string(spec.FaultResumeUpstream):            "ends a stall-upstream, which heals itself",
 	string(spec.FaultKillMaintainerStaleCreate): "holds a Create for 20 s (scenario seed-5083)",
+	string(spec.FaultMoveWriterDuringDDL):       "a window for a planted barrier bug (#3974): it needs the changefeed caught up, which a random mix of faults rarely leaves; name it in --faults",
+	string(spec.FaultDropAddTableStatus):        "a window for a planted barrier bug (#3799): it needs the changefeed caught up, which a random mix of faults rarely leaves; name it in --faults",
 }
 
 // RandomSchedule draws n steps (faults and domain actions cdcspec run
