@@ -189,10 +189,8 @@ func (c *Cluster) MoveWriterDuringDDL(ctx context.Context, hold time.Duration) (
 	}
 	c.caughtUp(ctx, 2*time.Second, 15*time.Second)
 	tail := c.tailLogs()
-	if err := c.delayRuleAll(ctx, live(), adminapi.DelayRule{Type: "HeartBeatResponse", Action: "delay", DelayMs: hold.Milliseconds(),
-		Count: 1 << 20, ForMs: 2000}); err != nil {
-		return "", err
-	}
+	// The DDL commits 1.5 s ahead: the hold is in force before any
+	// dispatcher reaches it.
 	ev, err := c.CommitBlockDDL(upstream.DDLNormal)
 	if err != nil {
 		return "", err
@@ -256,16 +254,6 @@ func (c *Cluster) caughtUp(ctx context.Context, lag, d time.Duration) bool {
 	}
 }
 
-// delayRuleAll installs a rule on each capture.
-func (c *Cluster) delayRuleAll(ctx context.Context, ids []string, r adminapi.DelayRule) error {
-	for _, id := range ids {
-		if err := c.delayRule(ctx, id, r); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
 // DropAddTableStatus is drop-add-table-status (#3799's window). A table is
 // created upstream; the maintainer's capture loses every inbound
 // BlockStatusRequest (a broken stream) from then until shortly (300 to
@@ -275,19 +263,17 @@ func (c *Cluster) delayRuleAll(ctx context.Context, ids []string, r adminapi.Del
 // wrote the CREATE TABLE (1.5 s ahead): the trigger reaches it once the
 // drop ended and before the NONE is re-sent, while the maintainer does
 // not know the new table yet; it must not report it before the CREATE
-// TABLE is ACKed. Reached when the CREATE TABLE was written while the
-// statuses were dropped and the DB-level DDL commits after it.
+// TABLE is ACKed. Reached when, after the trigger wrote the CREATE TABLE,
+// a BlockStatusRequest from the trigger's own capture was dropped.
 func (c *Cluster) DropAddTableStatus(ctx context.Context) (string, error) {
+	c.caughtUp(ctx, 2*time.Second, 15*time.Second)
 	maint, err := c.maintainerHost(ctx)
 	if err != nil {
 		return "", err
 	}
-	c.caughtUp(ctx, 2*time.Second, 15*time.Second)
 	tail := c.tailLogs()
-	rule := adminapi.DelayRule{Type: "BlockStatusRequest", Action: "drop", Count: 1 << 20, ForMs: 2000}
-	if err := c.delayRule(ctx, maint, rule); err != nil {
-		return "", err
-	}
+	// The CREATE TABLE commits 1.5 s ahead: the drop is in force before
+	// the trigger reaches it.
 	table, createTs, err := c.createTable()
 	if err != nil {
 		return "", err
@@ -297,6 +283,7 @@ func (c *Cluster) DropAddTableStatus(ctx context.Context) (string, error) {
 	// ts: a trigger held back by another barrier (whose statuses the drop
 	// loses too) would otherwise keep the drop going; the window is then
 	// not open, and the step fails to be retried.
+	rule := adminapi.DelayRule{Type: "BlockStatusRequest", Action: "drop", Count: 1 << 20}
 	_, err = c.ruleUntil(ctx, func() []string { return []string{maint} }, rule, 300*time.Millisecond, tail,
 		time.Until(time.UnixMilli(int64(createTs)+1500)), func(l string) bool {
 			return strings.Contains(l, pendingDDLLine) && field(l, "pendingEventCommitTs") == ts

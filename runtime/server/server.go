@@ -900,6 +900,14 @@ func (b *backend) AddDelayRule(ctx context.Context, r adminapi.DelayRule) error 
 		if r.Clear {
 			b.s.rules = nil
 		}
+		// Forget spent and ended rules (a fault may renew its rule often).
+		kept := b.s.rules[:0]
+		for _, old := range b.s.rules {
+			if old.Count > 0 && (old.until.IsZero() || time.Now().Before(old.until)) {
+				kept = append(kept, old)
+			}
+		}
+		b.s.rules = kept
 		if r.Count > 0 {
 			nr := rule{DelayRule: r}
 			if r.ForMs > 0 {
