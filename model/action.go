@@ -141,6 +141,8 @@ var UnsupportedFaults = map[spec.Fault]string{
 	spec.FaultKillMaintainerInflight:    "compound: the checker explores expire-session of the maintainer's slot while its operators are in flight",
 	spec.FaultKillMaintainerStaleCreate: "compound: the checker explores a Create in flight while its maintainer's slot expires",
 	spec.FaultKillCaptureDuringDDL:      "compound: the checker explores expire-session of every slot while a blocking DDL's barrier is open",
+	spec.FaultMoveWriterDuringDDL:       "compound: the checker explores every order of the barrier's actions, moves and delivery (its configuration barrier-writer-move)",
+	spec.FaultDropAddTableStatus:        "compound: the checker explores every order of the table trigger's NONE and WAITING statuses (its configuration barrier-create-syncpoint)",
 	spec.FaultFreezeCapture:             "a frozen capture is one whose actions are not scheduled; the checker explores every such schedule",
 	spec.FaultExpireFrozenSession:       "expire-session of a node whose actions were not scheduled is one of the explored interleavings",
 	spec.FaultAddCapture:                "node slots are fixed at Init; restart-capture reuses a dead slot",

@@ -85,6 +85,8 @@ var UnsupportedFaults = map[spec.Fault]string{
 	spec.FaultKillMaintainerInflight:    "compound: rapid draws its parts (block-create-dispatcher, slow-close-dispatcher, move-table, kill-maintainer-capture)",
 	spec.FaultKillMaintainerStaleCreate: "compound: rapid draws its parts (delay-messages, move-table, kill-maintainer-capture)",
 	spec.FaultKillCaptureDuringDDL:      "compound: rapid draws its parts (blocking-ddl, kill-capture) as two steps",
+	spec.FaultMoveWriterDuringDDL:       "compound: rapid draws its parts (delay-messages, blocking-ddl, move-table) as separate steps",
+	spec.FaultDropAddTableStatus:        "compound: rapid draws its parts (create-table, drop-messages, blocking-ddl) as separate steps",
 	spec.FaultFreezeCapture:             sim.UnsupportedFaults[spec.FaultFreezeCapture],
 	spec.FaultExpireFrozenSession:       sim.UnsupportedFaults[spec.FaultExpireFrozenSession],
 	spec.FaultStore:                     sim.UnsupportedFaults[spec.FaultStore],

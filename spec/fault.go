@@ -35,6 +35,8 @@ const (
 	FaultRestartCapture            Fault = "restart-capture"
 	FaultAddCapture                Fault = "add-capture"
 	// control messages between captures
+	FaultMoveWriterDuringDDL Fault = "move-writer-during-ddl"
+	FaultDropAddTableStatus  Fault = "drop-add-table-status"
 	FaultDropMessages        Fault = "drop-messages"
 	FaultDuplicateMessages   Fault = "duplicate-messages"
 	FaultDelayMessages       Fault = "delay-messages"
@@ -72,6 +74,8 @@ var faultDocs = []struct {
 	{FaultExpireFrozenSession, "compound: expire-session of every frozen capture, then it runs again (SIGCONT), finds its session gone and commits suicide"},
 	{FaultRestartCapture, "a killed or expired capture starts again, with a fresh capture ID"},
 	{FaultAddCapture, "a new capture joins the cluster"},
+	{FaultMoveWriterDuringDDL, "compound (#3974's window): every capture holds the maintainer's HeartBeatResponses (the barrier's Write and Pass) for a while (delay-messages, a congested stream), the upstream commits a blocking DDL of two tables that does not block the table trigger (blocking-ddl), and once the writer reported DONE its table is moved (move-table) before its checkpoint passed the DDL: the moved dispatcher waits at the DDL again while the other's Pass is still held"},
+	{FaultDropAddTableStatus, "compound (#3799's window): CREATE TABLE upstream (create-table), the maintainer's capture loses its inbound BlockStatusRequests (drop-messages, a broken stream) until just after the table trigger reported the CREATE TABLE (NONE), then a DB-level DDL commits (blocking-ddl), which the trigger reaches before its block status resend period re-sends the lost NONE"},
 	{FaultDropMessages, "the next control messages of a type (from and to given captures) are lost"},
 	{FaultDuplicateMessages, "the next control messages of a type are handled twice, the copy late (a stale replay); TiCDC's message center never duplicates on its own"},
 	{FaultDelayMessages, "the next control messages of a type are held for a while (a congested stream)"},

@@ -197,6 +197,8 @@ var ChaosUnsupported = map[spec.Fault]string{
 	spec.FaultKillMaintainerInflight:    "compound: RunChaos draws its parts (failpoints, move-table, kill-capture) independently",
 	spec.FaultKillMaintainerStaleCreate: "compound: RunChaos draws its parts (delay-messages, move-table, kill-capture) independently",
 	spec.FaultKillCaptureDuringDDL:      "compound: RunChaos draws its parts (blocking-ddl with -ddls, kill-capture) independently",
+	spec.FaultMoveWriterDuringDDL:       "compound: RunChaos draws its parts (message delays, blocking-ddl with -ddls, move-table) independently",
+	spec.FaultDropAddTableStatus:        "compound: RunChaos draws its parts (message loss, create-table, blocking-ddl with -ddls) independently",
 	spec.FaultFreezeCapture:             UnsupportedFaults[spec.FaultFreezeCapture],
 	spec.FaultExpireFrozenSession:       UnsupportedFaults[spec.FaultExpireFrozenSession],
 	spec.FaultStore:                     UnsupportedFaults[spec.FaultStore],

@@ -41,6 +41,8 @@ var UnsupportedFaults = map[spec.Fault]string{
 		"move-table and kill-capture steps",
 	spec.FaultKillMaintainerStaleCreate: "compound: testdata/issue5083.txt writes it as delay-messages, move-table and kill-capture steps",
 	spec.FaultKillCaptureDuringDDL:      "compound: a story writes blocking-ddl, then kill-capture, as two steps",
+	spec.FaultMoveWriterDuringDDL:       "compound: a story writes delay-messages, blocking-ddl and move-table as separate steps",
+	spec.FaultDropAddTableStatus:        "compound: a story writes create-table, drop-messages and blocking-ddl as separate steps",
 	spec.FaultStore: "the simulation's upstream has no stores (one kv-client stream per table, impl/upstream); stall-upstream is its " +
 		"store failure, every store at once",
 }

@@ -12,7 +12,7 @@
 //	GET    /api/v2/captures                         the capture list with the owner flag
 //	GET    /api/v2/health                           200 once the capture runs
 //	POST   /api/v2/debug/failpoints                 {"name","on"}: this capture's failpoint (test only)
-//	POST   /api/v2/debug/delay                      DelayRule: delay/duplicate inbound messages (test only)
+//	POST   /api/v2/debug/delay                      DelayRule: delay/duplicate/drop inbound messages (test only)
 //	POST   /api/v2/debug/changefeeds/{id}/move_maintainer  {"target_node_id"}: start moving the maintainer (test only)
 //
 // move_maintainer is a debug endpoint: TiCDC has no API that moves a
@@ -78,13 +78,18 @@ type FailpointRequest struct {
 
 // DelayRule is the body of /api/v2/debug/delay: the capture holds the
 // next Count inbound messages of Type ("" = any) for DelayMs before handling
-// them (Action "delay"), or handles them now and again after DelayMs
-// (Action "dup"). Clear removes every rule first.
+// them (Action "delay"), handles them now and again after DelayMs (Action
+// "dup"), or loses them (Action "drop", as TiCDC's message center loses
+// what is in flight when a stream breaks or a receive queue overflows;
+// DelayMs is not used). ForMs > 0 ends the rule ForMs after it was
+// installed even if Count is not spent (a stream congested or broken for a
+// bounded time). Clear removes every rule first.
 type DelayRule struct {
 	Type    string `json:"type"`
 	Action  string `json:"action"`
 	DelayMs int64  `json:"delay_ms"`
 	Count   int    `json:"count"`
+	ForMs   int64  `json:"for_ms,omitempty"`
 	Clear   bool   `json:"clear"`
 }
 

@@ -895,15 +895,22 @@ func (c *Cluster) KafkaTimeout(d time.Duration) error {
 
 // CreateTable runs CREATE TABLE upstream.
 func (c *Cluster) CreateTable() (int64, error) {
+	id, _, err := c.createTable()
+	return id, err
+}
+
+// createTable runs CREATE TABLE upstream; it returns the table and the
+// DDL's commit ts.
+func (c *Cluster) createTable() (int64, uint64, error) {
 	id, ts, err := server.CreateTable(c.ctx, c.Etcd)
 	if err != nil {
-		return 0, err
+		return 0, 0, err
 	}
 	c.lg.Event(nil, spec.Event{Kind: spec.TableCreated, Span: spec.WholeTable(id), Checkpoint: ts})
 	if err := c.addTableRegions(id); err != nil {
-		return id, err
+		return id, ts, err
 	}
-	return id, nil
+	return id, ts, nil
 }
 
 // CommitBlockDDL commits a blocking DDL of the kind ("": one of

@@ -84,6 +84,15 @@ var faultInjectors = map[spec.Fault]injector{
 		id, err := c.KillCapture("")
 		return fmt.Sprintf("%s at ts %d; killed %s", ev.Query, ev.CommitTs, id), err
 	},
+	// move-writer-during-ddl and drop-add-table-status: the barrier's
+	// windows of #3974 and #3799 (barrier.go). The first holds the
+	// maintainer's HeartBeatResponses for Dur (3 s).
+	spec.FaultMoveWriterDuringDDL: func(c *Cluster, ctx context.Context, st Step) (string, error) {
+		return c.MoveWriterDuringDDL(ctx, st.window())
+	},
+	spec.FaultDropAddTableStatus: func(c *Cluster, ctx context.Context, _ Step) (string, error) {
+		return c.DropAddTableStatus(ctx)
+	},
 	spec.FaultExpireSession: func(c *Cluster, _ context.Context, st Step) (string, error) {
 		return c.ExpireSession("", st.AvoidOwner)
 	},
@@ -96,8 +105,9 @@ var faultInjectors = map[spec.Fault]injector{
 	},
 	// Receiver-side rules on the maintainer's capture (or the one that
 	// ran it last, when the changefeed is stopping): duplicate-messages
-	// replays the next RemoveMaintainerRequest after Dur (10 s), and
-	// delay-messages holds the next BlockStatusRequests for Dur (3 s).
+	// replays the next RemoveMaintainerRequest after Dur (10 s),
+	// delay-messages holds the next BlockStatusRequests for Dur (3 s), and
+	// drop-messages loses every BlockStatusRequest for Dur (3 s).
 	spec.FaultDuplicateMessages: func(c *Cluster, ctx context.Context, st Step) (string, error) {
 		return c.maintainerRule(ctx, adminapi.DelayRule{Type: st.msgType("RemoveMaintainerRequest"), Action: "dup",
 			DelayMs: st.window().Milliseconds(), Count: 1})
@@ -105,6 +115,10 @@ var faultInjectors = map[spec.Fault]injector{
 	spec.FaultDelayMessages: func(c *Cluster, ctx context.Context, st Step) (string, error) {
 		return c.maintainerRule(ctx, adminapi.DelayRule{Type: st.msgType("BlockStatusRequest"), Action: "delay",
 			DelayMs: st.window().Milliseconds(), Count: 1000})
+	},
+	spec.FaultDropMessages: func(c *Cluster, ctx context.Context, st Step) (string, error) {
+		return c.maintainerRule(ctx, adminapi.DelayRule{Type: st.msgType("BlockStatusRequest"), Action: "drop",
+			Count: 1 << 20, ForMs: st.window().Milliseconds()})
 	},
 	spec.FaultSinkError: func(c *Cluster, _ context.Context, st Step) (string, error) {
 		d := st.window()
@@ -134,7 +148,6 @@ var faultInjectors = map[spec.Fault]injector{
 var UnsupportedFaults = map[spec.Fault]string{
 	spec.FaultRestartCapture:      "the supervisor restarts every killed or exited capture by itself, after the restart delay",
 	spec.FaultAddCapture:          "the cluster's capture processes are fixed at start (--nodes)",
-	spec.FaultDropMessages:        "a capture's inbound rules (POST /api/v2/debug/delay) delay or duplicate messages, never drop them",
 	spec.FaultRandomMessageFaults: "captures talk over real TCP; no random loss or delay is injected",
 	spec.FaultPartition:           "every capture runs on one host's loopback; no network partition is injected",
 	spec.FaultHealNetwork:         "there is no network fault to heal",
@@ -192,6 +205,8 @@ var notDrawn = map[string]string{
 	string(spec.FaultExpireFrozenSession):       "needs a frozen capture (freeze-capture) first",
 	string(spec.FaultResumeUpstream):            "ends a stall-upstream, which heals itself",
 	string(spec.FaultKillMaintainerStaleCreate): "holds a Create for 20 s (scenario seed-5083)",
+	string(spec.FaultMoveWriterDuringDDL):       "a window for a planted barrier bug (#3974): it needs the changefeed caught up, which a random mix of faults rarely leaves; name it in --faults",
+	string(spec.FaultDropAddTableStatus):        "a window for a planted barrier bug (#3799): it needs the changefeed caught up, which a random mix of faults rarely leaves; name it in --faults",
 }
 
 // RandomSchedule draws n steps (faults and domain actions cdcspec run
@@ -260,6 +275,8 @@ var defaultWindows = map[string]time.Duration{
 	string(spec.FaultStallUpstream):             3 * time.Second,
 	string(spec.FaultDelayMessages):             3 * time.Second,
 	string(spec.FaultDuplicateMessages):         10 * time.Second,
+	string(spec.FaultDropMessages):              3 * time.Second,
+	string(spec.FaultMoveWriterDuringDDL):       3 * time.Second,
 	string(spec.FaultKillMaintainerStaleCreate): 20 * time.Second,
 	string(spec.ActionPauseChangefeed):          3 * time.Second,
 	string(spec.ActionResumeChangefeed):         3 * time.Second,

@@ -120,7 +120,7 @@ type Server struct {
 	inbox   chan func()
 	msgs    chan core.Envelope
 	delayed chan core.Envelope
-	rules   []adminapi.DelayRule // loop-owned
+	rules   []rule // loop-owned
 	results chan core.SinkResult
 	resign  chan struct{}
 
@@ -318,15 +318,27 @@ func (s *Server) loop(ctx context.Context) error {
 	}
 }
 
+// rule is an installed debug delay rule; a rule with ForMs ends at until.
+type rule struct {
+	adminapi.DelayRule
+	until time.Time
+}
+
 // applyRules applies the debug delay rules to an inbound message; it
-// reports whether the message was held back.
+// reports whether the message was held back or lost.
 func (s *Server) applyRules(env core.Envelope) bool {
+	now := time.Now()
 	for i := range s.rules {
 		r := &s.rules[i]
-		if r.Count <= 0 || (r.Type != "" && r.Type != env.Msg.TypeName()) {
+		if r.Count <= 0 || (r.Type != "" && r.Type != env.Msg.TypeName()) || (!r.until.IsZero() && now.After(r.until)) {
 			continue
 		}
 		r.Count--
+		if r.Action == "drop" {
+			s.lg.Info("message_center.go", 1, "debug rule drops a message", zap.String("type", env.Msg.TypeName()),
+				zap.String("from", string(env.From)))
+			return true
+		}
 		s.lg.Info("message_center.go", 1, "debug rule holds a message", zap.String("type", env.Msg.TypeName()),
 			zap.String("from", string(env.From)), zap.String("action", r.Action), zap.Int64("delayMs", r.DelayMs))
 		time.AfterFunc(time.Duration(r.DelayMs)*time.Millisecond, func() {
@@ -858,16 +870,50 @@ func (b *backend) SetFailpoint(ctx context.Context, name string, on bool) error 
 	})
 }
 
+// checkRule refuses a rule that cannot be applied as asked: a clear, or
+// count > 0, for_ms >= 0 and action delay or dup with delay_ms > 0, or
+// action drop without delay_ms.
+func checkRule(r adminapi.DelayRule) error {
+	if r.Clear && r.Count == 0 {
+		return nil
+	}
+	ok := r.Count > 0 && r.ForMs >= 0
+	switch r.Action {
+	case "delay", "dup":
+		ok = ok && r.DelayMs > 0
+	case "drop":
+		ok = ok && r.DelayMs == 0
+	default:
+		ok = false
+	}
+	if !ok {
+		return fmt.Errorf("%w: a delay rule needs count > 0, for_ms >= 0 and action delay or dup with delay_ms > 0, or action drop without delay_ms", adminapi.ErrInvalidParam)
+	}
+	return nil
+}
+
 func (b *backend) AddDelayRule(ctx context.Context, r adminapi.DelayRule) error {
-	if !r.Clear && (r.Count <= 0 || r.DelayMs <= 0 || (r.Action != "delay" && r.Action != "dup")) {
-		return fmt.Errorf("%w: a delay rule needs count > 0, delay_ms > 0 and action delay or dup", adminapi.ErrInvalidParam)
+	if err := checkRule(r); err != nil {
+		return err
 	}
 	return b.call(ctx, func(now int64) error {
 		if r.Clear {
 			b.s.rules = nil
 		}
+		// Forget spent and ended rules (a fault may renew its rule often).
+		kept := b.s.rules[:0]
+		for _, old := range b.s.rules {
+			if old.Count > 0 && (old.until.IsZero() || time.Now().Before(old.until)) {
+				kept = append(kept, old)
+			}
+		}
+		b.s.rules = kept
 		if r.Count > 0 {
-			b.s.rules = append(b.s.rules, r)
+			nr := rule{DelayRule: r}
+			if r.ForMs > 0 {
+				nr.until = time.Now().Add(time.Duration(r.ForMs) * time.Millisecond)
+			}
+			b.s.rules = append(b.s.rules, nr)
 		}
 		return nil
 	})
