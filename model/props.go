@@ -76,12 +76,12 @@ func invCheckpointNotPastUnflushed(cfg *Config, prev, s *State) string {
 func invAtMostOneDispatcherPerSpan(cfg *Config, prev, s *State) string {
 	for i := range s.Disp {
 		first := &s.Disp[i]
-		if first.ID == 0 || first.Table == 0 {
+		if first.ID == 0 || first.Table == 0 || first.St == dMergeClosed {
 			continue
 		}
 		for j := i + 1; j < len(s.Disp); j++ {
 			d := &s.Disp[j]
-			if d.ID == 0 || d.Table != first.Table || !partsOverlap(first.Part, d.Part) {
+			if d.ID == 0 || d.Table != first.Table || d.St == dMergeClosed || !partsOverlap(first.Part, d.Part) {
 				continue
 			}
 			span := partSpan(d.Table, d.Part)
