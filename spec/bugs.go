@@ -242,9 +242,9 @@ var catalogue = [...]Bug{
 		ID: BugMergeOccupyFinishesEarly, Name: "merge-occupy-finishes-early", Kind: KindFixedUpstream,
 		Issue:    "pingcap/ticdc#4542 (fixed by #4543)",
 		Property: CheckpointAdvancesAfterHeal, Delivery: DeliveryMessageCenter,
-		ImplGap:  "impl/ has no merge operator yet (occupy operators, MergeDispatcherRequest, the merge journal)",
-		Where:    "maintainer/operator/operator_merge.go: the occupy operators of the merged spans finished (and the merge's PostFinish ran) before the old dispatchers reported their final Stopped; the late Stopped then met no operator and the fallback marked the span absent",
-		Story:    "two adjacent spans are merged; the occupy operators finish before the old dispatchers report Stopped; a late Stopped of an old dispatcher finds no operator, the \"non-working without operator\" fallback marks a ghost span absent, and its checkpoint pins the changefeed's",
+		ImplGap: "impl/ has no merge operator yet (occupy operators, MergeDispatcherRequest, the merge journal)",
+		Where:   "maintainer/operator/operator_merge.go: the occupy operators of the merged spans finished (and the merge's PostFinish ran) before the old dispatchers reported their final Stopped; the late Stopped then met no operator and the fallback marked the span absent",
+		Story:   "two adjacent spans are merged; the occupy operators finish before the old dispatchers report Stopped; a late Stopped of an old dispatcher finds no operator, the \"non-working without operator\" fallback marks a ghost span absent, and its checkpoint pins the changefeed's",
 	},
 	{
 		ID: BugMoveFinalStoppedRejected, Name: "move-final-stopped-rejected", Kind: KindFixedUpstream,
