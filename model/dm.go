@@ -374,7 +374,7 @@ func dispClosed(cfg *Config, s *State, id uint8, e *emitter) {
 	}
 	dm := &s.DMs[d.Node]
 	node := s.Ident(d.Node)
-	if e != nil {
+	if e != nil && d.St != dMergeClosed { // a merge source's removal was reported when the merge closed it
 		e.add(spec.Event{Kind: spec.DispatcherRemoved, Node: NodeName(node), Dispatcher: dispName(id), Checkpoint: uint64(d.Ckpt)})
 	}
 	unjournal(dm, id)

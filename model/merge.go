@@ -213,7 +213,15 @@ func dmHandleMerge(cfg *Config, s *State, m Msg, e *emitter) {
 	}
 	journal(dm, Journal{ID: m.A, Table: m.D, Action: schedMerge})
 	startTs := min(l.Ckpt, r.Ckpt)
-	l.St, r.St = dMergeClosed, dMergeClosed
+	for _, src := range []*Disp{l, r} {
+		src.St = dMergeClosed
+		// The source's sink is closed (TryClose): for the monitors it is
+		// gone now; its deletion from the map and its Stopped come later
+		// (ADispClosed), without a second removal event.
+		if e != nil {
+			e.add(spec.Event{Kind: spec.DispatcherRemoved, Node: NodeName(m.Dst), Dispatcher: dispName(src.ID), Checkpoint: uint64(src.Ckpt)})
+		}
+	}
 	nd := s.newDisp()
 	if nd == nil {
 		return
