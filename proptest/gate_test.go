@@ -122,7 +122,7 @@ var gateProfiles = []gateProfile{
 	// source whose removal is slow, so that its Stopped comes after the
 	// merged dispatcher's Working.
 	{Bug: "merge-occupy-finishes-early",
-		Ops:  []Op{OpSplitTable, OpMergeTable, OpSlowClose, OpAdvanceTime},
+		Ops:  []Op{OpSplitTable, OpMoveTable, OpMergeTable, OpSlowClose, OpAdvanceTime},
 		Seed: 1, Checks: 100, MaxShrunk: 10},
 	{Bug: "move-final-stopped-rejected",
 		Ops:  []Op{OpMoveMaintainer, OpAdvanceTime},

@@ -148,7 +148,7 @@ func (m *machine) actions(d *Driver) map[string]func(*rapid.T) {
 				}
 				do(t, Step{Op: op, DDL: rapid.SampledFrom(kinds).Draw(t, "ddl"), Table: table(t)})
 			}
-		case OpSplitTable, OpRemoveTable:
+		case OpSplitTable, OpMergeTable, OpRemoveTable:
 			f = func(t *rapid.T) { do(t, Step{Op: op, Feed: feed(t), Table: table(t)}) }
 		case OpKillCapture, OpExpireSession, OpPartition:
 			f = func(t *rapid.T) { do(t, Step{Op: op, Node: node(t, "capture")}) }
