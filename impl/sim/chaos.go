@@ -276,11 +276,6 @@ var chaosMenu = []chaosEntry{
 		_, err := c.s.SplitTable(feed, tables[c.r.IntN(len(tables))])
 		return string(spec.ActionSplitTable), err
 	}},
-	{action: spec.ActionMergeTable, do: func(c *chaos, _ []core.NodeID, feed string) (string, error) {
-		tables := c.s.Upstream().Tables()
-		_, err := c.s.MergeTable(feed, tables[c.r.IntN(len(tables))])
-		return string(spec.ActionMergeTable), err
-	}},
 	{action: spec.ActionCreateTable, do: func(c *chaos, _ []core.NodeID, _ string) (string, error) {
 		if len(c.s.Upstream().Tables()) >= 10 {
 			return noop, nil
