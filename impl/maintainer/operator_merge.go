@@ -259,3 +259,49 @@ func (m *Maintainer) releasedSource(s *SpanReplication) bool {
 	}
 	return false
 }
+
+// restoreMerge is restoreCurrentMergeOperators for one journaled merge of
+// node n: a merge whose merged dispatcher is Working, or whose sources are
+// not all left, is finished ("merge already finished during bootstrap",
+// "continue merge from existing merged dispatcher after source loss"): the
+// merged span replicates and the sources are dropped; one whose merged
+// dispatcher is still Initializing with every source present is restored
+// with occupy operators ("restore merge operator"). A merge whose merged
+// dispatcher is not in the snapshot is stale: its sources are adopted as
+// usual. The dispatchers it takes care of are marked in taken.
+func (m *Maintainer) restoreMerge(n core.NodeID, req *core.MergeDispatcherRequest, byID map[core.DispatcherID]workingSpan,
+	inSnapshot map[int64]bool, taken map[core.DispatcherID]bool, out *core.Effects) {
+	mw, ok := byID[req.MergedID]
+	if !ok || mw.node != n || taken[req.MergedID] || !inSnapshot[mw.ts.Span.Table] || m.spans.overlapping(mw.ts.Span, "") != nil {
+		return
+	}
+	var srcs []workingSpan
+	for _, id := range req.DispatcherIDs {
+		if w, ok := byID[id]; ok && w.node == n && !taken[id] {
+			srcs = append(srcs, w)
+		}
+	}
+	taken[req.MergedID] = true
+	for _, w := range srcs {
+		taken[w.ts.ID] = true
+	}
+	if mw.ts.State == core.ComponentWorking || len(srcs) < len(req.DispatcherIDs) {
+		m.spans.AddWorkingSpan(mw.ts.ID, mw.ts.Span, n, mw.ts.CheckpointTs, mw.ts.State)
+		m.lg.Info("maintainer_controller_bootstrap.go", 1471, "merge already finished during bootstrap", zap.String("nodeID", string(n)),
+			zap.String("changefeed", string(m.id)), zap.String("dispatcher", string(req.MergedID)))
+		return
+	}
+	var spans []*SpanReplication
+	var occ []*OccupyDispatcherOperator
+	for _, w := range srcs {
+		s := m.spans.AddWorkingSpan(w.ts.ID, w.ts.Span, n, w.ts.CheckpointTs, w.ts.State)
+		o := &OccupyDispatcherOperator{m: m, span: s, node: n}
+		m.ops.AddOperator(o, out)
+		spans, occ = append(spans, s), append(occ, o)
+	}
+	merged := m.spans.AddWorkingSpan(mw.ts.ID, mw.ts.Span, n, mw.ts.CheckpointTs, mw.ts.State)
+	m.spans.BindSpanToNode(merged, n)
+	m.ops.AddOperator(&MergeDispatcherOperator{m: m, merged: merged, sources: spans, occupies: occ, origin: n}, out)
+	m.lg.Info("operator_controller.go", 676, "restore merge operator", zap.String("changefeedID", string(m.id)),
+		zap.String("dispatcher", string(req.MergedID)))
+}
