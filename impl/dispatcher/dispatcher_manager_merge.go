@@ -65,7 +65,10 @@ func (dm *DispatcherManager) MergeDispatcherRequestHandler(from core.NodeID, req
 	for _, d := range srcs {
 		d.mergeInto = req.MergedID
 	}
-	dm.o.lg.Info("dispatcher_manager.go", 1017, "new dispatcher created(merge dispatcher)", logging.CF(dm.cf),
+	// Not TiCDC's "new dispatcher created(merge dispatcher)": the merged
+	// dispatcher is created at the commit (doMerges), whose DispatcherCreated
+	// event carries the merge flag.
+	dm.o.lg.Debug("dispatcher_manager_merge.go", 37, "merge operator tracked", logging.CF(dm.cf),
 		zap.String("dispatcherID", string(req.MergedID)), zap.Int("sources", len(srcs)))
 }
 
