@@ -60,6 +60,9 @@ const (
 	ASplit // maintainer on Node starts a split operator on span key Arg; Arg2 = split mode | right half's target slot<<2
 	// maintainer move (movemaintainer.go)
 	ACoordMove // the coordinator moves the maintainer to Node (balance, drain; budgeted by Config.MaintMoves)
+	// merge (merge.go)
+	AMerge           // maintainer on Node starts a merge operator on the two halves of table Arg
+	AMergePostFinish // maintainer on Node runs the finished merge's PostFinish for table Arg (merge-occupy-finishes-early only)
 	actKinds
 )
 
@@ -104,6 +107,8 @@ var actNames = [...]string{
 	AMaintApplyWM:     "maintainer-apply-watermark",
 	ASplit:            "maintainer-split",
 	ACoordMove:        string(spec.ActionMoveMaintainer),
+	AMerge:            "maintainer-merge",
+	AMergePostFinish:  "maintainer-merge-post-finish",
 }
 
 // actFaults names the model's fault actions in the fault vocabulary.
@@ -208,7 +213,7 @@ func (a Action) Actor(s *State) string {
 		return "coordinator"
 	case APause, AResume, ARemove:
 		return "client"
-	case AMaintTick, AMaintSchedule, AMaintMove, AMaintApplyWM, ASplit:
+	case AMaintTick, AMaintSchedule, AMaintMove, AMaintApplyWM, ASplit, AMerge, AMergePostFinish:
 		return "maintainer@" + NodeName(s.Ident(a.Node))
 	case AMaintCleanup:
 		return "maintainer-manager@" + NodeName(s.Ident(a.Node))
@@ -224,7 +229,7 @@ func receiverName(m Msg) string {
 		return "coordinator"
 	case mAddMaintainer, mRemoveMaintainer:
 		return "maintainer-manager@" + NodeName(m.Dst)
-	case mBootReq, mSchedule, mCloseReq, mAck, mBlockAction:
+	case mBootReq, mSchedule, mCloseReq, mAck, mBlockAction, mMerge:
 		return "dispatcher-manager@" + NodeName(m.Dst)
 	}
 	return "maintainer@" + NodeName(m.Dst)
@@ -272,6 +277,10 @@ func (a Action) Describe(s *State) string {
 		return fmt.Sprintf("moves %s to %s", keyName(a.Arg), NodeName(s.Ident(a.Arg2)))
 	case ASplit:
 		return fmt.Sprintf("splits %s at key %q (%s)", keyName(a.Arg), splitKey, splitModeName(a.Arg2))
+	case AMerge:
+		return fmt.Sprintf("merges %s and %s into %s (occupy operators on both, MergeDispatcherRequest)", keyName(spanKey(a.Arg, partLeft)), keyName(spanKey(a.Arg, partRight)), keyName(a.Arg))
+	case AMergePostFinish:
+		return fmt.Sprintf("runs the merge's PostFinish for %s: removes the source spans, marks the merged span replicating", keyName(a.Arg))
 	case ADispClosed:
 		return "finishes closing"
 	case APullResolved:
@@ -319,6 +328,8 @@ func (a Action) String() string {
 		return fmt.Sprintf("%s n%d %s -> n%d", a.Kind, a.Node, keyName(a.Arg), a.Arg2)
 	case ASplit:
 		return fmt.Sprintf("%s n%d %s mode=%d target=n%d", a.Kind, a.Node, keyName(a.Arg), a.Arg2&3, a.Arg2>>2)
+	case AMerge, AMergePostFinish:
+		return fmt.Sprintf("%s n%d t%d", a.Kind, a.Node, a.Arg)
 	}
 	return a.Kind.String()
 }

@@ -135,6 +135,10 @@ func (s *State) visitIDs(bits *[4]uint64, rank *[256]uint8) {
 			f(&m.A)
 		case mBlockAction:
 			f(&m.B)
+		case mMerge:
+			f(&m.A)
+			f(&m.B)
+			f(&m.C)
 		}
 	}
 }

@@ -109,6 +109,12 @@ type Config struct {
 	// replicating span into two halves. Not with a Barrier (the barrier
 	// tracks whole tables).
 	Splits int `json:"splits,omitempty"`
+	// Merges bounds the merge operators (merge.go): each merges the two
+	// replicating halves of a table on one node into its whole span. With
+	// Merges > 0 the maintainer creates every table's spans pre-split in two
+	// halves (AddNewTable with the table split at creation). Not with
+	// Splits or a Barrier.
+	Merges int `json:"merges,omitempty"`
 	// Barrier names the one blocking DDL the upstream may commit (barrier.go,
 	// BarrierKinds): "" for none.
 	Barrier string `json:"barrier,omitempty"`
@@ -149,6 +155,12 @@ func (c *Config) Validate() error {
 		return fmt.Errorf("config %q: splits and barrier %q cannot be combined (the barrier tracks whole tables)", c.Name, c.Barrier)
 	case c.Splits > 0 && c.Tables+c.DDLTables+c.Splits > MaxSpans:
 		return fmt.Errorf("config %q: tables (%d) + ddl tables (%d) + splits (%d) must be <= %d span slots", c.Name, c.Tables, c.DDLTables, c.Splits, MaxSpans)
+	case c.Merges < 0 || c.Merges > 1:
+		return fmt.Errorf("config %q: merges must be 0..1, got %d", c.Name, c.Merges)
+	case c.Merges > 0 && (c.Splits > 0 || c.Barrier != ""):
+		return fmt.Errorf("config %q: merges cannot be combined with splits or a barrier (the tables start pre-split; the barrier tracks whole tables)", c.Name)
+	case c.Merges > 0 && c.Tables+c.DDLTables != 1:
+		return fmt.Errorf("config %q: merges need exactly one table (two halves and the merged span fill the %d span slots), got tables (%d) + ddl tables (%d)", c.Name, MaxSpans, c.Tables, c.DDLTables)
 	case c.MaintMoves > 0 && c.ClientOps > 0:
 		// A pause or remove during a move stops the origin with the
 		// origin's epoch; HEAD's stop then finishes on the origin's Stopped
@@ -175,6 +187,9 @@ func (c *Config) String() string {
 	}
 	if c.Splits > 0 {
 		s += fmt.Sprintf(" splits=%d", c.Splits)
+	}
+	if c.Merges > 0 {
+		s += fmt.Sprintf(" merges=%d", c.Merges)
 	}
 	if c.FastFails > 0 || c.ClientOps > 0 || c.CoordFailovers > 0 {
 		s += fmt.Sprintf(" fast-fails=%d client-ops=%d coord-failovers=%d", c.FastFails, c.ClientOps, c.CoordFailovers)
@@ -345,6 +360,17 @@ var standard = map[string]func() Config{
 		c.TsMax, c.Splits, c.Crashes = 2, 1, 1
 		return c
 	},
+	// #4542: the table starts pre-split in two halves; the maintainer may
+	// merge them when both replicate on one node (occupy operators,
+	// MergeDispatcherRequest, the merge journal), and a capture may die
+	// (the merge's origin, or the maintainer's node: the merge is restored
+	// from the journal at bootstrap).
+	"merge": func() Config {
+		c := Base()
+		c.Name = "merge"
+		c.TsMax, c.Merges, c.Crashes = 2, 1, 1
+		return c
+	},
 	// The error path end to end: a sink error, warning, backoff, cascade
 	// stop and re-add (bigger; not part of the quick test suite).
 	"sink-error": func() Config {
@@ -390,6 +416,7 @@ var bugConfig = map[spec.BugID]string{
 	spec.BugFastFailIgnoredWithProgress:      "fast-fail",
 	spec.BugFailoverLosesRetrying:            "failover-warning",
 	spec.BugSplitDoubleAdd:                   "split",
+	spec.BugMergeOccupyFinishesEarly:         "merge",
 	spec.BugMoveFinalStoppedRejected:         "maintainer-move",
 }
 

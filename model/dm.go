@@ -55,8 +55,8 @@ func dmHandleBootstrap(cfg *Config, s *State, m Msg, e *emitter) {
 		d := &s.Disp[i]
 		if d.ID != 0 && d.Node == slot && d.Table != 0 && k < MaxSnap {
 			st := d.St
-			if st == dRemoving {
-				st = dWorking // still running until it finishes closing
+			if st == dRemoving || st == dMergeClosed {
+				st = dWorking // still in the dispatcher map until it finishes closing
 			}
 			snap.D[k] = SnapDisp{ID: d.ID, Table: d.Table, Status: st, Ckpt: d.Ckpt, Part: d.Part}
 			if d.Blk == blkWaiting {
@@ -203,6 +203,9 @@ func dmTick(cfg *Config, s *State, slot uint8, e *emitter) {
 		s.send(Msg{Kind: mBlockNone, Src: src, Dst: dm.Owner, A: dm.NoneTable, B: dm.NoneT})
 	}
 	resendWaiting(s, slot)
+	if cfg.Merges > 0 {
+		cleanupFinishedMergeOperators(s, slot)
+	}
 }
 
 // completeStatuses lists the status messages of a complete-status round:
@@ -365,13 +368,13 @@ func dispAdvance(cfg *Config, s *State, d *Disp, e *emitter) {
 func dispClosed(cfg *Config, s *State, id uint8, e *emitter) {
 	var d *Disp
 	for i := range s.Disp {
-		if s.Disp[i].ID == id && s.Disp[i].St == dRemoving && d == nil {
+		if s.Disp[i].ID == id && (s.Disp[i].St == dRemoving || s.Disp[i].St == dMergeClosed) && d == nil {
 			d = &s.Disp[i] // the removing one of two with this ID
 		}
 	}
 	dm := &s.DMs[d.Node]
 	node := s.Ident(d.Node)
-	if e != nil {
+	if e != nil && d.St != dMergeClosed { // a merge source's removal was reported when the merge closed it
 		e.add(spec.Event{Kind: spec.DispatcherRemoved, Node: NodeName(node), Dispatcher: dispName(id), Checkpoint: uint64(d.Ckpt)})
 	}
 	unjournal(dm, id)

@@ -22,7 +22,7 @@ func dslAction(s *State, a Action) string {
 	}
 	tableOf := func(id uint8) string {
 		if d := s.disp(id); d != nil {
-			return fmt.Sprintf("t%d", d.Table)
+			return keyText(spanKey(d.Table, d.Part))
 		}
 		return "t?"
 	}
@@ -41,6 +41,8 @@ func dslAction(s *State, a Action) string {
 		return fmt.Sprintf("%s %s %s %s", a.Kind, node(a.Node), keyText(a.Arg), node(a.Arg2))
 	case ASplit:
 		return fmt.Sprintf("%s %s %s %s %s", a.Kind, node(a.Node), keyText(a.Arg), splitModeNames[a.Arg2&3], node(a.Arg2>>2))
+	case AMerge, AMergePostFinish:
+		return fmt.Sprintf("%s %s t%d", a.Kind, node(a.Node), a.Arg)
 	case ADeliver, ADrop, ADuplicate:
 		return fmt.Sprintf("%s %s %s %s", a.Kind, ep(a.Msg.Src), ep(a.Msg.Dst), msgNames[a.Msg.Kind])
 	}

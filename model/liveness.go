@@ -53,7 +53,7 @@ func actKey(a *Action) uint64 {
 
 func fairAction(a *Action) bool {
 	switch a.Kind {
-	case AMaintMove, ASplit, ACreateTable, AUpstreamAdvance, AUpstreamStall, ABlockDDL, APause, AResume, ARemove, ACoordFailover, ACoordMove:
+	case AMaintMove, ASplit, AMerge, ACreateTable, AUpstreamAdvance, AUpstreamStall, ABlockDDL, APause, AResume, ARemove, ACoordFailover, ACoordMove:
 		return false
 	}
 	return !a.Kind.IsFault()

@@ -215,6 +215,15 @@ func (mt *Maint) spanByTable(t uint8) *SpanRep {
 	return nil
 }
 
+func containsID(ids []uint8, id uint8) bool {
+	for _, x := range ids {
+		if x == id {
+			return true
+		}
+	}
+	return false
+}
+
 func (mt *Maint) spanByID(id uint8) *SpanRep {
 	for j := range mt.Spans {
 		if mt.Spans[j].ID == id && id != 0 {
@@ -266,6 +275,10 @@ func resendOp(cfg *Config, s *State, slot uint8, sp *SpanRep) {
 		s.send(scheduleMsg(s, slot, mt, sp.OpDest, schedCreate, sp.ID, sp.key(), createStartTs(cfg, mt, sp), otMove))
 	case sp.Op == mopSplit:
 		s.send(scheduleMsg(s, slot, mt, sp.Node, schedRemove, sp.ID, sp.key(), 0, otSplit))
+	case sp.Op == mopMerge && sp.OpPh == mergeRunning:
+		if m, ok := mergeRequest(s, slot, sp); ok {
+			s.send(m)
+		}
 	}
 }
 
@@ -356,6 +369,16 @@ func maintOnNodeRemoved(cfg *Config, s *State, slot, dead uint8, e *emitter) {
 				if onNode && !cfg.mut(MutSplitAbortOnOriginRemoved) {
 					splitAbort(sp)
 				}
+			case mopMerge:
+				// A released merge (merge-occupy-finishes-early) has
+				// finished; its PostFinish sees the node gone.
+				if onNode && sp.OpPh == mergeRunning && !cfg.mut(MutMergeAbortOnOriginRemoved) {
+					mergeAbort(s, slot, sp, e)
+				}
+			case mopOccupy:
+				if onNode && !mt.occupyReleased(sp.Table) {
+					markAbsent(sp)
+				}
 			}
 		}
 	}
@@ -402,13 +425,24 @@ func finishBootstrap(cfg *Config, s *State, slot uint8, e *emitter) {
 		}
 		return
 	}
+	// In-flight merges from the journals first (merge.go): their merged
+	// and source dispatchers are not adopted one by one.
+	var takenBuf [MaxNodes * MaxSnap]uint8
+	taken := takenBuf[:0]
+	if cfg.Merges > 0 {
+		for i := uint8(0); i < uint8(cfg.Nodes); i++ {
+			if mt.Answered&(1<<i) != 0 {
+				taken = restoreMerges(cfg, s, slot, i, startTs, taken)
+			}
+		}
+	}
 	// Working dispatchers from the snapshots.
 	for i := uint8(0); i < uint8(cfg.Nodes); i++ {
 		if mt.Answered&(1<<i) == 0 {
 			continue
 		}
 		for _, d := range mt.Boot[i].D {
-			if d.ID == 0 {
+			if d.ID == 0 || containsID(taken, d.ID) {
 				continue
 			}
 			adopt := tableInSnapshot(s, d.Table, startTs)
@@ -466,6 +500,13 @@ func finishBootstrap(cfg *Config, s *State, slot uint8, e *emitter) {
 			continue
 		}
 		if mt.spanOverlapping(t, partWhole) == nil {
+			if cfg.Merges > 0 {
+				// the table split at creation (merge.go): its two halves
+				for p := uint8(partLeft); p <= partRight; p++ {
+					s.addSpan(mt, SpanRep{ID: s.allocID(), Table: t, Part: p, State: replAbsent, Node: none, Ckpt: startTs})
+				}
+				continue
+			}
 			s.addSpan(mt, SpanRep{ID: s.allocID(), Table: t, State: replAbsent, Node: none, Ckpt: startTs})
 			continue
 		}
@@ -599,6 +640,22 @@ func handleDispStatus(cfg *Config, s *State, slot uint8, m Msg, e *emitter) {
 	}
 	hadOp := sp.Op != mopNone
 	switch sp.Op {
+	case mopMerge:
+		if sp.OpPh == mergeRunning && m.Src == sp.Node && status == dWorking {
+			mergeCheck(cfg, s, slot, sp, ckpt, e)
+			return
+		}
+	case mopOccupy:
+		if mt.occupyReleased(sp.Table) && m.Src == sp.Node && !working && !mt.Removing {
+			occupyLateTerminal(sp, ckpt)
+			return
+		}
+	case mopGhost:
+		// not in the span controller: "no span found" for a Working one
+		if status == dWorking && !mt.Removing {
+			s.send(scheduleMsg(s, slot, mt, m.Src, schedRemove, id, 0, 0, otRemove))
+		}
+		return
 	case mopAdd:
 		if m.Src == sp.OpDest && status == dWorking {
 			sp.Ckpt = max(sp.Ckpt, ckpt)

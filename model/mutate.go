@@ -57,6 +57,8 @@ const (
 	MutBootstrapFillsSplitHoles
 	MutMoveAddNeedsBootstrapDone
 	MutNonCascadeRemoveBeforeBootstrap
+	MutMergeAbortOnOriginRemoved
+	MutMergeJournalRestore
 	mutLimit
 )
 
@@ -84,6 +86,9 @@ type MutationInfo struct {
 	// Redundant: why no configuration catches it (the rule that makes it
 	// so, or the abstraction that hides it).
 	Redundant string
+	// States: the state budget the row needs when it is above `make
+	// mutate`'s default (CDCSPEC_MUTATE_STATES); 0: the default.
+	States int
 }
 
 var guards = []MutationInfo{
@@ -115,6 +120,10 @@ var guards = []MutationInfo{
 	{Name: "restarting-ignores-error", M: MutRestartingIgnoresError, Cites: "A.2 step 6 (Backoff: isRestarting)", Where: "updateStatus: an error while the restart is under way starts no second restart", Configs: []string{"sink-error"}},
 	{Name: "split-abort-on-origin-removed", M: MutSplitAbortOnOriginRemoved, Cites: "operator_split.go OnNodeRemove (the origin left: the split is aborted and PostFinish marks the span absent)", Where: "maintOnNodeRemoved: a split whose origin node left", Configs: []string{"split"}},
 	{Name: "bootstrap-fills-split-holes", M: MutBootstrapFillsSplitHoles, Cites: "A.4 phase 3 (the tables of the snapshot not covered by working dispatchers get absent spans: the holes of a split table)", Where: "finishBootstrap: a split table with one half adopted gets the other half absent", Configs: []string{"split"}},
+	{Name: "merge-abort-on-origin-removed", M: MutMergeAbortOnOriginRemoved, Cites: "operator_merge.go OnNodeRemove (the origin left: the merge is aborted, PostFinish marks the sources absent and removes the merged span)", Where: "maintOnNodeRemoved: a merge whose origin node left", Configs: []string{"merge"},
+		States: 1_000_000}, // the liveness verdict on the depth-15 state comes while level 16 is expanded, past 500,000 states
+	{Name: "merge-journal-restore", M: MutMergeJournalRestore, Cites: "#3769 (in-flight merges journaled by the dispatcher manager and restored at bootstrap, #4763)", Where: "finishBootstrap (restoreMerges): a journaled merge is finished or restored instead of adopting its merged and source dispatchers one by one", Configs: []string{"merge"},
+		States: 3_500_000}, // caught at depth 19 (a maintainer failover with a merge in flight), after 3.2 M states
 	{Name: "close-waits-all-acks", M: MutCloseWaitsAllAcks, Cites: "A.4 (a cascade close is Stopped only when every node ACKed)", Where: "maybeClosed", Configs: []string{"sink-error", "lifecycle"}},
 	{Name: "move-add-needs-bootstrap-done", M: MutMoveAddNeedsBootstrapDone, Cites: "#4115 (fixed by #4114: MoveMaintainerOperator.Check needs BootstrapDone)", Where: "coordMoveCheck: the move finishes only on a Working, bootstrapped report of the target with the move's epoch", Configs: []string{"maintainer-move"}},
 	{Name: "noncascade-remove-before-bootstrap", M: MutNonCascadeRemoveBeforeBootstrap, Cites: "#4115 (fixed by #4114: a non-cascade remove before bootstrap is ignored)", Where: "managerNonCascadeRemove: a maintainer that has not bootstrapped ignores a move's remove",

@@ -129,6 +129,7 @@ func TestMutations(t *testing.T) {
 			if mi.Kind == MutKindBug {
 				b = bugBudget
 			}
+			b = max(b, mi.States)
 			r, err := checkWithin(cfg, b)
 			require.NoError(t, err, mi.Name)
 			config, states = c, r.Distinct

@@ -25,6 +25,8 @@ const (
 	// barrier (barrier.go)
 	mBlockStatus // BlockStatusRequest of a blocking DDL: A = dispatcher ID, B = stage (WAITING, DONE), C = commitTs, D = table
 	mBlockAction // HeartBeatResponse with a DispatcherStatus action: Epoch, A = Write or Pass, B = dispatcher ID, C = commitTs
+	// merge (merge.go)
+	mMerge // MergeDispatcherRequest: Epoch, A = merged dispatcher ID, B and C = the source dispatcher IDs (left, right), D = table
 	msgKinds
 )
 
@@ -45,6 +47,7 @@ var msgNames = [...]string{
 	mBlockNone:        "BlockStatusRequest(NONE)",
 	mBlockStatus:      "BlockStatusRequest",
 	mBlockAction:      "HeartBeatResponse(action)",
+	mMerge:            "MergeDispatcherRequest",
 }
 
 func msgKindByName(s string) (uint8, bool) {
@@ -125,6 +128,8 @@ func (m Msg) String() string {
 			act = "Write"
 		}
 		return fmt.Sprintf("%s epoch=%d %s %s commitTs=%d", h, m.Epoch, act, dispName(m.B), m.C)
+	case mMerge:
+		return fmt.Sprintf("%s epoch=%d merged=%s sources=[%s %s] t%d", h, m.Epoch, dispName(m.A), dispName(m.B), dispName(m.C), m.D)
 	}
 	return h
 }
@@ -167,7 +172,13 @@ func recvQueue(kind uint8) uint8 {
 		return rqCoordinator
 	case mBootReq, mCloseReq:
 		return rqOrchestrator
-	case mSchedule:
+	case mSchedule, mMerge:
+		// An abstraction: TiCDC's MergeDispatcherRequest has a dynstream
+		// of its own (heartbeat_collector.go), so it may overtake an
+		// earlier re-sent Create of a source, which then recreates the
+		// merged-away source after the merge (at-most-one-dispatcher-per-
+		// span; README, candidate TiCDC issues). The model keeps it FIFO
+		// behind the schedule requests of its channel.
 		return rqSchedule
 	case mAck, mBlockAction:
 		return rqHeartbeatResp

@@ -72,16 +72,17 @@ func invCheckpointNotPastUnflushed(cfg *Config, prev, s *State) string {
 // invAtMostOneDispatcherPerSpan: at most one live dispatcher replicates any
 // key of a table span, across all nodes (D.S3; #6202, #5083 fixed by
 // #5434-#5436). Dispatchers of a crashed node died with it; a removing
-// dispatcher still runs until it finishes closing.
+// dispatcher still runs until it finishes closing; a merge source closed by
+// its merge (dMergeClosed) writes nothing and does not count.
 func invAtMostOneDispatcherPerSpan(cfg *Config, prev, s *State) string {
 	for i := range s.Disp {
 		first := &s.Disp[i]
-		if first.ID == 0 || first.Table == 0 {
+		if first.ID == 0 || first.Table == 0 || first.St == dMergeClosed {
 			continue
 		}
 		for j := i + 1; j < len(s.Disp); j++ {
 			d := &s.Disp[j]
-			if d.ID == 0 || d.Table != first.Table || !partsOverlap(first.Part, d.Part) {
+			if d.ID == 0 || d.Table != first.Table || d.St == dMergeClosed || !partsOverlap(first.Part, d.Part) {
 				continue
 			}
 			span := partSpan(d.Table, d.Part)

@@ -281,12 +281,15 @@ func parseAction(st *State, line string) (Action, error) {
 		if len(f) <= i {
 			return 0, fmt.Errorf("%s: missing table", f[0])
 		}
-		t, err := parseTable(f[i])
+		// t1 names any dispatcher of table 1; t1L and t1R one of a half.
+		k, err := parseKey(f[i])
 		if err != nil {
 			return 0, err
 		}
+		t := keyTable(k)
 		for _, d := range st.Disp {
-			if d.ID != 0 && d.Table == t && (d.St == dRemoving) == removing {
+			closing := d.St == dRemoving || d.St == dMergeClosed
+			if d.ID != 0 && d.Table == t && (keyPart(k) == partWhole || d.Part == keyPart(k)) && closing == removing {
 				return d.ID, nil
 			}
 		}
@@ -313,6 +316,13 @@ func parseAction(st *State, line string) (Action, error) {
 		}
 	case ADispClosed:
 		a.Arg, err = dispOf(1, true)
+	case AMerge, AMergePostFinish:
+		if a.Node, err = argN(1); err == nil {
+			if len(f) < 3 {
+				return a, fmt.Errorf("%s: want NODE TABLE", f[0])
+			}
+			a.Arg, err = parseTable(f[2])
+		}
 	case AMaintSchedule, AMaintMove:
 		if a.Node, err = argN(1); err == nil {
 			if len(f) < 4 {

@@ -74,6 +74,9 @@ const (
 	mopRemove = 2
 	mopMove   = 3
 	mopSplit  = 4 // split.go: OpDest = right half's target node (none: no targets), OpPh = split mode
+	mopMerge  = 5 // merge.go: the merged span's merge operator; OpPh = merge phase
+	mopOccupy = 6 // merge.go: an occupy operator on a source span of a merge
+	mopGhost  = 7 // merge.go: not an operator: a removed source resurrected absent (merge-occupy-finishes-early)
 )
 
 // Move operator phases.
@@ -87,6 +90,9 @@ const (
 	dInit     = 1 // Initializing: created, no event yet
 	dWorking  = 2 // Working
 	dRemoving = 3 // TryRemoving: closing asynchronously; reported Stopped once when closed
+	// dMergeClosed: a merge source closed by doMerge (merge.go): it writes
+	// nothing any more and is being removed; reported Stopped once removed.
+	dMergeClosed = 4
 )
 
 // Operator types carried by ScheduleDispatcherRequest (heartbeatpb OperatorType).
@@ -101,6 +107,7 @@ const (
 const (
 	schedCreate = 1
 	schedRemove = 2
+	schedMerge  = 3 // Journal.Action of a mergeOperatorMap entry (merge.go): ID = the merged dispatcher
 )
 
 // Upstream puller (tiflow kv client, seed 004) region locations and goroutine states.
@@ -223,7 +230,7 @@ type Disp struct {
 	ID      uint8 // 0 = unused slot
 	Node    uint8 // slot
 	Table   uint8
-	St      uint8 // dInit | dWorking | dRemoving
+	St      uint8 // dInit | dWorking | dRemoving | dMergeClosed
 	StartTs uint8
 	Ckpt    uint8
 	SinkErr bool  // the sink failed; the dispatcher no longer advances
@@ -272,6 +279,7 @@ type State struct {
 	Crashes, Drops, Dups, SinkErrs, Stalls, DDLs, Restarts uint8
 	Moves                                                  uint8 // balance moves, counted only under Config.MaxMoves
 	Splits                                                 uint8 // split operators started (Config.Splits)
+	Merges                                                 uint8 // merge operators started (Config.Merges)
 	// Budgets of lifecycle.go: fast-fail errors, client requests (pause,
 	// resume, remove), coordinator failovers.
 	FastFails, ClientOps, CoordFails uint8

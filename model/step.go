@@ -88,7 +88,7 @@ func step(cfg *Config, s *State, a Action, e *emitter) {
 		for t := 1; t <= MaxTables; t++ {
 			if s.TableT[t] != none && !dropped(s, uint8(t)) {
 				if e != nil {
-					if cfg.Splits > 0 {
+					if cfg.Splits > 0 || cfg.Merges > 0 {
 						// a row in each half a split may create (split.go)
 						e.add(spec.Event{Kind: spec.DataWritten, Span: spec.Span{Table: int64(t), Start: splitRowLeft}, Checkpoint: uint64(s.UpTs)})
 					}
@@ -201,6 +201,12 @@ func step(cfg *Config, s *State, a Action, e *emitter) {
 		maintApplyWatermark(cfg, s, a.Node, a.Arg)
 	case ACoordMove:
 		coordMoveMaintainer(cfg, s, a.Node, e)
+	case AMerge:
+		maintMerge(cfg, s, a.Node, a.Arg, e)
+	case AMergePostFinish:
+		if sp := s.Maint[a.Node].mergeOf(a.Arg); sp != nil {
+			mergePostFinish(s, a.Node, sp, e)
+		}
 	default:
 		pullStep(cfg, s, a.Kind)
 	}
@@ -299,6 +305,8 @@ func deliver(cfg *Config, s *State, m Msg, e *emitter) {
 		dmHandleAck(cfg, s, m)
 	case mBlockAction:
 		dmHandleBlockAction(cfg, s, m, e)
+	case mMerge:
+		dmHandleMerge(cfg, s, m, e)
 	default:
 		maintHandleDM(cfg, s, m, e)
 	}
@@ -411,6 +419,9 @@ func appendActions(cfg *Config, s *State, buf []Action, withFaults bool) []Actio
 			}
 			buf = appendSplitActions(cfg, s, i, sp, buf)
 		}
+		if cfg.Merges > 0 {
+			buf = appendMergeActions(cfg, s, i, buf)
+		}
 	}
 	// dispatcher managers and dispatchers
 	for i := uint8(0); i < uint8(cfg.Nodes); i++ {
@@ -431,7 +442,7 @@ func appendActions(cfg *Config, s *State, buf []Action, withFaults bool) []Actio
 			if withFaults && d.Table != 0 && !d.SinkErr && int(s.SinkErrs) < cfg.SinkErrors {
 				buf = append(buf, Action{Kind: ASinkError, Arg: d.ID})
 			}
-		case dRemoving:
+		case dRemoving, dMergeClosed:
 			buf = append(buf, Action{Kind: ADispClosed, Arg: d.ID})
 		}
 	}

@@ -286,7 +286,7 @@ func (p *perm) msg(m Msg) Msg {
 		m.C = p.key(m.C)
 	case mBlockNone:
 		m.A = p.tab(m.A)
-	case mBlockStatus:
+	case mBlockStatus, mMerge:
 		m.D = p.tab(m.D)
 	}
 	return m
@@ -305,6 +305,8 @@ func (p *perm) action(a Action) Action {
 		a.Node, a.Arg, a.Arg2 = p.slotOf(a.Node), p.key(a.Arg), p.slotOf(a.Arg2)
 	case ASplit:
 		a.Node, a.Arg, a.Arg2 = p.slotOf(a.Node), p.key(a.Arg), a.Arg2&3|p.slotOf(a.Arg2>>2)<<2
+	case AMerge, AMergePostFinish:
+		a.Node, a.Arg = p.slotOf(a.Node), p.tab(a.Arg)
 	}
 	// ASinkError, AFastFail, ADispClosed name a DispatcherID, which no
 	// permutation changes; the upstream's and the puller's actions, the
@@ -341,7 +343,7 @@ var symmetryRoles = map[string]string{
 	"Hand.HasFinal": roleNone, "Hand.Final": roleNone, "Hand.FinalEpoch": roleNone,
 	"Coord.OpRemove": roleNone, "Maint[].ErrFast": roleNone, "Maint[].PendWM": roleSlotArray,
 	"DMs[].ErrFast": roleNone, "ErrDrop.Fast": roleNone,
-	"Moves": roleNone, "Splits": roleNone, "FlushedPart": roleTableArray, "FlushedPart[][]": roleNone,
+	"Moves": roleNone, "Splits": roleNone, "Merges": roleNone, "FlushedPart": roleTableArray, "FlushedPart[][]": roleNone,
 	"Maint[].Spans[].Part": roleNone, "Maint[].Boot[].D[].Part": roleNone, "Disp[].Part": roleNone, "BlkT": roleNone, "DropTab": roleTable, "DDLWrit": roleNone, "WrNode": roleIdentity,
 	"WrTable": roleTable, "DDLTwice": roleNone,
 	"Maint[].Bar.T": roleNone, "Maint[].Bar.Need": roleTableMask, "Maint[].Bar.Rep": roleTableMask,

@@ -41,6 +41,7 @@ const (
 	OpCreateTable      = Op(spec.ActionCreateTable)
 	OpMoveTable        = Op(spec.ActionMoveTable)
 	OpSplitTable       = Op(spec.ActionSplitTable)
+	OpMergeTable       = Op(spec.ActionMergeTable)
 	OpRemoveTable      = Op(spec.ActionRemoveTableDispatchers)
 	OpAdvanceTime      = Op(spec.ActionAdvanceTime)
 	OpBlockingDDL      = Op(spec.ActionBlockingDDL)
@@ -70,7 +71,7 @@ const (
 // Ops lists every step, in a stable order.
 var Ops = []Op{
 	OpCreateChangefeed, OpPauseChangefeed, OpResumeChangefeed, OpRemoveChangefeed, OpMoveMaintainer,
-	OpCreateTable, OpMoveTable, OpSplitTable, OpRemoveTable,
+	OpCreateTable, OpMoveTable, OpSplitTable, OpMergeTable, OpRemoveTable,
 	OpKillCapture, OpKillMaintainer, OpRestartCapture, OpAddCapture, OpExpireSession,
 	OpDropMessages, OpDupMessages, OpDelayMessages, OpRandomFaults, OpPartition, OpHealNetwork,
 	OpSinkError, OpFastFail, OpStallUpstream, OpResumeUpstream, OpBlockCreate, OpSlowClose, OpAdvanceTime,
@@ -376,7 +377,7 @@ func (d *Driver) apply(st Step) (apiErr, err error) {
 		if _, err := s.BlockingDDL(st.DDL, tables...); err != nil {
 			return nil, skip("%v", err)
 		}
-	case OpMoveTable, OpSplitTable, OpRemoveTable:
+	case OpMoveTable, OpSplitTable, OpMergeTable, OpRemoveTable:
 		if d.feeds[st.Feed] != feedRunning {
 			return nil, skip("changefeed %s is not running", st.Feed)
 		}
@@ -392,6 +393,8 @@ func (d *Driver) apply(st Step) (apiErr, err error) {
 			_, apiErr = s.MoveTable(st.Feed, st.Table, n)
 		case OpSplitTable:
 			_, apiErr = s.SplitTable(st.Feed, st.Table)
+		case OpMergeTable:
+			_, apiErr = s.MergeTable(st.Feed, st.Table)
 		default:
 			_, apiErr = s.RemoveTableDispatchers(st.Feed, st.Table)
 		}

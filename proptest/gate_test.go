@@ -118,6 +118,12 @@ var gateProfiles = []gateProfile{
 	{Bug: "split-double-add",
 		Ops:  []Op{OpSplitTable, OpAdvanceTime},
 		Seed: 1, Checks: 50, MaxShrunk: 6},
+	// A merge needs adjacent spans on one capture (a split first) and a
+	// source whose removal is slow, so that its Stopped comes after the
+	// merged dispatcher's Working.
+	{Bug: "merge-occupy-finishes-early",
+		Ops:  []Op{OpSplitTable, OpMoveTable, OpMergeTable, OpSlowClose, OpAdvanceTime},
+		Seed: 1, Checks: 100, MaxShrunk: 10},
 	{Bug: "move-final-stopped-rejected",
 		Ops:  []Op{OpMoveMaintainer, OpAdvanceTime},
 		Seed: 1, Checks: 50, MaxShrunk: 6},

@@ -61,17 +61,19 @@ type machine struct {
 	stopped  map[string]int
 }
 
-// allOps is the default menu: every Op but fast-fail-error and blocking-ddl.
+// allOps is the default menu: every Op but fast-fail-error, blocking-ddl and
+// merge-table.
 // A fast-fail error fails the changefeed for good, which ends a run's
 // interest, and a new name in rapid's Repeat menu (drawn in sorted order)
 // shifts every draw, which would invalidate the recorded fail files; the
 // gate's profiles (fast-fail-ignored-with-progress, and the barrier's
-// writer-not-passed-after-move and db-ddl-before-table-ddls-acked) and the
-// scenarios exercise them.
+// writer-not-passed-after-move and db-ddl-before-table-ddls-acked, and
+// merge-occupy-finishes-early for merge-table) and the scenarios exercise
+// them.
 var allOps = func() []Op {
 	var out []Op
 	for _, o := range Ops {
-		if o != OpFastFail && o != OpBlockingDDL {
+		if o != OpFastFail && o != OpBlockingDDL && o != OpMergeTable {
 			out = append(out, o)
 		}
 	}
@@ -148,7 +150,7 @@ func (m *machine) actions(d *Driver) map[string]func(*rapid.T) {
 				}
 				do(t, Step{Op: op, DDL: rapid.SampledFrom(kinds).Draw(t, "ddl"), Table: table(t)})
 			}
-		case OpSplitTable, OpRemoveTable:
+		case OpSplitTable, OpMergeTable, OpRemoveTable:
 			f = func(t *rapid.T) { do(t, Step{Op: op, Feed: feed(t), Table: table(t)}) }
 		case OpKillCapture, OpExpireSession, OpPartition:
 			f = func(t *rapid.T) { do(t, Step{Op: op, Node: node(t, "capture")}) }

@@ -224,6 +224,8 @@ func (t *Tracker) mapStep(st sim.Step) (what string, f filter, mustAct bool, sto
 		return what, nil, false, "blocking-ddl: the model commits the one blocking DDL of its configuration (Config.Barrier fixes kind and tables), and its View has no block stage to compare"
 	case spec.ActionSplitTable:
 		return what, nil, false, "split-table: the model splits a span on its own (maintainer-split), keeping the left half on the origin, while the implementation's split targets every bootstrapped node in order; and the model splits a table once, into two halves"
+	case spec.ActionMergeTable:
+		return what, nil, false, "merge-table: the model merges only the two halves of a table pre-split at creation (Config.Merges, no split before it), while the implementation merges spans that a split-table and a move-table placed on one capture; and the model's dispatcher manager commits a merge in one step"
 	case spec.ActionMoveMaintainer:
 		// The step names the coordinator's capture, not the target: any
 		// target slot, the Views that follow tell them apart.

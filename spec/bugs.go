@@ -242,10 +242,8 @@ var catalogue = [...]Bug{
 		ID: BugMergeOccupyFinishesEarly, Name: "merge-occupy-finishes-early", Kind: KindFixedUpstream,
 		Issue:    "pingcap/ticdc#4542 (fixed by #4543)",
 		Property: CheckpointAdvancesAfterHeal, Delivery: DeliveryMessageCenter,
-		ModelGap: "the model has split but no merge operator yet (occupy operators, MergeDispatcherRequest, the merge journal)",
-		ImplGap:  "impl/ has no merge operator yet (occupy operators, MergeDispatcherRequest, the merge journal)",
-		Where:    "maintainer/operator/operator_merge.go: the occupy operators of the merged spans finished (and the merge's PostFinish ran) before the old dispatchers reported their final Stopped; the late Stopped then met no operator and the fallback marked the span absent",
-		Story:    "two adjacent spans are merged; the occupy operators finish before the old dispatchers report Stopped; a late Stopped of an old dispatcher finds no operator, the \"non-working without operator\" fallback marks a ghost span absent, and its checkpoint pins the changefeed's",
+		Where: "maintainer/operator/operator_merge.go PostFinish: the occupy operators of the merge's sources were finished first, before the sources were removed from the span controller; a late Stopped of a source in that window met no operator while the span was still tracked, and the \"non-working without operator\" fallback marked it absent after the removal, which put it back into the scheduler's absent set",
+		Story: "two adjacent spans on one node are merged; the merged dispatcher works and the merge finishes; its PostFinish releases the occupy operators before it removes the old spans; an old dispatcher's late Stopped finds no operator and the fallback marks the span absent just after the removal: a ghost in the scheduler's absent set that can never be added (\"add operator failed, span not found\") and whose old checkpoint pins the changefeed's",
 	},
 	{
 		ID: BugMoveFinalStoppedRejected, Name: "move-final-stopped-rejected", Kind: KindFixedUpstream,

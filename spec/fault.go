@@ -180,6 +180,7 @@ const (
 	ActionCreateTable            Action = "create-table"
 	ActionMoveTable              Action = "move-table"
 	ActionSplitTable             Action = "split-table"
+	ActionMergeTable             Action = "merge-table"
 	ActionRemoveTableDispatchers Action = "remove-table-dispatchers"
 	ActionAdvanceTime            Action = "advance-time"
 	ActionBlockingDDL            Action = "blocking-ddl"
@@ -197,6 +198,7 @@ var actionDocs = []struct {
 	{ActionCreateTable, "CREATE TABLE upstream: a DDL the table trigger dispatcher must pass"},
 	{ActionMoveTable, "the maintainer moves a table's spans to a capture (API move_table)"},
 	{ActionSplitTable, "the maintainer splits a table's spans (API split_table)"},
+	{ActionMergeTable, "the maintainer merges adjacent spans of a table on one capture (the merge scheduler)"},
 	{ActionRemoveTableDispatchers, "the maintainer removes a table's dispatchers; its scheduler adds them again"},
 	{ActionAdvanceTime, "time passes and nothing else is done (the model's upstream-advance)"},
 	{ActionBlockingDDL, "the upstream commits a blocking DDL (alter, drop, truncate or rename table, a DB-level DDL) or a syncpoint falls due: the barrier must pass it"},

@@ -178,8 +178,11 @@ type MaintainerBootstrapResponse struct {
 	Spans        []BootstrapTableSpan
 	CheckpointTs uint64 // trigger startTs on the maintainer's node, else 0
 	Operators    []ScheduleDispatcherRequest
-	Err          *RunningError
-	Epoch        uint64
+	// MergeOperators are the journaled in-flight merges (mergeOperatorMap,
+	// #3769): restored at bootstrap.
+	MergeOperators []MergeDispatcherRequest
+	Err            *RunningError
+	Epoch          uint64
 }
 
 // MaintainerCloseRequest closes the changefeed's DM on a node.
@@ -241,6 +244,15 @@ type DispatcherConfig struct {
 	ID      DispatcherID
 	Span    spec.Span
 	StartTs uint64
+}
+
+// MergeDispatcherRequest merges adjacent dispatchers of one table on one
+// node into a new dispatcher (heartbeatpb.MergeDispatcherRequest).
+type MergeDispatcherRequest struct {
+	Changefeed    ChangefeedID
+	DispatcherIDs []DispatcherID
+	MergedID      DispatcherID
+	Epoch         uint64
 }
 
 // ScheduleDispatcherRequest creates or removes one dispatcher.
@@ -376,6 +388,7 @@ func (ScheduleDispatcherRequest) Topic() Topic    { return TopicHeartbeatCollect
 func (HeartBeatRequest) Topic() Topic             { return TopicMaintainerManager }
 func (BlockStatusRequest) Topic() Topic           { return TopicMaintainerManager }
 func (HeartBeatResponse) Topic() Topic            { return TopicHeartbeatCollector }
+func (MergeDispatcherRequest) Topic() Topic       { return TopicHeartbeatCollector }
 
 func (CoordinatorBootstrapRequest) TypeName() string  { return "CoordinatorBootstrapRequest" }
 func (CoordinatorBootstrapResponse) TypeName() string { return "CoordinatorBootstrapResponse" }
@@ -390,3 +403,4 @@ func (ScheduleDispatcherRequest) TypeName() string    { return "ScheduleDispatch
 func (HeartBeatRequest) TypeName() string             { return "HeartBeatRequest" }
 func (BlockStatusRequest) TypeName() string           { return "BlockStatusRequest" }
 func (HeartBeatResponse) TypeName() string            { return "HeartBeatResponse" }
+func (MergeDispatcherRequest) TypeName() string       { return "MergeDispatcherRequest" }

@@ -51,6 +51,10 @@ type Dispatcher struct {
 	// holding: the trigger holds a DB/All event's WAITING until its
 	// add-table DDLs were ACKed (logged once).
 	holding uint64
+	// mergeInto: a merge source waiting for its merge to commit
+	// (WaitingMerge): it stops advancing. mergeClosed: closed by the merge.
+	mergeInto   core.DispatcherID
+	mergeClosed bool
 }
 
 func newDispatcher(dm *DispatcherManager, id core.DispatcherID, span spec.Span, startTs uint64) *Dispatcher {
@@ -86,7 +90,7 @@ func (d *Dispatcher) reportedCheckpoint() uint64 {
 // event's commitTs and, once every row below it is flushed, blocks
 // (tryBlock).
 func (d *Dispatcher) advance(now int64, out *core.Effects) {
-	if d.state == core.ComponentRemoving || d.inflight || d.blockPending != nil {
+	if d.state == core.ComponentRemoving || d.inflight || d.blockPending != nil || d.mergeInto != "" {
 		return
 	}
 	resolved := d.dm.o.up.ResolvedTs(d.span, d.startTs)

@@ -39,6 +39,9 @@ type DispatcherManager struct {
 	// DispatcherID (#3691), with its sender: a Create until the dispatcher
 	// exists, a Remove until it is cleaned.
 	currentOperatorMap map[core.DispatcherID]journalEntry
+	// mergeOperatorMap journals the in-flight merges by merged dispatcher
+	// (#3769; dispatcher_manager_merge.go).
+	mergeOperatorMap map[core.DispatcherID]mergeEntry
 	// opFence holds, per dispatcher ID, the highest OpSeq obeyed from the
 	// current owner generation; cleared when the owner changes.
 	//
@@ -88,8 +91,9 @@ type journalEntry struct {
 func newDispatcherManager(o *Orchestrator, cf core.ChangefeedID, maintainer core.NodeID, epoch, startTs uint64, out *core.Effects) *DispatcherManager {
 	dm := &DispatcherManager{o: o, cf: cf, maintainerID: maintainer, epoch: epoch, startTs: startTs,
 		dispatchers: map[core.DispatcherID]*Dispatcher{}, currentOperatorMap: map[core.DispatcherID]journalEntry{},
-		opFence: map[core.DispatcherID]uint64{},
-		sinkID:  o.rnd.Uint64() >> 1, lastComplete: o.now}
+		mergeOperatorMap: map[core.DispatcherID]mergeEntry{},
+		opFence:          map[core.DispatcherID]uint64{},
+		sinkID:           o.rnd.Uint64() >> 1, lastComplete: o.now}
 	o.lg.Info("dispatcher_manager.go", 414, "dispatcher manager initialized", logging.CF(cf), zap.String("maintainerID", string(maintainer)),
 		zap.Uint64("startTs", startTs), zap.Uint64("maintainerEpoch", epoch))
 	return dm
@@ -383,12 +387,18 @@ func (dm *DispatcherManager) OnTick(now int64, out *core.Effects) {
 		}
 		dm.pendingCreates = dm.pendingCreates[:0]
 	}
+	if !dm.closing && !dm.writePathClosed && len(dm.mergeOperatorMap) > 0 {
+		dm.doMerges(out)
+	}
 	if !dm.writePathClosed {
 		for _, id := range dm.sortedIDs() {
 			dm.dispatchers[id].advance(now, out)
 		}
 	}
 	dm.cleanRemoved(out, false)
+	if len(dm.mergeOperatorMap) > 0 {
+		dm.cleanupFinishedMergeOperators()
+	}
 	dm.sendHeartbeat(now, out)
 }
 
@@ -421,8 +431,10 @@ func (dm *DispatcherManager) cleanRemoved(out *core.Effects, closing bool) {
 		if id == dm.triggerID {
 			dm.triggerID = ""
 		}
-		dm.o.lg.Event(out, spec.Event{Kind: spec.DispatcherRemoved, Changefeed: string(dm.cf), Node: string(dm.o.self), Dispatcher: string(id),
-			Checkpoint: d.checkpointTs})
+		if !d.mergeClosed { // a merge source's removal was reported when the merge closed it
+			dm.o.lg.Event(out, spec.Event{Kind: spec.DispatcherRemoved, Changefeed: string(dm.cf), Node: string(dm.o.self), Dispatcher: string(id),
+				Checkpoint: d.checkpointTs})
+		}
 	}
 }
 

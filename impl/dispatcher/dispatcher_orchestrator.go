@@ -108,6 +108,10 @@ func (o *Orchestrator) OnMessage(now int64, from core.NodeID, msg core.Message, 
 		if dm := o.dms[m.Changefeed]; dm != nil {
 			dm.handleHeartBeatResponse(from, m, out)
 		}
+	case *core.MergeDispatcherRequest:
+		if dm := o.dms[m.Changefeed]; dm != nil {
+			dm.MergeDispatcherRequestHandler(from, m, out)
+		}
 	}
 }
 
@@ -191,6 +195,7 @@ func (o *Orchestrator) handleBootstrapRequest(from core.NodeID, req *core.Mainta
 		resp.Spans = append(resp.Spans, bs)
 	}
 	resp.Operators = dm.retrieveOperatorsForBootstrapResponse()
+	resp.MergeOperators = dm.mergeOperatorsForBootstrapResponse()
 	out.SendTo(o.self, from, resp)
 }
 

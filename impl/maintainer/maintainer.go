@@ -36,10 +36,13 @@ type Maintainer struct {
 	epoch uint64
 	// opSeq numbers this maintainer's dispatcher operators (OpSeq).
 	opSeq uint64
-	mgr   *Manager
-	lg    *logging.Logger
-	opts  *core.Options
-	now   int64
+	// mergeReleased: merges whose PostFinish released the occupy operators
+	// but has not removed the sources yet (merge-occupy-finishes-early).
+	mergeReleased []*MergeDispatcherOperator
+	mgr           *Manager
+	lg            *logging.Logger
+	opts          *core.Options
+	now           int64
 
 	state core.ComponentState // Working | Stopped
 	// initialized = BootstrapDone. A removal-only maintainer never sets it.
@@ -446,6 +449,11 @@ func (m *Maintainer) basicSchedule(out *core.Effects) {
 		if added++; added >= maxAddPerSchedule {
 			return
 		}
+	}
+	// A ghost (merge-occupy-finishes-early) is in the absent set but not in
+	// the span controller: the add fails ("span not found").
+	for _, id := range core.SortedKeys(m.spans.ghosts) {
+		m.ops.AddOperator(&AddDispatcherOperator{m: m, span: m.spans.ghosts[id], dest: nodes[0], opType: core.OpTypeAdd}, out)
 	}
 }
 

@@ -125,6 +125,13 @@ func (m *Maintainer) handleStatus(from core.NodeID, st *core.TableSpanStatus, ou
 		m.lg.Warn("maintainer_controller.go", 295, "dispatcher becomes non-working without operator, mark span absent for rescheduling",
 			zap.String("changefeed", m.id.Name()), zap.String("from", string(from)), zap.String("dispatcherID", string(st.ID)),
 			zap.String("status", st.State.String()))
+		if m.releasedSource(span) {
+			// merge-occupy-finishes-early: the simulation takes the
+			// interleaving where this MarkSpanAbsent lands after the merge's
+			// PostFinish removed the span (operator_merge.go).
+			m.spans.pendingAbsent[span.ID] = true
+			return
+		}
 		m.spans.MarkSpanAbsent(span)
 	}
 }

@@ -166,6 +166,15 @@ func (m *Maintainer) FinishBootstrap(out *core.Effects) {
 			m.spans.AddWorkingSpan(w.ts.ID, w.ts.Span, w.node, w.ts.CheckpointTs, w.ts.State)
 		}
 	}
+	// In-flight merges from the journals first (restoreCurrentMergeOperators,
+	// #3769): their merged and source dispatchers are not adopted one by one.
+	for _, n := range nodes {
+		if r := m.bootstrapper[n].resp; r != nil {
+			for i := range r.MergeOperators {
+				m.restoreMerge(n, &r.MergeOperators[i], byID, inSnapshot, restoredIDs, out)
+			}
+		}
+	}
 	for _, t := range tables {
 		addWorking(t)
 	}

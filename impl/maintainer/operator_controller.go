@@ -106,6 +106,7 @@ func (oc *OperatorController) poll(now int64, out *core.Effects) {
 		return
 	}
 	oc.lastPoll = now
+	oc.m.finishReleasedMerges()
 	for _, id := range oc.sortedIDs() {
 		e := oc.ops[id]
 		if e == nil || oc.maybeFinish(e, out) {

@@ -59,10 +59,26 @@ type SpanController struct {
 	m       *Maintainer
 	spans   map[core.DispatcherID]*SpanReplication
 	byTable map[int64]map[core.DispatcherID]*SpanReplication
+	// ghosts: spans removed from the controller but put back into the
+	// scheduler's absent set by a late MarkSpanAbsent
+	// (merge-occupy-finishes-early, operator_merge.go); their checkpoints
+	// still bound the maintainer's. pendingAbsent: the fallback's
+	// MarkSpanAbsent of a released merge source, which lands after the
+	// merge's removal of the source.
+	ghosts        map[core.DispatcherID]*SpanReplication
+	pendingAbsent map[core.DispatcherID]bool
+}
+
+func (sc *SpanController) addGhost(s *SpanReplication) {
+	sc.m.lg.Info("replication_group.go", 1, "scheduler: marking replica absent", zap.String("changefeedID", string(sc.m.id)),
+		zap.String("replica", string(s.ID)), zap.String("node", string(s.nodeID)))
+	s.nodeID, s.state = "", SpanAbsent
+	sc.ghosts[s.ID] = s
 }
 
 func newSpanController(m *Maintainer) *SpanController {
-	return &SpanController{m: m, spans: map[core.DispatcherID]*SpanReplication{}, byTable: map[int64]map[core.DispatcherID]*SpanReplication{}}
+	return &SpanController{m: m, spans: map[core.DispatcherID]*SpanReplication{}, byTable: map[int64]map[core.DispatcherID]*SpanReplication{},
+		ghosts: map[core.DispatcherID]*SpanReplication{}, pendingAbsent: map[core.DispatcherID]bool{}}
 }
 
 // GetTaskByID returns a span or nil.
@@ -229,6 +245,11 @@ func (sc *SpanController) minNonReplicatingCheckpoint() uint64 {
 	min := uint64(math.MaxUint64)
 	for _, s := range sc.spans {
 		if s.state != SpanReplicating && s.checkpointTs < min {
+			min = s.checkpointTs
+		}
+	}
+	for _, s := range sc.ghosts {
+		if s.checkpointTs < min {
 			min = s.checkpointTs
 		}
 	}

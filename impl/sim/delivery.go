@@ -86,10 +86,13 @@ const (
 	// recvHeartbeatResponse: HeartBeatCollector.RecvMessages ->
 	// heartBeatResponseDynamicStream, path = changefeed.
 	recvHeartbeatResponse
+	// recvMerge: HeartBeatCollector.RecvMessages ->
+	// mergeDispatcherRequestDynamicStream, path = changefeed.
+	recvMerge
 )
 
 var recvQueueNames = [...]string{recvCoordinator: "coordinator", recvManager: "maintainer-manager", recvMaintainer: "maintainer",
-	recvOrchestrator: "dispatcher-orchestrator", recvSchedule: "schedule-dispatcher", recvHeartbeatResponse: "heartbeat-response"}
+	recvOrchestrator: "dispatcher-orchestrator", recvSchedule: "schedule-dispatcher", recvHeartbeatResponse: "heartbeat-response", recvMerge: "merge-dispatcher"}
 
 func (q recvQueue) String() string { return recvQueueNames[q] }
 
@@ -118,6 +121,8 @@ func route(msg core.Message) (sendQueue, recvQueue, core.ChangefeedID) {
 		return sendDirect, recvSchedule, m.Changefeed
 	case *core.HeartBeatResponse:
 		return sendDirect, recvHeartbeatResponse, m.Changefeed
+	case *core.MergeDispatcherRequest: // maintainer operator controller
+		return sendDirect, recvMerge, m.Changefeed
 	}
 	panic(fmt.Sprintf("sim: message %T has no route in the message center; add it to route", msg))
 }

@@ -231,7 +231,7 @@ func (h *harness) run(d *datadriven.TestData) (string, error) {
 			return "", err
 		}
 		b.WriteString("ok\n")
-	case string(spec.ActionMoveTable), string(spec.ActionSplitTable), string(spec.ActionRemoveTableDispatchers):
+	case string(spec.ActionMoveTable), string(spec.ActionSplitTable), string(spec.ActionMergeTable), string(spec.ActionRemoveTableDispatchers):
 		cf, _ := arg(d, "cf")
 		tv, _ := arg(d, "table")
 		table, err := strconv.ParseInt(tv, 10, 64)
@@ -248,6 +248,8 @@ func (h *harness) run(d *datadriven.TestData) (string, error) {
 			k, err = h.s.MoveTable(cf, table, n)
 		case spec.ActionSplitTable:
 			k, err = h.s.SplitTable(cf, table)
+		case spec.ActionMergeTable:
+			k, err = h.s.MergeTable(cf, table)
 		default:
 			k, err = h.s.RemoveTableDispatchers(cf, table)
 		}
@@ -318,7 +320,7 @@ func (h *harness) run(d *datadriven.TestData) (string, error) {
 var harnessCommands = []string{"new", "chaos", "run", "quiesce", "state", "violations", "log", "events", "stuck-tables",
 	string(spec.ActionCreateChangefeed), string(spec.ActionPauseChangefeed), string(spec.ActionResumeChangefeed),
 	string(spec.ActionRemoveChangefeed), string(spec.ActionMoveMaintainer), string(spec.ActionCreateTable), string(spec.ActionBlockingDDL),
-	string(spec.ActionMoveTable), string(spec.ActionSplitTable), string(spec.ActionRemoveTableDispatchers)}
+	string(spec.ActionMoveTable), string(spec.ActionSplitTable), string(spec.ActionMergeTable), string(spec.ActionRemoveTableDispatchers)}
 
 // inject runs a fault command: the command is the fault's name, its
 // arguments the Injection's fields:

@@ -1022,6 +1022,21 @@ func (s *Sim) SplitTable(name string, table int64) (int, error) {
 	return k, nil
 }
 
+// MergeTable merges adjacent replicating spans of a table on one capture
+// (the merge scheduler's pick); it reports how many merges started.
+func (s *Sim) MergeTable(name string, table int64) (int, error) {
+	m, n, err := s.maintainerOf(name)
+	if err != nil {
+		return 0, err
+	}
+	out := s.buf()
+	defer s.release()
+	k := m.MergeTable(table, out)
+	s.exec(n, out)
+	s.notify(Step{Kind: StepFault, Name: string(spec.ActionMergeTable), Node: n.cap.ID, Arg: table})
+	return k, nil
+}
+
 // RemoveTableDispatchers removes a table's dispatchers (they are
 // recreated by the scheduler).
 func (s *Sim) RemoveTableDispatchers(name string, table int64) (int, error) {

@@ -36,6 +36,7 @@ var factories = map[string]func() core.Message{
 	"HeartBeatRequest":             func() core.Message { return &core.HeartBeatRequest{} },
 	"BlockStatusRequest":           func() core.Message { return &core.BlockStatusRequest{} },
 	"HeartBeatResponse":            func() core.Message { return &core.HeartBeatResponse{} },
+	"MergeDispatcherRequest":       func() core.Message { return &core.MergeDispatcherRequest{} },
 }
 
 // TypeNames lists every message type the codec knows.

@@ -27,6 +27,7 @@ var all = []core.Message{
 	&core.HeartBeatRequest{},
 	&core.BlockStatusRequest{},
 	&core.HeartBeatResponse{},
+	&core.MergeDispatcherRequest{},
 }
 
 // messageTypesInSource parses impl/core/messages.go and returns every type
