@@ -2,6 +2,7 @@ package traces
 
 import (
 	"bytes"
+	"fmt"
 	"os"
 	"path/filepath"
 	"testing"
@@ -32,55 +33,61 @@ func BenchmarkScan(b *testing.B) {
 // BenchmarkRun measures the whole check (read a file, parse, merge, run
 // every monitor) on a 64 MB generated log file. scripts/bench-trace.sh runs
 // the same pipeline on 1 GB next to grep.
-func BenchmarkRun(b *testing.B) { benchRun(b, GenOptions{Seed: 1}) }
+func BenchmarkRun(b *testing.B) {
+	benchRun(b, 64<<20, []GenOptions{{Seed: 1}}, func(rep *Report) string {
+		if rep.Violations() != 0 {
+			return fmt.Sprintf("generated healthy log has violations: %+v", rep.Findings[0])
+		}
+		return ""
+	})
+}
 
 // BenchmarkRunConcatenated is BenchmarkRun on four captures' 32 MB logs
 // (about two minutes each, more than the reorder window) from the same
 // start, concatenated into one input (`cat *.log | cdcspec
 // trace -`): the time jumps back at every file boundary.
 func BenchmarkRunConcatenated(b *testing.B) {
-	path := filepath.Join(b.TempDir(), "concat.log")
-	f, err := os.Create(path)
-	if err != nil {
-		b.Fatal(err)
-	}
-	for seed := uint64(1); seed <= 4; seed++ {
-		if _, err := GenerateLogOptions(f, 32<<20, GenOptions{Seed: seed}); err != nil {
-			b.Fatal(err)
+	parts := []GenOptions{{Seed: 1}, {Seed: 2}, {Seed: 3}, {Seed: 4}}
+	benchRun(b, 32<<20, parts, func(rep *Report) string {
+		if rep.Stats.Jumps != int64(len(parts)-1) {
+			return fmt.Sprintf("%d jumps back in time, want %d (one per file boundary)", rep.Stats.Jumps, len(parts)-1)
 		}
-	}
-	f.Close()
-	st, _ := os.Stat(path)
-	b.SetBytes(st.Size())
-	b.ResetTimer()
-	for i := 0; i < b.N; i++ {
-		rep, err := Run([]Input{fileInput(path)}, Options{})
-		if err != nil {
-			b.Fatal(err)
-		}
-		if rep.Stats.Jumps != 3 {
-			b.Fatalf("%d jumps back in time, want 3 (one per file boundary)", rep.Stats.Jumps)
-		}
-	}
+		return ""
+	})
 }
 
 // BenchmarkRunStorm is BenchmarkRun on a log where each of 1,000
 // changefeeds is in an error storm (STORM=1 scripts/bench-trace.sh).
 func BenchmarkRunStorm(b *testing.B) {
-	benchRun(b, GenOptions{Seed: 1, Storm: true, Changefeeds: 1000})
+	benchRun(b, 64<<20, []GenOptions{{Seed: 1, Storm: true, Changefeeds: 1000}}, func(rep *Report) string {
+		if len(rep.Findings) == 0 {
+			return "an error storm gave no finding"
+		}
+		return ""
+	})
 }
 
-func benchRun(b *testing.B, o GenOptions) {
+// benchRun writes one generated log of size bytes per part, concatenated
+// into one file, and runs the whole check on it b.N times; check says what
+// is wrong with a report ("" when nothing is).
+func benchRun(b *testing.B, size int64, parts []GenOptions, check func(*Report) string) {
 	path := filepath.Join(b.TempDir(), "bench.log")
 	f, err := os.Create(path)
 	if err != nil {
 		b.Fatal(err)
 	}
-	if _, err := GenerateLogOptions(f, 64<<20, o); err != nil {
+	for _, o := range parts {
+		if _, err := GenerateLogOptions(f, size, o); err != nil {
+			b.Fatal(err)
+		}
+	}
+	if err := f.Close(); err != nil {
 		b.Fatal(err)
 	}
-	f.Close()
-	st, _ := os.Stat(path)
+	st, err := os.Stat(path)
+	if err != nil {
+		b.Fatal(err)
+	}
 	b.SetBytes(st.Size())
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
@@ -88,11 +95,8 @@ func benchRun(b *testing.B, o GenOptions) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		if !o.Storm && rep.Violations() != 0 {
-			b.Fatalf("generated healthy log has violations: %+v", rep.Findings[0])
-		}
-		if o.Storm && len(rep.Findings) == 0 {
-			b.Fatal("an error storm gave no finding")
+		if msg := check(rep); msg != "" {
+			b.Fatal(msg)
 		}
 	}
 }
