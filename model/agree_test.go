@@ -239,6 +239,7 @@ func (j *judge) settle() bool {
 		{spec.CheckpointAdvancesAfterHeal, goalCheckpointAdvancesAfterHeal(j.cfg, &j.s, target)},
 		{spec.BarrierEventuallyPasses, goalBarrierEventuallyPasses(j.cfg, &j.s)},
 		{spec.TableSetFollowsDDLs, goalTableSetFollowsDDLs(j.cfg, &j.s)},
+		{spec.StopClosesDispatchers, goalStopClosesDispatchers(j.cfg, &j.s)},
 	}
 	for _, g := range goals {
 		i := propIndex[g.p]

@@ -325,6 +325,16 @@ var standard = map[string]func() Config{
 		c.TsMax, c.ClientOps = 2, 2
 		return c
 	},
+	// lifecycle with one message lost (the message center may drop any,
+	// SPEC.md section 8): a lost MaintainerCloseRequest must be re-sent
+	// until every node ACKed, or a paused changefeed keeps dispatchers
+	// (stop-closes-dispatchers; mutation close-waits-all-acks).
+	"lifecycle-drop": func() Config {
+		c := Base()
+		c.Name = "lifecycle-drop"
+		c.TsMax, c.ClientOps, c.Drops = 2, 2, 1
+		return c
+	},
 	// A coordinator failover (the owner resigns) around a running
 	// changefeed. Not clean at HEAD's rules: an AddMaintainerRequest of the
 	// old coordinator that lands after the new one bootstrapped leaves a

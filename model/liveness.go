@@ -19,7 +19,8 @@ import (
 // livenessNames are the liveness goals, in the order checkGoals judges them.
 // A stuck barrier also stops the checkpoint; the barrier goals come first
 // so the story names the cause.
-var livenessNames = []spec.Property{spec.EverySpanReplicated, spec.BarrierEventuallyPasses, spec.TableSetFollowsDDLs, spec.CheckpointAdvancesAfterHeal}
+var livenessNames = []spec.Property{spec.EverySpanReplicated, spec.BarrierEventuallyPasses, spec.TableSetFollowsDDLs, spec.CheckpointAdvancesAfterHeal,
+	spec.StopClosesDispatchers}
 
 // checkGoals judges the liveness goals at quiescence: the index into
 // livenessNames of the first unmet goal and its message, or -1. The target
@@ -36,6 +37,9 @@ func checkGoals(cfg *Config, healed, s *State) (int, string) {
 	}
 	if msg := goalCheckpointAdvancesAfterHeal(cfg, s, healed.UpTs); msg != "" {
 		return 3, msg
+	}
+	if msg := goalStopClosesDispatchers(cfg, s); msg != "" {
+		return 4, msg
 	}
 	return -1, ""
 }

@@ -242,3 +242,30 @@ func goalCheckpointAdvancesAfterHeal(cfg *Config, s *State, target uint8) string
 	return fmt.Sprintf("the checkpoint must advance once faults heal, but after the cluster quiesced the stored checkpoint is %d, below the upstream resolved ts %d at heal time (state %s, %s on %s): changefeed %s, epoch %d",
 		s.Coord.Ckpt, target, cfStateName(s.Coord.State), replName(s.Coord.Repl), NodeName(s.Coord.Node), Changefeed, s.Coord.Epoch)
 }
+
+// goalStopClosesDispatchers: once faults stop, a stopped, failed
+// or removed changefeed has no live dispatcher on any node (C.2, C.4, A.4:
+// the cascade close is Stopped only when every node ACKed). A crash takes
+// its node's dispatchers with it; a merge source its merge closed writes
+// nothing and was reported removed then (as invAtMostOneDispatcherPerSpan
+// counts it). Judged at quiescence of the fair schedule.
+func goalStopClosesDispatchers(cfg *Config, s *State) string {
+	if running(&s.Coord) {
+		return ""
+	}
+	n, first := 0, -1
+	for i := range s.Disp {
+		if d := &s.Disp[i]; d.ID != 0 && d.St != dMergeClosed {
+			if first < 0 {
+				first = i
+			}
+			n++
+		}
+	}
+	if n == 0 {
+		return ""
+	}
+	d := &s.Disp[first]
+	return fmt.Sprintf("a stopped changefeed must close every dispatcher, but after faults healed and the cluster quiesced the %s changefeed still has %d live dispatcher(s), first %s on node %s (span %s): changefeed %s, node %s, epoch %d",
+		cfStateName(s.Coord.State), n, dispName(d.ID), NodeName(s.Ident(d.Node)), partSpan(d.Table, d.Part), Changefeed, NodeName(s.Ident(d.Node)), s.Coord.Epoch)
+}

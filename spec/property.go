@@ -26,6 +26,8 @@ const (
 const (
 	EverySpanReplicated         Property = "every-span-replicated"
 	CheckpointAdvancesAfterHeal Property = "checkpoint-advances-after-heal"
+	// StopClosesDispatchers: spec/stopped.go.
+	StopClosesDispatchers Property = "stop-closes-dispatchers"
 )
 
 // Class separates safety (a finite prefix shows the violation) from liveness
@@ -59,6 +61,7 @@ func Properties() []Info {
 		{CheckpointAdvancesAfterHeal, Liveness, "once faults stop, the stored checkpoint of a running changefeed passes the upstream resolved ts seen at heal time", "D.L2; tiflow#9595, #5709, #3952"},
 		{DDLOrderedWithRows, Safety, "a blocking DDL at commitTs T is written exactly once, only after every dispatcher of the tables it blocks has flushed every row with commitTs < T, and no dispatcher of those tables writes a row with commitTs > T before the DDL is written", "A.7; #3799 (fixed by #3802), #3443"},
 		{BarrierEventuallyPasses, Liveness, "once faults stop, every blocked dispatcher resumes", "A.7; #3974 (fixed by #3970), #5150"},
+		{StopClosesDispatchers, Liveness, "once faults stop, a stopped, failed or removed changefeed has no live dispatcher on any node", "C.2, C.4, A.4 (a cascade close is Stopped only when every node ACKed)"},
 		{TableSetFollowsDDLs, Liveness, "after a drop or truncate no dispatcher of the old table remains; after a create, recover or truncate the new table's span is covered exactly once", "A.7; #3443, #6202"},
 	}
 }
@@ -127,6 +130,7 @@ func NewMonitors(cfg Config) []Monitor {
 		NewCheckpointAdvancesAfterHeal(),
 		NewDDLOrderedWithRows(),
 		NewBarrierEventuallyPasses(),
+		NewStopClosesDispatchers(),
 		NewTableSetFollowsDDLs(),
 	}
 }

@@ -113,6 +113,7 @@ var needs = []struct {
 	{PropCaptureSuicide, []spec.Kind{spec.CaptureSuicide}, []Symptom{SymSessionLost}, "no capture exit", nil},
 	{string(spec.DDLOrderedWithRows), []spec.Kind{spec.DDLWritten}, nil, "needs the upstream's DDL history and the DDLs written (cdcspec's own lines; rows at DEBUG); TiCDC's logs cannot show it", []spec.Kind{spec.DDLCommitted}},
 	{string(spec.BarrierEventuallyPasses), []spec.Kind{spec.BlockStatusReported}, nil, "needs block-status lines (cdcspec's own) and a quiescence marker; see barrier-stuck instead", []spec.Kind{spec.Quiesced}},
+	{string(spec.StopClosesDispatchers), []spec.Kind{spec.Quiesced}, nil, "needs a quiescence marker; production logs never quiesce", nil},
 	{string(spec.TableSetFollowsDDLs), []spec.Kind{spec.DDLCommitted}, []Symptom{SymDDLScheduled}, "needs the upstream's DDL history and a quiescence marker, or the maintainer's \"add new table\"/\"remove table\" lines (their order)", []spec.Kind{spec.Quiesced}},
 	{PropBarrierStuck, []spec.Kind{spec.BlockStatusReported}, []Symptom{SymBarrierCreated, SymBarrierStuck, SymBlockWaiting}, "no block event or block-status lines", nil},
 }
