@@ -351,6 +351,17 @@ var standard = map[string]func() Config{
 		c.TsMax, c.SinkErrors, c.CoordFailovers = 2, 1, 1
 		return c
 	},
+	// error-stuck-fails: two sink errors; the second error of a streak
+	// without checkpoint progress spends the backoff's budget
+	// (ErrorStuckRestarts) and fails the changefeed. Random walks: two
+	// error paths are too deep for the breadth-first search.
+	"error-stuck": func() Config {
+		c := Base()
+		c.Name = "error-stuck"
+		c.TsMax, c.SinkErrors = 2, 2
+		c.Walks, c.WalkDepth = 30000, 100
+		return c
+	},
 	// #4077: a replicating span is split (with or without target nodes,
 	// aligned with the split result or not) while the basic scheduler adds
 	// absent spans, and a capture may die.

@@ -59,6 +59,7 @@ const (
 	MutNonCascadeRemoveBeforeBootstrap
 	MutMergeAbortOnOriginRemoved
 	MutMergeJournalRestore
+	MutErrorStuckGiveUp
 	mutLimit
 )
 
@@ -117,6 +118,7 @@ var guards = []MutationInfo{
 	{Name: "bootstrap-overlap-cleanup", M: MutBootstrapOverlapCleanup, Cites: "A.4 phase 3 (an unexpected overlapping dispatcher is removed)", Where: "finishBootstrap: a second dispatcher of a table already adopted", Configs: []string{"move-failover", "default"}},
 	{Name: "node-removed-operators", M: MutNodeRemovedOperators, Cites: "C.9 (dispatcher operators' OnNodeRemove)", Where: "maintOnNodeRemoved: operators whose node left", Configs: []string{"default", "move-failover"}},
 	{Name: "coord-node-removed", M: MutCoordNodeRemoved, Cites: "C.7 (coordinator OnNodeRemoved: add cancelled, stop re-targeted)", Where: "coordOnNodeRemoved", Configs: []string{"default"}},
+	{Name: "error-stuck-give-up", M: MutErrorStuckGiveUp, Cites: "A.2 step 6 (Backoff.HandleError: changefeed-error-stuck-duration)", Where: "handleErrorBudget: a streak that spent the budget fails the changefeed", Configs: []string{"error-stuck"}},
 	{Name: "restarting-ignores-error", M: MutRestartingIgnoresError, Cites: "A.2 step 6 (Backoff: isRestarting)", Where: "updateStatus: an error while the restart is under way starts no second restart", Configs: []string{"sink-error"}},
 	{Name: "split-abort-on-origin-removed", M: MutSplitAbortOnOriginRemoved, Cites: "operator_split.go OnNodeRemove (the origin left: the split is aborted and PostFinish marks the span absent)", Where: "maintOnNodeRemoved: a split whose origin node left", Configs: []string{"split"}},
 	{Name: "bootstrap-fills-split-holes", M: MutBootstrapFillsSplitHoles, Cites: "A.4 phase 3 (the tables of the snapshot not covered by working dispatchers get absent spans: the holes of a split table)", Where: "finishBootstrap: a split table with one half adopted gets the other half absent", Configs: []string{"split"}},

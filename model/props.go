@@ -152,6 +152,21 @@ func invSingleMaintainerGeneration(cfg *Config, prev, s *State) string {
 	return ""
 }
 
+// invErrorStuckFails: a changefeed whose errors persist without checkpoint
+// progress fails once the backoff's budget is spent (error-stuck-fails;
+// coordinator/changefeed/backoff.go HandleError). Retries counts the
+// restarts of the current streak exactly as the monitor does: both reset at
+// recovery, resume, failure and a coordinator's bootstrap
+// (spec.Config.ErrorStuckRestarts = ErrorStuckRestarts).
+func invErrorStuckFails(cfg *Config, prev, s *State) string {
+	c := &s.Coord
+	if int(c.Retries) <= ErrorStuckRestarts {
+		return ""
+	}
+	return fmt.Sprintf("a changefeed whose errors persist without checkpoint progress must fail once the backoff's budget is spent, but it was restarted again: restart %d of a streak without checkpoint progress, past the budget of %d restarts; changefeed %s, checkpoint %d, epoch %d",
+		c.Retries, ErrorStuckRestarts, Changefeed, c.Ckpt, c.Epoch)
+}
+
 type safetyProp struct {
 	name spec.Property
 	fn   func(cfg *Config, prev, s *State) string
@@ -165,6 +180,7 @@ var safetyProps = []safetyProp{
 	{spec.RunningMaintainerBootstrapped, invRunningMaintainerBootstrapped},
 	{spec.SingleMaintainerGeneration, invSingleMaintainerGeneration},
 	{spec.HandoffKeepsCheckpoint, invHandoffKeepsCheckpoint},
+	{spec.ErrorStuckFails, invErrorStuckFails},
 	{spec.DDLOrderedWithRows, invDDLOrderedWithRows},
 }
 

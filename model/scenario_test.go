@@ -397,5 +397,5 @@ func parseAction(st *State, line string) (Action, error) {
 
 // monitorsAgree runs the spec monitors over a counterexample's events.
 func monitorsAgree(cfg *Config, ce *Counterexample) []spec.Violation {
-	return spec.Check(spec.Config{}, ce.Events(cfg))
+	return spec.Check(spec.Config{ErrorStuckRestarts: ErrorStuckRestarts}, ce.Events(cfg))
 }
