@@ -109,7 +109,7 @@ type judge struct {
 }
 
 func newJudge(cfg *Config) *judge {
-	j := &judge{cfg: cfg, chk: spec.NewChecker(spec.Config{ErrorStuckRestarts: ErrorStuckRestarts}), names: newIDNames(), s: Init(cfg)}
+	j := &judge{cfg: cfg, chk: spec.NewChecker(cfg.MonitorConfig()), names: newIDNames(), s: Init(cfg)}
 	for _, e := range InitEvents(cfg) {
 		j.chk.Observe(e)
 		j.events = append(j.events, e)

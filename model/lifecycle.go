@@ -86,30 +86,27 @@ func failIfFastFail(cfg *Config, s *State, m Msg, e *emitter) bool {
 	return true
 }
 
-// ErrorStuckRestarts is the backoff's give-up budget, the model's
-// abstraction of changefeed-error-stuck-duration: a streak of errors
-// without checkpoint progress is restarted at most this many times; the
-// next error that reaches HandleError fails the changefeed. TiCDC counts
-// time (errBackoff.MaxElapsedTime, 30 min: about 8 restarts of the 10 s to
-// 10 min schedule) and resets it exactly where the model resets the count:
-// HandleError when not retrying, checkpoint progress while retrying
-// (resetErrRetry), resume (resetBackoff) and a new coordinator's
-// NewBackoff. One restart keeps the state space of the standard
-// configurations (at most one sink error) as it was: there Retries is 1
-// exactly when retrying after a restart. SPEC.md section 7.1.
-const ErrorStuckRestarts = 1
-
 // handleErrorBudget is HandleError's budget (coordinator/changefeed/backoff.go
-// at b813e76f9): the first error of a streak (not retrying) resets it
-// (resetErrRetry); a streak that spent it fails the changefeed ("The
-// changefeed won't be restarted as it has been experiencing failures for an
-// extended duration") and reports true; otherwise one restart is spent.
+// at b813e76f9), the model's abstraction of changefeed-error-stuck-duration:
+// Config.ErrorStuckRestarts restarts per streak of errors without
+// checkpoint progress (0: no give-up, Retries stays 0). The first error of a
+// streak (not retrying) resets it (resetErrRetry); a streak that spent it
+// fails the changefeed ("The changefeed won't be restarted as it has been
+// experiencing failures for an extended duration") and reports true;
+// otherwise one restart is spent. TiCDC counts time (errBackoff's
+// MaxElapsedTime, 30 min: about 8 restarts of the 10 s to 10 min schedule)
+// and resets it exactly where the model resets the count: HandleError when
+// not retrying, progress while retrying (resetErrRetry), resume
+// (resetBackoff) and a new coordinator's NewBackoff. SPEC.md section 9.
 func handleErrorBudget(cfg *Config, s *State, m Msg, e *emitter) bool {
 	c := &s.Coord
+	if cfg.ErrorStuckRestarts == 0 {
+		return false
+	}
 	if !c.Retrying {
 		c.Retries = 0
 	}
-	if c.Retries >= ErrorStuckRestarts && !cfg.mut(MutErrorStuckGiveUp) {
+	if int(c.Retries) >= cfg.ErrorStuckRestarts && !cfg.mut(MutErrorStuckGiveUp) {
 		if e != nil {
 			e.add(spec.Event{Kind: spec.BackoffGaveUp, Checkpoint: uint64(c.Ckpt)})
 		}

@@ -132,7 +132,7 @@ type Coord struct {
 	Restarting bool  // backoff.isRestarting: cleared by StartFinished (add done)
 	Baseline   uint8 // backoff baseline checkpoint (lastRetryCheckpointTs)
 	RetryWait  bool  // now < nextRetryTime; cleared by the retry-timer action
-	Retries    uint8 // restarts of the current streak: the error-stuck budget spent (lifecycle.go ErrorStuckRestarts); 0 when not retrying
+	Retries    uint8 // restarts of the current streak: the error-stuck budget spent (lifecycle.go handleErrorBudget); 0 when not retrying
 	Op         uint8 // copNone | copAdd | copStop
 	OpNode     uint8 // add: destination; stop: node it stops (identity)
 	OpEpoch    uint8 // stop: the epoch it stops; add: the bumped epoch
