@@ -29,9 +29,10 @@ import "fmt"
 // backoff that keeps its budget never restarts later than ErrorStuckMs after
 // it.
 //
-// Blind spot: production logs carry "coordinator bootstrapped" at INFO, but
-// the trace checker does not know the changefeed's configured duration, so
-// it leaves both budgets off.
+// Blind spot: the trace checker judges production logs only when told the
+// duration (cdcspec trace --error-stuck-duration), one value for every
+// changefeed; a "coordinator bootstrapped" line missing from the logs makes
+// a streak look longer than HEAD's budget.
 type errorStuckFails struct {
 	cfg     Config
 	streaks map[string]*errorStreak
