@@ -363,8 +363,9 @@ func agreeCombos(t *testing.T) []combo {
 			}
 			bugs = append(bugs, bn)
 		}
-		if base.FastFails+base.ClientOps+base.CoordFailovers+base.Restarts+base.Splits+base.MaintMoves > 0 {
-			// The lifecycle configurations (lifecycle.go), the restart ones,
+		if base.FastFails+base.ClientOps+base.CoordFailovers+base.Restarts+base.Splits+base.MaintMoves+base.ErrorStuckRestarts > 0 {
+			// The lifecycle configurations (lifecycle.go, error-stuck among
+			// them), the restart ones,
 			// the split one (split.go) and maintainer-move with no bug and
 			// with the entries they expose, so that the other configurations
 			// keep their share of the walks.
