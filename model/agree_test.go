@@ -109,7 +109,7 @@ type judge struct {
 }
 
 func newJudge(cfg *Config) *judge {
-	j := &judge{cfg: cfg, chk: spec.NewChecker(spec.Config{}), names: newIDNames(), s: Init(cfg)}
+	j := &judge{cfg: cfg, chk: spec.NewChecker(cfg.MonitorConfig()), names: newIDNames(), s: Init(cfg)}
 	for _, e := range InitEvents(cfg) {
 		j.chk.Observe(e)
 		j.events = append(j.events, e)
@@ -364,8 +364,9 @@ func agreeCombos(t *testing.T) []combo {
 			}
 			bugs = append(bugs, bn)
 		}
-		if base.FastFails+base.ClientOps+base.CoordFailovers+base.Restarts+base.Splits+base.MaintMoves > 0 {
-			// The lifecycle configurations (lifecycle.go), the restart ones,
+		if base.FastFails+base.ClientOps+base.CoordFailovers+base.Restarts+base.Splits+base.MaintMoves+base.ErrorStuckRestarts > 0 {
+			// The lifecycle configurations (lifecycle.go, error-stuck among
+			// them), the restart ones,
 			// the split one (split.go) and maintainer-move with no bug and
 			// with the entries they expose, so that the other configurations
 			// keep their share of the walks.

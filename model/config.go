@@ -103,6 +103,10 @@ type Config struct {
 	// MaintMoves: the coordinator moves the maintainer to another node
 	// (balance or drain: movemaintainer.go), in all.
 	MaintMoves int `json:"maint_moves,omitempty"`
+	// ErrorStuckRestarts is the backoff's give-up budget (lifecycle.go
+	// handleErrorBudget): restarts per streak of errors without checkpoint
+	// progress; 0: the backoff never gives up by budget.
+	ErrorStuckRestarts int `json:"error_stuck_restarts,omitempty"`
 
 	SpanMoves bool `json:"span_moves"` // the maintainer may move spans between nodes (balance)
 	// Splits bounds the split operators (split.go): each splits a whole
@@ -149,6 +153,8 @@ func (c *Config) Validate() error {
 	case c.Crashes > 7 || c.Restarts > 7 || c.Drops > 7 || c.Dups > 7 || c.SinkErrors > 7 || c.Stalls > 7 ||
 		c.FastFails > 7 || c.ClientOps > 7 || c.CoordFailovers > 7 || c.MaintMoves > 7:
 		return fmt.Errorf("config %q: fault budgets must be <= 7", c.Name)
+	case c.ErrorStuckRestarts < 0 || c.ErrorStuckRestarts > 7:
+		return fmt.Errorf("config %q: error-stuck restarts must be 0..7, got %d", c.Name, c.ErrorStuckRestarts)
 	case c.Splits < 0 || c.Splits > MaxTables:
 		return fmt.Errorf("config %q: splits must be 0..%d, got %d", c.Name, MaxTables, c.Splits)
 	case c.Splits > 0 && c.Barrier != "":
@@ -196,6 +202,9 @@ func (c *Config) String() string {
 	}
 	if c.MaintMoves > 0 {
 		s += fmt.Sprintf(" maint-moves=%d", c.MaintMoves)
+	}
+	if c.ErrorStuckRestarts > 0 {
+		s += fmt.Sprintf(" error-stuck-restarts=%d", c.ErrorStuckRestarts)
 	}
 	if ms := c.Mutations.Names(); len(ms) > 0 {
 		s += " mutations=" + strings.Join(ms, ",")
@@ -359,6 +368,17 @@ var standard = map[string]func() Config{
 		c := Base()
 		c.Name = "failover-warning"
 		c.TsMax, c.SinkErrors, c.CoordFailovers = 2, 1, 1
+		return c
+	},
+	// error-stuck-fails: two sink errors and a budget of one restart; the
+	// second error of a streak without checkpoint progress fails the
+	// changefeed. Random walks: two error paths are too deep for the
+	// breadth-first search.
+	"error-stuck": func() Config {
+		c := Base()
+		c.Name = "error-stuck"
+		c.TsMax, c.SinkErrors, c.ErrorStuckRestarts = 2, 2, 1
+		c.Walks, c.WalkDepth = 30000, 100
 		return c
 	},
 	// #4077: a replicating span is split (with or without target nodes,

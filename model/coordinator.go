@@ -228,7 +228,7 @@ func updateStatus(cfg *Config, s *State, m Msg, e *emitter) {
 		if !cfg.bug(spec.BugToggleKeepsBaseline) && c.Ckpt > c.Baseline {
 			c.Baseline = c.Ckpt
 			if c.Retrying {
-				c.Retrying = false
+				c.Retrying, c.Retries = false, 0
 				if e != nil {
 					e.add(spec.Event{Kind: spec.BackoffRecovered, Checkpoint: uint64(c.Ckpt)})
 				}
@@ -255,7 +255,7 @@ func updateStatus(cfg *Config, s *State, m Msg, e *emitter) {
 		// advance).
 		handled = ckpt > storedBefore
 		if c.Retrying {
-			c.Retrying = false
+			c.Retrying, c.Retries = false, 0
 			if e != nil {
 				e.add(spec.Event{Kind: spec.BackoffRecovered, Checkpoint: uint64(ckpt)})
 			}
@@ -282,6 +282,9 @@ func updateStatus(cfg *Config, s *State, m Msg, e *emitter) {
 		if e != nil {
 			e.add(spec.Event{Kind: spec.BackoffIgnored, Err: sinkErrText})
 		}
+		return
+	}
+	if handleErrorBudget(cfg, s, m, e) {
 		return
 	}
 	c.Restarting, c.Retrying, c.RetryWait = true, true, true

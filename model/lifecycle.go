@@ -72,7 +72,7 @@ func checkFailedStatus(cfg *Config, s *State, m Msg, ckpt uint8, e *emitter) boo
 	if ckpt > c.Baseline {
 		c.Baseline = ckpt
 	}
-	failChangefeed(cfg, s, m, e)
+	failChangefeed(cfg, s, m, spec.FastFailErrText, e)
 	return true
 }
 
@@ -82,20 +82,51 @@ func failIfFastFail(cfg *Config, s *State, m Msg, e *emitter) bool {
 	if m.E != 1 || !cfg.bug(spec.BugFastFailIgnoredWithProgress) {
 		return false
 	}
-	failChangefeed(cfg, s, m, e)
+	failChangefeed(cfg, s, m, spec.FastFailErrText, e)
 	return true
+}
+
+// handleErrorBudget is HandleError's budget (coordinator/changefeed/backoff.go
+// at b813e76f9), the model's abstraction of changefeed-error-stuck-duration:
+// Config.ErrorStuckRestarts restarts per streak of errors without
+// checkpoint progress (0: no give-up, Retries stays 0). The first error of a
+// streak (not retrying) resets it (resetErrRetry); a streak that spent it
+// fails the changefeed ("The changefeed won't be restarted as it has been
+// experiencing failures for an extended duration") and reports true;
+// otherwise one restart is spent. TiCDC counts time (errBackoff's
+// MaxElapsedTime, 30 min: about 8 restarts of the 10 s to 10 min schedule)
+// and resets it exactly where the model resets the count: HandleError when
+// not retrying, progress while retrying (resetErrRetry), resume
+// (resetBackoff) and a new coordinator's NewBackoff. SPEC.md section 9.
+func handleErrorBudget(cfg *Config, s *State, m Msg, e *emitter) bool {
+	c := &s.Coord
+	if cfg.ErrorStuckRestarts == 0 {
+		return false
+	}
+	if !c.Retrying {
+		c.Retries = 0
+	}
+	if int(c.Retries) >= cfg.ErrorStuckRestarts && !cfg.mut(MutErrorStuckGiveUp) {
+		if e != nil {
+			e.add(spec.Event{Kind: spec.BackoffGaveUp, Checkpoint: uint64(c.Ckpt)})
+		}
+		failChangefeed(cfg, s, m, sinkErrText, e)
+		return true
+	}
+	c.Retries++
+	return false
 }
 
 // failChangefeed is handleStateChange(Failed): the state and error are
 // persisted with Progress Stopping and the maintainer is stopped with the
 // current epoch (no bump); the changefeed is not scheduled again.
-func failChangefeed(cfg *Config, s *State, m Msg, e *emitter) {
+func failChangefeed(cfg *Config, s *State, m Msg, errText string, e *emitter) {
 	c := &s.Coord
 	if e != nil {
-		e.add(spec.Event{Kind: spec.StateChanged, State: spec.StateFailed, Err: spec.FastFailErrText, Node: NodeName(m.Src)})
+		e.add(spec.Event{Kind: spec.StateChanged, State: spec.StateFailed, Err: errText, Node: NodeName(m.Src)})
 	}
 	c.State = cfFailed
-	c.Retrying, c.RetryWait = false, false
+	c.Retrying, c.RetryWait, c.Retries = false, false, 0
 	stopChangefeed(cfg, s, false, e)
 }
 
@@ -191,7 +222,7 @@ func resumeChangefeed(cfg *Config, s *State, ckpt uint8, e *emitter) {
 	c.State = cfNormal
 	c.Ckpt = ckpt
 	c.BootDone = false
-	c.Retrying, c.Restarting, c.RetryWait = false, false, false
+	c.Retrying, c.Restarting, c.RetryWait, c.Retries = false, false, false, 0
 	c.Baseline = ckpt
 	c.Repl, c.Node = replAbsent, none
 	for t := 1; t <= MaxTables; t++ {
@@ -264,8 +295,13 @@ func coordFailover(cfg *Config, s *State, e *emitter) {
 	c.Repl, c.Node, c.BootDone = replAbsent, none, false
 	c.Op, c.OpNode, c.OpEpoch, c.OpRemove = copNone, none, 0, false
 	clearMove(c)
-	c.Retrying, c.Restarting, c.RetryWait = false, false, false
+	// NewBackoff: a fresh budget whether or not retrying is restored below.
+	c.Retrying, c.Restarting, c.RetryWait, c.Retries = false, false, false, 0
 	c.Baseline = c.Ckpt
+	if e != nil {
+		// finishBootstrap logs it last; no event below depends on the order.
+		defer e.add(spec.Event{Kind: spec.CoordinatorBootstrapped, Node: NodeName(s.Ident(0))})
+	}
 	switch {
 	case wasDeleted:
 		for _, r := range reports[:n] {

@@ -152,6 +152,28 @@ func invSingleMaintainerGeneration(cfg *Config, prev, s *State) string {
 	return ""
 }
 
+// invErrorStuckFails: a changefeed whose errors persist without checkpoint
+// progress fails once the backoff's budget is spent (error-stuck-fails;
+// coordinator/changefeed/backoff.go HandleError). Retries counts the
+// restarts of the current streak exactly as the monitor does: both reset at
+// recovery, resume, failure and a coordinator's bootstrap
+// (spec.Config.ErrorStuckRestarts = Config.ErrorStuckRestarts; 0: no
+// budget, nothing to check).
+func invErrorStuckFails(cfg *Config, prev, s *State) string {
+	c := &s.Coord
+	if cfg.ErrorStuckRestarts == 0 || int(c.Retries) <= cfg.ErrorStuckRestarts {
+		return ""
+	}
+	return fmt.Sprintf("a changefeed whose errors persist without checkpoint progress must fail once the backoff's budget is spent, but it was restarted again: restart %d of a streak without checkpoint progress, past the budget of %d restarts; changefeed %s, checkpoint %d, epoch %d",
+		c.Retries, cfg.ErrorStuckRestarts, Changefeed, c.Ckpt, c.Epoch)
+}
+
+// MonitorConfig is the spec monitors' configuration that judges this
+// configuration's event streams as the predicates judge its states.
+func (c *Config) MonitorConfig() spec.Config {
+	return spec.Config{ErrorStuckRestarts: c.ErrorStuckRestarts}
+}
+
 type safetyProp struct {
 	name spec.Property
 	fn   func(cfg *Config, prev, s *State) string
@@ -165,6 +187,7 @@ var safetyProps = []safetyProp{
 	{spec.RunningMaintainerBootstrapped, invRunningMaintainerBootstrapped},
 	{spec.SingleMaintainerGeneration, invSingleMaintainerGeneration},
 	{spec.HandoffKeepsCheckpoint, invHandoffKeepsCheckpoint},
+	{spec.ErrorStuckFails, invErrorStuckFails},
 	{spec.DDLOrderedWithRows, invDDLOrderedWithRows},
 }
 

@@ -15,7 +15,7 @@ import (
 // Scenario files (testdata/*.txt) tell the protocol's stories step by step.
 // Commands:
 //
-//	new config=NAME [bug=NAME]... [without=FEATURE]...   start from the initial state
+//	new config=NAME [bug=NAME]... [without=FEATURE]... [mutate=GUARD]...   start from the initial state
 //	do                                                   apply the actions listed in the input, one per line
 //	fair                                                 heal, run the fair schedule, judge liveness
 //	plant checkpoint=N | maintainer=nK                   edit the state (to show a predicate firing)
@@ -54,7 +54,7 @@ func TestScenarios(t *testing.T) {
 
 func parseConfig(td *datadriven.TestData) (Config, error) {
 	name := "default"
-	var bugs, without []string
+	var bugs, without, mutate []string
 	for _, a := range td.CmdArgs {
 		switch a.Key {
 		case "config":
@@ -63,6 +63,8 @@ func parseConfig(td *datadriven.TestData) (Config, error) {
 			bugs = append(bugs, a.Vals...)
 		case "without":
 			without = append(without, a.Vals...)
+		case "mutate":
+			mutate = append(mutate, a.Vals...)
 		case "max-depth":
 			// a search bound: parseBounds reads it
 		default:
@@ -84,6 +86,13 @@ func parseConfig(td *datadriven.TestData) (Config, error) {
 			return cfg, fmt.Errorf("unknown feature %q", w)
 		}
 		cfg.Features &^= f
+	}
+	for _, n := range mutate {
+		m, err := ParseMutation(n)
+		if err != nil {
+			return cfg, err
+		}
+		cfg.Mutations = cfg.Mutations.With(m)
 	}
 	return cfg, nil
 }
@@ -397,5 +406,5 @@ func parseAction(st *State, line string) (Action, error) {
 
 // monitorsAgree runs the spec monitors over a counterexample's events.
 func monitorsAgree(cfg *Config, ce *Counterexample) []spec.Violation {
-	return spec.Check(spec.Config{}, ce.Events(cfg))
+	return spec.Check(cfg.MonitorConfig(), ce.Events(cfg))
 }

@@ -132,6 +132,7 @@ type Coord struct {
 	Restarting bool  // backoff.isRestarting: cleared by StartFinished (add done)
 	Baseline   uint8 // backoff baseline checkpoint (lastRetryCheckpointTs)
 	RetryWait  bool  // now < nextRetryTime; cleared by the retry-timer action
+	Retries    uint8 // restarts of the current streak: the error-stuck budget spent (lifecycle.go handleErrorBudget); 0 when not retrying
 	Op         uint8 // copNone | copAdd | copStop
 	OpNode     uint8 // add: destination; stop: node it stops (identity)
 	OpEpoch    uint8 // stop: the epoch it stops; add: the bumped epoch
@@ -410,8 +411,8 @@ func (s *State) String() string {
 		fmt.Fprintf(&b, "node %s %s\n", NodeName(s.Ident(i)), st)
 	}
 	c := &s.Coord
-	fmt.Fprintf(&b, "coordinator: state=%s repl=%s node=%s epoch=%d checkpoint=%d bootDone=%v retrying=%v restarting=%v retryWait=%v op=%s\n",
-		cfStateName(c.State), replName(c.Repl), NodeName(c.Node), c.Epoch, c.Ckpt, c.BootDone, c.Retrying, c.Restarting, c.RetryWait, copName(c))
+	fmt.Fprintf(&b, "coordinator: state=%s repl=%s node=%s epoch=%d checkpoint=%d bootDone=%v retrying=%v retries=%d restarting=%v retryWait=%v op=%s\n",
+		cfStateName(c.State), replName(c.Repl), NodeName(c.Node), c.Epoch, c.Ckpt, c.BootDone, c.Retrying, c.Retries, c.Restarting, c.RetryWait, copName(c))
 	for i := range s.Maint {
 		m := &s.Maint[i]
 		if !m.Exists {

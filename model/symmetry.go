@@ -352,7 +352,7 @@ var symmetryRoles = map[string]string{
 	"Maint[].Boot[].TrigBlk": roleNone, "Maint[].Boot[].D[].Blk": roleNone, "Disp[].Blk": roleNone,
 
 	"Coord.State": roleNone, "Coord.Repl": roleNone, "Coord.Node": roleIdentity, "Coord.Epoch": roleNone,
-	"Coord.Ckpt": roleNone, "Coord.BootDone": roleNone, "Coord.Retrying": roleNone, "Coord.Restarting": roleNone,
+	"Coord.Ckpt": roleNone, "Coord.BootDone": roleNone, "Coord.Retrying": roleNone, "Coord.Retries": roleNone, "Coord.Restarting": roleNone,
 	"Coord.Baseline": roleNone, "Coord.RetryWait": roleNone, "Coord.Op": roleNone, "Coord.OpNode": roleIdentity,
 	"Coord.OpEpoch": roleNone,
 

@@ -249,6 +249,8 @@ func fail(t *rapid.T, f *Failure) {
 		t.Fatalf("violated %s", f.Property)
 	case spec.HandoffKeepsCheckpoint:
 		t.Fatalf("violated %s", f.Property)
+	case spec.ErrorStuckFails:
+		t.Fatalf("violated %s", f.Property)
 	case spec.EverySpanReplicated:
 		t.Fatalf("violated %s", f.Property)
 	case spec.CheckpointAdvancesAfterHeal:

@@ -200,6 +200,16 @@ const (
 	// the sink. Fields: Node, Dispatcher, Checkpoint, SyncPoint.
 	DDLWritten
 
+	// --- coordinator (added after the barrier kinds; numbering is stable) ---
+
+	// CoordinatorBootstrapped: a new coordinator finished its bootstrap
+	// ("coordinator bootstrapped", controller.go finishBootstrap): every
+	// changefeed was rebuilt from etcd and the maintainers' reports
+	// (changefeed.NewChangefeed), so every backoff starts afresh
+	// (NewBackoff: resetErrRetry). Fields: Node (the coordinator's node).
+	// Changefeed is empty: the event concerns every changefeed.
+	CoordinatorBootstrapped
+
 	kindCount
 )
 
@@ -253,6 +263,7 @@ var kindNames = [...]string{
 	BlockActionReceived:       "block-action-received",
 	BlockEventDone:            "block-event-done",
 	DDLWritten:                "ddl-written",
+	CoordinatorBootstrapped:   "coordinator-bootstrapped",
 }
 
 func (k Kind) String() string {

@@ -54,6 +54,8 @@ func LogLines() []LogLine {
 			map[string]string{"Changefeed": "changefeed", "BootstrapDone": "bootstrapDone"}, true},
 		{BackoffRecovered, "backoff.go", "INFO", "changefeed is recovered from warning state,its checkpointTs is greater than lastRetryCheckpointTs,it will be changed to normal state",
 			map[string]string{"Changefeed": "changefeed", "Checkpoint": "checkpointTs"}, true},
+		{CoordinatorBootstrapped, "controller.go", "INFO", "coordinator bootstrapped",
+			map[string]string{"Node": "nodeID"}, true},
 		{BackoffGaveUp, "backoff.go", "ERROR", "The changefeed won't be restarted as it has been experiencing failures for an extended duration",
 			map[string]string{"Changefeed": "changefeed", "Checkpoint": "checkpointTs"}, true},
 		{MaintainerOpStarted, "operator_controller.go", "INFO", "add operator to running queue",

@@ -19,6 +19,7 @@ const (
 	RunningMaintainerBootstrapped Property = "running-maintainer-bootstrapped"
 	SingleMaintainerGeneration    Property = "single-maintainer-generation"
 	HandoffKeepsCheckpoint        Property = "handoff-keeps-checkpoint"
+	ErrorStuckFails               Property = "error-stuck-fails"
 )
 
 // Liveness properties: judged when a driver emits Quiesced after FaultsHealed
@@ -57,6 +58,7 @@ func Properties() []Info {
 		{RunningMaintainerBootstrapped, Safety, "a changefeed is marked replicating on a node only if a bootstrapped, non-removal-only maintainer of the current epoch runs there", "D.S5; #3952 (fixed by #3976), #4115"},
 		{SingleMaintainerGeneration, Safety, "at most one bootstrapped maintainer of a changefeed runs on live nodes at a time", "D.S6; #5083, #5179"},
 		{HandoffKeepsCheckpoint, Safety, "a maintainer move starts the target maintainer at or above the checkpoint of the origin's final Stopped report that reached the coordinator", "C.6; #6283 (fixed by #6280)"},
+		{ErrorStuckFails, Safety, "a changefeed whose errors persist without checkpoint progress fails once the backoff's budget (changefeed-error-stuck-duration) is spent instead of being restarted again; the budget restarts at a coordinator's bootstrap, as at TiCDC HEAD", "A.2 step 6; coordinator/changefeed/backoff.go HandleError; #921 (fixed by #938)"},
 		{EverySpanReplicated, Liveness, "once faults stop, every table of a running changefeed is covered by exactly one working dispatcher", "D.L1; #3411 (fixed by #3691), #4763, #3126"},
 		{CheckpointAdvancesAfterHeal, Liveness, "once faults stop, the stored checkpoint of a running changefeed passes the upstream resolved ts seen at heal time", "D.L2; tiflow#9595, #5709, #3952"},
 		{DDLOrderedWithRows, Safety, "a blocking DDL at commitTs T is written exactly once, only after every dispatcher of the tables it blocks has flushed every row with commitTs < T, and no dispatcher of those tables writes a row with commitTs > T before the DDL is written", "A.7; #3799 (fixed by #3802), #3443"},
@@ -104,8 +106,8 @@ type Monitor interface {
 	Finish() []Violation
 }
 
-// Config tunes the monitors. The zero value is valid and is what the model
-// and the simulation use.
+// Config tunes the monitors. The zero value is valid; the model sets
+// ErrorStuckRestarts and the simulation ErrorStuckMs.
 type Config struct {
 	// ErrorWindow enables error-never-dropped's maintainer-side rule, for
 	// logs that have no coordinator status lines: errors reported by the
@@ -114,6 +116,12 @@ type Config struct {
 	// are a violation. 0 disables the rule.
 	ErrorWindow     int64
 	ErrorMinReports int
+	// ErrorStuckRestarts and ErrorStuckMs are the backoff's budget for
+	// error-stuck-fails: restarts per streak without checkpoint progress
+	// (the model's abstraction of changefeed-error-stuck-duration) and the
+	// duration in ms (the simulation's virtual clock). 0 disables a rule.
+	ErrorStuckRestarts int
+	ErrorStuckMs       int64
 }
 
 // NewMonitors returns one fresh monitor per property, in Properties() order.
@@ -126,6 +134,7 @@ func NewMonitors(cfg Config) []Monitor {
 		NewRunningMaintainerBootstrapped(),
 		NewSingleMaintainerGeneration(),
 		NewHandoffKeepsCheckpoint(),
+		NewErrorStuckFails(cfg),
 		NewEverySpanReplicated(),
 		NewCheckpointAdvancesAfterHeal(),
 		NewDDLOrderedWithRows(),

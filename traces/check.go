@@ -100,6 +100,10 @@ type Options struct {
 	// Skew tolerates clock skew between captures' logs: a violation that a
 	// line within Skew would explain is downgraded or dropped. Default 2 s.
 	Skew time.Duration
+	// ErrorStuckDuration is the changefeeds' changefeed-error-stuck-duration
+	// for error-stuck-fails (a restart later than this after the first of
+	// its streak). 0: the property is not checked (the log does not say it).
+	ErrorStuckDuration time.Duration
 }
 
 func (o Options) withDefaults() Options {
@@ -239,6 +243,7 @@ func NewChecker(opt Options) *Checker {
 		spec: spec.NewChecker(spec.Config{
 			ErrorWindow:     opt.ErrorWindow.Milliseconds(),
 			ErrorMinReports: opt.ErrorMinReports,
+			ErrorStuckMs:    opt.ErrorStuckDuration.Milliseconds(),
 		}),
 		cfNames:     map[string]string{},
 		nodeSeen:    map[string]bool{},

@@ -28,6 +28,7 @@ func runTrace(args []string, stdout, stderr io.Writer) int {
 	minReports := fl.Int("error-min-reports", 2, "maintainer re-reports needed, over the window, for an error-never-dropped violation")
 	stuckAfter := fl.Duration("stuck-after", 5*time.Minute, "an operator, checkpoint or failed bootstrap unchanged this long is suspect")
 	skew := fl.Duration("skew", 2*time.Second, "clock skew tolerated between captures' logs")
+	errorStuck := fl.Duration("error-stuck-duration", 0, "the changefeeds' changefeed-error-stuck-duration: check error-stuck-fails (no restart later than this after the first of its streak); 0: not checked")
 	fl.Usage = func() {
 		fmt.Fprintln(stderr, "usage: cdcspec trace [--format text|json|junit|html] [--error-window D] [--stuck-after D] FILE...|-")
 		fmt.Fprintln(stderr, "\nChecks TiCDC logs (files, directories, globs, .gz, - for stdin; several files are merged by time).")
@@ -53,6 +54,10 @@ func runTrace(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "cdcspec trace: --error-window, --stuck-after and --error-min-reports must be positive")
 		return exitUsage
 	}
+	if *errorStuck < 0 {
+		fmt.Fprintf(stderr, "cdcspec trace: --error-stuck-duration must not be negative, got %s\n", *errorStuck)
+		return exitUsage
+	}
 	inputs, err := traces.ExpandInputs(fl.Args(), traceStdin)
 	if err != nil {
 		fmt.Fprintf(stderr, "cdcspec trace: %v\n", err)
@@ -67,7 +72,7 @@ func runTrace(args []string, stdout, stderr io.Writer) int {
 	defer debug.SetMemoryLimit(debug.SetMemoryLimit(60 << 20))
 	rep, err := traces.Run(inputs, traces.Options{
 		ErrorWindow: *errWindow, ErrorMinReports: *minReports, StuckAfter: *stuckAfter, Skew: *skew,
-		Timeline: *format == "html",
+		ErrorStuckDuration: *errorStuck, Timeline: *format == "html",
 	})
 	if err != nil {
 		fmt.Fprintf(stderr, "cdcspec trace: %v\n", err)

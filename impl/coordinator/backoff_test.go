@@ -3,6 +3,8 @@ package coordinator
 import (
 	"testing"
 
+	"github.com/stretchr/testify/require"
+
 	"cdcspec/impl/core"
 	"cdcspec/impl/logging"
 	"cdcspec/spec"
@@ -123,4 +125,48 @@ func countKind(evs []spec.Event, k spec.Kind) int {
 		}
 	}
 	return n
+}
+
+// TestFailoverRestartsErrorStuckBudget pins why the catalogue entry
+// failover-loses-retrying (#921, fixed by #938) is not expressible through the
+// backoff's give-up either: NewBackoff resets errBackoff (resetErrRetry), so
+// a new coordinator restarts the changefeed-error-stuck-duration clock at its
+// bootstrap whether or not retrying is restored. A changefeed that spent 29
+// of its 30 minutes before the failover gets a fresh budget with the fix
+// too; without it the clock starts at the first error after the bootstrap
+// instead, a shift of the time between the two (2 s here, within the last
+// wait), so both give up at the same restart.
+func TestFailoverRestartsErrorStuckBudget(t *testing.T) {
+	restartsAfterFailover := func(bugs spec.BugSet) (int, int64) {
+		ck := &clock{ms: 1_000_000 + 29*60_000} // the streak began 29 min ago
+		lg := logging.New(nil, ck, "debug")
+		opts := core.Options{Bugs: bugs}.WithDefaults()
+		co := &Coordinator{opts: &opts, lg: lg, rnd: fixedRand{0.5}}
+		cf := co.newChangefeed(ck.ms, "default/cf", ChangeFeedInfo{State: spec.StateWarning}, 100)
+		bootstrap := ck.ms
+		ck.ms += 2_000
+		// The adopted maintainer's first status toggles BootstrapDone.
+		if _, state, _ := cf.UpdateStatus(ck.ms, core.MaintainerStatus{Changefeed: cf.ID, CheckpointTs: 100, BootstrapDone: true, State: core.ComponentWorking}, nil); state != spec.StateNormal {
+			t.Fatalf("toggle: state %s", state)
+		}
+		for n := 0; n < 20; n++ {
+			cf.backoff.isRestarting = false
+			_, state, _ := cf.UpdateStatus(ck.ms, core.MaintainerStatus{Changefeed: cf.ID, CheckpointTs: 100, BootstrapDone: true, State: core.ComponentWorking, Err: kafkaErr}, nil)
+			if state == spec.StateFailed {
+				return n, ck.ms - bootstrap
+			}
+			require.Equal(t, spec.StateWarning, state)
+			ck.ms = cf.backoff.nextRetryTime + 1
+		}
+		t.Fatal("never failed")
+		return 0, 0
+	}
+	fixed, fixedMs := restartsAfterFailover(0)
+	buggy, buggyMs := restartsAfterFailover(spec.BugSet(0).With(spec.BugFailoverLosesRetrying))
+	require.Equal(t, fixed, buggy, "restarts after the failover, fix on and off")
+	require.GreaterOrEqual(t, fixed, 6, "with the fix the budget restarted at the bootstrap (29 of 30 min were spent before it)")
+	require.Greater(t, fixedMs, int64(30*60_000))
+	// Without the fix the clock starts 2 s later: the give-up can only come
+	// later, here at the same retry.
+	require.GreaterOrEqual(t, buggyMs, fixedMs)
 }

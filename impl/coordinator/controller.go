@@ -372,7 +372,9 @@ func (c *Coordinator) maybeInitialize(now int64, out *core.Effects) {
 		}
 	}
 	c.responses = map[core.NodeID][]core.MaintainerStatus{}
-	c.lg.Info("controller.go", 810, "coordinator bootstrapped", zap.String("nodeID", string(c.self)))
+	// Every changefeed above got a fresh backoff (newBackoff): the
+	// error-stuck budget restarts here (spec error-stuck-fails).
+	c.lg.Event(out, spec.Event{Kind: spec.CoordinatorBootstrapped, Node: string(c.self)})
 }
 
 func (c *Coordinator) newChangefeed(now int64, id core.ChangefeedID, info ChangeFeedInfo, checkpoint uint64) *Changefeed {

@@ -63,7 +63,7 @@ var srcLines = map[spec.Kind]int{
 	spec.MaintainerRejectedAdd: 318, spec.DispatcherCreated: 661, spec.DispatcherWorking: 540,
 	spec.DispatcherRemoved: 1250, spec.DispatcherManagerClosed: 1183, spec.DispatcherOpStarted: 511,
 	spec.DispatcherOpFinished: 449, spec.SpanNotFound: 233, spec.WorkingTableIgnored: 384, spec.SinkError: 700,
-	spec.CaptureSuicide: 152,
+	spec.CaptureSuicide: 152, spec.CoordinatorBootstrapped: 810,
 }
 
 func init() {

@@ -224,7 +224,7 @@ func New(cfg Config) *Sim {
 		changefeeds: map[string]bool{}, faults: Faults{DelayMinMs: 1, DelayMaxMs: 5}, observe: cfg.observe}
 	s.lg = logging.New(cfg.Log, s, cfg.LogLevel)
 	if !cfg.NoChecker {
-		s.checker = spec.NewChecker(spec.Config{})
+		s.checker = spec.NewChecker(spec.Config{ErrorStuckMs: opts.ErrorStuckDurationMs})
 	}
 	s.lg.OnEvent = s.onEvent
 	s.up = upstream.New(cfg.Seed, cfg.Tables, s.now, cfg.Upstream, &s.opts.Bugs, s.lg)
