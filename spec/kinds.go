@@ -72,3 +72,13 @@ func (m *barrierEventuallyPasses) readsKinds() []Kind {
 func (m *tableSetFollowsDDLs) readsKinds() []Kind {
 	return kindSet(dispatcherKinds, feedKinds, []Kind{ChangefeedRemoved, DDLCommitted, FaultsHealed, Quiesced})
 }
+
+// The monitors that keep dispatchers (dispatcherReader): each calls
+// d.observe first in its Observe and reads dispatcherKinds, so the
+// monitors of one Checker can share one tracker.
+
+func (m *atMostOneDispatcherPerSpan) dispatcherTracker() **dispatchers { return &m.d }
+func (m *everySpanReplicated) dispatcherTracker() **dispatchers        { return &m.d }
+func (m *ddlOrderedWithRows) dispatcherTracker() **dispatchers         { return &m.d }
+func (m *barrierEventuallyPasses) dispatcherTracker() **dispatchers    { return &m.d }
+func (m *tableSetFollowsDDLs) dispatcherTracker() **dispatchers        { return &m.d }

@@ -12,7 +12,8 @@ import (
 type allKinds struct{ Monitor }
 
 // TestCheckerRoutesByKind checks that routing events by the kinds each
-// monitor reads changes nothing: on random streams over a small world (so
+// monitor reads, and sharing one dispatcher tracker among the monitors
+// that keep one (NewChecker), change nothing: on random streams over a small world (so
 // that monitors meet the same changefeeds, nodes, dispatchers and spans
 // again and violations happen), a Checker that routes and one that gives
 // every monitor every event report the same violations at every step.

@@ -141,6 +141,8 @@ type Checker struct {
 	// (Monitors may be replaced or appended to, not changed in place).
 	byKind [kindCount][]Monitor
 	routed []Monitor
+	// seq numbers the events fed (see dispatchers.seq).
+	seq uint64
 }
 
 // kindReader is implemented by monitors that read only some kinds of
@@ -161,8 +163,20 @@ func kindSet(sets ...[]Kind) []Kind {
 	return out
 }
 
-// NewChecker returns a Checker over NewMonitors(cfg).
-func NewChecker(cfg Config) *Checker { return &Checker{Monitors: NewMonitors(cfg)} }
+// NewChecker returns a Checker over NewMonitors(cfg). Its monitors that
+// keep dispatchers share one tracker (dispatcherReader): the Checker feeds
+// them the same events in the same order.
+func NewChecker(cfg Config) *Checker {
+	c := &Checker{Monitors: NewMonitors(cfg)}
+	shared := newDispatchers()
+	shared.seq = &c.seq
+	for _, m := range c.Monitors {
+		if dr, ok := m.(dispatcherReader); ok {
+			*dr.dispatcherTracker() = shared
+		}
+	}
+	return c
+}
 
 // route builds byKind for the current Monitors.
 func (c *Checker) route() {
@@ -200,6 +214,7 @@ func (c *Checker) Observe(e Event) []Violation {
 	} else {
 		ms = c.Monitors
 	}
+	c.seq++
 	var out []Violation
 	for _, m := range ms {
 		if v := m.Observe(e); len(v) > 0 {
