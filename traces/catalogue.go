@@ -2,6 +2,8 @@ package traces
 
 import (
 	"bytes"
+	"encoding/binary"
+	"math"
 	"sort"
 	"strconv"
 	"strings"
@@ -568,8 +570,34 @@ const maxEvidenceText = 1024
 // isEvidenceText reports whether b is its own evidence text: one short
 // valid-UTF-8 line.
 func isEvidenceText(b []byte) bool {
-	return len(b) <= maxEvidenceText && bytes.IndexByte(b, '\n') < 0 && bytes.IndexByte(b, '\r') < 0 &&
-		bytes.IndexByte(b, '\t') < 0 && utf8.Valid(b)
+	if len(b) > maxEvidenceText {
+		return false
+	}
+	// One pass over 8-byte words: a line of printable ASCII, the common
+	// case, has no byte below 0x20 (control bytes, '\n', '\r' and '\t'
+	// among them) and none from 0x80 (UTF-8 sequences). A word that may
+	// hold one (the below-0x20 test can only err towards yes) takes the
+	// exact check.
+	const ones = 0x0101010101010101
+	w := b
+	for len(w) >= 8 {
+		x := binary.LittleEndian.Uint64(w)
+		if ((x-0x20*ones)&^x|x)&(0x80*ones) != 0 {
+			return isEvidenceTextExact(b)
+		}
+		w = w[8:]
+	}
+	for _, c := range w {
+		if c < 0x20 || c >= 0x80 {
+			return isEvidenceTextExact(b)
+		}
+	}
+	return true
+}
+
+// isEvidenceTextExact is isEvidenceText byte by byte.
+func isEvidenceTextExact(b []byte) bool {
+	return bytes.IndexByte(b, '\n') < 0 && bytes.IndexByte(b, '\r') < 0 && bytes.IndexByte(b, '\t') < 0 && utf8.Valid(b)
 }
 
 // evidenceText renders a record's text as one valid-UTF-8 line, cut to
@@ -669,11 +697,13 @@ func toItems(r *Record, e *entry, fileName string, fileIdx int, out []Item) []It
 	}
 	for i, fk := range e.fields {
 		if i < maxFields && rank[i] >= 0 {
-			setField(ev, fk.name, vals[i], text, offs[i])
+			setField(ev, fk.name, vals[i], text, offs[i], r.names)
 		}
 	}
 	if ev.Changefeed != "" && len(keyspace) > 0 && strings.IndexByte(ev.Changefeed, '/') < 0 {
-		ev.Changefeed = string(keyspace) + "/" + ev.Changefeed
+		var buf [2 * maxInterned]byte
+		full := append(append(append(buf[:0], keyspace...), '/'), ev.Changefeed...)
+		ev.Changefeed = r.names.intern(full)
 	}
 	if !e.ownLine {
 		it.impossible = impossibleTs(r, e.zeroOK)
@@ -790,6 +820,47 @@ func firstField(r *Record, keys string) ([]byte, bool) {
 	return nil, false
 }
 
+// maxInterned bounds the identifiers names interns.
+const maxInterned = 256
+
+// names interns the identifiers items carry (changefeed, node and
+// dispatcher IDs) for one parse worker: a direct-mapped cache, so it stays
+// small whatever the log names. The serial checker hashes and compares
+// these strings for nearly every item; shared copies are in its cache,
+// while each item's own text was just written by another core. A nil
+// *names copies.
+type names struct {
+	slots [1 << namesBits]string
+}
+
+// slot picks b's slot from its length and two of its 8-byte words (IDs
+// differ in their last digits; changefeed names in their last bytes): a
+// collision only costs a copy.
+func (n *names) slot(b []byte) *string {
+	h := uint64(len(b))
+	if len(b) >= 8 {
+		h ^= binary.LittleEndian.Uint64(b[len(b)-8:]) ^ binary.LittleEndian.Uint64(b[(len(b)-8)/2:])<<1
+	} else {
+		for _, c := range b {
+			h = h<<8 ^ uint64(c)
+		}
+	}
+	return &n.slots[(h*0x9e3779b97f4a7c15)>>(64-namesBits)]
+}
+
+const namesBits = 10
+
+func (n *names) intern(b []byte) string {
+	if n == nil || len(b) == 0 || len(b) > maxInterned {
+		return string(b)
+	}
+	sl := n.slot(b)
+	if *sl != string(b) {
+		*sl = string(b)
+	}
+	return *sl
+}
+
 // textOf returns v as a string: cut from text (the record's evidence
 // text, "" if it is not the record as written) when v is text's own bytes
 // at off, else copied.
@@ -801,17 +872,17 @@ func textOf(text string, v []byte, off int32) string {
 }
 
 // setField sets the event field name from the log value v, which is at
-// off in text (see textOf).
-func setField(ev *spec.Event, name string, v []byte, text string, off int32) {
+// off in text (see textOf); identifiers are interned in ns.
+func setField(ev *spec.Event, name string, v []byte, text string, off int32, ns *names) {
 	switch name {
 	case "Changefeed":
-		ev.Changefeed = textOf(text, v, off)
+		ev.Changefeed = ns.intern(v)
 	case "Node":
-		ev.Node = textOf(text, v, off)
+		ev.Node = ns.intern(v)
 	case "Origin":
-		ev.Origin = textOf(text, v, off)
+		ev.Origin = ns.intern(v)
 	case "Dispatcher":
-		ev.Dispatcher = textOf(text, v, off)
+		ev.Dispatcher = ns.intern(v)
 	case "State":
 		ev.State = strings.ToLower(textOf(text, v, off))
 	case "Err":
@@ -861,10 +932,19 @@ func setField(ev *spec.Event, name string, v []byte, text string, off int32) {
 
 func parseBool(v []byte) bool { return string(v) == "true" || string(v) == "1" }
 
+// parseTs is strconv.ParseUint(v, 10, 64), 0 on any error, without
+// converting v to a string (the conversion allocates: the error keeps it).
 func parseTs(v []byte) uint64 {
-	n, err := strconv.ParseUint(string(v), 10, 64)
-	if err != nil {
+	if len(v) == 0 {
 		return 0
+	}
+	var n uint64
+	for _, c := range v {
+		d := uint64(c - '0')
+		if d > 9 || n > (math.MaxUint64-d)/10 {
+			return 0
+		}
+		n = n*10 + d
 	}
 	return n
 }

@@ -410,9 +410,11 @@ func splitPoint(b []byte) int {
 	return lastNL + 1
 }
 
-// parseChunk scans one chunk; items carry chunk-local line numbers.
-func parseChunk(c *chunk, name string, idx int) {
+// parseChunk scans one chunk; items carry chunk-local line numbers. ns is
+// the calling worker's (see names).
+func parseChunk(c *chunk, name string, idx int, ns *names) {
 	sc := newBytesScanner(c.data)
+	sc.names = ns
 	c.items = c.items[:0]
 	for rec := sc.Next(); rec != nil; rec = sc.Next() {
 		e := lookup(rec)
@@ -546,8 +548,9 @@ func (s *source) run() {
 	}()
 	for w := 0; w < parseWorkers; w++ {
 		go func() {
+			ns := new(names)
 			for c := range work {
-				parseChunk(c, s.name, s.idx)
+				parseChunk(c, s.name, s.idx, ns)
 				close(c.done)
 			}
 		}()

@@ -89,6 +89,7 @@ type Record struct {
 	fields  []field
 	parsed  bool
 	scratch *[]byte
+	names   *names // the Scanner's (nil: toItems copies identifiers)
 }
 
 type field struct {

@@ -90,6 +90,7 @@ type Scanner struct {
 	pQuoted bool // an excerpt line that is itself a quoted string
 
 	rec      Record
+	names    *names // interns the identifiers of items (see names)
 	tc       timeCache
 	scratch  []byte
 	qbuf     []byte
@@ -453,7 +454,7 @@ func (s *Scanner) emit(atEOF bool) *Record {
 		text = t
 	}
 	r := &s.rec
-	*r = Record{fields: r.fields[:0], scratch: &s.scratch}
+	*r = Record{fields: r.fields[:0], scratch: &s.scratch, names: s.names}
 	r.Line, r.Lines, r.Text, r.Truncated = s.pLine, s.pLines, text, s.pTrunc
 	if !parseHeader(text, r, &s.tc) {
 		s.Stats.Unparsed += int64(s.pLines)

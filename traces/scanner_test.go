@@ -6,6 +6,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"testing/iotest"
@@ -292,5 +293,41 @@ func TestSkipPlain(t *testing.T) {
 		if got < j || got > want || (want-got >= 8 && got+8 <= len(b)) {
 			t.Fatalf("skipPlain(%q, %d) = %d; first group byte at %d", b, j, got, want)
 		}
+	}
+}
+
+// TestIsEvidenceText pins the word-wise evidence-text check to the exact
+// one on lines of every length around the word size, with each kind of
+// byte at each position.
+func TestIsEvidenceText(t *testing.T) {
+	for n := 0; n <= 40; n++ {
+		base := bytes.Repeat([]byte("a"), n)
+		require.Equal(t, isEvidenceTextExact(base), isEvidenceText(base), "len %d", n)
+		for i := 0; i < n; i++ {
+			for _, c := range []byte{'\n', '\r', '\t', 0, 0x1f, ' ', '~', 0x7f, 0x80, 0xc3, 0xff} {
+				b := bytes.Clone(base)
+				b[i] = c
+				require.Equal(t, isEvidenceTextExact(b), isEvidenceText(b), "len %d byte %#x at %d", n, c, i)
+				if i+1 < n {
+					b[i+1] = 0xa9 // "é" when c is 0xc3: valid UTF-8
+					require.Equal(t, isEvidenceTextExact(b), isEvidenceText(b), "len %d bytes %#x 0xa9 at %d", n, c, i)
+				}
+			}
+		}
+	}
+	long := bytes.Repeat([]byte("a"), maxEvidenceText+1)
+	require.False(t, isEvidenceText(long))
+	require.True(t, isEvidenceText(long[:maxEvidenceText]))
+}
+
+// TestParseTs pins parseTs to strconv.ParseUint (0 on error).
+func TestParseTs(t *testing.T) {
+	for _, s := range []string{"", "0", "1", "463424440748738003", "18446744073709551615", "18446744073709551616",
+		"99999999999999999999", "000000000000000000000000001", "-1", "+1", "1a", " 1", "1_000", "１"} {
+		want, err := strconv.ParseUint(s, 10, 64)
+		if err != nil {
+			want = 0
+		}
+		require.Equal(t, want, parseTs([]byte(s)), "%q", s)
 	}
 }
