@@ -331,3 +331,34 @@ func TestParseTs(t *testing.T) {
 		require.Equal(t, want, parseTs([]byte(s)), "%q", s)
 	}
 }
+
+// TestTimeCache pins the cached time parse to parseLogTime over a stream
+// in which every byte of the cached prefix and zone changes in turn, and
+// fractions and lengths vary.
+func TestTimeCache(t *testing.T) {
+	base := "2026/07/22 16:30:15.758 +00:00"
+	var tc timeCache
+	rng := rand.New(rand.NewPCG(7, 7))
+	check := func(s string) {
+		want, wok := parseLogTime([]byte(s))
+		got, ok := tc.parse([]byte(s))
+		require.Equal(t, wok, ok, "%q", s)
+		require.Equal(t, want, got, "%q", s)
+	}
+	for i := 0; i < 20000; i++ {
+		b := []byte(base)
+		switch rng.IntN(4) {
+		case 0: // another fraction of the cached second
+			b[20], b[21], b[22] = byte('0'+rng.IntN(10)), byte('0'+rng.IntN(10)), byte('0'+rng.IntN(10))
+		case 1: // one byte of the prefix or zone changed
+			p := rng.IntN(len(b))
+			b[p] = "0123456789/:.+- x"[rng.IntN(17)]
+		case 2: // a shorter or longer form
+			b = b[:19+rng.IntN(len(b)-18)]
+		default:
+			b = append(b, " x"[rng.IntN(2)])
+		}
+		check(string(b))
+		check(base)
+	}
+}
