@@ -671,6 +671,7 @@ func toItems(r *Record, e *entry, fileName string, fileIdx int, out []Item) []It
 	var text string
 	if isEvidenceText(r.Text) {
 		text = string(r.Text)
+		r.own = text
 		ev.Source = spec.Source{File: fileName, Line: r.Line, Text: text}
 	} else {
 		ev.Source = spec.Source{File: fileName, Line: r.Line, Text: evidenceText(r.Text)}
@@ -906,7 +907,7 @@ func setField(ev *spec.Event, name string, v []byte, text string, off int32, ns 
 			ev.NextRetry = t
 		}
 	case "Span":
-		ev.Span, _ = parseSpanText(v)
+		ev.Span, _ = parseSpanText(textOf(text, v, off))
 	case "Tables":
 		ev.Tables = parseInts(v)
 	case "BootstrapDone":
@@ -968,15 +969,17 @@ func parseInts(v []byte) []int64 {
 // FormatTableSpan form ("tableID: 22, startKey: 7480..., endKey: 7480...,
 // keyspaceID: 0") or a bare table ID. TiCDC's keys are hex; hex keeps the
 // byte order, so Span.Overlaps works on them unchanged.
-func parseSpanText(v []byte) (spec.Span, bool) {
-	s := string(v)
+func parseSpanText(s string) (spec.Span, bool) {
 	if len(s) >= 2 && s[0] == 't' && isDigit(s[1]) {
 		if sp, err := spec.ParseSpan(s); err == nil {
 			return sp, true
 		}
 	}
-	if n, err := strconv.ParseInt(s, 10, 64); err == nil {
-		return spec.Span{Table: n}, true
+	// (ParseInt accepts nothing else; its error would allocate)
+	if len(s) > 0 && (isDigit(s[0]) || s[0] == '-' || s[0] == '+') {
+		if n, err := strconv.ParseInt(s, 10, 64); err == nil {
+			return spec.Span{Table: n}, true
+		}
 	}
 	get := func(key string) (string, bool) {
 		for _, k := range []string{key + ": ", key + ":", key + "="} {
@@ -1045,7 +1048,7 @@ func convMaintainerStarted(r *Record, it *Item, out []Item) []Item {
 // "move dispatcher operator: 123, origin:n1, dest:n2".
 func convOperator(coordKind, maintKind spec.Kind) func(r *Record, it *Item, out []Item) []Item {
 	return func(r *Record, it *Item, out []Item) []Item {
-		opText, _ := r.Field("operator") // the last "operator" field: the String()
+		opText, _ := r.fieldString("operator") // the last "operator" field: the String()
 		role := string(fieldOr(r, "role"))
 		isCoord := false
 		switch {
@@ -1053,9 +1056,9 @@ func convOperator(coordKind, maintKind spec.Kind) func(r *Record, it *Item, out 
 			isCoord = true
 		case role == "maintainer":
 			isCoord = false
-		case bytes.Contains(opText, []byte("maintainer operator")):
+		case strings.Contains(opText, "maintainer operator"):
 			isCoord = true
-		case bytes.Contains(opText, []byte("dispatcher operator")):
+		case strings.Contains(opText, "dispatcher operator"):
 			isCoord = false
 		default:
 			_, hasD := r.Field("dispatcherID")
@@ -1071,7 +1074,7 @@ func convOperator(coordKind, maintKind spec.Kind) func(r *Record, it *Item, out 
 			ev.Removed, ev.Epoch = false, 0
 		}
 		if len(opText) > 0 {
-			parseOperatorText(string(opText), ev, isCoord)
+			parseOperatorText(opText, ev, isCoord)
 			if id := firstOperatorField(r); id != "" {
 				it.OpID = id
 			}
@@ -1091,20 +1094,19 @@ func fieldOr(r *Record, key string) []byte {
 // firstOperatorField returns the first of two "operator" fields (TiCDC logs
 // the operator ID, then its String()); "" if there is only one.
 func firstOperatorField(r *Record) string {
-	n := r.NumFields()
-	var first []byte
+	r.parseFields()
+	var first *field
 	count := 0
-	for i := 0; i < n; i++ {
-		k, v := r.FieldAt(i)
-		if string(k) == "operator" || string(k) == "operatorID" {
+	for i := range r.fields {
+		if f := &r.fields[i]; string(f.key) == "operator" || string(f.key) == "operatorID" {
 			if count == 0 {
-				first = v
+				first = f
 			}
 			count++
 		}
 	}
-	if count >= 2 || (count == 1 && len(first) > 0 && !bytes.Contains(first, []byte(" operator"))) {
-		return string(first)
+	if count >= 2 || (count == 1 && len(first.val) > 0 && !bytes.Contains(first.val, []byte(" operator"))) {
+		return textOf(r.own, first.val, first.off)
 	}
 	return ""
 }
