@@ -981,8 +981,10 @@ func parseSpanText(s string) (spec.Span, bool) {
 			return spec.Span{Table: n}, true
 		}
 	}
-	get := func(key string) (string, bool) {
-		for _, k := range []string{key + ": ", key + ":", key + "="} {
+	// get returns the value after the first of the spellings of a key
+	// ("key: ", "key:", "key=") that s holds.
+	get := func(spellings ...string) (string, bool) {
+		for _, k := range spellings {
 			if i := strings.Index(s, k); i >= 0 {
 				rest := s[i+len(k):]
 				if j := strings.IndexAny(rest, ", }"); j >= 0 {
@@ -993,9 +995,9 @@ func parseSpanText(s string) (spec.Span, bool) {
 		}
 		return "", false
 	}
-	t, ok := get("tableID")
+	t, ok := get("tableID: ", "tableID:", "tableID=")
 	if !ok {
-		t, ok = get("table_id")
+		t, ok = get("table_id: ", "table_id:", "table_id=")
 	}
 	if !ok {
 		return spec.Span{}, false
@@ -1005,14 +1007,14 @@ func parseSpanText(s string) (spec.Span, bool) {
 		return spec.Span{}, false
 	}
 	sp := spec.Span{Table: n}
-	if k, ok := get("startKey"); ok {
+	if k, ok := get("startKey: ", "startKey:", "startKey="); ok {
 		sp.Start = k
-	} else if k, ok := get("start_key"); ok {
+	} else if k, ok := get("start_key: ", "start_key:", "start_key="); ok {
 		sp.Start = k
 	}
-	if k, ok := get("endKey"); ok {
+	if k, ok := get("endKey: ", "endKey:", "endKey="); ok {
 		sp.End = k
-	} else if k, ok := get("end_key"); ok {
+	} else if k, ok := get("end_key: ", "end_key:", "end_key="); ok {
 		sp.End = k
 	}
 	return sp, true
@@ -1131,8 +1133,10 @@ func parseOperatorText(s string, ev *spec.Event, coord bool) {
 			ev.Op = spec.Op(word)
 		}
 	}
-	val := func(key string) string {
-		for _, k := range []string{key + ":", key + " "} {
+	// val returns the value after the first of a key's spellings ("key:",
+	// "key ") that s holds.
+	val := func(spellings ...string) string {
+		for _, k := range spellings {
 			if i := strings.Index(s, k); i >= 0 {
 				rest := strings.TrimLeft(s[i+len(k):], " ")
 				if j := strings.IndexAny(rest, ", "); j >= 0 {
@@ -1144,10 +1148,10 @@ func parseOperatorText(s string, ev *spec.Event, coord bool) {
 		return ""
 	}
 	if ev.Node == "" {
-		ev.Node = val("dest")
+		ev.Node = val("dest:", "dest ")
 	}
 	if ev.Origin == "" {
-		ev.Origin = val("origin")
+		ev.Origin = val("origin:", "origin ")
 	}
 	after := ""
 	if i := strings.Index(s, "operator: "); i >= 0 {
@@ -1161,7 +1165,7 @@ func parseOperatorText(s string, ev *spec.Event, coord bool) {
 			ev.Changefeed = after
 		}
 		if ev.Op == spec.OpStop && !ev.Removed {
-			ev.Removed = val("remove") == "true"
+			ev.Removed = val("remove:", "remove ") == "true"
 		}
 	} else if ev.Dispatcher == "" {
 		if i := strings.Index(s, "dispatcherID: "); i >= 0 {
