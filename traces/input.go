@@ -168,8 +168,8 @@ type source struct {
 	done          chan struct{}
 }
 
-// reorder is the per-input reorder buffer of at most reorderMax+1 items: a
-// priority queue by (time, order in the input), so
+// reorder is the per-input reorder buffer over a slab of at most
+// reorderMax+1 items: a priority queue by (time, order in the input), so
 // that a record written out of order costs O(log reorderMax) whatever the
 // input's order. It has two parts: run, a sorted FIFO of the items pushed
 // no earlier than its tail (O(1) in and out: every item of a sorted log),
@@ -177,12 +177,8 @@ type source struct {
 // A record more than reorderWindow older than the newest one is a jump
 // (the next file of a concatenation): the buffer is flushed and the input
 // continues in file order from there (see source.run).
-//
-// An item stays where its chunk's parse put it while the chunk is held
-// (see hold); items of other chunks, or of no chunk, are copied into a
-// slab.
 type reorder struct {
-	items []Item // the slab
+	items []Item
 	free  []int32
 	h     []roKey
 	// run is a ring (its length a power of two) of slab keys in
@@ -191,23 +187,13 @@ type reorder struct {
 	run  []roKey
 	head int
 	n    int
-	// held are the chunks whose items the buffer points into, oldest
-	// first, at most maxHeld (see hold).
-	held []*chunk
 }
 
 type roKey struct {
 	time int64
 	seq  int64
-	idx  int32  // the slab slot, when c is nil
-	c    *chunk // the chunk that holds the item, at it
-	it   *Item
+	idx  int32
 }
-
-// maxHeld bounds the chunks a reorder buffer holds: enough for reorderMax
-// items of a busy log, so that sorted input is never copied into the slab;
-// a sparse log's items are copied instead (see hold).
-const maxHeld = 4
 
 func (a roKey) less(b roKey) bool {
 	return a.time < b.time || (a.time == b.time && a.seq < b.seq)
@@ -234,8 +220,7 @@ func (r *reorder) minTime() int64 {
 	return k.time
 }
 
-// slot copies it into a free slab slot.
-func (r *reorder) slot(it *Item) int32 {
+func (r *reorder) push(it *Item) {
 	var idx int32
 	if n := len(r.free); n > 0 {
 		idx, r.free = r.free[n-1], r.free[:n-1]
@@ -244,19 +229,7 @@ func (r *reorder) slot(it *Item) int32 {
 		r.items = append(r.items, Item{})
 	}
 	r.items[idx] = *it
-	return idx
-}
-
-// push adds it: an item of c (which must be held, see hold) is kept where
-// it is until popped; with c nil, it is copied.
-func (r *reorder) push(it *Item, c *chunk) {
-	k := roKey{time: it.Event.Time, seq: it.seq}
-	if c != nil {
-		k.c, k.it = c, it
-		c.buffered++
-	} else {
-		k.idx = r.slot(it)
-	}
+	k := roKey{time: it.Event.Time, seq: it.seq, idx: idx}
 	if r.n == 0 || !k.less(r.run[(r.head+r.n-1)&(len(r.run)-1)]) {
 		// no earlier than the run's tail: the run stays sorted
 		if r.n == len(r.run) {
@@ -288,7 +261,7 @@ func (r *reorder) growRun() {
 }
 
 // pop removes the earliest item; the returned pointer is valid until the
-// next push or release.
+// next push.
 func (r *reorder) pop() *Item {
 	k, inRun := r.minKey()
 	if inRun {
@@ -317,49 +290,8 @@ func (r *reorder) pop() *Item {
 		}
 		r.h = h
 	}
-	if k.c != nil {
-		k.c.buffered--
-		return k.it
-	}
 	r.free = append(r.free, k.idx)
 	return &r.items[k.idx]
-}
-
-// hold lets the buffer point into c's items (c's items are pushed with
-// c). At most maxHeld chunks are held: the oldest beyond that has its
-// buffered items copied into the slab.
-func (r *reorder) hold(c *chunk) {
-	r.held = append(r.held, c)
-	if len(r.held) > maxHeld {
-		r.materialize(r.held[0])
-	}
-}
-
-// materialize copies the buffered items of c into the slab.
-func (r *reorder) materialize(c *chunk) {
-	fix := func(k *roKey) {
-		if k.c == c {
-			k.idx, k.c, k.it = r.slot(k.it), nil, nil
-		}
-	}
-	for i := range r.h {
-		fix(&r.h[i])
-	}
-	for i := 0; i < r.n; i++ {
-		fix(&r.run[(r.head+i)&(len(r.run)-1)])
-	}
-	c.buffered = 0
-}
-
-// release returns the held chunks none of whose items is buffered any
-// more, and that are done (no more of their items will be pushed), to
-// recycle: the oldest first, up to the first still in use.
-func (r *reorder) release(recycle func(*chunk)) {
-	for len(r.held) > 0 && r.held[0].buffered == 0 && r.held[0].pushed {
-		recycle(r.held[0])
-		r.held[0] = nil
-		r.held = r.held[1:]
-	}
 }
 
 // ownNodeKinds are the events whose Node is the capture that logged them;
@@ -413,10 +345,6 @@ type chunk struct {
 	stats   ParseStats
 	unknown unknownMessages
 	done    chan struct{}
-	// buffered counts the chunk's items a reorder buffer points to;
-	// pushed: all its items have been pushed (see reorder.hold).
-	buffered int
-	pushed   bool
 }
 
 // unknownMessages counts the records of messages the catalogue does not
@@ -657,21 +585,8 @@ func (s *source) run() {
 			}
 		}
 	}
-	recycle := func(c *chunk) {
-		// not cleared: the next parse overwrites every item it appends, and
-		// the strings the stale items hold are bounded by the chunks in
-		// flight
-		c.items = c.items[:0]
-		c.data = c.data[:0]
-		c.buffered, c.pushed = 0, false
-		select {
-		case free <- c:
-		default:
-		}
-	}
 	for c := range ordered {
 		<-c.done
-		ro.hold(c)
 		for i := range c.items {
 			it := &c.items[i]
 			it.Event.Source.Line += int(lineBase)
@@ -704,7 +619,7 @@ func (s *source) run() {
 			if it.Event.Time > maxTime {
 				maxTime = it.Event.Time
 			}
-			ro.push(it, c)
+			ro.push(it)
 			for ro.len() > reorderMax || (ro.len() > 0 && ro.minTime() < maxTime-reorderWindow) {
 				release(ro.pop())
 			}
@@ -719,13 +634,19 @@ func (s *source) run() {
 		s.unknown.merge(&c.unknown)
 		c.unknown.reset()
 		lineBase += st.Lines
-		c.pushed = true
-		ro.release(recycle)
+		// not cleared: the next parse overwrites every item it appends, and
+		// the strings the stale items hold are bounded by the chunks in
+		// flight
+		c.items = c.items[:0]
+		c.data = c.data[:0]
+		select {
+		case free <- c:
+		default:
+		}
 	}
 	for ro.len() > 0 {
 		release(ro.pop())
 	}
-	ro.release(recycle)
 	if len(batch) > 0 {
 		s.ch <- batch
 	}

@@ -136,85 +136,10 @@ func TestReorderMatchesSort(t *testing.T) {
 			it := Item{seq: seq}
 			it.Event.Time = tm
 			seq++
-			ro.push(&it, nil)
+			ro.push(&it)
 			k := roKey{time: tm, seq: it.seq}
 			i := sort.Search(len(ref), func(i int) bool { return k.less(ref[i]) })
 			ref = slices.Insert(ref, i, k)
 		}
 	}
-}
-
-// TestReorderHoldsChunks drives the reorder buffer as source.run does:
-// items pushed where their chunk holds them, chunks released and recycled
-// (their items overwritten) once none of their items is buffered, the
-// oldest held chunk copied into the slab when too many are held (chunks
-// of one to three items). Every pop must be the earliest buffered item,
-// intact.
-func TestReorderHoldsChunks(t *testing.T) {
-	rng := rand.New(rand.NewPCG(5, 6))
-	materialized := 0
-	for round := 0; round < 20; round++ {
-		var ro reorder
-		var ref []roKey
-		var seq int64
-		base := int64(1000)
-		var pool []*chunk
-		recycle := func(c *chunk) {
-			require.Zero(t, c.buffered)
-			for i := range c.items {
-				c.items[i].Event.Time, c.items[i].seq = -1, -1
-			}
-			c.items = c.items[:0]
-			c.buffered, c.pushed = 0, false
-			pool = append(pool, c)
-		}
-		pop := func() {
-			want := ref[0]
-			ref = ref[1:]
-			got := ro.pop()
-			require.Equal(t, [2]int64{want.time, want.seq}, [2]int64{got.Event.Time, got.seq}, "round %d", round)
-		}
-		bound := 1 + rng.IntN(600)
-		for ch := 0; ch < 100; ch++ {
-			c := &chunk{}
-			if len(pool) > 0 {
-				c, pool = pool[len(pool)-1], pool[:len(pool)-1]
-			}
-			n := 1 + rng.IntN(3)
-			if round%2 == 1 {
-				n = 1 + rng.IntN(400)
-			}
-			for i := 0; i < n; i++ {
-				base += int64(rng.IntN(3))
-				it := Item{seq: seq}
-				it.Event.Time = base - int64(rng.IntN(4))*int64(rng.IntN(2))
-				seq++
-				c.items = append(c.items, it)
-			}
-			before := len(ro.items)
-			ro.hold(c)
-			if len(ro.items) > before {
-				materialized++
-			}
-			for i := range c.items {
-				it := &c.items[i]
-				ro.push(it, c)
-				k := roKey{time: it.Event.Time, seq: it.seq}
-				j := sort.Search(len(ref), func(j int) bool { return k.less(ref[j]) })
-				ref = slices.Insert(ref, j, k)
-				for ro.len() > bound {
-					pop()
-				}
-			}
-			c.pushed = true
-			ro.release(recycle)
-			require.LessOrEqual(t, len(ro.held), maxHeld+1)
-		}
-		for len(ref) > 0 {
-			pop()
-		}
-		ro.release(recycle)
-		require.Empty(t, ro.held, "round %d: chunks left held", round)
-	}
-	require.Positive(t, materialized, "no round held more than maxHeld chunks")
 }
