@@ -163,7 +163,7 @@ type ddlFeed struct {
 type ddlOrderedWithRows struct {
 	tables tableSet
 	cf     map[string]*ddlFeed
-	d      dispatchers
+	d      *dispatchers
 }
 
 // NewDDLOrderedWithRows returns the ddl-ordered-with-rows monitor.
@@ -365,7 +365,7 @@ func sortedKeysOf[V any](m map[blockKey]V) []blockKey {
 // Blind spot: needs the quiescence marker; on production logs traces judges
 // a stuck barrier by its symptoms ("barrier event is not resolved").
 type barrierEventuallyPasses struct {
-	d       dispatchers
+	d       *dispatchers
 	f       feeds
 	blocked map[string]map[string]Event // changefeed -> node/dispatcher -> WAITING status
 	healed  bool
@@ -442,7 +442,7 @@ func (d *dispatchers) live(cf, key string) bool { return d.cf[cf][key] != nil }
 // exactly one working dispatcher covering it.
 // Blind spot: needs the quiescence marker.
 type tableSetFollowsDDLs struct {
-	d      dispatchers
+	d      *dispatchers
 	f      feeds
 	ddls   map[string][]Event
 	healed *Event

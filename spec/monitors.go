@@ -399,12 +399,26 @@ type dispatchers struct {
 	// byTable indexes the same dispatchers by changefeed and table, so the
 	// overlap check costs the table's dispatchers, not the changefeed's.
 	byTable map[string]map[int64]map[string]*liveDispatcher
+	// seq is set when the monitors of one Checker share the tracker: the
+	// number of the event the Checker is feeding. observe applies an event
+	// once, for the first monitor that reads it; applied is its number and
+	// last what it returned, which the other monitors get.
+	seq     *uint64
+	applied uint64
+	last    *liveDispatcher
+}
+
+// dispatcherReader is implemented by the monitors that keep dispatchers;
+// NewChecker gives them one shared tracker (every such monitor calls
+// observe first in its Observe, with the same events: see kinds.go).
+type dispatcherReader interface {
+	dispatcherTracker() **dispatchers
 }
 
 func dispatcherKey(node, id string) string { return node + "/" + id }
 
-func newDispatchers() dispatchers {
-	return dispatchers{cf: map[string]map[string]*liveDispatcher{}, byTable: map[string]map[int64]map[string]*liveDispatcher{}}
+func newDispatchers() *dispatchers {
+	return &dispatchers{cf: map[string]map[string]*liveDispatcher{}, byTable: map[string]map[int64]map[string]*liveDispatcher{}}
 }
 
 func (d *dispatchers) add(cf, key string, ld *liveDispatcher) {
@@ -442,6 +456,16 @@ func (d *dispatchers) remove(cf, key string) {
 // observe updates the bookkeeping and returns the dispatcher the event
 // concerns (nil if none).
 func (d *dispatchers) observe(e Event) *liveDispatcher {
+	if d.seq == nil {
+		return d.apply(e)
+	}
+	if d.applied != *d.seq {
+		d.applied, d.last = *d.seq, d.apply(e)
+	}
+	return d.last
+}
+
+func (d *dispatchers) apply(e Event) *liveDispatcher {
 	switch e.Kind {
 	case DispatcherCreated:
 		ld := &liveDispatcher{created: e}
@@ -479,7 +503,7 @@ func (d *dispatchers) observe(e Event) *liveDispatcher {
 // monitors and traces' log-only checks: a dispatcher lives from
 // DispatcherCreated until it is removed, its dispatcher manager on its node
 // closes, its node leaves or kills itself, or its changefeed is removed.
-type LiveDispatchers struct{ d dispatchers }
+type LiveDispatchers struct{ d *dispatchers }
 
 // NewLiveDispatchers returns a tracker that has seen no event.
 func NewLiveDispatchers() *LiveDispatchers { return &LiveDispatchers{d: newDispatchers()} }
@@ -528,7 +552,7 @@ func (d *dispatchers) overlapping(cf, self string, span Span) []*liveDispatcher 
 // Blind spot: a dispatcher on a partitioned node that is still writing is
 // counted dead only once the node is seen leaving.
 type atMostOneDispatcherPerSpan struct {
-	d dispatchers
+	d *dispatchers
 }
 
 // NewAtMostOneDispatcherPerSpan returns the at-most-one-dispatcher-per-span monitor.
@@ -805,7 +829,7 @@ func (f *feeds) running() []string {
 // Blind spot: judged only where the stream has a Quiesced marker (model,
 // simulation, runtime); production logs never quiesce.
 type everySpanReplicated struct {
-	d  dispatchers
+	d  *dispatchers
 	f  feeds
 	qs bool
 }

@@ -148,16 +148,91 @@ func NewMonitors(cfg Config) []Monitor {
 type Checker struct {
 	Monitors   []Monitor
 	Violations []Violation
+
+	// byKind lists, per kind, the monitors that read it, in Monitors
+	// order (see kindReader), for routed: Monitors when byKind was built
+	// (Monitors may be replaced or appended to, not changed in place).
+	byKind [kindCount][]Monitor
+	routed []Monitor
+	// seq numbers the events fed (see dispatchers.seq).
+	seq uint64
 }
 
-// NewChecker returns a Checker over NewMonitors(cfg).
-func NewChecker(cfg Config) *Checker { return &Checker{Monitors: NewMonitors(cfg)} }
+// kindReader is implemented by monitors that read only some kinds of
+// event: Observe with any other kind changes nothing and returns nothing,
+// so Checker does not call it (a stream is mostly kinds a monitor
+// ignores). A monitor without it is given every event.
+type kindReader interface {
+	readsKinds() []Kind
+}
 
-// Observe feeds one event to every monitor and returns the new violations.
-func (c *Checker) Observe(e Event) []Violation {
-	var out []Violation
+// kindSet is a monitor's kinds: its own and those of the bookkeeping it
+// feeds every event (dispatcherKinds, feedKinds, ...).
+func kindSet(sets ...[]Kind) []Kind {
+	var out []Kind
+	for _, s := range sets {
+		out = append(out, s...)
+	}
+	return out
+}
+
+// NewChecker returns a Checker over NewMonitors(cfg). Its monitors that
+// keep dispatchers share one tracker (dispatcherReader): the Checker feeds
+// them the same events in the same order.
+func NewChecker(cfg Config) *Checker {
+	c := &Checker{Monitors: NewMonitors(cfg)}
+	shared := newDispatchers()
+	shared.seq = &c.seq
 	for _, m := range c.Monitors {
-		out = append(out, m.Observe(e)...)
+		if dr, ok := m.(dispatcherReader); ok {
+			*dr.dispatcherTracker() = shared
+		}
+	}
+	return c
+}
+
+// route builds byKind for the current Monitors.
+func (c *Checker) route() {
+	c.routed = c.Monitors
+	for k := range c.byKind {
+		c.byKind[k] = nil
+	}
+	for _, m := range c.Monitors {
+		kr, ok := m.(kindReader)
+		if !ok {
+			for k := range c.byKind {
+				c.byKind[k] = append(c.byKind[k], m)
+			}
+			continue
+		}
+		var seen [kindCount]bool
+		for _, k := range kr.readsKinds() {
+			if k < kindCount && !seen[k] {
+				seen[k] = true
+				c.byKind[k] = append(c.byKind[k], m)
+			}
+		}
+	}
+}
+
+// Observe feeds one event to every monitor that reads its kind and returns
+// the new violations.
+func (c *Checker) Observe(e Event) []Violation {
+	if len(c.routed) != len(c.Monitors) || (len(c.Monitors) > 0 && &c.routed[0] != &c.Monitors[0]) {
+		c.route()
+	}
+	var ms []Monitor
+	if e.Kind < kindCount {
+		ms = c.byKind[e.Kind]
+	} else {
+		ms = c.Monitors
+	}
+	c.seq++
+	var out []Violation
+	for _, m := range ms {
+		if v := m.Observe(e); len(v) > 0 {
+			out = append(out, v...)
+		}
 	}
 	c.Violations = append(c.Violations, out...)
 	return out

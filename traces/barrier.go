@@ -109,6 +109,17 @@ func isIdentByte(c byte) bool {
 	return c == '_' || isDigit(c) || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z'
 }
 
+// waitRun is a dispatcher's WAITING block status re-sent ("set resend
+// task", "resend task periodic resend"): its first line, and of the last
+// only its time and source (a re-send is most of a busy log's items).
+type waitRun struct {
+	first    Item
+	lastTime int64
+	lastSrc  spec.Source
+	n        int
+	maxDur   int64
+}
+
 // resendIntervalMs is TiCDC's resendTimeInterval (dispatcher/helper.go).
 const resendIntervalMs = 5000
 
@@ -193,10 +204,10 @@ func (c *Checker) observeBarriers(it *Item) {
 				c.untracked++
 				return
 			}
-			s = &stuckOp{first: *it}
+			s = &waitRun{first: *it}
 			c.blockWait[it.OpID] = s
 		}
-		s.last, s.n = *it, s.n+1
+		s.lastTime, s.lastSrc, s.n = it.Event.Time, it.Event.Source, s.n+1
 		if it.Dur > s.maxDur {
 			s.maxDur = it.Dur
 		}
@@ -319,7 +330,7 @@ func (c *Checker) finishBarriers() {
 	}
 	for _, k := range sortedKeysOf(c.blockWait) {
 		s := c.blockWait[k]
-		d := max(s.maxDur, s.last.Event.Time-s.first.Event.Time)
+		d := max(s.maxDur, s.lastTime-s.first.Event.Time)
 		if d < c.stuck {
 			continue
 		}
@@ -327,12 +338,12 @@ func (c *Checker) finishBarriers() {
 		if s.first.Event.Checkpoint != 0 {
 			what = fmt.Sprintf("its WAITING block status for the %s at commitTs %d", blockWhat(s.first.Event.SyncPoint), s.first.Event.Checkpoint)
 		}
-		f := Finding{Property: PropBarrierStuck, Severity: Suspect, Node: s.first.Event.Node, time: s.first.Event.Time, last: s.last.Event.Time,
+		f := Finding{Property: PropBarrierStuck, Severity: Suspect, Node: s.first.Event.Node, time: s.first.Event.Time, last: s.lastTime,
 			Message: fmt.Sprintf("a block event must be resolved, but dispatcher %s re-sent %s for %s (threshold %s) and its resend task was never cancelled (%d \"set resend task\" or \"resend task periodic resend\" line(s))",
 				k, what, fmtDur(d), fmtDur(c.stuck), s.n),
 			Evidence: []Evidence{ev(&s.first)}}
 		if s.n > 1 {
-			f.Evidence = append(f.Evidence, ev(&s.last))
+			f.Evidence = append(f.Evidence, Evidence{File: s.lastSrc.File, Line: s.lastSrc.Line, Text: s.lastSrc.Text})
 		}
 		c.add(f)
 	}

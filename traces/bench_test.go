@@ -138,10 +138,11 @@ func BenchmarkParseChunks(b *testing.B) {
 	b.SetBytes(int64(buf.Len()))
 	b.ResetTimer()
 	c := &chunk{}
+	ns := new(names)
 	for i := 0; i < b.N; i++ {
 		for _, d := range chunks {
 			c.data = d
-			parseChunk(c, "bench", 0)
+			parseChunk(c, "bench", 0, ns)
 			clear(c.items)
 			c.unknown.reset()
 		}

@@ -2,6 +2,8 @@ package traces
 
 import (
 	"bytes"
+	"encoding/binary"
+	"math"
 	"sort"
 	"strconv"
 	"strings"
@@ -569,8 +571,34 @@ const maxEvidenceText = 1024
 // isEvidenceText reports whether b is its own evidence text: one short
 // valid-UTF-8 line.
 func isEvidenceText(b []byte) bool {
-	return len(b) <= maxEvidenceText && bytes.IndexByte(b, '\n') < 0 && bytes.IndexByte(b, '\r') < 0 &&
-		bytes.IndexByte(b, '\t') < 0 && utf8.Valid(b)
+	if len(b) > maxEvidenceText {
+		return false
+	}
+	// One pass over 8-byte words: a line of printable ASCII, the common
+	// case, has no byte below 0x20 (control bytes, '\n', '\r' and '\t'
+	// among them) and none from 0x80 (UTF-8 sequences). A word that may
+	// hold one (the below-0x20 test can only err towards yes) takes the
+	// exact check.
+	const ones = 0x0101010101010101
+	w := b
+	for len(w) >= 8 {
+		x := binary.LittleEndian.Uint64(w)
+		if ((x-0x20*ones)&^x|x)&(0x80*ones) != 0 {
+			return isEvidenceTextExact(b)
+		}
+		w = w[8:]
+	}
+	for _, c := range w {
+		if c < 0x20 || c >= 0x80 {
+			return isEvidenceTextExact(b)
+		}
+	}
+	return true
+}
+
+// isEvidenceTextExact is isEvidenceText byte by byte.
+func isEvidenceTextExact(b []byte) bool {
+	return bytes.IndexByte(b, '\n') < 0 && bytes.IndexByte(b, '\r') < 0 && bytes.IndexByte(b, '\t') < 0 && utf8.Valid(b)
 }
 
 // evidenceText renders a record's text as one valid-UTF-8 line, cut to
@@ -644,6 +672,7 @@ func toItems(r *Record, e *entry, fileName string, fileIdx int, out []Item) []It
 	var text string
 	if isEvidenceText(r.Text) {
 		text = string(r.Text)
+		r.own = text
 		ev.Source = spec.Source{File: fileName, Line: r.Line, Text: text}
 	} else {
 		ev.Source = spec.Source{File: fileName, Line: r.Line, Text: evidenceText(r.Text)}
@@ -670,11 +699,13 @@ func toItems(r *Record, e *entry, fileName string, fileIdx int, out []Item) []It
 	}
 	for i, fk := range e.fields {
 		if i < maxFields && rank[i] >= 0 {
-			setField(ev, fk.name, vals[i], text, offs[i])
+			setField(ev, fk.name, vals[i], text, offs[i], r.names)
 		}
 	}
 	if ev.Changefeed != "" && len(keyspace) > 0 && strings.IndexByte(ev.Changefeed, '/') < 0 {
-		ev.Changefeed = string(keyspace) + "/" + ev.Changefeed
+		var buf [2 * maxInterned]byte
+		full := append(append(append(buf[:0], keyspace...), '/'), ev.Changefeed...)
+		ev.Changefeed = r.names.intern(full)
 	}
 	if !e.ownLine {
 		it.impossible = impossibleTs(r, e.zeroOK)
@@ -791,6 +822,47 @@ func firstField(r *Record, keys string) ([]byte, bool) {
 	return nil, false
 }
 
+// maxInterned bounds the identifiers names interns.
+const maxInterned = 256
+
+// names interns the identifiers items carry (changefeed, node and
+// dispatcher IDs) for one parse worker: a direct-mapped cache, so it stays
+// small whatever the log names. The serial checker hashes and compares
+// these strings for nearly every item; shared copies are in its cache,
+// while each item's own text was just written by another core. A nil
+// *names copies.
+type names struct {
+	slots [1 << namesBits]string
+}
+
+// slot picks b's slot from its length and two of its 8-byte words (IDs
+// differ in their last digits; changefeed names in their last bytes): a
+// collision only costs a copy.
+func (n *names) slot(b []byte) *string {
+	h := uint64(len(b))
+	if len(b) >= 8 {
+		h ^= binary.LittleEndian.Uint64(b[len(b)-8:]) ^ binary.LittleEndian.Uint64(b[(len(b)-8)/2:])<<1
+	} else {
+		for _, c := range b {
+			h = h<<8 ^ uint64(c)
+		}
+	}
+	return &n.slots[(h*0x9e3779b97f4a7c15)>>(64-namesBits)]
+}
+
+const namesBits = 10
+
+func (n *names) intern(b []byte) string {
+	if n == nil || len(b) == 0 || len(b) > maxInterned {
+		return string(b)
+	}
+	sl := n.slot(b)
+	if *sl != string(b) {
+		*sl = string(b)
+	}
+	return *sl
+}
+
 // textOf returns v as a string: cut from text (the record's evidence
 // text, "" if it is not the record as written) when v is text's own bytes
 // at off, else copied.
@@ -802,17 +874,17 @@ func textOf(text string, v []byte, off int32) string {
 }
 
 // setField sets the event field name from the log value v, which is at
-// off in text (see textOf).
-func setField(ev *spec.Event, name string, v []byte, text string, off int32) {
+// off in text (see textOf); identifiers are interned in ns.
+func setField(ev *spec.Event, name string, v []byte, text string, off int32, ns *names) {
 	switch name {
 	case "Changefeed":
-		ev.Changefeed = textOf(text, v, off)
+		ev.Changefeed = ns.intern(v)
 	case "Node":
-		ev.Node = textOf(text, v, off)
+		ev.Node = ns.intern(v)
 	case "Origin":
-		ev.Origin = textOf(text, v, off)
+		ev.Origin = ns.intern(v)
 	case "Dispatcher":
-		ev.Dispatcher = textOf(text, v, off)
+		ev.Dispatcher = ns.intern(v)
 	case "State":
 		ev.State = strings.ToLower(textOf(text, v, off))
 	case "Err":
@@ -836,7 +908,7 @@ func setField(ev *spec.Event, name string, v []byte, text string, off int32) {
 			ev.NextRetry = t
 		}
 	case "Span":
-		ev.Span, _ = parseSpanText(v)
+		ev.Span, _ = parseSpanText(textOf(text, v, off))
 	case "Tables":
 		ev.Tables = parseInts(v)
 	case "BootstrapDone":
@@ -862,10 +934,19 @@ func setField(ev *spec.Event, name string, v []byte, text string, off int32) {
 
 func parseBool(v []byte) bool { return string(v) == "true" || string(v) == "1" }
 
+// parseTs is strconv.ParseUint(v, 10, 64), 0 on any error, without
+// converting v to a string (the conversion allocates: the error keeps it).
 func parseTs(v []byte) uint64 {
-	n, err := strconv.ParseUint(string(v), 10, 64)
-	if err != nil {
+	if len(v) == 0 {
 		return 0
+	}
+	var n uint64
+	for _, c := range v {
+		d := uint64(c - '0')
+		if d > 9 || n > (math.MaxUint64-d)/10 {
+			return 0
+		}
+		n = n*10 + d
 	}
 	return n
 }
@@ -889,18 +970,22 @@ func parseInts(v []byte) []int64 {
 // FormatTableSpan form ("tableID: 22, startKey: 7480..., endKey: 7480...,
 // keyspaceID: 0") or a bare table ID. TiCDC's keys are hex; hex keeps the
 // byte order, so Span.Overlaps works on them unchanged.
-func parseSpanText(v []byte) (spec.Span, bool) {
-	s := string(v)
+func parseSpanText(s string) (spec.Span, bool) {
 	if len(s) >= 2 && s[0] == 't' && isDigit(s[1]) {
 		if sp, err := spec.ParseSpan(s); err == nil {
 			return sp, true
 		}
 	}
-	if n, err := strconv.ParseInt(s, 10, 64); err == nil {
-		return spec.Span{Table: n}, true
+	// (ParseInt accepts nothing else; its error would allocate)
+	if len(s) > 0 && (isDigit(s[0]) || s[0] == '-' || s[0] == '+') {
+		if n, err := strconv.ParseInt(s, 10, 64); err == nil {
+			return spec.Span{Table: n}, true
+		}
 	}
-	get := func(key string) (string, bool) {
-		for _, k := range []string{key + ": ", key + ":", key + "="} {
+	// get returns the value after the first of the spellings of a key
+	// ("key: ", "key:", "key=") that s holds.
+	get := func(spellings ...string) (string, bool) {
+		for _, k := range spellings {
 			if i := strings.Index(s, k); i >= 0 {
 				rest := s[i+len(k):]
 				if j := strings.IndexAny(rest, ", }"); j >= 0 {
@@ -911,9 +996,9 @@ func parseSpanText(v []byte) (spec.Span, bool) {
 		}
 		return "", false
 	}
-	t, ok := get("tableID")
+	t, ok := get("tableID: ", "tableID:", "tableID=")
 	if !ok {
-		t, ok = get("table_id")
+		t, ok = get("table_id: ", "table_id:", "table_id=")
 	}
 	if !ok {
 		return spec.Span{}, false
@@ -923,14 +1008,14 @@ func parseSpanText(v []byte) (spec.Span, bool) {
 		return spec.Span{}, false
 	}
 	sp := spec.Span{Table: n}
-	if k, ok := get("startKey"); ok {
+	if k, ok := get("startKey: ", "startKey:", "startKey="); ok {
 		sp.Start = k
-	} else if k, ok := get("start_key"); ok {
+	} else if k, ok := get("start_key: ", "start_key:", "start_key="); ok {
 		sp.Start = k
 	}
-	if k, ok := get("endKey"); ok {
+	if k, ok := get("endKey: ", "endKey:", "endKey="); ok {
 		sp.End = k
-	} else if k, ok := get("end_key"); ok {
+	} else if k, ok := get("end_key: ", "end_key:", "end_key="); ok {
 		sp.End = k
 	}
 	return sp, true
@@ -966,7 +1051,7 @@ func convMaintainerStarted(r *Record, it *Item, out []Item) []Item {
 // "move dispatcher operator: 123, origin:n1, dest:n2".
 func convOperator(coordKind, maintKind spec.Kind) func(r *Record, it *Item, out []Item) []Item {
 	return func(r *Record, it *Item, out []Item) []Item {
-		opText, _ := r.Field("operator") // the last "operator" field: the String()
+		opText, _ := r.fieldString("operator") // the last "operator" field: the String()
 		role := string(fieldOr(r, "role"))
 		isCoord := false
 		switch {
@@ -974,9 +1059,9 @@ func convOperator(coordKind, maintKind spec.Kind) func(r *Record, it *Item, out 
 			isCoord = true
 		case role == "maintainer":
 			isCoord = false
-		case bytes.Contains(opText, []byte("maintainer operator")):
+		case strings.Contains(opText, "maintainer operator"):
 			isCoord = true
-		case bytes.Contains(opText, []byte("dispatcher operator")):
+		case strings.Contains(opText, "dispatcher operator"):
 			isCoord = false
 		default:
 			_, hasD := r.Field("dispatcherID")
@@ -992,7 +1077,7 @@ func convOperator(coordKind, maintKind spec.Kind) func(r *Record, it *Item, out 
 			ev.Removed, ev.Epoch = false, 0
 		}
 		if len(opText) > 0 {
-			parseOperatorText(string(opText), ev, isCoord)
+			parseOperatorText(opText, ev, isCoord)
 			if id := firstOperatorField(r); id != "" {
 				it.OpID = id
 			}
@@ -1012,20 +1097,19 @@ func fieldOr(r *Record, key string) []byte {
 // firstOperatorField returns the first of two "operator" fields (TiCDC logs
 // the operator ID, then its String()); "" if there is only one.
 func firstOperatorField(r *Record) string {
-	n := r.NumFields()
-	var first []byte
+	r.parseFields()
+	var first *field
 	count := 0
-	for i := 0; i < n; i++ {
-		k, v := r.FieldAt(i)
-		if string(k) == "operator" || string(k) == "operatorID" {
+	for i := range r.fields {
+		if f := &r.fields[i]; string(f.key) == "operator" || string(f.key) == "operatorID" {
 			if count == 0 {
-				first = v
+				first = f
 			}
 			count++
 		}
 	}
-	if count >= 2 || (count == 1 && len(first) > 0 && !bytes.Contains(first, []byte(" operator"))) {
-		return string(first)
+	if count >= 2 || (count == 1 && len(first.val) > 0 && !bytes.Contains(first.val, []byte(" operator"))) {
+		return textOf(r.own, first.val, first.off)
 	}
 	return ""
 }
@@ -1050,8 +1134,10 @@ func parseOperatorText(s string, ev *spec.Event, coord bool) {
 			ev.Op = spec.Op(word)
 		}
 	}
-	val := func(key string) string {
-		for _, k := range []string{key + ":", key + " "} {
+	// val returns the value after the first of a key's spellings ("key:",
+	// "key ") that s holds.
+	val := func(spellings ...string) string {
+		for _, k := range spellings {
 			if i := strings.Index(s, k); i >= 0 {
 				rest := strings.TrimLeft(s[i+len(k):], " ")
 				if j := strings.IndexAny(rest, ", "); j >= 0 {
@@ -1063,10 +1149,10 @@ func parseOperatorText(s string, ev *spec.Event, coord bool) {
 		return ""
 	}
 	if ev.Node == "" {
-		ev.Node = val("dest")
+		ev.Node = val("dest:", "dest ")
 	}
 	if ev.Origin == "" {
-		ev.Origin = val("origin")
+		ev.Origin = val("origin:", "origin ")
 	}
 	after := ""
 	if i := strings.Index(s, "operator: "); i >= 0 {
@@ -1080,7 +1166,7 @@ func parseOperatorText(s string, ev *spec.Event, coord bool) {
 			ev.Changefeed = after
 		}
 		if ev.Op == spec.OpStop && !ev.Removed {
-			ev.Removed = val("remove") == "true"
+			ev.Removed = val("remove:", "remove ") == "true"
 		}
 	} else if ev.Dispatcher == "" {
 		if i := strings.Index(s, "dispatcherID: "); i >= 0 {

@@ -177,7 +177,7 @@ type Checker struct {
 	// single own node), open until it closes or a maintainer bootstraps.
 	removalOnly map[string]*Item
 	barriers    map[string]*stuckOp // changefeed|commitTs -> unresolved block event
-	blockWait   map[string]*stuckOp // dispatcher -> WAITING block status re-sent
+	blockWait   map[string]*waitRun // dispatcher -> WAITING block status re-sent
 	bar         barrierState        // the barrier's other log-only state (barrier.go)
 	timeline    timeline
 
@@ -273,7 +273,7 @@ func NewChecker(opt Options) *Checker {
 		agg:         map[aggKey]int{},
 		removalOnly: map[string]*Item{},
 		barriers:    map[string]*stuckOp{},
-		blockWait:   map[string]*stuckOp{},
+		blockWait:   map[string]*waitRun{},
 		timeline:    timeline{on: opt.Timeline},
 	}
 	return c

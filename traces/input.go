@@ -325,7 +325,11 @@ const (
 	// chunksInFlight) (at least minChunkSize), so the chunks in flight (up
 	// to about chunksInFlight per input: parsing, queued, recycled) stay
 	// bounded whatever the number of inputs (a directory of rotated logs).
-	chunkSize      = 1 << 20
+	// A quarter MB: a chunk's items (a third of a busy log's records, each
+	// a spec.Event) stay in the caches between the worker that fills them
+	// and the input's goroutine that orders them (1 MB chunks took no
+	// less CPU, and about 25 MB more RSS at GOGC 200).
+	chunkSize      = 256 << 10
 	minChunkSize   = 64 << 10
 	chunkBudget    = 12 << 20
 	chunksInFlight = 10
@@ -410,9 +414,11 @@ func splitPoint(b []byte) int {
 	return lastNL + 1
 }
 
-// parseChunk scans one chunk; items carry chunk-local line numbers.
-func parseChunk(c *chunk, name string, idx int) {
+// parseChunk scans one chunk; items carry chunk-local line numbers. ns is
+// the calling worker's (see names).
+func parseChunk(c *chunk, name string, idx int, ns *names) {
 	sc := newBytesScanner(c.data)
+	sc.names = ns
 	c.items = c.items[:0]
 	for rec := sc.Next(); rec != nil; rec = sc.Next() {
 		e := lookup(rec)
@@ -546,8 +552,9 @@ func (s *source) run() {
 	}()
 	for w := 0; w < parseWorkers; w++ {
 		go func() {
+			ns := new(names)
 			for c := range work {
-				parseChunk(c, s.name, s.idx)
+				parseChunk(c, s.name, s.idx, ns)
 				close(c.done)
 			}
 		}()

@@ -89,6 +89,10 @@ type Record struct {
 	fields  []field
 	parsed  bool
 	scratch *[]byte
+	names   *names // the Scanner's (nil: toItems copies identifiers)
+	// own is Text as a string when an item's evidence text is the record
+	// as written ("" otherwise): set by toItems for its conversions.
+	own string
 }
 
 type field struct {
@@ -108,6 +112,18 @@ func (r *Record) Field(key string) (val []byte, ok bool) {
 		}
 	}
 	return nil, false
+}
+
+// fieldString is Field as a string, cut from r.own (no copy) when the
+// value is the record's own bytes.
+func (r *Record) fieldString(key string) (string, bool) {
+	r.parseFields()
+	for i := len(r.fields) - 1; i >= 0; i-- {
+		if f := &r.fields[i]; string(f.key) == key {
+			return textOf(r.own, f.val, f.off), true
+		}
+	}
+	return "", false
 }
 
 // FieldString is Field as a string ("" if absent).

@@ -2,6 +2,7 @@ package traces
 
 import (
 	"bytes"
+	"encoding/binary"
 	"io"
 )
 
@@ -90,6 +91,7 @@ type Scanner struct {
 	pQuoted bool // an excerpt line that is itself a quoted string
 
 	rec      Record
+	names    *names // interns the identifiers of items (see names)
 	tc       timeCache
 	scratch  []byte
 	qbuf     []byte
@@ -117,21 +119,30 @@ func newBytesScanner(b []byte) *Scanner {
 
 // timeCache remembers the last parsed "YYYY/MM/DD HH:MM:SS" prefix: in a log
 // most records share it with the one before, so only the fraction is new.
+// The prefix is kept as three (overlapping) little-endian words of bytes
+// 0-7, 8-15 and 11-18, the zone (bytes 23-29) as one.
 type timeCache struct {
-	prefix [19]byte
-	valid  bool
-	zone   [7]byte
-	secMs  int64 // Unix ms of prefix+zone with a zero fraction
+	w0, w1, w2 uint64
+	zone       uint64
+	valid      bool
+	secMs      int64 // Unix ms of prefix+zone with a zero fraction
 }
+
+// zoneWord is the word of b's bytes 23-29 (len(b) == 30).
+func zoneWord(b []byte) uint64 { return binary.LittleEndian.Uint64(b[22:30]) >> 8 }
 
 // cached parses b if it is "2026/07/22 16:30:15.758 +00:00" in the
 // cached second and zone.
 func (tc *timeCache) cached(b []byte) (int64, bool) {
-	if tc.valid && len(b) == 30 && b[19] == '.' && string(b[:19]) == string(tc.prefix[:]) && string(b[23:30]) == string(tc.zone[:]) &&
-		isDigit(b[20]) && isDigit(b[21]) && isDigit(b[22]) {
-		return tc.secMs + int64(b[20]-'0')*100 + int64(b[21]-'0')*10 + int64(b[22]-'0'), true
+	if !tc.valid || len(b) != 30 {
+		return 0, false
 	}
-	return 0, false
+	if binary.LittleEndian.Uint64(b[0:8]) != tc.w0 || binary.LittleEndian.Uint64(b[8:16]) != tc.w1 ||
+		binary.LittleEndian.Uint64(b[11:19]) != tc.w2 || zoneWord(b) != tc.zone ||
+		b[19] != '.' || !isDigit(b[20]) || !isDigit(b[21]) || !isDigit(b[22]) {
+		return 0, false
+	}
+	return tc.secMs + int64(b[20]-'0')*100 + int64(b[21]-'0')*10 + int64(b[22]-'0'), true
 }
 
 func (tc *timeCache) parse(b []byte) (int64, bool) {
@@ -140,8 +151,8 @@ func (tc *timeCache) parse(b []byte) (int64, bool) {
 	}
 	ms, ok := parseLogTime(b)
 	if ok && len(b) == 30 && b[19] == '.' && isDigit(b[20]) && isDigit(b[21]) && isDigit(b[22]) {
-		copy(tc.prefix[:], b[:19])
-		copy(tc.zone[:], b[23:30])
+		tc.w0, tc.w1, tc.w2 = binary.LittleEndian.Uint64(b[0:8]), binary.LittleEndian.Uint64(b[8:16]), binary.LittleEndian.Uint64(b[11:19])
+		tc.zone = zoneWord(b)
 		tc.secMs = ms - (int64(b[20]-'0')*100 + int64(b[21]-'0')*10 + int64(b[22]-'0'))
 		tc.valid = true
 	}
@@ -453,7 +464,7 @@ func (s *Scanner) emit(atEOF bool) *Record {
 		text = t
 	}
 	r := &s.rec
-	*r = Record{fields: r.fields[:0], scratch: &s.scratch}
+	*r = Record{fields: r.fields[:0], scratch: &s.scratch, names: s.names}
 	r.Line, r.Lines, r.Text, r.Truncated = s.pLine, s.pLines, text, s.pTrunc
 	if !parseHeader(text, r, &s.tc) {
 		s.Stats.Unparsed += int64(s.pLines)
@@ -491,9 +502,6 @@ func (s *Scanner) pendingOpenText(b []byte) bool {
 		i = e
 	}
 }
-
-// callerByte marks the bytes parseHeader's caller scan acts on.
-var callerByte = [256]bool{']': true, '"': true, '=': true, ':': true, '/': true}
 
 // parseHeader parses "[time] [LEVEL] [file.go:line] [message]" (time and
 // level may be missing; the '[' before the time may be lost) and sets r's
@@ -548,29 +556,22 @@ func parseHeader(b []byte, r *Record, tc *timeCache) bool {
 	if i >= len(b) || b[i] != '[' {
 		return r.HasTime && i >= len(b) // a bare header cut after the time/level
 	}
-	// One pass over a caller group ("[pkg/file.go:123]", short): up to the
-	// first ']', noting the last ':' and the last '/' before it; a '"' or
-	// '=' means this is not a caller group.
-	colon, slash, slashAtColon := -1, -1, -1
-	k := i + 1
-	notCaller := false
-scan:
-	for ; k < len(b); k++ {
-		if !callerByte[b[k]] {
-			continue
-		}
-		switch b[k] {
-		case ']':
-			break scan
-		case '"', '=':
-			notCaller = true
-			break scan
-		case ':':
-			colon, slashAtColon = k, slash
-		case '/':
-			slash = k
-		}
+	// A caller group ("[pkg/file.go:123]", short) ends at the first ']';
+	// a '"' or '=' before it means this is not a caller group. The file is
+	// what lies between the last '/' before the last ':' and that ':'.
+	g := b[i+1:]
+	stop := len(g) // the first ']', '"' or '=' in g
+	if j := bytes.IndexByte(g, ']'); j >= 0 {
+		stop = j
 	}
+	notCaller := false
+	if q := bytes.IndexByte(g[:stop], '"'); q >= 0 {
+		stop, notCaller = q, true
+	}
+	if q := bytes.IndexByte(g[:stop], '='); q >= 0 {
+		stop, notCaller = q, true
+	}
+	k := i + 1 + stop
 	if notCaller || k == len(b) {
 		if bytes.IndexByte(b[k:], ']') < 0 {
 			r.Truncated = true
@@ -581,11 +582,11 @@ scan:
 			return false
 		}
 	} else {
-		end := k // b[k] is the group's ']'
-		if colon >= 0 {
-			end, slash = colon, slashAtColon
+		end := stop // g[stop] is the group's ']'
+		if colon := bytes.LastIndexByte(g[:stop], ':'); colon >= 0 {
+			end = colon
 		}
-		r.File = b[max(i+1, slash+1):end]
+		r.File = g[bytes.LastIndexByte(g[:end], '/')+1 : end]
 		i = k + 1
 	}
 	if !r.HasTime && r.Level == LevelUnknown && len(r.File) == 0 {

@@ -6,6 +6,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"testing/iotest"
@@ -292,5 +293,72 @@ func TestSkipPlain(t *testing.T) {
 		if got < j || got > want || (want-got >= 8 && got+8 <= len(b)) {
 			t.Fatalf("skipPlain(%q, %d) = %d; first group byte at %d", b, j, got, want)
 		}
+	}
+}
+
+// TestIsEvidenceText pins the word-wise evidence-text check to the exact
+// one on lines of every length around the word size, with each kind of
+// byte at each position.
+func TestIsEvidenceText(t *testing.T) {
+	for n := 0; n <= 40; n++ {
+		base := bytes.Repeat([]byte("a"), n)
+		require.Equal(t, isEvidenceTextExact(base), isEvidenceText(base), "len %d", n)
+		for i := 0; i < n; i++ {
+			for _, c := range []byte{'\n', '\r', '\t', 0, 0x1f, ' ', '~', 0x7f, 0x80, 0xc3, 0xff} {
+				b := bytes.Clone(base)
+				b[i] = c
+				require.Equal(t, isEvidenceTextExact(b), isEvidenceText(b), "len %d byte %#x at %d", n, c, i)
+				if i+1 < n {
+					b[i+1] = 0xa9 // "é" when c is 0xc3: valid UTF-8
+					require.Equal(t, isEvidenceTextExact(b), isEvidenceText(b), "len %d bytes %#x 0xa9 at %d", n, c, i)
+				}
+			}
+		}
+	}
+	long := bytes.Repeat([]byte("a"), maxEvidenceText+1)
+	require.False(t, isEvidenceText(long))
+	require.True(t, isEvidenceText(long[:maxEvidenceText]))
+}
+
+// TestParseTs pins parseTs to strconv.ParseUint (0 on error).
+func TestParseTs(t *testing.T) {
+	for _, s := range []string{"", "0", "1", "463424440748738003", "18446744073709551615", "18446744073709551616",
+		"99999999999999999999", "000000000000000000000000001", "-1", "+1", "1a", " 1", "1_000", "１"} {
+		want, err := strconv.ParseUint(s, 10, 64)
+		if err != nil {
+			want = 0
+		}
+		require.Equal(t, want, parseTs([]byte(s)), "%q", s)
+	}
+}
+
+// TestTimeCache pins the cached time parse to parseLogTime over a stream
+// in which every byte of the cached prefix and zone changes in turn, and
+// fractions and lengths vary.
+func TestTimeCache(t *testing.T) {
+	base := "2026/07/22 16:30:15.758 +00:00"
+	var tc timeCache
+	rng := rand.New(rand.NewPCG(7, 7))
+	check := func(s string) {
+		want, wok := parseLogTime([]byte(s))
+		got, ok := tc.parse([]byte(s))
+		require.Equal(t, wok, ok, "%q", s)
+		require.Equal(t, want, got, "%q", s)
+	}
+	for i := 0; i < 20000; i++ {
+		b := []byte(base)
+		switch rng.IntN(4) {
+		case 0: // another fraction of the cached second
+			b[20], b[21], b[22] = byte('0'+rng.IntN(10)), byte('0'+rng.IntN(10)), byte('0'+rng.IntN(10))
+		case 1: // one byte of the prefix or zone changed
+			p := rng.IntN(len(b))
+			b[p] = "0123456789/:.+- x"[rng.IntN(17)]
+		case 2: // a shorter or longer form
+			b = b[:19+rng.IntN(len(b)-18)]
+		default:
+			b = append(b, " x"[rng.IntN(2)])
+		}
+		check(string(b))
+		check(base)
 	}
 }
