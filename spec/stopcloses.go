@@ -22,7 +22,7 @@ import (
 // Blind spot: judged only where the stream has a Quiesced marker (model,
 // simulation, runtime); production logs never quiesce.
 type stopClosesDispatchers struct {
-	d       dispatchers
+	d       *dispatchers      // its own tracker: ChangefeedRemoved does not end a dispatcher here
 	stopped map[string]string // changefeed -> stopped, failed or removed
 }
 
