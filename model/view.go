@@ -25,7 +25,10 @@ type View struct {
 	// owner (the maintainer node it obeys).
 	DM [MaxNodes]string
 	// Disp lists every dispatcher as "node/table/state" (table 0 is the
-	// table trigger), sorted.
+	// table trigger), sorted. A half of a split table is "tN<" (its left
+	// half, up to the split key) or "tN>" (its right half), a whole span
+	// "tN": which key a split cuts at is left out (the model's is fixed,
+	// split.go), which half a node holds is not.
 	Disp []string
 }
 
@@ -48,14 +51,33 @@ func MaintView(removalOnly, bootstrapped, removing, removed bool) string {
 	return strings.Join(f, ",")
 }
 
-// DispView renders one dispatcher in View.Disp. The table trigger's
-// Initializing is rendered Working: the model creates the trigger Working
-// (it has no first-event wait for it), so that one difference is not compared.
-func DispView(node string, table int, state string) string {
+// Span parts in View.Disp (DispView's part).
+const (
+	PartWhole = ""  // the table's whole key range
+	PartLeft  = "<" // the left half of a split table
+	PartRight = ">" // the right half of a split table
+)
+
+// DispView renders one dispatcher in View.Disp; part is PartWhole,
+// PartLeft or PartRight. The table trigger's Initializing is rendered
+// Working: the model creates the trigger Working (it has no first-event wait
+// for it), so that one difference is not compared.
+func DispView(node string, table int, part, state string) string {
 	if table == 0 && state == "Initializing" {
 		state = "Working"
 	}
-	return fmt.Sprintf("%s/t%d/%s", node, table, state)
+	return fmt.Sprintf("%s/t%d%s/%s", node, table, part, state)
+}
+
+// viewPart is a span part's rendering in View.Disp.
+func viewPart(p uint8) string {
+	switch p {
+	case partLeft:
+		return PartLeft
+	case partRight:
+		return PartRight
+	}
+	return PartWhole
 }
 
 // View projects s. Slots that are not running show no maintainer and no
@@ -83,7 +105,7 @@ func (s *State) View() View {
 		if d.ID == 0 || s.NodeSt[d.Node] != nodeAlive {
 			continue
 		}
-		v.Disp = append(v.Disp, DispView(NodeName(s.Ident(d.Node)), int(d.Table), statusName(d.St)))
+		v.Disp = append(v.Disp, DispView(NodeName(s.Ident(d.Node)), int(d.Table), viewPart(d.Part), statusName(d.St)))
 	}
 	sort.Strings(v.Disp)
 	return v

@@ -223,7 +223,7 @@ func (t *Tracker) mapStep(st sim.Step) (what string, f filter, mustAct bool, sto
 		// the table set.
 		return what, nil, false, "blocking-ddl: the model commits the one blocking DDL of its configuration (Config.Barrier fixes kind and tables), and its View has no block stage to compare"
 	case spec.ActionSplitTable:
-		return what, nil, false, "split-table: the model splits a span on its own (maintainer-split), keeping the left half on the origin, while the implementation's split targets every bootstrapped node in order; and the model splits a table once, into two halves"
+		return t.mapSplit(st, what)
 	case spec.ActionMergeTable:
 		return what, nil, false, "merge-table: the model merges only the two halves of a table pre-split at creation (Config.Merges, no split before it), while the implementation merges spans that a split-table and a move-table placed on one capture; and the model's dispatcher manager commits a merge in one step"
 	case spec.ActionMoveMaintainer:
@@ -345,4 +345,36 @@ func uncreated(s *model.State) int {
 		}
 	}
 	return n
+}
+
+// mapSplit maps a split-table request to the maintainer's split operator
+// (maintainer-split) on the table's whole span, with target nodes: the
+// implementation's split checker passes the span's node and every other
+// bootstrapped node (impl/maintainer SplitTable), so the targets are
+// aligned with the two halves when two nodes run and not aligned otherwise;
+// the model's split keeps the left half on the origin and names the right
+// half's target, and the Views that follow tell the choices apart. The
+// request may start nothing (the span is not replicating, or has an
+// operator): the model may stutter.
+func (t *Tracker) mapSplit(st sim.Step, what string) (string, filter, bool, string) {
+	sl, ok := t.slot[st.Node]
+	switch {
+	case !ok || t.ident[st.Node] != t.current(sl):
+		return what, nothing, false, ""
+	case t.Cfg.Splits == 0:
+		return what, nil, false, "split-table: the model's configuration has no split (Config.Splits is 0: its span slots hold every table)"
+	case st.Arg < 1 || st.Arg > model.MaxTables:
+		return what, nil, false, fmt.Sprintf("split-table of table %d: the model has tables 1..%d", st.Arg, model.MaxTables)
+	case t.splitTables[st.Arg]:
+		return what, nil, false, "a second split-table of one table: the model splits a whole span once, into two halves (no nested split)"
+	}
+	if t.splits >= t.Cfg.Splits {
+		return what, nil, false, fmt.Sprintf("split-table number %d: the model's configuration has %d", t.splits+1, t.Cfg.Splits)
+	}
+	t.splits++
+	t.splitTables[st.Arg] = true
+	table := uint8(st.Arg)
+	return what, func(a model.Action, _ *model.State, depth int) bool {
+		return depth == 0 && a.Kind == model.ASplit && a.Node == sl && a.Arg == table && a.Arg2&3 != 0
+	}, false, ""
 }

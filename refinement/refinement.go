@@ -102,6 +102,8 @@ type Tracker struct {
 	// checkpoint can progress where the model's cannot.
 	tsExhausted bool
 	ddls        int                   // CREATE TABLEs mirrored so far
+	splits      int                   // split-table requests mirrored so far
+	splitTables [model.MaxTables + 1]bool
 	inc         [model.MaxNodes]uint8 // incarnation of each slot
 	detected    [model.MaxNodes]bool  // the slot's capture was seen leaving
 }
@@ -198,6 +200,14 @@ func Config(nodes, tables int, bugs model.Config) model.Config {
 	cfg.Bugs = bugs.Bugs
 	cfg.Features = bugs.Features
 	cfg.Puller = bugs.Puller
+	return cfg
+}
+
+// WithSplits is cfg with room for splits split operators (Config.Splits):
+// the span slots that CREATE TABLEs would take hold the halves instead.
+func WithSplits(cfg model.Config, splits int) model.Config {
+	cfg.Splits = splits
+	cfg.DDLTables = max(0, model.MaxSpans-cfg.Tables-splits)
 	return cfg
 }
 
@@ -441,11 +451,27 @@ func (t *Tracker) implView() model.View {
 			if d.Trigger {
 				table = 0
 			}
-			v.Disp = append(v.Disp, model.DispView(t.name(n.ID), table, d.State))
+			v.Disp = append(v.Disp, model.DispView(t.name(n.ID), table, viewPart(d.Span), d.State))
 		}
 	}
 	sort.Strings(v.Disp)
 	return v
+}
+
+// viewPart renders an implementation span's part as model.View does: the
+// whole table, or the half below or above the one key a split cut it at.
+// A span bounded on both sides (a half split again) has no model part; the
+// Tracker stops before one exists (mapSplit).
+func viewPart(sp spec.Span) string {
+	switch {
+	case sp.Start == "" && sp.End == "":
+		return model.PartWhole
+	case sp.Start == "":
+		return model.PartLeft
+	case sp.End == "":
+		return model.PartRight
+	}
+	return "[" + sp.Start + "," + sp.End + ")"
 }
 
 // name renders an implementation node as its model identity.
@@ -454,6 +480,17 @@ func (t *Tracker) name(id core.NodeID) string {
 		return model.NodeName(x)
 	}
 	return "?" + string(id)
+}
+
+// took reports whether some candidate satisfies took (for tests: the
+// candidates followed a feature).
+func (t *Tracker) took(f func(*model.State) bool) bool {
+	for i := range t.cands {
+		if f(&t.cands[i]) {
+			return true
+		}
+	}
+	return false
 }
 
 // moved reports whether the candidates took a maintainer move (for tests).
