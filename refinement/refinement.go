@@ -101,8 +101,8 @@ type Tracker struct {
 	// candidate's could (its ts ran out); from then on the implementation's
 	// checkpoint can progress where the model's cannot.
 	tsExhausted bool
-	ddls        int                   // CREATE TABLEs mirrored so far
-	splits      int                   // split-table requests mirrored so far
+	ddls        int // CREATE TABLEs mirrored so far
+	splits      int // split-table requests mirrored so far
 	splitTables [model.MaxTables + 1]bool
 	inc         [model.MaxNodes]uint8 // incarnation of each slot
 	detected    [model.MaxNodes]bool  // the slot's capture was seen leaving
