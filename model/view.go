@@ -24,6 +24,14 @@ type View struct {
 	// DM is the dispatcher manager of each running node: "" none, else its
 	// owner (the maintainer node it obeys).
 	DM [MaxNodes]string
+	// Handoff says whether the last maintainer move handed the origin's
+	// checkpoint to the target (handoff-keeps-checkpoint, #6283): "" until
+	// the origin's final Stopped report reached the coordinator and a
+	// maintainer of the move's epoch runs, then "kept" when that maintainer
+	// started at or above the report's checkpoint, else "behind". It is
+	// the one comparison of timestamps in the View, taken as an order so
+	// that the model's and the implementation's clocks need not agree.
+	Handoff string
 	// Disp lists every dispatcher as "node/table/state" (table 0 is the
 	// table trigger), sorted. A half of a split table is "tN<" (its left
 	// half, up to the split key) or "tN>" (its right half), a whole span
@@ -80,6 +88,15 @@ func viewPart(p uint8) string {
 	return PartWhole
 }
 
+// HandoffView renders View.Handoff for a move's maintainer that started at
+// or above the origin's final checkpoint (kept) or below it.
+func HandoffView(kept bool) string {
+	if kept {
+		return "kept"
+	}
+	return "behind"
+}
+
 // View projects s. Slots that are not running show no maintainer and no
 // dispatcher manager: a crashed capture's components are gone.
 func (s *State) View() View {
@@ -99,6 +116,13 @@ func (s *State) View() View {
 		}
 		if dm := &s.DMs[i]; dm.Exists {
 			v.DM[i] = NodeName(dm.Owner)
+		}
+	}
+	if h := &s.Hand; h.Active && h.HasFinal {
+		for i := range s.Maint {
+			if m := &s.Maint[i]; s.NodeSt[i] == nodeAlive && m.Exists && !m.RemovalOnly && m.Epoch == h.Epoch {
+				v.Handoff = HandoffView(m.StartTs >= h.Final)
+			}
 		}
 	}
 	for _, d := range s.Disp {
@@ -123,6 +147,9 @@ func (v View) Diff(w View) string {
 		return fmt.Sprintf("coordinator's maintainer node: %q != %q", v.Bound, w.Bound)
 	case v.Op != w.Op:
 		return fmt.Sprintf("coordinator operator: %q != %q", v.Op, w.Op)
+	}
+	if v.Handoff != w.Handoff {
+		return fmt.Sprintf("maintainer move's handoff of the origin's checkpoint: %q != %q", v.Handoff, w.Handoff)
 	}
 	for i := range v.Maint {
 		if v.Maint[i] != w.Maint[i] {

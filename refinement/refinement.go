@@ -64,7 +64,9 @@ import (
 	"sort"
 	"strings"
 
+	"cdcspec/impl/coordinator"
 	"cdcspec/impl/core"
+	"cdcspec/impl/maintainer"
 	"cdcspec/impl/sim"
 	"cdcspec/model"
 	"cdcspec/spec"
@@ -103,6 +105,19 @@ type Tracker struct {
 	tsExhausted bool
 	ddls        int // CREATE TABLEs mirrored so far
 	splits      int // split-table requests mirrored so far
+	// closingOrigin: the node's maintainer took a move's non-cascade
+	// remove and is closing its table trigger; the model takes the remove
+	// when the implementation's maintainer is closed (implView).
+	closingOrigin map[core.NodeID]bool
+	closedOrigin  bool // a closing origin's remove was mapped (for tests)
+	// holdDelivery: the implementation's delivery in this step has no model
+	// counterpart yet (set by mapStep, read by observe).
+	holdDelivery bool
+	// hand is the implementation's side of View.Handoff, kept as the
+	// model's HandoffGhost (and the handoff-keeps-checkpoint monitor) keep
+	// it: the last maintainer move until another coordinator operator
+	// starts, and the origin's final Stopped report.
+	hand        handoff
 	splitTables [model.MaxTables + 1]bool
 	inc         [model.MaxNodes]uint8 // incarnation of each slot
 	detected    [model.MaxNodes]bool  // the slot's capture was seen leaving
@@ -216,7 +231,7 @@ func WithSplits(cfg model.Config, splits int) model.Config {
 // slots: the coordinator's capture to slot 0, the others in start order.
 func Follow(s *sim.Sim, name string, cfg model.Config) *Tracker {
 	t := &Tracker{Cfg: cfg, Feed: sim.CfID(name), MaxCandidates: DefaultMaxCandidates, sim: s,
-		ident: map[core.NodeID]uint8{}, slot: map[core.NodeID]uint8{}}
+		ident: map[core.NodeID]uint8{}, slot: map[core.NodeID]uint8{}, closingOrigin: map[core.NodeID]bool{}}
 	caps := s.Captures()
 	switch {
 	case len(caps) != cfg.Nodes:
@@ -263,12 +278,14 @@ func (t *Tracker) observe(st sim.Step) {
 	if !t.Following() {
 		return
 	}
+	t.holdDelivery = false
 	what, filter, mustAct, why := t.mapStep(st)
 	if why != "" {
 		t.stop(why)
 		return
 	}
-	if st.Kind == sim.StepDeliver {
+	t.noteHandoff(st)
+	if st.Kind == sim.StepDeliver && !t.holdDelivery {
 		if sl, ok := t.slot[st.Node]; ok && t.ident[st.Node] == t.current(sl) {
 			if kinds := modelKinds(st.Msg); kinds != nil {
 				for i := range t.cands {
@@ -302,7 +319,7 @@ func (t *Tracker) periodic(s model.State, sl uint8) model.State {
 		for _, a := range model.Actions(t.Cfg, s) {
 			if a.Kind == k && (k == model.ACoordTick || a.Node == sl) {
 				n, _ := model.Step(t.Cfg, s, a)
-				if !n.Overflow {
+				if !n.Overflow && (k != model.ACoordTick || !coordTickActs(&s, &n)) {
 					s = n
 				}
 				break
@@ -310,6 +327,54 @@ func (t *Tracker) periodic(s model.State, sl uint8) model.State {
 		}
 	}
 	return s
+}
+
+// handoff is one maintainer move's history as View.Handoff reads it.
+type handoff struct {
+	active, removing, hasFinal bool
+	origin                     core.NodeID
+	epoch, final               uint64
+}
+
+// noteHandoff updates the implementation's handoff history after step st
+// (see Tracker.hand).
+func (t *Tracker) noteHandoff(st sim.Step) {
+	h := &t.hand
+	var cf *coordinator.ChangefeedState
+	for _, c := range t.sim.State().Changefeeds {
+		if c.ID == t.Feed {
+			cf = &c
+		}
+	}
+	switch {
+	case cf != nil && (strings.HasPrefix(cf.Operator, "add ") || strings.HasPrefix(cf.Operator, "stop ")):
+		*h = handoff{}
+	case st.Kind == sim.StepFault && spec.Action(st.Name) == spec.ActionMoveMaintainer && cf != nil && strings.HasPrefix(cf.Operator, "move "):
+		h.active, h.removing, h.hasFinal, h.origin, h.epoch, h.final = true, true, false, cf.Node, cf.Epoch, 0
+	case st.Kind == sim.StepMembership:
+		for _, id := range st.Left {
+			if id == h.origin {
+				h.removing = false
+			}
+		}
+	case st.Kind == sim.StepDeliver && h.removing && st.From == h.origin:
+		if hb := heartbeatOf(st.Msg); hb != nil && st.Msg.Topic() == core.TopicCoordinator {
+			for _, ms := range hb.Statuses {
+				if ms.Changefeed == t.Feed && ms.State != core.ComponentWorking {
+					h.removing, h.hasFinal, h.final = false, true, ms.CheckpointTs
+				}
+			}
+		}
+	}
+}
+
+// coordTickActs reports whether the coordinator's tick from s to n did more
+// than re-send: a move operator's Schedule binding the changefeed to the
+// target once the origin stopped. The implementation's operator controller
+// schedules at its own pace (not at every tick), so that step is a choice of
+// the tick (mapStep), not a periodic action.
+func coordTickActs(s, n *model.State) bool {
+	return s.Coord != n.Coord && s.View().Diff(n.View()) != ""
 }
 
 // advance replaces the candidates by every state reachable with up to
@@ -433,10 +498,22 @@ func (t *Tracker) implView() model.View {
 		if !ok {
 			continue
 		}
+		closing := false
 		for _, m := range n.Maintainers {
 			if m.Changefeed == t.Feed {
 				v.Maint[sl] = model.MaintView(m.RemovalOnly, m.Bootstrapped, m.Removing, m.Removed)
+				if t.closingOrigin[n.ID] && m.Removing && !m.Removed {
+					// A move's origin closing its table trigger (SPEC.md
+					// 7.1, item 13) is the model's maintainer before the
+					// remove, its trigger Working.
+					closing = true
+					v.Maint[sl] = model.MaintView(m.RemovalOnly, m.Bootstrapped, false, false)
+					v.Disp = append(v.Disp, model.DispView(t.name(n.ID), 0, model.PartWhole, "Working"))
+				}
 			}
+		}
+		if !closing {
+			delete(t.closingOrigin, n.ID)
 		}
 		for _, dm := range n.Managers {
 			if dm.Changefeed == t.Feed {
@@ -449,13 +526,40 @@ func (t *Tracker) implView() model.View {
 			}
 			table := int(d.Span.Table)
 			if d.Trigger {
+				if closing {
+					continue
+				}
 				table = 0
 			}
 			v.Disp = append(v.Disp, model.DispView(t.name(n.ID), table, viewPart(d.Span), d.State))
 		}
 	}
+	if h := &t.hand; h.active && h.hasFinal {
+		for _, n := range st.Nodes {
+			for _, m := range n.Maintainers {
+				if _, ok := t.slot[n.ID]; ok && m.Changefeed == t.Feed && !m.RemovalOnly && m.Epoch == h.epoch {
+					v.Handoff = model.HandoffView(m.StartCheckpoint >= h.final)
+				}
+			}
+		}
+	}
 	sort.Strings(v.Disp)
 	return v
+}
+
+// maintainerOn returns the followed changefeed's maintainer on node id.
+func (t *Tracker) maintainerOn(id core.NodeID) (maintainer.MaintainerInfo, bool) {
+	for _, n := range t.sim.State().Nodes {
+		if n.ID != id {
+			continue
+		}
+		for _, m := range n.Maintainers {
+			if m.Changefeed == t.Feed {
+				return m, true
+			}
+		}
+	}
+	return maintainer.MaintainerInfo{}, false
 }
 
 // viewPart renders an implementation span's part as model.View does: the

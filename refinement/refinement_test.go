@@ -57,34 +57,85 @@ func TestPlantedDivergenceCaught(t *testing.T) {
 	}
 }
 
+// moveRun runs cf1 with implBugs in the implementation and modelBugs in
+// the model, moves its maintainer once it replicates and runs on; it
+// returns the capture the maintainer was moved from.
+func moveRun(t *testing.T, seed uint64, implBugs, modelBugs spec.BugSet) (*sim.Sim, *Tracker, core.NodeID) {
+	s := sim.New(sim.Config{Seed: seed, Nodes: 3, Tables: 2, Options: core.Options{Bugs: implBugs}})
+	require.NoError(t, s.CreateChangefeed("cf1"))
+	tr := Follow(s, "cf1", Config(3, 2, model.Config{Features: model.Base().Features, Bugs: modelBugs}))
+	// Move as soon as the changefeed replicates, while the model's
+	// timestamps still follow the implementation's upstream: the origin's
+	// progress after the move started (what #6283 loses) is then in both.
+	var origin core.NodeID
+	for i := 0; i < 100; i++ {
+		s.RunFor(50)
+		if cf := s.State().Changefeeds[0]; cf.Sched == "replicating" {
+			origin = cf.Node
+			break
+		}
+	}
+	require.NotEmpty(t, origin, "seed %d: the changefeed did not replicate", seed)
+	moved := false
+	for _, n := range s.Captures() {
+		if n != origin && s.MoveMaintainer("cf1", n) == nil {
+			moved = true
+			break
+		}
+	}
+	require.True(t, moved, "seed %d: no capture took the move", seed)
+	s.RunFor(15_000)
+	return s, tr, origin
+}
+
 // TestMaintainerMoveConforms: the Tracker follows a maintainer move step by
-// step (the coordinator's move operator: epoch bump, scheduling, the
-// origin's non-cascade remove re-sent) up to the remove's delivery at the
-// origin, where it stops with the reason (SPEC.md 7.1, item 13), with
-// #6280's rule and with HEAD's (move-final-stopped-rejected) on both sides.
+// step to its end: the coordinator's move operator (epoch bump,
+// scheduling, the origin's non-cascade remove re-sent), the origin closing
+// its table trigger over several steps while the model removes it in one
+// (SPEC.md 7.1, item 13: mapped at the step that closes the origin's
+// maintainer), the origin's final Stopped report, the add at the target, its
+// bootstrap and the changefeed replicating there. With
+// move-final-stopped-rejected on both sides too. Without the origin's
+// mapping the Tracker stops or diverges at the remove, and the test fails.
 func TestMaintainerMoveConforms(t *testing.T) {
 	for _, bugs := range []spec.BugSet{0, spec.BugSet(0).With(spec.BugMoveFinalStoppedRejected)} {
 		for seed := uint64(1); seed <= 3; seed++ {
-			s := sim.New(sim.Config{Seed: seed, Nodes: 3, Tables: 2, Options: core.Options{Bugs: bugs}})
-			require.NoError(t, s.CreateChangefeed("cf1"))
-			tr := Follow(s, "cf1", Config(3, 2, model.Config{Features: model.Base().Features, Bugs: bugs}))
-			s.RunFor(5_000)
-			moved := false
-			for _, n := range s.Captures() {
-				if s.MoveMaintainer("cf1", n) == nil {
-					moved = true
-					break
-				}
-			}
-			require.True(t, moved, "seed %d: no capture took the move", seed)
-			s.RunFor(15_000)
+			s, tr, origin := moveRun(t, seed, bugs, bugs)
 			if tr.Divergence != nil {
 				t.Fatalf("seed %d bugs %v: %v", seed, bugs.Names(), tr.Divergence)
 			}
-			require.Contains(t, tr.Stopped, "a move's non-cascade remove at the origin", "seed %d", seed)
+			require.Empty(t, tr.Stopped, "seed %d bugs %v", seed, bugs.Names())
 			require.True(t, tr.moved(), "seed %d: no candidate took the move", seed)
+			cf := s.State().Changefeeds[0]
+			require.NotEqual(t, origin, cf.Node, "seed %d bugs %v: the maintainer did not move", seed, bugs.Names())
+			require.Equal(t, "replicating", cf.Sched, "seed %d bugs %v", seed, bugs.Names())
+			require.True(t, tr.closedOrigin, "seed %d bugs %v: the origin's closing was never mapped", seed, bugs.Names())
+			want := "kept"
+			if bugs != 0 {
+				want = "behind"
+			}
+			require.Equal(t, want, tr.implView().Handoff, "seed %d bugs %v", seed, bugs.Names())
 			t.Logf("seed %d bugs %v: %d steps, peak %d candidates", seed, bugs.Names(), tr.Steps, tr.PeakCandidates())
 		}
+	}
+}
+
+// TestMoveFinalStoppedRejectedDivergence: move-final-stopped-rejected
+// (#6283: the coordinator drops the origin's final Stopped report as stale,
+// so the target starts below the checkpoint the origin reached) switched on
+// in one side only is a divergence, named by View.Handoff.
+func TestMoveFinalStoppedRejectedDivergence(t *testing.T) {
+	bug := spec.BugSet(0).With(spec.BugMoveFinalStoppedRejected)
+	for seed := uint64(1); seed <= 3; seed++ {
+		_, tr, _ := moveRun(t, seed, bug, 0)
+		require.NotNil(t, tr.Divergence, "seed %d: move-final-stopped-rejected in the implementation only went unnoticed", seed)
+		assert.Contains(t, tr.Divergence.Field, "handoff", "seed %d", seed)
+		assert.Equal(t, "behind", tr.Divergence.Impl.Handoff, "seed %d", seed)
+
+		_, tr, _ = moveRun(t, seed, 0, bug)
+		require.NotNil(t, tr.Divergence, "seed %d: move-final-stopped-rejected in the model only went unnoticed", seed)
+		assert.Contains(t, tr.Divergence.Field, "handoff", "seed %d", seed)
+		assert.Equal(t, "kept", tr.Divergence.Impl.Handoff, "seed %d", seed)
 	}
 }
 

@@ -290,6 +290,9 @@ type MaintainerInfo struct {
 	Removed      bool
 	Checkpoint   uint64
 	State        string
+	// StartCheckpoint is the checkpoint the maintainer was created with
+	// (its bootstrap's startTs).
+	StartCheckpoint uint64
 }
 
 // Maintainers lists the node's maintainers.
@@ -298,7 +301,8 @@ func (mm *Manager) Maintainers() []MaintainerInfo {
 	for _, id := range mm.sortedIDs() {
 		m := mm.maintainers[id]
 		out = append(out, MaintainerInfo{Changefeed: id, Epoch: m.epoch, Bootstrapped: m.initialized, RemovalOnly: m.removalOnly,
-			Removing: m.removing, Removed: m.removed, Checkpoint: m.reportedCheckpoint(), State: m.state.String()})
+			Removing: m.removing, Removed: m.removed, Checkpoint: m.reportedCheckpoint(), State: m.state.String(),
+			StartCheckpoint: m.startCheckpoint})
 	}
 	return out
 }
