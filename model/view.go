@@ -129,7 +129,13 @@ func (s *State) View() View {
 		if d.ID == 0 || s.NodeSt[d.Node] != nodeAlive {
 			continue
 		}
-		v.Disp = append(v.Disp, DispView(NodeName(s.Ident(d.Node)), int(d.Table), viewPart(d.Part), statusName(d.St)))
+		st := statusName(d.St)
+		if d.St == dMergeClosed {
+			// a source the merge closed is removing until its removal
+			// finishes (TiCDC's, and the implementation's, state)
+			st = "Removing"
+		}
+		v.Disp = append(v.Disp, DispView(NodeName(s.Ident(d.Node)), int(d.Table), viewPart(d.Part), st))
 	}
 	sort.Strings(v.Disp)
 	return v
@@ -209,3 +215,6 @@ func (s *State) CreateQueuedFor(dst uint8) bool {
 
 // TableCreated reports whether table t exists (initially or by a DDL).
 func (s *State) TableCreated(t int) bool { return s.TableT[t] != none }
+
+// IsMerge reports whether m is a MergeDispatcherRequest.
+func (m Msg) IsMerge() bool { return m.Kind == mMerge }

@@ -29,7 +29,7 @@ func nodeAction(a model.Action, s *model.State, sl uint8) bool {
 	switch a.Kind {
 	case model.ACoordSchedule, model.ACoordTick, model.ACoordRetryTimer:
 		return sl == 0
-	case model.AMaintTick, model.AMaintCleanup, model.AMaintSchedule, model.ADMTick, model.ADMComplete:
+	case model.AMaintTick, model.AMaintCleanup, model.AMaintSchedule, model.ADMTick, model.ADMComplete, model.AMergePostFinish:
 		return a.Node == sl
 	case model.ADispClosed:
 		d, ok := s.DispatcherSlot(a.Arg)
@@ -111,6 +111,14 @@ func (t *Tracker) mapStep(st sim.Step) (what string, f filter, mustAct bool, sto
 				// requested dispatcher at its next tick (the journaled
 				// Create); the model creates it on delivery, after what
 				// its channel holds ahead of the Create.
+				return true
+			}
+			if a.Kind == model.ADeliver && a.Msg.IsMerge() && !a.Msg.ToCoordinator() && a.Msg.DstSlot() == sl {
+				// The implementation's dispatcher manager journals a
+				// MergeDispatcherRequest on delivery and commits the merge
+				// at a later tick (doMerges, once no source has a write in
+				// flight); the model's commits on delivery (SPEC.md 7.1,
+				// item 14), so it takes the delivery at a tick.
 				return true
 			}
 			if a.Kind == model.ACoordTick && sl == 0 {
@@ -232,7 +240,7 @@ func (t *Tracker) mapStep(st sim.Step) (what string, f filter, mustAct bool, sto
 		}
 		return what, only(model.ACreateTable), true, ""
 	case spec.ActionMoveTable:
-		return what, nil, false, "move-table: the model's maintainer moves spans on its own, not on request"
+		return t.mapMoveTable(st, what)
 	case spec.ActionBlockingDDL:
 		// What stops a barrier mapping: the model's upstream commits the one
 		// blocking DDL of its configuration (Config.Barrier fixes its kind
@@ -243,7 +251,7 @@ func (t *Tracker) mapStep(st sim.Step) (what string, f filter, mustAct bool, sto
 	case spec.ActionSplitTable:
 		return t.mapSplit(st, what)
 	case spec.ActionMergeTable:
-		return what, nil, false, "merge-table: the model merges only the two halves of a table pre-split at creation (Config.Merges, no split before it), while the implementation merges spans that a split-table and a move-table placed on one capture; and the model's dispatcher manager commits a merge in one step"
+		return t.mapMerge(st, what)
 	case spec.ActionMoveMaintainer:
 		// The step names the coordinator's capture, not the target: any
 		// target slot, the Views that follow tell them apart.
@@ -297,6 +305,9 @@ func detects(left []uint8) filter {
 func (t *Tracker) deliverMatching(s model.State, st sim.Step, kinds []string) model.State {
 	if req, ok := st.Msg.(*core.ScheduleDispatcherRequest); ok && req.Action == core.ScheduleCreate {
 		return s // taken at the receiver's next tick (see mapStep)
+	}
+	if _, ok := st.Msg.(*core.MergeDispatcherRequest); ok {
+		return s // taken at a tick of the receiver (see mapStep)
 	}
 	toCoord := st.Msg.Topic() == core.TopicCoordinator
 	fromSl, fromOK := t.slot[st.From]
@@ -401,4 +412,54 @@ func heartbeatOf(m core.Message) *core.MaintainerHeartbeat {
 		return v
 	}
 	return nil
+}
+
+// maintSlot is the model slot of the maintainer's capture a request step
+// names, if the Tracker maps it.
+func (t *Tracker) maintSlot(id core.NodeID) (uint8, bool) {
+	sl, ok := t.slot[id]
+	return sl, ok && t.ident[id] == t.current(sl)
+}
+
+// mapMoveTable maps a move-table request (a move dispatcher operator for
+// every replicating span of the table that is not on the destination) to
+// the maintainer's span moves (maintainer-move) of the table's spans, one
+// or two (a split table's halves). The step does not name the destination:
+// any, the Views that follow tell them apart. The request may start nothing.
+func (t *Tracker) mapMoveTable(st sim.Step, what string) (string, filter, bool, string) {
+	sl, ok := t.maintSlot(st.Node)
+	switch {
+	case !ok:
+		return what, nothing, false, ""
+	case !t.Cfg.SpanMoves:
+		return what, nil, false, "move-table: the model's configuration moves no span (Config.SpanMoves)"
+	case st.Arg < 1 || st.Arg > model.MaxTables:
+		return what, nil, false, fmt.Sprintf("move-table of table %d: the model has tables 1..%d", st.Arg, model.MaxTables)
+	}
+	table := uint8(st.Arg)
+	return what, func(a model.Action, _ *model.State, depth int) bool {
+		return depth < 2 && a.Kind == model.AMaintMove && a.Node == sl && a.Arg&3 == table
+	}, false, ""
+}
+
+// mapMerge maps a merge-table request to the maintainer's merge operator
+// (maintainer-merge) on the table's two halves: occupy operators, the merged
+// span scheduling, the MergeDispatcherRequest. The model merges the halves
+// of a table pre-split at creation (Config.Merges; the implementation's
+// EnableTableAcrossNodes). The request may start nothing (the halves are
+// not both replicating on one node).
+func (t *Tracker) mapMerge(st sim.Step, what string) (string, filter, bool, string) {
+	sl, ok := t.maintSlot(st.Node)
+	switch {
+	case !ok:
+		return what, nothing, false, ""
+	case t.Cfg.Merges == 0:
+		return what, nil, false, "merge-table: the model's configuration has no merge (Config.Merges is 0; the model merges the halves of a table split at creation)"
+	case t.splits > 0:
+		return what, nil, false, "merge-table after a split-table: the model merges only a table split at creation (Config.Merges excludes Config.Splits)"
+	}
+	table := uint8(st.Arg)
+	return what, func(a model.Action, _ *model.State, depth int) bool {
+		return depth == 0 && a.Kind == model.AMerge && a.Node == sl && a.Arg == table
+	}, false, ""
 }

@@ -226,6 +226,14 @@ func WithSplits(cfg model.Config, splits int) model.Config {
 	return cfg
 }
 
+// WithMerges is cfg as the model's merge configuration holds it: one
+// table, split in two halves at creation (the implementation's
+// EnableTableAcrossNodes), and one merge operator (Config.Merges).
+func WithMerges(cfg model.Config) model.Config {
+	cfg.Merges, cfg.Splits, cfg.DDLTables = 1, 0, 0
+	return cfg
+}
+
 // Follow starts following changefeed name of s, which must have just been
 // created (CreateChangefeed returned, no step since). Captures map to model
 // slots: the coordinator's capture to slot 0, the others in start order.

@@ -220,3 +220,78 @@ func TestSplitDoubleAddDivergence(t *testing.T) {
 	require.Nil(t, tr.Divergence, "the bug on both sides: %v", tr.Divergence)
 	require.Empty(t, tr.Stopped)
 }
+
+// mergeRun runs cf1 on one table split at creation (EnableTableAcrossNodes,
+// the model's merge configuration), with implBugs in the implementation
+// and modelBugs in the model: once both halves replicate it moves them to
+// one capture if they are apart (move-table), then merges them
+// (merge-table) and runs on.
+func mergeRun(t *testing.T, seed uint64, nodes int, implBugs, modelBugs spec.BugSet) (*sim.Sim, *Tracker) {
+	s := sim.New(sim.Config{Seed: seed, Nodes: nodes, Tables: 1, Options: core.Options{Bugs: implBugs, EnableTableAcrossNodes: true}})
+	require.NoError(t, s.CreateChangefeed("cf1"))
+	tr := Follow(s, "cf1", WithMerges(Config(nodes, 1, model.Config{Features: model.Base().Features, Bugs: modelBugs})))
+	tr.MaxCandidates = 4096
+	halves := func() []core.NodeID {
+		var at []core.NodeID
+		for _, n := range s.State().Nodes {
+			for _, d := range n.Dispatchers {
+				if d.Span.Table == 1 && d.State == "Working" && (d.Span.Start == "") != (d.Span.End == "") {
+					at = append(at, n.ID)
+				}
+			}
+		}
+		return at
+	}
+	for i := 0; i < 100 && len(halves()) < 2; i++ {
+		s.RunFor(100)
+	}
+	at := halves()
+	require.Len(t, at, 2, "seed %d: the halves do not replicate", seed)
+	s.RunFor(500) // the maintainer sees both Working
+	if at[0] != at[1] {
+		k, err := s.MoveTable("cf1", 1, at[0])
+		require.NoError(t, err)
+		require.Equal(t, 1, k, "seed %d: the move did not start", seed)
+		for i := 0; i < 100; i++ {
+			if h := halves(); len(h) == 2 && h[0] == h[1] {
+				break
+			}
+			s.RunFor(100)
+		}
+		s.RunFor(500)
+	}
+	k, err := s.MergeTable("cf1", 1)
+	require.NoError(t, err)
+	require.Equal(t, 1, k, "seed %d: the merge did not start", seed)
+	s.RunFor(10_000)
+	return s, tr
+}
+
+// TestMergeConforms: the Tracker follows a merge step by step: the merge
+// operator with its occupy operators, the MergeDispatcherRequest journaled
+// and committed at a later tick (the model commits on delivery, SPEC.md 7.1
+// item 14), the sources Removing and their late Stopped, PostFinish, and the
+// merged dispatcher Working; before it, the move of a half to the other's
+// capture (move-table). Without the merge mapping the Tracker stops at the
+// request, and the test fails.
+func TestMergeConforms(t *testing.T) {
+	for seed := uint64(1); seed <= 3; seed++ {
+		_, tr := mergeRun(t, seed, 2, 0, 0)
+		if tr.Divergence != nil {
+			t.Fatalf("seed %d: %v", seed, tr.Divergence)
+		}
+		require.Empty(t, tr.Stopped, "seed %d", seed)
+		require.True(t, tr.took(func(st *model.State) bool { return st.Merges > 0 }), "seed %d: no candidate took the merge", seed)
+		v := tr.implView()
+		whole := 0
+		for _, d := range v.Disp {
+			require.NotContains(t, d, "/t1"+model.PartLeft+"/", "seed %d: a source is left: %v", seed, v.Disp)
+			require.NotContains(t, d, "/t1"+model.PartRight+"/", "seed %d: a source is left: %v", seed, v.Disp)
+			if strings.HasSuffix(d, "/t1/Working") {
+				whole++
+			}
+		}
+		require.Equal(t, 1, whole, "seed %d: %v", seed, v.Disp)
+		t.Logf("seed %d: %d steps, peak %d candidates", seed, tr.Steps, tr.PeakCandidates())
+	}
+}
