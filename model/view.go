@@ -21,6 +21,12 @@ type View struct {
 	Op    string // coordinator maintainer operator: "" | add | stop | move
 	// Maint is the maintainer of each running node, "" when it has none.
 	Maint [MaxNodes]string
+	// Ghosts counts, per running node's maintainer, the spans its scheduler
+	// holds absent although its span controller removed them: a merge
+	// source's late Stopped that the fallback marked absent after PostFinish
+	// removed it (merge-occupy-finishes-early, #4542). Never added again,
+	// a ghost's checkpoint holds the maintainer's back.
+	Ghosts [MaxNodes]int
 	// DM is the dispatcher manager of each running node: "" none, else its
 	// owner (the maintainer node it obeys).
 	DM [MaxNodes]string
@@ -113,6 +119,11 @@ func (s *State) View() View {
 		}
 		if m := &s.Maint[i]; m.Exists {
 			v.Maint[i] = MaintView(m.RemovalOnly, m.Bootstrapped, m.Removing, m.Removed)
+			for j := range m.Spans {
+				if m.Spans[j].ID != 0 && m.Spans[j].Op == mopGhost {
+					v.Ghosts[i]++
+				}
+			}
 		}
 		if dm := &s.DMs[i]; dm.Exists {
 			v.DM[i] = NodeName(dm.Owner)
@@ -160,6 +171,11 @@ func (v View) Diff(w View) string {
 	for i := range v.Maint {
 		if v.Maint[i] != w.Maint[i] {
 			return fmt.Sprintf("maintainer on slot %d: %q != %q", i, v.Maint[i], w.Maint[i])
+		}
+	}
+	for i := range v.Ghosts {
+		if v.Ghosts[i] != w.Ghosts[i] {
+			return fmt.Sprintf("ghost spans of the maintainer on slot %d: %d != %d", i, v.Ghosts[i], w.Ghosts[i])
 		}
 	}
 	for i := range v.DM {
@@ -218,3 +234,12 @@ func (s *State) TableCreated(t int) bool { return s.TableT[t] != none }
 
 // IsMerge reports whether m is a MergeDispatcherRequest.
 func (m Msg) IsMerge() bool { return m.Kind == mMerge }
+
+// StatusName is the component status a HeartBeatRequest(status) carries
+// ("Working", "Stopped", ...), "" for other messages.
+func (m Msg) StatusName() string {
+	if m.Kind != mDispStatus {
+		return ""
+	}
+	return statusName(m.B)
+}

@@ -220,6 +220,11 @@ func (t *Tracker) mapStep(st sim.Step) (what string, f filter, mustAct bool, sto
 	case spec.FaultHeal:
 		t.stalled = false
 		return what, nothing, false, ""
+	case spec.FaultSlowCloseDispatcher:
+		// The failpoint only delays when the capture's dispatchers finish
+		// closing; the model's dispatcher-closed is a choice of any later
+		// tick already.
+		return what, nothing, false, ""
 	case spec.FaultRandomMessageFaults, spec.FaultDropMessages, spec.FaultDuplicateMessages,
 		spec.FaultDelayMessages, spec.FaultPartition, spec.FaultHealNetwork:
 		return what, nothing, false, ""
@@ -312,17 +317,48 @@ func (t *Tracker) deliverMatching(s model.State, st sim.Step, kinds []string) mo
 	toCoord := st.Msg.Topic() == core.TopicCoordinator
 	fromSl, fromOK := t.slot[st.From]
 	toSl := t.slot[st.Node]
+	// A heartbeat batches the statuses of several dispatchers, the model
+	// sends one status message per dispatcher: with more than one status,
+	// one model status message of each status's component state is
+	// delivered (Removed stands for Stopped), a Stopped for a Stopped.
+	var states []string
+	if hb, ok := st.Msg.(*core.HeartBeatRequest); ok && len(hb.Statuses) > 1 {
+		for _, ts := range hb.Statuses {
+			name := ts.State.String()
+			if ts.State == core.ComponentRemoved {
+				name = "Stopped"
+			}
+			states = append(states, name)
+		}
+	}
 	for _, k := range kinds {
+		if k == "HeartBeatRequest(status)" && states != nil {
+			for _, name := range states {
+				s = t.deliverOne(s, k, name, toCoord, fromSl, fromOK, toSl, st.From)
+			}
+			continue
+		}
+		s = t.deliverOne(s, k, "", toCoord, fromSl, fromOK, toSl, st.From)
+	}
+	return s
+}
+
+// deliverOne delivers, in s, the first deliverable model message of kind k
+// (with component status state, unless "") from the sender to the
+// receiver, if any.
+func (t *Tracker) deliverOne(s model.State, k, state string, toCoord bool, fromSl uint8, fromOK bool, toSl uint8, from core.NodeID) model.State {
+	{
 		for _, a := range model.Actions(t.Cfg, s) {
 			m := a.Msg
-			if a.Kind != model.ADeliver || m.KindName() != k || m.IsCreate() || m.ToCoordinator() != toCoord || (!toCoord && m.DstSlot() != toSl) {
+			if a.Kind != model.ADeliver || m.KindName() != k || m.IsCreate() || m.ToCoordinator() != toCoord || (!toCoord && m.DstSlot() != toSl) ||
+				(state != "" && m.StatusName() != state) {
 				continue
 			}
 			if m.FromCoordinator() {
 				if fromSl != 0 || !fromOK {
 					continue
 				}
-			} else if !fromOK || m.Src != t.ident[st.From] {
+			} else if !fromOK || m.Src != t.ident[from] {
 				continue
 			}
 			if n, _ := model.Step(t.Cfg, s, a); !n.Overflow {

@@ -510,6 +510,7 @@ func (t *Tracker) implView() model.View {
 		for _, m := range n.Maintainers {
 			if m.Changefeed == t.Feed {
 				v.Maint[sl] = model.MaintView(m.RemovalOnly, m.Bootstrapped, m.Removing, m.Removed)
+				v.Ghosts[sl] = m.Ghosts
 				if t.closingOrigin[n.ID] && m.Removing && !m.Removed {
 					// A move's origin closing its table trigger (SPEC.md
 					// 7.1, item 13) is the model's maintainer before the
