@@ -243,3 +243,15 @@ func (m Msg) StatusName() string {
 	}
 	return statusName(m.B)
 }
+
+// StatusQueued reports whether a HeartBeatRequest(status) with component
+// status state (as StatusName renders it) from identity src's dispatcher
+// manager to slot dst's maintainer is in flight.
+func (s *State) StatusQueued(src, dst uint8, state string) bool {
+	for i, n := 0, s.nmsgs(); i < n; i++ {
+		if m := &s.Net[i]; m.Kind == mDispStatus && m.Src == src && m.Dst != coordSlot && slotOf(m.Dst) == dst && m.StatusName() == state {
+			return true
+		}
+	}
+	return false
+}

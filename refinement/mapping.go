@@ -318,11 +318,14 @@ func (t *Tracker) deliverMatching(s model.State, st sim.Step, kinds []string) mo
 	fromSl, fromOK := t.slot[st.From]
 	toSl := t.slot[st.Node]
 	// A heartbeat batches the statuses of several dispatchers, the model
-	// sends one status message per dispatcher: with more than one status,
-	// one model status message of each status's component state is
-	// delivered (Removed stands for Stopped), a Stopped for a Stopped.
+	// sends one status message per status change or complete-status round:
+	// for each status of the heartbeat, the model's status messages on the
+	// channel are delivered up to the first one of the status's component
+	// state (Removed stands for Stopped; the older ones are what the
+	// implementation's dispatcher manager coalesced into its latest
+	// heartbeat), or, when none of that state is in flight, the first one.
 	var states []string
-	if hb, ok := st.Msg.(*core.HeartBeatRequest); ok && len(hb.Statuses) > 1 {
+	if hb, ok := st.Msg.(*core.HeartBeatRequest); ok {
 		for _, ts := range hb.Statuses {
 			name := ts.State.String()
 			if ts.State == core.ComponentRemoved {
@@ -334,19 +337,36 @@ func (t *Tracker) deliverMatching(s model.State, st sim.Step, kinds []string) mo
 	for _, k := range kinds {
 		if k == "HeartBeatRequest(status)" && states != nil {
 			for _, name := range states {
-				s = t.deliverOne(s, k, name, toCoord, fromSl, fromOK, toSl, st.From)
+				if !fromOK || !s.StatusQueued(t.ident[st.From], toSl, name) {
+					s, _ = t.deliverOne(s, k, "", toCoord, fromSl, fromOK, toSl, st.From)
+					continue
+				}
+				for i := 0; i < maxCoalesced; i++ {
+					n, ok := t.deliverOne(s, k, name, toCoord, fromSl, fromOK, toSl, st.From)
+					if ok {
+						s = n
+						break
+					}
+					if s, ok = t.deliverOne(s, k, "", toCoord, fromSl, fromOK, toSl, st.From); !ok {
+						break
+					}
+				}
 			}
 			continue
 		}
-		s = t.deliverOne(s, k, "", toCoord, fromSl, fromOK, toSl, st.From)
+		s, _ = t.deliverOne(s, k, "", toCoord, fromSl, fromOK, toSl, st.From)
 	}
 	return s
 }
 
+// maxCoalesced bounds the older model status messages delivered ahead of
+// the one a heartbeat's status stands for.
+const maxCoalesced = 4
+
 // deliverOne delivers, in s, the first deliverable model message of kind k
 // (with component status state, unless "") from the sender to the
-// receiver, if any.
-func (t *Tracker) deliverOne(s model.State, k, state string, toCoord bool, fromSl uint8, fromOK bool, toSl uint8, from core.NodeID) model.State {
+// receiver, if any, and reports whether it found one.
+func (t *Tracker) deliverOne(s model.State, k, state string, toCoord bool, fromSl uint8, fromOK bool, toSl uint8, from core.NodeID) (model.State, bool) {
 	{
 		for _, a := range model.Actions(t.Cfg, s) {
 			m := a.Msg
@@ -362,12 +382,12 @@ func (t *Tracker) deliverOne(s model.State, k, state string, toCoord bool, fromS
 				continue
 			}
 			if n, _ := model.Step(t.Cfg, s, a); !n.Overflow {
-				s = n
+				return n, true
 			}
-			break
+			return s, true
 		}
 	}
-	return s
+	return s, false
 }
 
 // uncreated counts the model's tables not created yet.

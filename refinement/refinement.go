@@ -14,12 +14,17 @@
 //	----------------------------------  ----------------------------------------------------
 //	deliver m to node N                 deliver a message of m's kind addressed to N (to the
 //	                                    coordinator for MaintainerHeartbeat); a HeartBeatRequest
-//	                                    may stand for up to three model deliveries (watermark,
-//	                                    status, error); then N's own follow-up actions
+//	                                    may stand for a watermark, an error and one status
+//	                                    message per status it carries (older statuses on the
+//	                                    channel first: the implementation coalesced them); then
+//	                                    N's own follow-up actions
 //	tick on node N                      N's periodic actions: coordinator-schedule/-tick/
 //	                                    -retry-timer (N hosts the coordinator), maintainer-tick,
 //	                                    manager-cleanup, maintainer-schedule, dm-tick,
-//	                                    dm-complete-status, dispatcher-closed
+//	                                    dm-complete-status, dispatcher-closed,
+//	                                    maintainer-merge-post-finish; a Create or a
+//	                                    MergeDispatcherRequest queued for N (the implementation
+//	                                    journals them and acts at a tick)
 //	upstream advance                    upstream-advance while the model's ts stays MaxTables
 //	                                    below TsMax (room for CREATE TABLE), else nothing
 //	sink result on N                    N's dispatcher and DM actions
@@ -30,33 +35,50 @@
 //	sink-error on N                     sink-error of one of N's table dispatchers
 //	stall-upstream / resume-upstream    stall-upstream / resume-upstream
 //	create-table                        create-table
-//	move-table t to N                   maintainer-move t to N
+//	move-table t                        maintainer-move of t's spans (one or two), any target
+//	split-table t                       maintainer-split of t's whole span with target nodes
+//	                                    (Config.Splits, WithSplits)
+//	merge-table t                       maintainer-merge of t's halves (Config.Merges,
+//	                                    WithMerges: the table split at creation)
 //	move-maintainer                     move-maintainer to any slot (the Views that follow tell them apart)
-//	heal, random-message-faults,        (none): message faults take effect only as deliveries
-//	  drop/duplicate/delay-messages,    that do not happen; a model message that is never
-//	  partition, heal-network           delivered is the model's drop-messages
+//	slow-close-dispatcher, heal,        (none): the failpoint only delays a close, which the
+//	  random-message-faults,            model's dispatcher-closed leaves to any later tick;
+//	  drop/duplicate/delay-messages,    message faults take effect only as deliveries that do
+//	  partition, heal-network           not happen (a model message never delivered is the
+//	                                    model's drop-messages)
+//
+// Where the model does in one step what the implementation does in several
+// (SPEC.md section 7.1), the model takes the step when the implementation
+// has finished, and implView shows the implementation's intermediate states
+// as the state before: a move's origin closing its table trigger (item 13;
+// the remove is taken at the step that closes the origin's maintainer), a
+// merge journaled but not committed (item 14; taken at the commit's tick).
+// A coordinator tick that binds a moved changefeed to its target is a
+// choice of the tick, not a periodic action: the implementation's operator
+// controller schedules at its own pace.
 //
 // What the mapping leaves out, and what makes the Tracker stop following
 // (Stopped names it; a stopped Tracker checks nothing more and says so):
 // a second changefeed, pause/resume/remove (section 7.1 of SPEC.md, item
-// 12: the model's cascade close is atomic), a maintainer move's non-cascade
-// remove reaching the origin (item 13: the model removes the table trigger
-// and stops the maintainer at once; the move's start is followed), split and remove-table-dispatchers (one span per
-// table), failpoints, a crash of the coordinator's capture (coordinator
-// failover), more captures or tables than the model's slots, a capture
-// joining while a maintainer runs (the model's maintainer does not bootstrap
-// joining nodes), CREATE TABLE while the upstream is stalled (the model's
-// DDLs need a live upstream), a second CREATE TABLE (the model's trigger
-// holds one pending CREATE TABLE), a blocking DDL or syncpoint (the model
-// commits the one blocking DDL its configuration names, Config.Barrier, and
-// model.View has no block stage), catalogue entries the model cannot express
-// (ConfigFor), an error report reaching the coordinator after the model's
-// timestamps ran out (whether it comes with checkpoint progress decides the
-// backoff, reference A.2 step 6, and the implementation's checkpoint can
-// still progress where the model's cannot), and more than MaxCandidates
-// matching model states.
-// The View leaves out timestamps, dispatcher IDs, epochs and messages in
-// flight (see model.View).
+// 12: the model's cascade close is atomic), a second split of a table or
+// a split in a configuration without Config.Splits, a merge in one without
+// Config.Merges or after a split (the model merges only a table split at
+// creation), remove-table-dispatchers, the failpoint block-create-dispatcher,
+// a crash of the coordinator's capture (coordinator failover), more captures
+// or tables than the model's slots, a capture joining while a maintainer
+// runs (the model's maintainer does not bootstrap joining nodes), CREATE
+// TABLE while the upstream is stalled (the model's DDLs need a live
+// upstream), a second CREATE TABLE (the model's trigger holds one pending
+// CREATE TABLE), a blocking DDL or syncpoint (the model commits the one
+// blocking DDL its configuration names, Config.Barrier, and model.View has
+// no block stage), catalogue entries the model cannot express (ConfigFor),
+// an error report reaching the coordinator after the model's timestamps ran
+// out (whether it comes with checkpoint progress decides the backoff,
+// reference A.2 step 6, and the implementation's checkpoint can still
+// progress where the model's cannot), and more than MaxCandidates matching
+// model states.
+// The View leaves out timestamps (but for the order View.Handoff compares),
+// dispatcher IDs, epochs and messages in flight (see model.View).
 package refinement
 
 import (
