@@ -77,7 +77,7 @@ func (t *Tracker) mapStep(st sim.Step) (what string, f filter, mustAct bool, sto
 			// The implementation's origin removes its table trigger over
 			// several steps (a Remove to its own DM, the trigger's async
 			// close, its Stopped, the next re-sent remove), the model's in
-			// one (SPEC.md 7.1, item 13): the model takes the remove at the
+			// one (SPEC.md 7.1, item 16): the model takes the remove at the
 			// step that closes the implementation's maintainer, and until
 			// then implView shows the origin as before the remove (see
 			// closingOrigin).

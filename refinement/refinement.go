@@ -50,7 +50,7 @@
 // Where the model does in one step what the implementation does in several
 // (SPEC.md section 7.1), the model takes the step when the implementation
 // has finished, and implView shows the implementation's intermediate states
-// as the state before: a move's origin closing its table trigger (item 13;
+// as the state before: a move's origin closing its table trigger (item 16;
 // the remove is taken at the step that closes the origin's maintainer), a
 // merge journaled but not committed (item 14; taken at the commit's tick).
 // A coordinator tick that binds a moved changefeed to its target is a
@@ -535,7 +535,7 @@ func (t *Tracker) implView() model.View {
 				v.Ghosts[sl] = m.Ghosts
 				if t.closingOrigin[n.ID] && m.Removing && !m.Removed {
 					// A move's origin closing its table trigger (SPEC.md
-					// 7.1, item 13) is the model's maintainer before the
+					// 7.1, item 16) is the model's maintainer before the
 					// remove, its trigger Working.
 					closing = true
 					v.Maint[sl] = model.MaintView(m.RemovalOnly, m.Bootstrapped, false, false)

@@ -92,7 +92,7 @@ func moveRun(t *testing.T, seed uint64, implBugs, modelBugs spec.BugSet) (*sim.S
 // step to its end: the coordinator's move operator (epoch bump,
 // scheduling, the origin's non-cascade remove re-sent), the origin closing
 // its table trigger over several steps while the model removes it in one
-// (SPEC.md 7.1, item 13: mapped at the step that closes the origin's
+// (SPEC.md 7.1, item 16: mapped at the step that closes the origin's
 // maintainer), the origin's final Stopped report, the add at the target, its
 // bootstrap and the changefeed replicating there. With
 // move-final-stopped-rejected on both sides too. Without the origin's
