@@ -86,7 +86,6 @@ import (
 	"sort"
 	"strings"
 
-	"cdcspec/impl/coordinator"
 	"cdcspec/impl/core"
 	"cdcspec/impl/maintainer"
 	"cdcspec/impl/sim"
@@ -367,28 +366,26 @@ type handoff struct {
 }
 
 // noteHandoff updates the implementation's handoff history after step st
-// (see Tracker.hand).
+// (see Tracker.hand); implView ends it when another coordinator operator
+// starts.
 func (t *Tracker) noteHandoff(st sim.Step) {
 	h := &t.hand
-	var cf *coordinator.ChangefeedState
-	for _, c := range t.sim.State().Changefeeds {
-		if c.ID == t.Feed {
-			cf = &c
-		}
-	}
 	switch {
-	case cf != nil && (strings.HasPrefix(cf.Operator, "add ") || strings.HasPrefix(cf.Operator, "stop ")):
-		*h = handoff{}
-	case st.Kind == sim.StepFault && spec.Action(st.Name) == spec.ActionMoveMaintainer && cf != nil && strings.HasPrefix(cf.Operator, "move "):
-		h.active, h.removing, h.hasFinal, h.origin, h.epoch, h.final = true, true, false, cf.Node, cf.Epoch, 0
+	case st.Kind == sim.StepFault && spec.Action(st.Name) == spec.ActionMoveMaintainer:
+		for _, c := range t.sim.State().Changefeeds {
+			if c.ID == t.Feed && strings.HasPrefix(c.Operator, "move ") {
+				*h = handoff{active: true, removing: true, origin: c.Node, epoch: c.Epoch}
+			}
+		}
+	case !h.removing:
 	case st.Kind == sim.StepMembership:
 		for _, id := range st.Left {
 			if id == h.origin {
 				h.removing = false
 			}
 		}
-	case st.Kind == sim.StepDeliver && h.removing && st.From == h.origin:
-		if hb := heartbeatOf(st.Msg); hb != nil && st.Msg.Topic() == core.TopicCoordinator {
+	case st.Kind == sim.StepDeliver && st.From == h.origin && st.Msg.Topic() == core.TopicCoordinator:
+		if hb := heartbeatOf(st.Msg); hb != nil {
 			for _, ms := range hb.Statuses {
 				if ms.Changefeed == t.Feed && ms.State != core.ComponentWorking {
 					h.removing, h.hasFinal, h.final = false, true, ms.CheckpointTs
@@ -564,6 +561,9 @@ func (t *Tracker) implView() model.View {
 			}
 			v.Disp = append(v.Disp, model.DispView(t.name(n.ID), table, viewPart(d.Span), d.State))
 		}
+	}
+	if v.Op == "add" || v.Op == "stop" {
+		t.hand = handoff{} // another coordinator operator started
 	}
 	if h := &t.hand; h.active && h.hasFinal {
 		for _, n := range st.Nodes {
