@@ -21,11 +21,28 @@ type View struct {
 	Op    string // coordinator maintainer operator: "" | add | stop | move
 	// Maint is the maintainer of each running node, "" when it has none.
 	Maint [MaxNodes]string
+	// Ghosts counts, per running node's maintainer, the spans its scheduler
+	// holds absent although its span controller removed them: a merge
+	// source's late Stopped that the fallback marked absent after PostFinish
+	// removed it (merge-occupy-finishes-early, #4542). Never added again,
+	// a ghost's checkpoint holds the maintainer's back.
+	Ghosts [MaxNodes]int
 	// DM is the dispatcher manager of each running node: "" none, else its
 	// owner (the maintainer node it obeys).
 	DM [MaxNodes]string
+	// Handoff says whether the last maintainer move handed the origin's
+	// checkpoint to the target (handoff-keeps-checkpoint, #6283): "" until
+	// the origin's final Stopped report reached the coordinator and a
+	// maintainer of the move's epoch runs, then "kept" when that maintainer
+	// started at or above the report's checkpoint, else "behind". It is
+	// the one comparison of timestamps in the View, taken as an order so
+	// that the model's and the implementation's clocks need not agree.
+	Handoff string
 	// Disp lists every dispatcher as "node/table/state" (table 0 is the
-	// table trigger), sorted.
+	// table trigger), sorted. A half of a split table is "tN<" (its left
+	// half, up to the split key) or "tN>" (its right half), a whole span
+	// "tN": which key a split cuts at is left out (the model's is fixed,
+	// split.go), which half a node holds is not.
 	Disp []string
 }
 
@@ -48,14 +65,42 @@ func MaintView(removalOnly, bootstrapped, removing, removed bool) string {
 	return strings.Join(f, ",")
 }
 
-// DispView renders one dispatcher in View.Disp. The table trigger's
-// Initializing is rendered Working: the model creates the trigger Working
-// (it has no first-event wait for it), so that one difference is not compared.
-func DispView(node string, table int, state string) string {
+// Span parts in View.Disp (DispView's part).
+const (
+	PartWhole = ""  // the table's whole key range
+	PartLeft  = "<" // the left half of a split table
+	PartRight = ">" // the right half of a split table
+)
+
+// DispView renders one dispatcher in View.Disp; part is PartWhole,
+// PartLeft or PartRight. The table trigger's Initializing is rendered
+// Working: the model creates the trigger Working (it has no first-event wait
+// for it), so that one difference is not compared.
+func DispView(node string, table int, part, state string) string {
 	if table == 0 && state == "Initializing" {
 		state = "Working"
 	}
-	return fmt.Sprintf("%s/t%d/%s", node, table, state)
+	return fmt.Sprintf("%s/t%d%s/%s", node, table, part, state)
+}
+
+// viewPart is a span part's rendering in View.Disp.
+func viewPart(p uint8) string {
+	switch p {
+	case partLeft:
+		return PartLeft
+	case partRight:
+		return PartRight
+	}
+	return PartWhole
+}
+
+// HandoffView renders View.Handoff for a move's maintainer that started at
+// or above the origin's final checkpoint (kept) or below it.
+func HandoffView(kept bool) string {
+	if kept {
+		return "kept"
+	}
+	return "behind"
 }
 
 // View projects s. Slots that are not running show no maintainer and no
@@ -74,16 +119,34 @@ func (s *State) View() View {
 		}
 		if m := &s.Maint[i]; m.Exists {
 			v.Maint[i] = MaintView(m.RemovalOnly, m.Bootstrapped, m.Removing, m.Removed)
+			for j := range m.Spans {
+				if m.Spans[j].ID != 0 && m.Spans[j].Op == mopGhost {
+					v.Ghosts[i]++
+				}
+			}
 		}
 		if dm := &s.DMs[i]; dm.Exists {
 			v.DM[i] = NodeName(dm.Owner)
+		}
+	}
+	if h := &s.Hand; h.Active && h.HasFinal {
+		for i := range s.Maint {
+			if m := &s.Maint[i]; s.NodeSt[i] == nodeAlive && m.Exists && !m.RemovalOnly && m.Epoch == h.Epoch {
+				v.Handoff = HandoffView(m.StartTs >= h.Final)
+			}
 		}
 	}
 	for _, d := range s.Disp {
 		if d.ID == 0 || s.NodeSt[d.Node] != nodeAlive {
 			continue
 		}
-		v.Disp = append(v.Disp, DispView(NodeName(s.Ident(d.Node)), int(d.Table), statusName(d.St)))
+		st := statusName(d.St)
+		if d.St == dMergeClosed {
+			// a source the merge closed is removing until its removal
+			// finishes (TiCDC's, and the implementation's, state)
+			st = "Removing"
+		}
+		v.Disp = append(v.Disp, DispView(NodeName(s.Ident(d.Node)), int(d.Table), viewPart(d.Part), st))
 	}
 	sort.Strings(v.Disp)
 	return v
@@ -102,9 +165,17 @@ func (v View) Diff(w View) string {
 	case v.Op != w.Op:
 		return fmt.Sprintf("coordinator operator: %q != %q", v.Op, w.Op)
 	}
+	if v.Handoff != w.Handoff {
+		return fmt.Sprintf("maintainer move's handoff of the origin's checkpoint: %q != %q", v.Handoff, w.Handoff)
+	}
 	for i := range v.Maint {
 		if v.Maint[i] != w.Maint[i] {
 			return fmt.Sprintf("maintainer on slot %d: %q != %q", i, v.Maint[i], w.Maint[i])
+		}
+	}
+	for i := range v.Ghosts {
+		if v.Ghosts[i] != w.Ghosts[i] {
+			return fmt.Sprintf("ghost spans of the maintainer on slot %d: %d != %d", i, v.Ghosts[i], w.Ghosts[i])
 		}
 	}
 	for i := range v.DM {
@@ -160,3 +231,27 @@ func (s *State) CreateQueuedFor(dst uint8) bool {
 
 // TableCreated reports whether table t exists (initially or by a DDL).
 func (s *State) TableCreated(t int) bool { return s.TableT[t] != none }
+
+// IsMerge reports whether m is a MergeDispatcherRequest.
+func (m Msg) IsMerge() bool { return m.Kind == mMerge }
+
+// StatusName is the component status a HeartBeatRequest(status) carries
+// ("Working", "Stopped", ...), "" for other messages.
+func (m Msg) StatusName() string {
+	if m.Kind != mDispStatus {
+		return ""
+	}
+	return statusName(m.B)
+}
+
+// StatusQueued reports whether a HeartBeatRequest(status) with component
+// status state (as StatusName renders it) from identity src's dispatcher
+// manager to slot dst's maintainer is in flight.
+func (s *State) StatusQueued(src, dst uint8, state string) bool {
+	for i, n := 0, s.nmsgs(); i < n; i++ {
+		if m := &s.Net[i]; m.Kind == mDispStatus && m.Src == src && m.Dst != coordSlot && slotOf(m.Dst) == dst && m.StatusName() == state {
+			return true
+		}
+	}
+	return false
+}

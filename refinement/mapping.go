@@ -29,7 +29,7 @@ func nodeAction(a model.Action, s *model.State, sl uint8) bool {
 	switch a.Kind {
 	case model.ACoordSchedule, model.ACoordTick, model.ACoordRetryTimer:
 		return sl == 0
-	case model.AMaintTick, model.AMaintCleanup, model.AMaintSchedule, model.ADMTick, model.ADMComplete:
+	case model.AMaintTick, model.AMaintCleanup, model.AMaintSchedule, model.ADMTick, model.ADMComplete, model.AMergePostFinish:
 		return a.Node == sl
 	case model.ADispClosed:
 		d, ok := s.DispatcherSlot(a.Arg)
@@ -74,12 +74,24 @@ func (t *Tracker) mapStep(st sim.Step) (what string, f filter, mustAct bool, sto
 			return what, nothing, false, ""
 		}
 		if rm, isRm := st.Msg.(*core.RemoveMaintainerRequest); isRm && !rm.Cascade && rm.Changefeed == t.Feed {
-			// Found by TestMaintainerMoveConforms: the implementation's
-			// origin removes its table trigger over several steps (a
-			// Remove to its own DM, the trigger's async close, its Stopped,
-			// the next re-sent remove), the model's in one (SPEC.md 7.1,
-			// item 13), so the Views differ while the trigger closes.
-			return what, nil, false, "a move's non-cascade remove at the origin: the model removes the table trigger and stops the maintainer at once, the implementation over several steps"
+			// The implementation's origin removes its table trigger over
+			// several steps (a Remove to its own DM, the trigger's async
+			// close, its Stopped, the next re-sent remove), the model's in
+			// one (SPEC.md 7.1, item 16): the model takes the remove at the
+			// step that closes the implementation's maintainer, and until
+			// then implView shows the origin as before the remove (see
+			// closingOrigin).
+			if info, ok := t.maintainerOn(st.Node); ok && info.Removing && !info.Removed {
+				t.closingOrigin[st.Node] = true
+				t.holdDelivery = true
+			} else if t.closingOrigin[st.Node] {
+				t.closedOrigin = true // this re-sent remove closed it: the model takes the remove now
+			}
+		}
+		if req, isReq := st.Msg.(*core.ScheduleDispatcherRequest); isReq && t.closingOrigin[st.Node] && req.Config.Span.Table == 0 && req.Action == core.ScheduleRemove {
+			// The closing origin's Remove of its own table trigger: the
+			// model has no such message (its remove took the trigger).
+			t.holdDelivery = true
 		}
 		if t.tsExhausted && t.reportsError(st.Msg) {
 			return what, nil, false, "an error report after the model's timestamps ran out: whether it comes with checkpoint progress, which decides the backoff, is beyond the model's ts range"
@@ -100,6 +112,20 @@ func (t *Tracker) mapStep(st sim.Step) (what string, f filter, mustAct bool, sto
 				// Create); the model creates it on delivery, after what
 				// its channel holds ahead of the Create.
 				return true
+			}
+			if a.Kind == model.ADeliver && a.Msg.IsMerge() && !a.Msg.ToCoordinator() && a.Msg.DstSlot() == sl {
+				// The implementation's dispatcher manager journals a
+				// MergeDispatcherRequest on delivery and commits the merge
+				// at a later tick (doMerges, once no source has a write in
+				// flight); the model's commits on delivery (SPEC.md 7.1,
+				// item 14), so it takes the delivery at a tick.
+				return true
+			}
+			if a.Kind == model.ACoordTick && sl == 0 {
+				// a coordinator tick that binds a moved changefeed to its
+				// target (see coordTickActs)
+				n, _ := model.Step(t.Cfg, *s, a)
+				return coordTickActs(s, &n)
 			}
 			return !periodicKind(a.Kind) && nodeAction(a, s, sl)
 		}, false, ""
@@ -194,6 +220,11 @@ func (t *Tracker) mapStep(st sim.Step) (what string, f filter, mustAct bool, sto
 	case spec.FaultHeal:
 		t.stalled = false
 		return what, nothing, false, ""
+	case spec.FaultSlowCloseDispatcher:
+		// The failpoint only delays when the capture's dispatchers finish
+		// closing; the model's dispatcher-closed is a choice of any later
+		// tick already.
+		return what, nothing, false, ""
 	case spec.FaultRandomMessageFaults, spec.FaultDropMessages, spec.FaultDuplicateMessages,
 		spec.FaultDelayMessages, spec.FaultPartition, spec.FaultHealNetwork:
 		return what, nothing, false, ""
@@ -214,7 +245,7 @@ func (t *Tracker) mapStep(st sim.Step) (what string, f filter, mustAct bool, sto
 		}
 		return what, only(model.ACreateTable), true, ""
 	case spec.ActionMoveTable:
-		return what, nil, false, "move-table: the model's maintainer moves spans on its own, not on request"
+		return t.mapMoveTable(st, what)
 	case spec.ActionBlockingDDL:
 		// What stops a barrier mapping: the model's upstream commits the one
 		// blocking DDL of its configuration (Config.Barrier fixes its kind
@@ -223,9 +254,9 @@ func (t *Tracker) mapStep(st sim.Step) (what string, f filter, mustAct bool, sto
 		// the table set.
 		return what, nil, false, "blocking-ddl: the model commits the one blocking DDL of its configuration (Config.Barrier fixes kind and tables), and its View has no block stage to compare"
 	case spec.ActionSplitTable:
-		return what, nil, false, "split-table: the model splits a span on its own (maintainer-split), keeping the left half on the origin, while the implementation's split targets every bootstrapped node in order; and the model splits a table once, into two halves"
+		return t.mapSplit(st, what)
 	case spec.ActionMergeTable:
-		return what, nil, false, "merge-table: the model merges only the two halves of a table pre-split at creation (Config.Merges, no split before it), while the implementation merges spans that a split-table and a move-table placed on one capture; and the model's dispatcher manager commits a merge in one step"
+		return t.mapMerge(st, what)
 	case spec.ActionMoveMaintainer:
 		// The step names the coordinator's capture, not the target: any
 		// target slot, the Views that follow tell them apart.
@@ -280,29 +311,83 @@ func (t *Tracker) deliverMatching(s model.State, st sim.Step, kinds []string) mo
 	if req, ok := st.Msg.(*core.ScheduleDispatcherRequest); ok && req.Action == core.ScheduleCreate {
 		return s // taken at the receiver's next tick (see mapStep)
 	}
+	if _, ok := st.Msg.(*core.MergeDispatcherRequest); ok {
+		return s // taken at a tick of the receiver (see mapStep)
+	}
 	toCoord := st.Msg.Topic() == core.TopicCoordinator
 	fromSl, fromOK := t.slot[st.From]
 	toSl := t.slot[st.Node]
+	// A heartbeat batches the statuses of several dispatchers, the model
+	// sends one status message per status change or complete-status round:
+	// for each status of the heartbeat, the model's status messages on the
+	// channel are delivered up to the first one of the status's component
+	// state (Removed stands for Stopped; the older ones are what the
+	// implementation's dispatcher manager coalesced into its latest
+	// heartbeat), or, when none of that state is in flight, the first one.
+	var states []string
+	if hb, ok := st.Msg.(*core.HeartBeatRequest); ok {
+		for _, ts := range hb.Statuses {
+			name := ts.State.String()
+			if ts.State == core.ComponentRemoved {
+				name = "Stopped"
+			}
+			states = append(states, name)
+		}
+	}
 	for _, k := range kinds {
+		if k == "HeartBeatRequest(status)" && states != nil {
+			for _, name := range states {
+				if !fromOK || !s.StatusQueued(t.ident[st.From], toSl, name) {
+					s, _ = t.deliverOne(s, k, "", toCoord, fromSl, fromOK, toSl, st.From)
+					continue
+				}
+				for i := 0; i < maxCoalesced; i++ {
+					n, ok := t.deliverOne(s, k, name, toCoord, fromSl, fromOK, toSl, st.From)
+					if ok {
+						s = n
+						break
+					}
+					if s, ok = t.deliverOne(s, k, "", toCoord, fromSl, fromOK, toSl, st.From); !ok {
+						break
+					}
+				}
+			}
+			continue
+		}
+		s, _ = t.deliverOne(s, k, "", toCoord, fromSl, fromOK, toSl, st.From)
+	}
+	return s
+}
+
+// maxCoalesced bounds the older model status messages delivered ahead of
+// the one a heartbeat's status stands for.
+const maxCoalesced = 4
+
+// deliverOne delivers, in s, the first deliverable model message of kind k
+// (with component status state, unless "") from the sender to the
+// receiver, if any, and reports whether it found one.
+func (t *Tracker) deliverOne(s model.State, k, state string, toCoord bool, fromSl uint8, fromOK bool, toSl uint8, from core.NodeID) (model.State, bool) {
+	{
 		for _, a := range model.Actions(t.Cfg, s) {
 			m := a.Msg
-			if a.Kind != model.ADeliver || m.KindName() != k || m.IsCreate() || m.ToCoordinator() != toCoord || (!toCoord && m.DstSlot() != toSl) {
+			if a.Kind != model.ADeliver || m.KindName() != k || m.IsCreate() || m.ToCoordinator() != toCoord || (!toCoord && m.DstSlot() != toSl) ||
+				(state != "" && m.StatusName() != state) {
 				continue
 			}
 			if m.FromCoordinator() {
 				if fromSl != 0 || !fromOK {
 					continue
 				}
-			} else if !fromOK || m.Src != t.ident[st.From] {
+			} else if !fromOK || m.Src != t.ident[from] {
 				continue
 			}
 			if n, _ := model.Step(t.Cfg, s, a); !n.Overflow {
-				s = n
+				return n, true
 			}
-			break
+			return s, true
 		}
 	}
-	return s
+	return s, false
 }
 
 // uncreated counts the model's tables not created yet.
@@ -320,13 +405,8 @@ func (t *Tracker) upstreamCanAdvance() bool {
 // reportsError reports whether m is a MaintainerHeartbeat that carries an
 // error of the followed changefeed.
 func (t *Tracker) reportsError(m core.Message) bool {
-	var hb *core.MaintainerHeartbeat
-	switch v := m.(type) {
-	case core.MaintainerHeartbeat:
-		hb = &v
-	case *core.MaintainerHeartbeat:
-		hb = v
-	default:
+	hb := heartbeatOf(m)
+	if hb == nil {
 		return false
 	}
 	for _, s := range hb.Statuses {
@@ -345,4 +425,97 @@ func uncreated(s *model.State) int {
 		}
 	}
 	return n
+}
+
+// mapSplit maps a split-table request to the maintainer's split operator
+// (maintainer-split) on the table's whole span, with target nodes: the
+// implementation's split checker passes the span's node and every other
+// bootstrapped node (impl/maintainer SplitTable), so the targets are
+// aligned with the two halves when two nodes run and not aligned otherwise;
+// the model's split keeps the left half on the origin and names the right
+// half's target, and the Views that follow tell the choices apart. The
+// request may start nothing (the span is not replicating, or has an
+// operator): the model may stutter.
+func (t *Tracker) mapSplit(st sim.Step, what string) (string, filter, bool, string) {
+	sl, ok := t.slot[st.Node]
+	switch {
+	case !ok || t.ident[st.Node] != t.current(sl):
+		return what, nothing, false, ""
+	case t.Cfg.Splits == 0:
+		return what, nil, false, "split-table: the model's configuration has no split (Config.Splits is 0: its span slots hold every table)"
+	case st.Arg < 1 || st.Arg > model.MaxTables:
+		return what, nil, false, fmt.Sprintf("split-table of table %d: the model has tables 1..%d", st.Arg, model.MaxTables)
+	case t.splitTables[st.Arg]:
+		return what, nil, false, "a second split-table of one table: the model splits a whole span once, into two halves (no nested split)"
+	}
+	if t.splits >= t.Cfg.Splits {
+		return what, nil, false, fmt.Sprintf("split-table number %d: the model's configuration has %d", t.splits+1, t.Cfg.Splits)
+	}
+	t.splits++
+	t.splitTables[st.Arg] = true
+	table := uint8(st.Arg)
+	return what, func(a model.Action, _ *model.State, depth int) bool {
+		return depth == 0 && a.Kind == model.ASplit && a.Node == sl && a.Arg == table && a.Arg2&3 != 0
+	}, false, ""
+}
+
+// heartbeatOf returns m as a MaintainerHeartbeat, or nil.
+func heartbeatOf(m core.Message) *core.MaintainerHeartbeat {
+	switch v := m.(type) {
+	case core.MaintainerHeartbeat:
+		return &v
+	case *core.MaintainerHeartbeat:
+		return v
+	}
+	return nil
+}
+
+// maintSlot is the model slot of the maintainer's capture a request step
+// names, if the Tracker maps it.
+func (t *Tracker) maintSlot(id core.NodeID) (uint8, bool) {
+	sl, ok := t.slot[id]
+	return sl, ok && t.ident[id] == t.current(sl)
+}
+
+// mapMoveTable maps a move-table request (a move dispatcher operator for
+// every replicating span of the table that is not on the destination) to
+// the maintainer's span moves (maintainer-move) of the table's spans, one
+// or two (a split table's halves). The step does not name the destination:
+// any, the Views that follow tell them apart. The request may start nothing.
+func (t *Tracker) mapMoveTable(st sim.Step, what string) (string, filter, bool, string) {
+	sl, ok := t.maintSlot(st.Node)
+	switch {
+	case !ok:
+		return what, nothing, false, ""
+	case !t.Cfg.SpanMoves:
+		return what, nil, false, "move-table: the model's configuration moves no span (Config.SpanMoves)"
+	case st.Arg < 1 || st.Arg > model.MaxTables:
+		return what, nil, false, fmt.Sprintf("move-table of table %d: the model has tables 1..%d", st.Arg, model.MaxTables)
+	}
+	table := uint8(st.Arg)
+	return what, func(a model.Action, _ *model.State, depth int) bool {
+		return depth < 2 && a.Kind == model.AMaintMove && a.Node == sl && a.Arg&3 == table
+	}, false, ""
+}
+
+// mapMerge maps a merge-table request to the maintainer's merge operator
+// (maintainer-merge) on the table's two halves: occupy operators, the merged
+// span scheduling, the MergeDispatcherRequest. The model merges the halves
+// of a table pre-split at creation (Config.Merges; the implementation's
+// EnableTableAcrossNodes). The request may start nothing (the halves are
+// not both replicating on one node).
+func (t *Tracker) mapMerge(st sim.Step, what string) (string, filter, bool, string) {
+	sl, ok := t.maintSlot(st.Node)
+	switch {
+	case !ok:
+		return what, nothing, false, ""
+	case t.Cfg.Merges == 0:
+		return what, nil, false, "merge-table: the model's configuration has no merge (Config.Merges is 0; the model merges the halves of a table split at creation)"
+	case t.splits > 0:
+		return what, nil, false, "merge-table after a split-table: the model merges only a table split at creation (Config.Merges excludes Config.Splits)"
+	}
+	table := uint8(st.Arg)
+	return what, func(a model.Action, _ *model.State, depth int) bool {
+		return depth == 0 && a.Kind == model.AMerge && a.Node == sl && a.Arg == table
+	}, false, ""
 }

@@ -14,12 +14,17 @@
 //	----------------------------------  ----------------------------------------------------
 //	deliver m to node N                 deliver a message of m's kind addressed to N (to the
 //	                                    coordinator for MaintainerHeartbeat); a HeartBeatRequest
-//	                                    may stand for up to three model deliveries (watermark,
-//	                                    status, error); then N's own follow-up actions
+//	                                    may stand for a watermark, an error and one status
+//	                                    message per status it carries (older statuses on the
+//	                                    channel first: the implementation coalesced them); then
+//	                                    N's own follow-up actions
 //	tick on node N                      N's periodic actions: coordinator-schedule/-tick/
 //	                                    -retry-timer (N hosts the coordinator), maintainer-tick,
 //	                                    manager-cleanup, maintainer-schedule, dm-tick,
-//	                                    dm-complete-status, dispatcher-closed
+//	                                    dm-complete-status, dispatcher-closed,
+//	                                    maintainer-merge-post-finish; a Create or a
+//	                                    MergeDispatcherRequest queued for N (the implementation
+//	                                    journals them and acts at a tick)
 //	upstream advance                    upstream-advance while the model's ts stays MaxTables
 //	                                    below TsMax (room for CREATE TABLE), else nothing
 //	sink result on N                    N's dispatcher and DM actions
@@ -30,33 +35,50 @@
 //	sink-error on N                     sink-error of one of N's table dispatchers
 //	stall-upstream / resume-upstream    stall-upstream / resume-upstream
 //	create-table                        create-table
-//	move-table t to N                   maintainer-move t to N
+//	move-table t                        maintainer-move of t's spans (one or two), any target
+//	split-table t                       maintainer-split of t's whole span with target nodes
+//	                                    (Config.Splits, WithSplits)
+//	merge-table t                       maintainer-merge of t's halves (Config.Merges,
+//	                                    WithMerges: the table split at creation)
 //	move-maintainer                     move-maintainer to any slot (the Views that follow tell them apart)
-//	heal, random-message-faults,        (none): message faults take effect only as deliveries
-//	  drop/duplicate/delay-messages,    that do not happen; a model message that is never
-//	  partition, heal-network           delivered is the model's drop-messages
+//	slow-close-dispatcher, heal,        (none): the failpoint only delays a close, which the
+//	  random-message-faults,            model's dispatcher-closed leaves to any later tick;
+//	  drop/duplicate/delay-messages,    message faults take effect only as deliveries that do
+//	  partition, heal-network           not happen (a model message never delivered is the
+//	                                    model's drop-messages)
+//
+// Where the model does in one step what the implementation does in several
+// (SPEC.md section 7.1), the model takes the step when the implementation
+// has finished, and implView shows the implementation's intermediate states
+// as the state before: a move's origin closing its table trigger (item 16;
+// the remove is taken at the step that closes the origin's maintainer), a
+// merge journaled but not committed (item 14; taken at the commit's tick).
+// A coordinator tick that binds a moved changefeed to its target is a
+// choice of the tick, not a periodic action: the implementation's operator
+// controller schedules at its own pace.
 //
 // What the mapping leaves out, and what makes the Tracker stop following
 // (Stopped names it; a stopped Tracker checks nothing more and says so):
 // a second changefeed, pause/resume/remove (section 7.1 of SPEC.md, item
-// 12: the model's cascade close is atomic), a maintainer move's non-cascade
-// remove reaching the origin (item 13: the model removes the table trigger
-// and stops the maintainer at once; the move's start is followed), split and remove-table-dispatchers (one span per
-// table), failpoints, a crash of the coordinator's capture (coordinator
-// failover), more captures or tables than the model's slots, a capture
-// joining while a maintainer runs (the model's maintainer does not bootstrap
-// joining nodes), CREATE TABLE while the upstream is stalled (the model's
-// DDLs need a live upstream), a second CREATE TABLE (the model's trigger
-// holds one pending CREATE TABLE), a blocking DDL or syncpoint (the model
-// commits the one blocking DDL its configuration names, Config.Barrier, and
-// model.View has no block stage), catalogue entries the model cannot express
-// (ConfigFor), an error report reaching the coordinator after the model's
-// timestamps ran out (whether it comes with checkpoint progress decides the
-// backoff, reference A.2 step 6, and the implementation's checkpoint can
-// still progress where the model's cannot), and more than MaxCandidates
-// matching model states.
-// The View leaves out timestamps, dispatcher IDs, epochs and messages in
-// flight (see model.View).
+// 12: the model's cascade close is atomic), a second split of a table or
+// a split in a configuration without Config.Splits, a merge in one without
+// Config.Merges or after a split (the model merges only a table split at
+// creation), remove-table-dispatchers, the failpoint block-create-dispatcher,
+// a crash of the coordinator's capture (coordinator failover), more captures
+// or tables than the model's slots, a capture joining while a maintainer
+// runs (the model's maintainer does not bootstrap joining nodes), CREATE
+// TABLE while the upstream is stalled (the model's DDLs need a live
+// upstream), a second CREATE TABLE (the model's trigger holds one pending
+// CREATE TABLE), a blocking DDL or syncpoint (the model commits the one
+// blocking DDL its configuration names, Config.Barrier, and model.View has
+// no block stage), catalogue entries the model cannot express (ConfigFor),
+// an error report reaching the coordinator after the model's timestamps ran
+// out (whether it comes with checkpoint progress decides the backoff,
+// reference A.2 step 6, and the implementation's checkpoint can still
+// progress where the model's cannot), and more than MaxCandidates matching
+// model states.
+// The View leaves out timestamps (but for the order View.Handoff compares),
+// dispatcher IDs, epochs and messages in flight (see model.View).
 package refinement
 
 import (
@@ -65,6 +87,7 @@ import (
 	"strings"
 
 	"cdcspec/impl/core"
+	"cdcspec/impl/maintainer"
 	"cdcspec/impl/sim"
 	"cdcspec/model"
 	"cdcspec/spec"
@@ -101,7 +124,22 @@ type Tracker struct {
 	// candidate's could (its ts ran out); from then on the implementation's
 	// checkpoint can progress where the model's cannot.
 	tsExhausted bool
-	ddls        int                   // CREATE TABLEs mirrored so far
+	ddls        int // CREATE TABLEs mirrored so far
+	splits      int // split-table requests mirrored so far
+	// closingOrigin: the node's maintainer took a move's non-cascade
+	// remove and is closing its table trigger; the model takes the remove
+	// when the implementation's maintainer is closed (implView).
+	closingOrigin map[core.NodeID]bool
+	closedOrigin  bool // a closing origin's remove was mapped (for tests)
+	// holdDelivery: the implementation's delivery in this step has no model
+	// counterpart yet (set by mapStep, read by observe).
+	holdDelivery bool
+	// hand is the implementation's side of View.Handoff, kept as the
+	// model's HandoffGhost (and the handoff-keeps-checkpoint monitor) keep
+	// it: the last maintainer move until another coordinator operator
+	// starts, and the origin's final Stopped report.
+	hand        handoff
+	splitTables [model.MaxTables + 1]bool
 	inc         [model.MaxNodes]uint8 // incarnation of each slot
 	detected    [model.MaxNodes]bool  // the slot's capture was seen leaving
 }
@@ -201,12 +239,28 @@ func Config(nodes, tables int, bugs model.Config) model.Config {
 	return cfg
 }
 
+// WithSplits is cfg with room for splits split operators (Config.Splits):
+// the span slots that CREATE TABLEs would take hold the halves instead.
+func WithSplits(cfg model.Config, splits int) model.Config {
+	cfg.Splits = splits
+	cfg.DDLTables = max(0, model.MaxSpans-cfg.Tables-splits)
+	return cfg
+}
+
+// WithMerges is cfg as the model's merge configuration holds it: one
+// table, split in two halves at creation (the implementation's
+// EnableTableAcrossNodes), and one merge operator (Config.Merges).
+func WithMerges(cfg model.Config) model.Config {
+	cfg.Merges, cfg.Splits, cfg.DDLTables = 1, 0, 0
+	return cfg
+}
+
 // Follow starts following changefeed name of s, which must have just been
 // created (CreateChangefeed returned, no step since). Captures map to model
 // slots: the coordinator's capture to slot 0, the others in start order.
 func Follow(s *sim.Sim, name string, cfg model.Config) *Tracker {
 	t := &Tracker{Cfg: cfg, Feed: sim.CfID(name), MaxCandidates: DefaultMaxCandidates, sim: s,
-		ident: map[core.NodeID]uint8{}, slot: map[core.NodeID]uint8{}}
+		ident: map[core.NodeID]uint8{}, slot: map[core.NodeID]uint8{}, closingOrigin: map[core.NodeID]bool{}}
 	caps := s.Captures()
 	switch {
 	case len(caps) != cfg.Nodes:
@@ -253,12 +307,14 @@ func (t *Tracker) observe(st sim.Step) {
 	if !t.Following() {
 		return
 	}
+	t.holdDelivery = false
 	what, filter, mustAct, why := t.mapStep(st)
 	if why != "" {
 		t.stop(why)
 		return
 	}
-	if st.Kind == sim.StepDeliver {
+	t.noteHandoff(st)
+	if st.Kind == sim.StepDeliver && !t.holdDelivery {
 		if sl, ok := t.slot[st.Node]; ok && t.ident[st.Node] == t.current(sl) {
 			if kinds := modelKinds(st.Msg); kinds != nil {
 				for i := range t.cands {
@@ -292,7 +348,7 @@ func (t *Tracker) periodic(s model.State, sl uint8) model.State {
 		for _, a := range model.Actions(t.Cfg, s) {
 			if a.Kind == k && (k == model.ACoordTick || a.Node == sl) {
 				n, _ := model.Step(t.Cfg, s, a)
-				if !n.Overflow {
+				if !n.Overflow && (k != model.ACoordTick || !coordTickActs(&s, &n)) {
 					s = n
 				}
 				break
@@ -300,6 +356,52 @@ func (t *Tracker) periodic(s model.State, sl uint8) model.State {
 		}
 	}
 	return s
+}
+
+// handoff is one maintainer move's history as View.Handoff reads it.
+type handoff struct {
+	active, removing, hasFinal bool
+	origin                     core.NodeID
+	epoch, final               uint64
+}
+
+// noteHandoff updates the implementation's handoff history after step st
+// (see Tracker.hand); implView ends it when another coordinator operator
+// starts.
+func (t *Tracker) noteHandoff(st sim.Step) {
+	h := &t.hand
+	switch {
+	case st.Kind == sim.StepFault && spec.Action(st.Name) == spec.ActionMoveMaintainer:
+		for _, c := range t.sim.State().Changefeeds {
+			if c.ID == t.Feed && strings.HasPrefix(c.Operator, "move ") {
+				*h = handoff{active: true, removing: true, origin: c.Node, epoch: c.Epoch}
+			}
+		}
+	case !h.removing:
+	case st.Kind == sim.StepMembership:
+		for _, id := range st.Left {
+			if id == h.origin {
+				h.removing = false
+			}
+		}
+	case st.Kind == sim.StepDeliver && st.From == h.origin && st.Msg.Topic() == core.TopicCoordinator:
+		if hb := heartbeatOf(st.Msg); hb != nil {
+			for _, ms := range hb.Statuses {
+				if ms.Changefeed == t.Feed && ms.State != core.ComponentWorking {
+					h.removing, h.hasFinal, h.final = false, true, ms.CheckpointTs
+				}
+			}
+		}
+	}
+}
+
+// coordTickActs reports whether the coordinator's tick from s to n did more
+// than re-send: a move operator's Schedule binding the changefeed to the
+// target once the origin stopped. The implementation's operator controller
+// schedules at its own pace (not at every tick), so that step is a choice of
+// the tick (mapStep), not a periodic action.
+func coordTickActs(s, n *model.State) bool {
+	return s.Coord != n.Coord && s.View().Diff(n.View()) != ""
 }
 
 // advance replaces the candidates by every state reachable with up to
@@ -423,10 +525,23 @@ func (t *Tracker) implView() model.View {
 		if !ok {
 			continue
 		}
+		closing := false
 		for _, m := range n.Maintainers {
 			if m.Changefeed == t.Feed {
 				v.Maint[sl] = model.MaintView(m.RemovalOnly, m.Bootstrapped, m.Removing, m.Removed)
+				v.Ghosts[sl] = m.Ghosts
+				if t.closingOrigin[n.ID] && m.Removing && !m.Removed {
+					// A move's origin closing its table trigger (SPEC.md
+					// 7.1, item 16) is the model's maintainer before the
+					// remove, its trigger Working.
+					closing = true
+					v.Maint[sl] = model.MaintView(m.RemovalOnly, m.Bootstrapped, false, false)
+					v.Disp = append(v.Disp, model.DispView(t.name(n.ID), 0, model.PartWhole, "Working"))
+				}
 			}
+		}
+		if !closing {
+			delete(t.closingOrigin, n.ID)
 		}
 		for _, dm := range n.Managers {
 			if dm.Changefeed == t.Feed {
@@ -439,13 +554,59 @@ func (t *Tracker) implView() model.View {
 			}
 			table := int(d.Span.Table)
 			if d.Trigger {
+				if closing {
+					continue
+				}
 				table = 0
 			}
-			v.Disp = append(v.Disp, model.DispView(t.name(n.ID), table, d.State))
+			v.Disp = append(v.Disp, model.DispView(t.name(n.ID), table, viewPart(d.Span), d.State))
+		}
+	}
+	if v.Op == "add" || v.Op == "stop" {
+		t.hand = handoff{} // another coordinator operator started
+	}
+	if h := &t.hand; h.active && h.hasFinal {
+		for _, n := range st.Nodes {
+			for _, m := range n.Maintainers {
+				if _, ok := t.slot[n.ID]; ok && m.Changefeed == t.Feed && !m.RemovalOnly && m.Epoch == h.epoch {
+					v.Handoff = model.HandoffView(m.StartCheckpoint >= h.final)
+				}
+			}
 		}
 	}
 	sort.Strings(v.Disp)
 	return v
+}
+
+// maintainerOn returns the followed changefeed's maintainer on node id.
+func (t *Tracker) maintainerOn(id core.NodeID) (maintainer.MaintainerInfo, bool) {
+	for _, n := range t.sim.State().Nodes {
+		if n.ID != id {
+			continue
+		}
+		for _, m := range n.Maintainers {
+			if m.Changefeed == t.Feed {
+				return m, true
+			}
+		}
+	}
+	return maintainer.MaintainerInfo{}, false
+}
+
+// viewPart renders an implementation span's part as model.View does: the
+// whole table, or the half below or above the one key a split cut it at.
+// A span bounded on both sides (a half split again) has no model part; the
+// Tracker stops before one exists (mapSplit).
+func viewPart(sp spec.Span) string {
+	switch {
+	case sp.Start == "" && sp.End == "":
+		return model.PartWhole
+	case sp.Start == "":
+		return model.PartLeft
+	case sp.End == "":
+		return model.PartRight
+	}
+	return "[" + sp.Start + "," + sp.End + ")"
 }
 
 // name renders an implementation node as its model identity.
@@ -454,6 +615,17 @@ func (t *Tracker) name(id core.NodeID) string {
 		return model.NodeName(x)
 	}
 	return "?" + string(id)
+}
+
+// took reports whether some candidate satisfies took (for tests: the
+// candidates followed a feature).
+func (t *Tracker) took(f func(*model.State) bool) bool {
+	for i := range t.cands {
+		if f(&t.cands[i]) {
+			return true
+		}
+	}
+	return false
 }
 
 // moved reports whether the candidates took a maintainer move (for tests).

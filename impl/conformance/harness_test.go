@@ -679,7 +679,7 @@ func (h *harness) command(b *strings.Builder, d *datadriven.TestData) error {
 		return nil
 	case "create", "pause", "resume", "remove", "move-changefeed":
 		return h.cmdAPI(b, d)
-	case "move-table", "split-table", "remove-table":
+	case "move-table", "split-table", "remove-table", "merge-table":
 		return h.cmdTableAPI(b, d)
 	case "update-status":
 		if h.cf == nil {
@@ -994,6 +994,8 @@ func (h *harness) cmdTableAPI(b *strings.Builder, d *datadriven.TestData) error 
 		n = m.SplitTable(t, &out)
 	case "remove-table":
 		n = m.RemoveTableDispatchers(t, &out)
+	case "merge-table":
+		n = m.MergeTable(t, &out)
 	}
 	fmt.Fprintf(b, "operators=%d\n", n)
 	h.emit(b, &out)
@@ -1066,6 +1068,9 @@ func (h *harness) printState(b *strings.Builder, comp string) error {
 		ds := o.Dispatchers()
 		for _, dm := range dms {
 			l := newLine(comp+" dm "+cfName(dm.Changefeed)).kv("maintainer", string(dm.MaintainerID)).u("epoch", dm.Epoch).kv("journal", strconv.Itoa(dm.Journal))
+			if dm.MergeJournal > 0 {
+				l.kv("merges", strconv.Itoa(dm.MergeJournal))
+			}
 			if dm.Err != "" {
 				l.kv("err", quoteIf(dm.Err))
 			}

@@ -336,6 +336,39 @@ func (c msgCodec) schedule(f *fields, action string) (core.ScheduleDispatcherReq
 	return r, nil
 }
 
+// merge parses a MergeDispatcherRequest's fields: cf, merged (the merged
+// dispatcher's ID), sources (the source dispatchers' IDs, comma-separated)
+// and epoch.
+func (c msgCodec) merge(f *fields) (core.MergeDispatcherRequest, error) {
+	m := core.MergeDispatcherRequest{Changefeed: cfID(f.str("cf"))}
+	var err error
+	if f.has("merged") {
+		if m.MergedID, err = c.ids.resolve(f.str("merged")); err != nil {
+			return m, err
+		}
+	}
+	if f.has("sources") {
+		for _, a := range strings.Split(f.str("sources"), ",") {
+			id, err := c.ids.resolve(a)
+			if err != nil {
+				return m, err
+			}
+			m.DispatcherIDs = append(m.DispatcherIDs, id)
+		}
+	}
+	m.Epoch, err = f.u64("epoch")
+	return m, err
+}
+
+// fmtMerge renders a MergeDispatcherRequest as merge parses it.
+func (c msgCodec) fmtMerge(word string, m *core.MergeDispatcherRequest) string {
+	var srcs []string
+	for _, id := range m.DispatcherIDs {
+		srcs = append(srcs, c.ids.alias(id))
+	}
+	return newLine(word).kv("cf", cfName(m.Changefeed)).kv("merged", c.ids.alias(m.MergedID)).kv("sources", strings.Join(srcs, ",")).u("epoch", m.Epoch).String()
+}
+
 func (c msgCodec) build(from core.NodeID, h *fields, items []*fields) (core.Message, error) {
 	var err error
 	need := func(word string, f *fields) error {
@@ -419,6 +452,12 @@ func (c msgCodec) build(from core.NodeID, h *fields, items []*fields) (core.Mess
 					return nil, err
 				}
 				m.Spans = append(m.Spans, sp)
+			case "op-merge":
+				r, err := c.merge(it)
+				if err != nil {
+					return nil, err
+				}
+				m.MergeOperators = append(m.MergeOperators, r)
 			case "op-create", "op-remove":
 				r, err := c.schedule(it, map[string]string{"op-create": "Create", "op-remove": "Remove"}[it.word])
 				if err != nil {
@@ -438,6 +477,9 @@ func (c msgCodec) build(from core.NodeID, h *fields, items []*fields) (core.Mess
 		m := &core.MaintainerCloseResponse{Changefeed: cfID(h.str("cf")), Success: h.flag("success")}
 		m.Epoch, err = h.u64("epoch")
 		return m, err
+	case "MergeDispatcherRequest":
+		m, err := c.merge(h)
+		return &m, err
 	case "ScheduleDispatcherRequest":
 		action := ""
 		for _, a := range []string{"Create", "Remove"} {
@@ -645,6 +687,9 @@ func (c msgCodec) format(msg core.Message) []string {
 			}
 			out = append(out, "  "+sched(word, &m.Operators[i]))
 		}
+		for i := range m.MergeOperators {
+			out = append(out, "  "+c.fmtMerge("op-merge", &m.MergeOperators[i]))
+		}
 		return out
 	case *core.MaintainerCloseRequest:
 		return []string{newLine(m.TypeName()).kv("cf", cfName(m.Changefeed)).flag("removed", m.Removed).u("epoch", m.Epoch).String()}
@@ -652,6 +697,8 @@ func (c msgCodec) format(msg core.Message) []string {
 		return []string{newLine(m.TypeName()).kv("cf", cfName(m.Changefeed)).flag("success", m.Success).u("epoch", m.Epoch).String()}
 	case *core.ScheduleDispatcherRequest:
 		return []string{sched(m.TypeName(), m)}
+	case *core.MergeDispatcherRequest:
+		return []string{c.fmtMerge(m.TypeName(), m)}
 	case *core.HeartBeatRequest:
 		l := newLine(m.TypeName()).kv("cf", cfName(m.Changefeed))
 		if m.Watermark != nil {

@@ -26,6 +26,12 @@ type Options struct {
 	// delivery it needs (the runtime leaves it at "", the simulation sets
 	// its Config.Delivery).
 	Delivery spec.Delivery
+	// EnableTableAcrossNodes is the scheduler's enable-table-across-nodes:
+	// AddNewTable splits every new table in two at its middle key (the
+	// region-count splitter returning two spans; span_controller.go
+	// AddNewTable at b813e76f9), so its halves may land on different nodes
+	// and be merged later. The model's Config.Merges starts its table so.
+	EnableTableAcrossNodes bool
 	// ErrorStuckDurationMs is changefeed-error-stuck-duration (default 30 min).
 	ErrorStuckDurationMs int64
 	// WriteBlockEvent, when set, writes the block event a dispatcher was

@@ -315,6 +315,8 @@ type DMInfo struct {
 	MaintainerID core.NodeID
 	Epoch        uint64
 	Journal      int
+	// MergeJournal counts the journaled merges (mergeOperatorMap).
+	MergeJournal int
 	Err          string
 }
 
@@ -323,7 +325,8 @@ func (o *Orchestrator) Managers() []DMInfo {
 	var out []DMInfo
 	for _, id := range o.sortedIDs() {
 		dm := o.dms[id]
-		info := DMInfo{Changefeed: id, MaintainerID: dm.maintainerID, Epoch: dm.epoch, Journal: len(dm.currentOperatorMap)}
+		info := DMInfo{Changefeed: id, MaintainerID: dm.maintainerID, Epoch: dm.epoch, Journal: len(dm.currentOperatorMap),
+			MergeJournal: len(dm.mergeOperatorMap)}
 		if dm.firstErr != nil {
 			info.Err = dm.firstErr.Message
 		}

@@ -198,24 +198,30 @@ func (m *Maintainer) MoveTable(t int64, dest core.NodeID, out *core.Effects) int
 }
 
 // SplitTable splits every replicating span of table t in two, as the split
-// scheduler does (balance_splits.go): with target nodes, the bootstrapped
+// scheduler does (balance_splits.go): with target nodes, the span's own node
+// first (the split checkers keep a part on it), then the other bootstrapped
 // nodes in order, one per span it asks the splitter for. The splitter
 // returns two spans, so the targets are aligned with the result when two
-// nodes run, and not aligned otherwise (#4077).
+// nodes run, and not aligned otherwise (#4077). The first part goes to the
+// first target, as the model's split keeps the left half on the origin
+// (model/split.go), which the per-step conformance relies on.
 func (m *Maintainer) SplitTable(t int64, out *core.Effects) int {
 	if !m.initialized || m.removing {
 		return 0
-	}
-	var targets []core.NodeID
-	for _, id := range m.sortedBootstrapper() {
-		if m.bootstrapper[id].answered {
-			targets = append(targets, id)
-		}
 	}
 	n := 0
 	for _, s := range m.spans.tableSpans(t) {
 		if s.state != SpanReplicating || m.ops.GetOperator(s.ID) != nil {
 			continue
+		}
+		var targets []core.NodeID
+		if b := m.bootstrapper[s.nodeID]; b != nil && b.answered {
+			targets = append(targets, s.nodeID)
+		}
+		for _, id := range m.sortedBootstrapper() {
+			if id != s.nodeID && m.bootstrapper[id].answered {
+				targets = append(targets, id)
+			}
 		}
 		mid, ok := midKey(s.Span.Start, s.Span.End)
 		if !ok {

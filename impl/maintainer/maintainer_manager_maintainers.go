@@ -290,6 +290,13 @@ type MaintainerInfo struct {
 	Removed      bool
 	Checkpoint   uint64
 	State        string
+	// StartCheckpoint is the checkpoint the maintainer was created with
+	// (its bootstrap's startTs).
+	StartCheckpoint uint64
+	// Ghosts counts the spans the scheduler holds absent although the span
+	// controller removed them, or will once the released merge's removal
+	// runs (a pending fallback MarkSpanAbsent): merge-occupy-finishes-early.
+	Ghosts int
 }
 
 // Maintainers lists the node's maintainers.
@@ -298,7 +305,8 @@ func (mm *Manager) Maintainers() []MaintainerInfo {
 	for _, id := range mm.sortedIDs() {
 		m := mm.maintainers[id]
 		out = append(out, MaintainerInfo{Changefeed: id, Epoch: m.epoch, Bootstrapped: m.initialized, RemovalOnly: m.removalOnly,
-			Removing: m.removing, Removed: m.removed, Checkpoint: m.reportedCheckpoint(), State: m.state.String()})
+			Removing: m.removing, Removed: m.removed, Checkpoint: m.reportedCheckpoint(), State: m.state.String(),
+			StartCheckpoint: m.startCheckpoint, Ghosts: len(m.spans.ghosts) + len(m.spans.pendingAbsent)})
 	}
 	return out
 }

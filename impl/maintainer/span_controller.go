@@ -108,11 +108,17 @@ func (sc *SpanController) AddNewSpan(span spec.Span, checkpoint uint64) *SpanRep
 }
 
 // AddNewTable adds an absent whole-table span unless the table is tracked
-// ("table already add, ignore").
+// ("table already add, ignore"); with EnableTableAcrossNodes, its two
+// halves instead.
 func (sc *SpanController) AddNewTable(t int64, startTs uint64) bool {
 	if sc.IsTableExists(t) {
 		sc.m.lg.Warn("span_controller.go", 185, "table already add, ignore", zap.String("changefeed", string(sc.m.id)), zap.Int64("table", t))
 		return false
+	}
+	if mid, ok := midKey("", ""); ok && sc.m.opts.EnableTableAcrossNodes && t != 0 {
+		sc.AddNewSpan(spec.Span{Table: t, End: mid}, startTs)
+		sc.AddNewSpan(spec.Span{Table: t, Start: mid}, startTs)
+		return true
 	}
 	sc.AddNewSpan(spec.WholeTable(t), startTs)
 	return true
