@@ -993,63 +993,51 @@ func (s *Sim) maintainerOf(name string) (*maintainer.Maintainer, *simNode, error
 	return nil, nil, fmt.Errorf("no bootstrapped maintainer of %s", name)
 }
 
-// MoveTable moves the spans of a table to node; it returns how many moves
-// started.
-func (s *Sim) MoveTable(name string, table int64, node core.NodeID) (int, error) {
+// tableOp runs one maintainer-side table operation of changefeed name on
+// the node that hosts its bootstrapped maintainer, executes its effects and
+// reports the step as action; op returns how many operations started.
+func (s *Sim) tableOp(name string, table int64, action spec.Action, op func(*maintainer.Maintainer, *core.Effects) int) (int, error) {
 	m, n, err := s.maintainerOf(name)
 	if err != nil {
 		return 0, err
 	}
 	out := s.buf()
 	defer s.release()
-	k := m.MoveTable(table, node, out)
+	k := op(m, out)
 	s.exec(n, out)
-	s.notify(Step{Kind: StepFault, Name: string(spec.ActionMoveTable), Node: n.cap.ID, Arg: table})
+	s.notify(Step{Kind: StepFault, Name: string(action), Node: n.cap.ID, Arg: table})
 	return k, nil
+}
+
+// MoveTable moves the spans of a table to node; it returns how many moves
+// started.
+func (s *Sim) MoveTable(name string, table int64, node core.NodeID) (int, error) {
+	return s.tableOp(name, table, spec.ActionMoveTable, func(m *maintainer.Maintainer, out *core.Effects) int {
+		return m.MoveTable(table, node, out)
+	})
 }
 
 // SplitTable splits the spans of a table in two.
 func (s *Sim) SplitTable(name string, table int64) (int, error) {
-	m, n, err := s.maintainerOf(name)
-	if err != nil {
-		return 0, err
-	}
-	out := s.buf()
-	defer s.release()
-	k := m.SplitTable(table, out)
-	s.exec(n, out)
-	s.notify(Step{Kind: StepFault, Name: string(spec.ActionSplitTable), Node: n.cap.ID, Arg: table})
-	return k, nil
+	return s.tableOp(name, table, spec.ActionSplitTable, func(m *maintainer.Maintainer, out *core.Effects) int {
+		return m.SplitTable(table, out)
+	})
 }
 
 // MergeTable merges adjacent replicating spans of a table on one capture
 // (the merge scheduler's pick); it reports how many merges started.
 func (s *Sim) MergeTable(name string, table int64) (int, error) {
-	m, n, err := s.maintainerOf(name)
-	if err != nil {
-		return 0, err
-	}
-	out := s.buf()
-	defer s.release()
-	k := m.MergeTable(table, out)
-	s.exec(n, out)
-	s.notify(Step{Kind: StepFault, Name: string(spec.ActionMergeTable), Node: n.cap.ID, Arg: table})
-	return k, nil
+	return s.tableOp(name, table, spec.ActionMergeTable, func(m *maintainer.Maintainer, out *core.Effects) int {
+		return m.MergeTable(table, out)
+	})
 }
 
 // RemoveTableDispatchers removes a table's dispatchers (they are
 // recreated by the scheduler).
 func (s *Sim) RemoveTableDispatchers(name string, table int64) (int, error) {
-	m, n, err := s.maintainerOf(name)
-	if err != nil {
-		return 0, err
-	}
-	out := s.buf()
-	defer s.release()
-	k := m.RemoveTableDispatchers(table, out)
-	s.exec(n, out)
-	s.notify(Step{Kind: StepFault, Name: string(spec.ActionRemoveTableDispatchers), Node: n.cap.ID, Arg: table})
-	return k, nil
+	return s.tableOp(name, table, spec.ActionRemoveTableDispatchers, func(m *maintainer.Maintainer, out *core.Effects) int {
+		return m.RemoveTableDispatchers(table, out)
+	})
 }
 
 // --- observation ---
