@@ -155,6 +155,10 @@ func (c *Config) Validate() error {
 		return fmt.Errorf("config %q: fault budgets must be <= 7", c.Name)
 	case c.ErrorStuckRestarts < 0 || c.ErrorStuckRestarts > 7:
 		return fmt.Errorf("config %q: error-stuck restarts must be 0..7, got %d", c.Name, c.ErrorStuckRestarts)
+	case c.MaxMoves < 0 || c.MaxMoves > 7:
+		return fmt.Errorf("config %q: max moves must be 0..7, got %d", c.Name, c.MaxMoves)
+	case c.MaxMoves > 0 && !c.SpanMoves:
+		return fmt.Errorf("config %q: max moves (%d) bounds span moves, which are off (moves=false)", c.Name, c.MaxMoves)
 	case c.Splits < 0 || c.Splits > MaxTables:
 		return fmt.Errorf("config %q: splits must be 0..%d, got %d", c.Name, MaxTables, c.Splits)
 	case c.Splits > 0 && c.Barrier != "":

@@ -119,6 +119,7 @@ func runCheck(args []string, stdout, stderr io.Writer) int {
 	coordFailovers := fs.Int("coord-failovers", 0, "coordinator failovers")
 	maintMoves := fs.Int("maint-moves", 0, "maintainer moves by the coordinator (balance, drain)")
 	moves := fs.Bool("moves", false, "the maintainer may move spans (balance)")
+	maxMoves := fs.Int("max-moves", 0, "bound the span moves of --moves (0: unbounded)")
 	puller := fs.Bool("puller", false, "model the upstream kv client (seed 004)")
 	liveness := fs.Bool("liveness", true, "check the liveness properties")
 	var bugs, without, mutate stringList
@@ -182,7 +183,7 @@ func runCheck(args []string, stdout, stderr io.Writer) int {
 		{"crashes", &cfg.Crashes, *crashes}, {"restarts", &cfg.Restarts, *restarts}, {"drops", &cfg.Drops, *drops},
 		{"dups", &cfg.Dups, *dups}, {"sink-errors", &cfg.SinkErrors, *sinkErrs}, {"stalls", &cfg.Stalls, *stalls},
 		{"fast-fails", &cfg.FastFails, *fastFails}, {"client-ops", &cfg.ClientOps, *clientOps}, {"coord-failovers", &cfg.CoordFailovers, *coordFailovers},
-		{"maint-moves", &cfg.MaintMoves, *maintMoves},
+		{"maint-moves", &cfg.MaintMoves, *maintMoves}, {"max-moves", &cfg.MaxMoves, *maxMoves},
 	}
 	for _, f := range ints {
 		if set[f.name] {

@@ -81,6 +81,8 @@ func TestCheckUsageErrors(t *testing.T) {
 		{"check", "--memory", "10MB"},
 		{"check", "--time", "0s"},
 		{"check", "--time", "1s", "--simulate"},
+		{"check", "--max-moves", "1"},
+		{"check", "--moves", "--max-moves", "8"},
 	} {
 		if code, _, errs := runCheckCmd(args...); code != exitUsage || errs == "" {
 			t.Errorf("%v: exit %d, stderr %q; want %d and a message", args, code, errs, exitUsage)
