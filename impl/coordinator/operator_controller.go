@@ -21,6 +21,9 @@ type operator interface {
 	Schedule() (core.NodeID, core.Message)
 	Check(from core.NodeID, s *core.MaintainerStatus)
 	OnNodeRemove(n core.NodeID)
+	// AffectedNodes are the nodes the operator depends on; one already gone
+	// when the operator is added gets OnNodeRemove at once.
+	AffectedNodes() []core.NodeID
 	IsFinished() bool
 	PostFinish(out *core.Effects)
 	String() string
@@ -45,10 +48,24 @@ func (oc *operatorController) AddOperator(op operator, out *core.Effects) bool {
 			logging.Role("coordinator"), zap.String("operator", op.String()))
 		return false
 	}
+	oc.checkAffectedNodes(op)
 	oc.ops[op.ID()] = op
 	op.Start()
 	oc.c.lg.Event(out, op.event(spec.MaintainerOpStarted), logging.Role("coordinator"), zap.String("operator", op.String()))
 	return true
+}
+
+// checkAffectedNodes is HEAD's pushOperator check: an operator that names a
+// node the coordinator no longer sees alive gets OnNodeRemove for it before
+// it starts. A stop aimed at a node that already left (a move's dead origin)
+// is so re-targeted to the coordinator's own node, as it would have been had
+// the node left after the stop was added.
+func (oc *operatorController) checkAffectedNodes(op operator) {
+	for _, n := range op.AffectedNodes() {
+		if _, ok := oc.c.nodes[n]; !ok {
+			op.OnNodeRemove(n)
+		}
+	}
 }
 
 // replaceWithStop installs a stop operator: "a new stop replaces any
@@ -187,6 +204,8 @@ func (o *AddMaintainerOperator) Check(from core.NodeID, s *core.MaintainerStatus
 	o.c.lg.Info("operator_add.go", 78, "maintainer report working status", zap.String("changefeed", string(o.cf.ID)))
 	o.finished = true
 }
+func (o *AddMaintainerOperator) AffectedNodes() []core.NodeID { return []core.NodeID{o.dest} }
+
 func (o *AddMaintainerOperator) OnNodeRemove(n core.NodeID) {
 	if n == o.dest && !o.finished {
 		o.finished, o.removed = true, true
@@ -299,6 +318,10 @@ func (o *MoveMaintainerOperator) OnNodeRemove(n core.NodeID) {
 	}
 }
 
+func (o *MoveMaintainerOperator) AffectedNodes() []core.NodeID {
+	return []core.NodeID{o.origin, o.dest}
+}
+
 func (o *MoveMaintainerOperator) onTargetNodeRemoved() {
 	switch o.state {
 	case moveRemoveOrigin:
@@ -407,7 +430,8 @@ func (o *StopChangefeedOperator) OnNodeRemove(n core.NodeID) {
 		o.node = o.c.self
 	}
 }
-func (o *StopChangefeedOperator) IsFinished() bool { return o.finished }
+func (o *StopChangefeedOperator) AffectedNodes() []core.NodeID { return []core.NodeID{o.node} }
+func (o *StopChangefeedOperator) IsFinished() bool             { return o.finished }
 func (o *StopChangefeedOperator) PostFinish(out *core.Effects) {
 	o.c.lg.Info("operator_stop.go", 135, "stop maintainer operator finished", zap.String("changefeed", string(o.id)))
 	if o.removed {

@@ -2,6 +2,7 @@ package maintainer
 
 import (
 	"fmt"
+	"slices"
 
 	"go.uber.org/zap"
 
@@ -19,6 +20,9 @@ type dispatcherOperator interface {
 	Schedule() (core.NodeID, core.Message)
 	Check(from core.NodeID, st *core.TableSpanStatus)
 	OnNodeRemove(n core.NodeID)
+	// AffectedNodes are the nodes the operator depends on; one already gone
+	// when the operator is added gets OnNodeRemove at once.
+	AffectedNodes() []core.NodeID
 	// OnTaskRemoved: the span was removed by someone else (DDL, close).
 	OnTaskRemoved()
 	IsFinished() bool
@@ -72,6 +76,7 @@ func (oc *OperatorController) AddOperator(op dispatcherOperator, out *core.Effec
 		m.lg.Info("operator_controller.go", 256, "add operator failed, span not found", fields...)
 		return false
 	}
+	oc.checkAffectedNodes(op)
 	oc.ops[op.ID()] = &opEntry{op: op, phase: op.Phase()}
 	m.opSeq++
 	m.spans.GetTaskByID(op.ID()).opSeq = m.opSeq
@@ -159,6 +164,18 @@ func (oc *OperatorController) allowed(id core.DispatcherID) bool {
 	return !oc.m.removing || id == oc.m.ddlSpanID
 }
 
+// checkAffectedNodes is HEAD's pushOperator check: an operator that names a
+// node the maintainer no longer sees alive gets OnNodeRemove for it before
+// it starts, as it would have had the node left after it was added.
+func (oc *OperatorController) checkAffectedNodes(op dispatcherOperator) {
+	alive := oc.m.mgr.aliveNodes()
+	for _, n := range op.AffectedNodes() {
+		if !slices.Contains(alive, n) {
+			op.OnNodeRemove(n)
+		}
+	}
+}
+
 // OnNodeRemoved: every operator gets OnNodeRemove.
 func (oc *OperatorController) OnNodeRemoved(n core.NodeID, out *core.Effects) {
 	for _, id := range oc.sortedIDs() {
@@ -242,6 +259,7 @@ func (o *AddDispatcherOperator) Check(from core.NodeID, st *core.TableSpanStatus
 		o.finished, o.removed = true, true
 	}
 }
+func (o *AddDispatcherOperator) AffectedNodes() []core.NodeID { return []core.NodeID{o.dest} }
 func (o *AddDispatcherOperator) OnNodeRemove(n core.NodeID) {
 	if n == o.dest {
 		o.finished, o.removed = true, true
@@ -303,6 +321,7 @@ func (o *RemoveDispatcherOperator) Check(from core.NodeID, st *core.TableSpanSta
 		o.finished = true
 	}
 }
+func (o *RemoveDispatcherOperator) AffectedNodes() []core.NodeID { return []core.NodeID{o.node} }
 func (o *RemoveDispatcherOperator) OnNodeRemove(n core.NodeID) {
 	if n == o.node {
 		o.finished = true
@@ -400,6 +419,9 @@ func (o *MoveDispatcherOperator) Check(from core.NodeID, st *core.TableSpanStatu
 		}
 	}
 }
+func (o *MoveDispatcherOperator) AffectedNodes() []core.NodeID {
+	return []core.NodeID{o.origin, o.dest}
+}
 func (o *MoveDispatcherOperator) OnNodeRemove(n core.NodeID) {
 	switch o.phase {
 	case moveRemoveOrigin:
@@ -479,6 +501,7 @@ func (o *SplitDispatcherOperator) Check(from core.NodeID, st *core.TableSpanStat
 	o.checkpoint = st.CheckpointTs
 	o.finished = true
 }
+func (o *SplitDispatcherOperator) AffectedNodes() []core.NodeID { return []core.NodeID{o.origin} }
 func (o *SplitDispatcherOperator) OnNodeRemove(n core.NodeID) {
 	if n == o.origin {
 		o.finished, o.absent = true, true

@@ -26,6 +26,7 @@ func (o *OccupyDispatcherOperator) ID() core.DispatcherID                    { r
 func (o *OccupyDispatcherOperator) Start()                                   {}
 func (o *OccupyDispatcherOperator) Schedule() (core.NodeID, core.Message)    { return "", nil }
 func (o *OccupyDispatcherOperator) Check(core.NodeID, *core.TableSpanStatus) {}
+func (o *OccupyDispatcherOperator) AffectedNodes() []core.NodeID             { return []core.NodeID{o.node} }
 func (o *OccupyDispatcherOperator) OnNodeRemove(n core.NodeID) {
 	if n == o.node && !o.finished {
 		if o.m.spans.GetTaskByID(o.span.ID) == o.span {
@@ -99,6 +100,7 @@ func (o *MergeDispatcherOperator) Check(from core.NodeID, st *core.TableSpanStat
 	}
 	o.finished = true
 }
+func (o *MergeDispatcherOperator) AffectedNodes() []core.NodeID { return []core.NodeID{o.origin} }
 func (o *MergeDispatcherOperator) OnNodeRemove(n core.NodeID) {
 	if n == o.origin && !o.finished {
 		o.finished, o.aborted = true, true
