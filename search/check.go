@@ -321,6 +321,7 @@ type worker[S, A any] struct {
 	blocks         []*block[S] // the successors it discovered
 	cur            *block[S]
 	scratch        []S // a spilled frontier block, read back
+	fair           *fairScratch[S, A]
 	best, fallback *finding[A]
 	cut            bool // a bound stopped it from expanding or judging a state
 	err            error
@@ -424,7 +425,10 @@ func (w *worker[S, A]) checkLiveness(st *S, fp uint64, gi int64) {
 	r := w.r
 	c, ok := r.memo.get(fp)
 	if !ok {
-		c = uint64(r.live.settle(*st, r.memo, false).code)
+		if w.fair == nil {
+			w.fair = &fairScratch[S, A]{}
+		}
+		c = uint64(r.live.judge(w.fair, st, r.memo, false))
 	}
 	switch r.live.verdict(code(c)) {
 	case Unsettled:
