@@ -93,11 +93,18 @@ func spanLess(a, b *SpanRep) bool {
 // traversal, two operations: the checker's hot path, where a closure
 // argument would cost a call per field.)
 func (s *State) visitIDs(bits *[4]uint64, rank *[256]uint8) {
+	// The IDs below 64 (nearly all) collect in a local word, which the
+	// compiler keeps in a register: no chain of read-modify-writes through
+	// memory.
+	var lo uint64
 	f := func(p *uint8) {
-		if bits != nil {
-			bits[*p>>6] |= 1 << (*p & 63)
-		} else {
-			*p = rank[*p]
+		switch id := *p; {
+		case rank != nil:
+			*p = rank[id]
+		case id < 64:
+			lo |= 1 << id
+		default:
+			bits[id>>6] |= 1 << (id & 63)
 		}
 	}
 	for i := range s.Disp {
@@ -140,5 +147,8 @@ func (s *State) visitIDs(bits *[4]uint64, rank *[256]uint8) {
 			f(&m.B)
 			f(&m.C)
 		}
+	}
+	if bits != nil {
+		bits[0] |= lo
 	}
 }

@@ -100,6 +100,10 @@ func Check[S, A any](sys System[S, A], b Bounds, progress func(Progress)) (Resul
 	return res, nil
 }
 
+// recentSlots is the size of a worker's cache of seen fingerprints: 256 KB,
+// which stays in a core's L2 cache.
+const recentSlots = 1 << 15
+
 // memoBits are the value bits of the verdict memo's slots (a verdict code).
 const memoBits = 6
 
@@ -116,7 +120,8 @@ type run[S, A any] struct {
 	seen     *fpTable
 	mem      *memBudget
 	spill    *spiller[S]
-	all      []*block[S] // every level's blocks, for rebuildPath
+	all      []*block[S]            // every level's blocks, for rebuildPath
+	recent   []*[recentSlots]uint64 // each worker's cache of seen fingerprints (worker.recent)
 	nextBase int64
 	level    int    // depth of the frontier being expanded
 	cut      string // why the search is incomplete ("" = it is not)
@@ -315,13 +320,19 @@ func found[A any](slot **finding[A], f *finding[A]) {
 
 // worker is one goroutine's share of a level.
 type worker[S, A any] struct {
-	r              *run[S, A]
-	acts           []A
-	canon          []byte
-	blocks         []*block[S] // the successors it discovered
-	cur            *block[S]
-	scratch        []S // a spilled frontier block, read back
-	fair           *fairScratch[S, A]
+	r       *run[S, A]
+	acts    []A
+	canon   []byte
+	blocks  []*block[S] // the successors it discovered
+	cur     *block[S]
+	scratch []S // a spilled frontier block, read back
+	fair    *fairScratch[S, A]
+	// recent caches fingerprints this worker found in the visited set, by
+	// their low bits: a successor met again (the far side of a diamond of
+	// independent actions, mostly) is known seen without touching the
+	// shared table. Only fingerprints in the set are cached, and the set
+	// only grows, so a hit is always right.
+	recent         *[recentSlots]uint64
 	best, fallback *finding[A]
 	cut            bool // a bound stopped it from expanding or judging a state
 	err            error
@@ -346,10 +357,17 @@ func (r *run[S, A]) exploreLevel(frontier []*block[S], expand bool) levelResult[
 		r.spill.rotate() // the successors go to the next level's file
 	}
 	lv := levelResult[S, A]{workers: make([]*worker[S, A], r.workers)}
+	if r.recent == nil {
+		r.recent = make([]*[recentSlots]uint64, r.workers)
+		for i := range r.recent {
+			r.recent[i] = new([recentSlots]uint64)
+		}
+		r.mem.add(int64(r.workers) * recentSlots * 8)
+	}
 	var next atomic.Int64
 	var wg sync.WaitGroup
 	for i := range lv.workers {
-		w := &worker[S, A]{r: r}
+		w := &worker[S, A]{r: r, recent: r.recent[i]}
 		lv.workers[i] = w
 		wg.Add(1)
 		go func() {
@@ -428,7 +446,7 @@ func (w *worker[S, A]) checkLiveness(st *S, fp uint64, gi int64) {
 		if w.fair == nil {
 			w.fair = &fairScratch[S, A]{}
 		}
-		c = uint64(r.live.judge(w.fair, st, r.memo, false))
+		c = uint64(r.live.judge(w.fair, st, fp, r.memo, false))
 	}
 	switch r.live.verdict(code(c)) {
 	case Unsettled:
@@ -463,8 +481,14 @@ func (w *worker[S, A]) expand(st *S, gi int64) {
 		}
 		var fp uint64
 		fp, w.canon = r.key(nx, w.canon)
+		slot := &w.recent[fp&(recentSlots-1)]
+		if *slot == fp {
+			cur.states = cur.states[:len(cur.states)-1] // seen: recently by this worker
+			continue
+		}
 		switch r.seen.insert(fp, 0) {
 		case fpPresent:
+			*slot = fp
 			cur.states = cur.states[:len(cur.states)-1]
 			continue
 		case fpFull:
@@ -481,6 +505,7 @@ func (w *worker[S, A]) expand(st *S, gi int64) {
 		} else if m == 0 {
 			added++
 		}
+		*slot = fp
 		cur.fps = append(cur.fps, fp)
 		cur.parents = append(cur.parents, gi)
 	}

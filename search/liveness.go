@@ -168,7 +168,7 @@ type fairScratch[S, A any] struct {
 // schedule, the healed and the final state): the counterexample's run.
 func (l *liveness[S, A]) settle(s S, memo *fpTable, record bool) settled[S, A] {
 	sc := &fairScratch[S, A]{}
-	c := l.judge(sc, &s, memo, record)
+	c := l.judge(sc, &s, 0, memo, record)
 	return settled[S, A]{code: c, msg: sc.msg, healed: sc.healed, final: sc.s, steps: sc.steps,
 		schedule: sc.schedule, healing: sc.healing}
 }
@@ -179,22 +179,26 @@ func (l *liveness[S, A]) settle(s S, memo *fpTable, record bool) settled[S, A] {
 // short-cuts round-start states already judged, and every round-start
 // state visited is recorded into it; a recorded run (record) neither reads
 // nor writes the memo.
-func (l *liveness[S, A]) judge(sc *fairScratch[S, A], s0 *S, memo *fpTable, record bool) code {
+//
+// fp0, when not 0, is the fingerprint of *s0 that the caller already
+// looked up in memo and did not find: if healing leaves the state as it
+// is, the first round-start state is *s0 and is not fingerprinted again.
+func (l *liveness[S, A]) judge(sc *fairScratch[S, A], s0 *S, fp0 uint64, memo *fpTable, record bool) code {
 	sys := l.sys
 	sc.s = *s0
 	s := &sc.s
-	sc.schedule, sc.steps, sc.msg = sc.schedule[:0], 0, ""
+	sc.schedule, sc.steps, sc.healing, sc.msg = sc.schedule[:0], 0, 0, ""
 	for {
 		a, ok := sys.HealAction(s)
 		if !ok {
 			break
 		}
 		sys.Step(s, a)
+		sc.healing++
 		if record {
 			sc.schedule = append(sc.schedule, a)
 		}
 	}
-	sc.healing = len(sc.schedule)
 	sc.healed = *s
 	if record {
 		memo = nil
@@ -210,11 +214,18 @@ func (l *liveness[S, A]) judge(sc *fairScratch[S, A], s0 *S, memo *fpTable, reco
 			break
 		}
 		var fp uint64
-		fp, sc.canon = fingerprint(sys, s, sc.canon)
+		known := r == 0 && sc.healing == 0 && fp0 != 0
+		if known {
+			fp = fp0
+		} else {
+			fp, sc.canon = fingerprint(sys, s, sc.canon)
+		}
 		if memo != nil {
-			if v, ok := memo.get(fp); ok {
-				verdict = code(v)
-				break
+			if !known {
+				if v, ok := memo.get(fp); ok {
+					verdict = code(v)
+					break
+				}
 			}
 			sc.visited = append(sc.visited, fp)
 		}

@@ -69,7 +69,7 @@ func Simulate[S, A any](sys System[S, A], b Bounds, w Walks) (Result[S, A], erro
 			res.Depth = max(res.Depth, len(path))
 		}
 		if live != nil {
-			if c := live.judge(&sc, &s, nil, false); live.verdict(c) == GoalMissed {
+			if c := live.judge(&sc, &s, 0, nil, false); live.verdict(c) == GoalMissed {
 				ce := &Counterexample[S, A]{Property: live.property(c), Start: init, Path: path}
 				live.explain(ce, s, nil)
 				res.Violation = ce

@@ -254,7 +254,7 @@ func (w *swarmWorker[S, A]) judge(start S, path func() []A, s *S) bool {
 	fp, w.canon = fingerprint(r.sys, &k, w.canon)
 	c, ok := r.memo.get(fp)
 	if !ok {
-		c = uint64(r.live.judge(&w.fairSc, &k, r.memo, false))
+		c = uint64(r.live.judge(&w.fairSc, &k, fp, r.memo, false))
 	}
 	v := r.live.verdict(code(c))
 	w.fair[v]++
