@@ -136,6 +136,8 @@ func (s *State) visitIDs(bits *[4]uint64, rank *[256]uint8) {
 	for i := range s.Net {
 		m := &s.Net[i]
 		switch m.Kind {
+		case mNone:
+			i = len(s.Net) // the messages are packed: the rest is free
 		case mSchedule, mBootReq:
 			f(&m.B)
 		case mDispStatus, mBlockStatus:
