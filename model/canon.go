@@ -7,6 +7,44 @@ package model
 //   - dispatchers are sorted by ID, spans by table, journal entries by ID,
 //     unused slots last.
 func canonicalize(s *State, e *emitter) {
+	if !s.heldIDsCompact() {
+		renumberIDs(s, e)
+	}
+	sortCanonical(s)
+}
+
+// heldIDsCompact is the fast path of canonicalize: it reports true only
+// when the IDs are compact (each of 1..NextID-1 is held), from the
+// dispatchers and the span controllers alone, which hold nearly every ID.
+// That suffices because every field visitIDs visits holds 0 or an ID below
+// NextID: allocID hands IDs out in increasing order and renumbering keeps
+// the bound (TestIDsBelowNextID). So when the primary holders cover
+// 1..NextID-1, the full set of held IDs is exactly 1..NextID-1 and
+// renumberIDs would change nothing. false: the full scan decides.
+func (s *State) heldIDsCompact() bool {
+	n := s.NextID
+	if n >= 64 {
+		return false
+	}
+	want := uint64(1)<<n - 2 // 1..n-1
+	var held uint64
+	for i := range s.Disp {
+		held |= 1 << (s.Disp[i].ID & 63)
+	}
+	for i := range s.Maint {
+		if mt := &s.Maint[i]; mt.Exists {
+			held |= 1 << (mt.TriggerID & 63)
+			for j := range mt.Spans {
+				held |= 1 << (mt.Spans[j].ID & 63)
+			}
+		}
+	}
+	return held&want == want
+}
+
+// renumberIDs compacts the held DispatcherIDs to 1..k, preserving their
+// order, and sets NextID to k+1 (with e, it records the renumbering).
+func renumberIDs(s *State, e *emitter) {
 	var bits [4]uint64
 	s.visitIDs(&bits, nil)
 	bits[0] &^= 1 // 0 is "no ID"
@@ -30,6 +68,11 @@ func canonicalize(s *State, e *emitter) {
 			e.rank, e.renumbered = rank, true
 		}
 	}
+}
+
+// sortCanonical sorts the dispatchers by ID, the spans by table and the
+// journal entries by ID, unused slots last.
+func sortCanonical(s *State) {
 	// dispatchers by ID
 	for i := 1; i < MaxDisp; i++ {
 		for j := i; j > 0 && dispLess(&s.Disp[j], &s.Disp[j-1]); j-- {
