@@ -327,6 +327,7 @@ type worker[S, A any] struct {
 	cur     *block[S]
 	scratch []S // a spilled frontier block, read back
 	fair    *fairScratch[S, A]
+	next    S // the successor being judged; copied into cur when new
 	// recent caches fingerprints this worker found in the visited set, by
 	// their low bits: a successor met again (the far side of a diamond of
 	// independent actions, mostly) is known seen without touching the
@@ -464,48 +465,44 @@ func (w *worker[S, A]) expand(st *S, gi int64) {
 	r := w.r
 	w.acts = r.sys.Actions(st, w.acts[:0])
 	var added int64
+	nx := &w.next
 	for ai := range w.acts {
-		if w.cur == nil || len(w.cur.states) == cap(w.cur.states) {
-			w.finishBlock()
-			w.cur = r.newBlock()
-			w.blocks = append(w.blocks, w.cur)
-		}
-		cur := w.cur
-		cur.states = append(cur.states, *st)
-		nx := &cur.states[len(cur.states)-1]
+		*nx = *st
 		r.sys.Step(nx, w.acts[ai])
 		if idx, msg := r.sys.Safety(st, nx); idx >= 0 {
 			found(&w.best, &finding[A]{prop: r.sys.SafetyProperties()[idx], msg: msg, parent: gi, action: w.acts[ai], order: gi<<8 | int64(ai)})
-			cur.states = cur.states[:len(cur.states)-1]
 			continue
 		}
 		var fp uint64
 		fp, w.canon = r.key(nx, w.canon)
 		slot := &w.recent[fp&(recentSlots-1)]
 		if *slot == fp {
-			cur.states = cur.states[:len(cur.states)-1] // seen: recently by this worker
-			continue
+			continue // seen: recently by this worker
 		}
 		switch r.seen.insert(fp, 0) {
 		case fpPresent:
 			*slot = fp
-			cur.states = cur.states[:len(cur.states)-1]
 			continue
 		case fpFull:
-			cur.states = cur.states[:len(cur.states)-1]
 			r.memoryFull()
 			continue
 		}
 		if m := r.b.MaxStates; m > 0 && r.distinct.Add(1) > int64(m) {
 			// Exact: the state bound admits no state past it.
 			r.distinct.Add(-1)
-			cur.states = cur.states[:len(cur.states)-1]
 			r.stopWith(fmt.Sprintf("stopped at the state bound (%d states)", m))
 			continue
 		} else if m == 0 {
 			added++
 		}
 		*slot = fp
+		if w.cur == nil || len(w.cur.states) == cap(w.cur.states) {
+			w.finishBlock()
+			w.cur = r.newBlock()
+			w.blocks = append(w.blocks, w.cur)
+		}
+		cur := w.cur
+		cur.states = append(cur.states, *nx)
 		cur.fps = append(cur.fps, fp)
 		cur.parents = append(cur.parents, gi)
 	}
