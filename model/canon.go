@@ -117,18 +117,18 @@ func compact(bits *[4]uint64, k int) bool {
 	return true
 }
 
-func dispLess(a, b *Disp) bool {
-	if a.ID == 0 {
-		return false
-	}
-	return b.ID == 0 || a.ID < b.ID
-}
+// dispLess orders dispatchers by ID, unused slots (ID 0) last: ID-1 wraps
+// 0 to the largest byte.
+func dispLess(a, b *Disp) bool { return a.ID-1 < b.ID-1 }
 
-func spanLess(a, b *SpanRep) bool {
-	if a.ID == 0 {
-		return false
+// spanLess orders spans by table, then ID, unused slots (ID 0) last.
+func spanLess(a, b *SpanRep) bool { return spanOrder(a) < spanOrder(b) }
+
+func spanOrder(sp *SpanRep) uint16 {
+	if sp.ID == 0 {
+		return 0xFFFF
 	}
-	return b.ID == 0 || a.Table < b.Table || (a.Table == b.Table && a.ID < b.ID)
+	return uint16(sp.Table)<<8 | uint16(sp.ID)
 }
 
 // visitIDs visits every field that holds a DispatcherID: with bits, it
