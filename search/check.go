@@ -599,7 +599,7 @@ func (l *liveness[S, A]) explain(ce *Counterexample[S, A], end S, sym Symmetric[
 	if sym != nil {
 		p = sym.Represent(&end)
 	}
-	st := l.settle(end, nil, true)
+	st := l.settle(end)
 	ce.Liveness = true
 	ce.Schedule, ce.Healing, ce.Verdict = st.schedule, st.healing, l.verdict(st.code)
 	if sym != nil {

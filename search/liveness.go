@@ -74,7 +74,7 @@ type Settlement[S, A any] struct {
 // Settle runs the fair schedule from s and records it.
 func Settle[S, A any](sys Fair[S, A], s S, b Bounds) Settlement[S, A] {
 	l := newLiveness(sys, b)
-	st := l.settle(s, nil, true)
+	st := l.settle(s)
 	return l.settlement(st)
 }
 
@@ -165,10 +165,11 @@ type fairScratch[S, A any] struct {
 }
 
 // settle heals s and runs the fair schedule from it, recording it (the
-// schedule, the healed and the final state): the counterexample's run.
-func (l *liveness[S, A]) settle(s S, memo *fpTable, record bool) settled[S, A] {
+// schedule, the healed and the final state) without the memo: the
+// counterexample's run.
+func (l *liveness[S, A]) settle(s S) settled[S, A] {
 	sc := &fairScratch[S, A]{}
-	c := l.judge(sc, &s, 0, memo, record)
+	c := l.judge(sc, &s, 0, nil, true)
 	return settled[S, A]{code: c, msg: sc.msg, healed: sc.healed, final: sc.s, steps: sc.steps,
 		schedule: sc.schedule, healing: sc.healing}
 }
