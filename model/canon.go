@@ -7,6 +7,44 @@ package model
 //   - dispatchers are sorted by ID, spans by table, journal entries by ID,
 //     unused slots last.
 func canonicalize(s *State, e *emitter) {
+	if !s.heldIDsCompact() {
+		renumberIDs(s, e)
+	}
+	sortCanonical(s)
+}
+
+// heldIDsCompact is the fast path of canonicalize: it reports true only
+// when the IDs are compact (each of 1..NextID-1 is held), from the
+// dispatchers and the span controllers alone, which hold nearly every ID.
+// That suffices because every field visitIDs visits holds 0 or an ID below
+// NextID: allocID hands IDs out in increasing order and renumbering keeps
+// the bound (TestIDsBelowNextID). So when the primary holders cover
+// 1..NextID-1, the full set of held IDs is exactly 1..NextID-1 and
+// renumberIDs would change nothing. false: the full scan decides.
+func (s *State) heldIDsCompact() bool {
+	n := s.NextID
+	if n >= 64 {
+		return false
+	}
+	want := uint64(1)<<n - 2 // 1..n-1
+	var held uint64
+	for i := range s.Disp {
+		held |= 1 << (s.Disp[i].ID & 63)
+	}
+	for i := range s.Maint {
+		if mt := &s.Maint[i]; mt.Exists {
+			held |= 1 << (mt.TriggerID & 63)
+			for j := range mt.Spans {
+				held |= 1 << (mt.Spans[j].ID & 63)
+			}
+		}
+	}
+	return held&want == want
+}
+
+// renumberIDs compacts the held DispatcherIDs to 1..k, preserving their
+// order, and sets NextID to k+1 (with e, it records the renumbering).
+func renumberIDs(s *State, e *emitter) {
 	var bits [4]uint64
 	s.visitIDs(&bits, nil)
 	bits[0] &^= 1 // 0 is "no ID"
@@ -30,6 +68,11 @@ func canonicalize(s *State, e *emitter) {
 			e.rank, e.renumbered = rank, true
 		}
 	}
+}
+
+// sortCanonical sorts the dispatchers by ID, the spans by table and the
+// journal entries by ID, unused slots last.
+func sortCanonical(s *State) {
 	// dispatchers by ID
 	for i := 1; i < MaxDisp; i++ {
 		for j := i; j > 0 && dispLess(&s.Disp[j], &s.Disp[j-1]); j-- {
@@ -74,18 +117,18 @@ func compact(bits *[4]uint64, k int) bool {
 	return true
 }
 
-func dispLess(a, b *Disp) bool {
-	if a.ID == 0 {
-		return false
-	}
-	return b.ID == 0 || a.ID < b.ID
-}
+// dispLess orders dispatchers by ID, unused slots (ID 0) last: ID-1 wraps
+// 0 to the largest byte.
+func dispLess(a, b *Disp) bool { return a.ID-1 < b.ID-1 }
 
-func spanLess(a, b *SpanRep) bool {
-	if a.ID == 0 {
-		return false
+// spanLess orders spans by table, then ID, unused slots (ID 0) last.
+func spanLess(a, b *SpanRep) bool { return spanOrder(a) < spanOrder(b) }
+
+func spanOrder(sp *SpanRep) uint16 {
+	if sp.ID == 0 {
+		return 0xFFFF
 	}
-	return b.ID == 0 || a.Table < b.Table || (a.Table == b.Table && a.ID < b.ID)
+	return uint16(sp.Table)<<8 | uint16(sp.ID)
 }
 
 // visitIDs visits every field that holds a DispatcherID: with bits, it
@@ -93,11 +136,18 @@ func spanLess(a, b *SpanRep) bool {
 // traversal, two operations: the checker's hot path, where a closure
 // argument would cost a call per field.)
 func (s *State) visitIDs(bits *[4]uint64, rank *[256]uint8) {
+	// The IDs below 64 (nearly all) collect in a local word, which the
+	// compiler keeps in a register: no chain of read-modify-writes through
+	// memory.
+	var lo uint64
 	f := func(p *uint8) {
-		if bits != nil {
-			bits[*p>>6] |= 1 << (*p & 63)
-		} else {
-			*p = rank[*p]
+		switch id := *p; {
+		case rank != nil:
+			*p = rank[id]
+		case id < 64:
+			lo |= 1 << id
+		default:
+			bits[id>>6] |= 1 << (id & 63)
 		}
 	}
 	for i := range s.Disp {
@@ -129,6 +179,8 @@ func (s *State) visitIDs(bits *[4]uint64, rank *[256]uint8) {
 	for i := range s.Net {
 		m := &s.Net[i]
 		switch m.Kind {
+		case mNone:
+			i = len(s.Net) // the messages are packed: the rest is free
 		case mSchedule, mBootReq:
 			f(&m.B)
 		case mDispStatus, mBlockStatus:
@@ -140,5 +192,8 @@ func (s *State) visitIDs(bits *[4]uint64, rank *[256]uint8) {
 			f(&m.B)
 			f(&m.C)
 		}
+	}
+	if bits != nil {
+		bits[0] |= lo
 	}
 }

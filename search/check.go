@@ -100,6 +100,10 @@ func Check[S, A any](sys System[S, A], b Bounds, progress func(Progress)) (Resul
 	return res, nil
 }
 
+// recentSlots is the size of a worker's cache of seen fingerprints: 256 KB,
+// which stays in a core's L2 cache.
+const recentSlots = 1 << 15
+
 // memoBits are the value bits of the verdict memo's slots (a verdict code).
 const memoBits = 6
 
@@ -116,7 +120,8 @@ type run[S, A any] struct {
 	seen     *fpTable
 	mem      *memBudget
 	spill    *spiller[S]
-	all      []*block[S] // every level's blocks, for rebuildPath
+	all      []*block[S]            // every level's blocks, for rebuildPath
+	recent   []*[recentSlots]uint64 // each worker's cache of seen fingerprints (worker.recent)
 	nextBase int64
 	level    int    // depth of the frontier being expanded
 	cut      string // why the search is incomplete ("" = it is not)
@@ -315,12 +320,20 @@ func found[A any](slot **finding[A], f *finding[A]) {
 
 // worker is one goroutine's share of a level.
 type worker[S, A any] struct {
-	r              *run[S, A]
-	acts           []A
-	canon          []byte
-	blocks         []*block[S] // the successors it discovered
-	cur            *block[S]
-	scratch        []S // a spilled frontier block, read back
+	r       *run[S, A]
+	acts    []A
+	canon   []byte
+	blocks  []*block[S] // the successors it discovered
+	cur     *block[S]
+	scratch []S // a spilled frontier block, read back
+	fair    *fairScratch[S, A]
+	next    S // the successor being judged; copied into cur when new
+	// recent caches fingerprints this worker found in the visited set, by
+	// their low bits: a successor met again (the far side of a diamond of
+	// independent actions, mostly) is known seen without touching the
+	// shared table. Only fingerprints in the set are cached, and the set
+	// only grows, so a hit is always right.
+	recent         *[recentSlots]uint64
 	best, fallback *finding[A]
 	cut            bool // a bound stopped it from expanding or judging a state
 	err            error
@@ -345,10 +358,17 @@ func (r *run[S, A]) exploreLevel(frontier []*block[S], expand bool) levelResult[
 		r.spill.rotate() // the successors go to the next level's file
 	}
 	lv := levelResult[S, A]{workers: make([]*worker[S, A], r.workers)}
+	if r.recent == nil {
+		r.recent = make([]*[recentSlots]uint64, r.workers)
+		for i := range r.recent {
+			r.recent[i] = new([recentSlots]uint64)
+		}
+		r.mem.add(int64(r.workers) * recentSlots * 8)
+	}
 	var next atomic.Int64
 	var wg sync.WaitGroup
 	for i := range lv.workers {
-		w := &worker[S, A]{r: r}
+		w := &worker[S, A]{r: r, recent: r.recent[i]}
 		lv.workers[i] = w
 		wg.Add(1)
 		go func() {
@@ -424,7 +444,10 @@ func (w *worker[S, A]) checkLiveness(st *S, fp uint64, gi int64) {
 	r := w.r
 	c, ok := r.memo.get(fp)
 	if !ok {
-		c = uint64(r.live.settle(*st, r.memo, false).code)
+		if w.fair == nil {
+			w.fair = &fairScratch[S, A]{}
+		}
+		c = uint64(r.live.judge(w.fair, st, fp, r.memo, false))
 	}
 	switch r.live.verdict(code(c)) {
 	case Unsettled:
@@ -442,41 +465,44 @@ func (w *worker[S, A]) expand(st *S, gi int64) {
 	r := w.r
 	w.acts = r.sys.Actions(st, w.acts[:0])
 	var added int64
+	nx := &w.next
 	for ai := range w.acts {
-		if w.cur == nil || len(w.cur.states) == cap(w.cur.states) {
-			w.finishBlock()
-			w.cur = r.newBlock()
-			w.blocks = append(w.blocks, w.cur)
-		}
-		cur := w.cur
-		cur.states = append(cur.states, *st)
-		nx := &cur.states[len(cur.states)-1]
+		*nx = *st
 		r.sys.Step(nx, w.acts[ai])
 		if idx, msg := r.sys.Safety(st, nx); idx >= 0 {
 			found(&w.best, &finding[A]{prop: r.sys.SafetyProperties()[idx], msg: msg, parent: gi, action: w.acts[ai], order: gi<<8 | int64(ai)})
-			cur.states = cur.states[:len(cur.states)-1]
 			continue
 		}
 		var fp uint64
 		fp, w.canon = r.key(nx, w.canon)
+		slot := &w.recent[fp&(recentSlots-1)]
+		if *slot == fp {
+			continue // seen: recently by this worker
+		}
 		switch r.seen.insert(fp, 0) {
 		case fpPresent:
-			cur.states = cur.states[:len(cur.states)-1]
+			*slot = fp
 			continue
 		case fpFull:
-			cur.states = cur.states[:len(cur.states)-1]
 			r.memoryFull()
 			continue
 		}
 		if m := r.b.MaxStates; m > 0 && r.distinct.Add(1) > int64(m) {
 			// Exact: the state bound admits no state past it.
 			r.distinct.Add(-1)
-			cur.states = cur.states[:len(cur.states)-1]
 			r.stopWith(fmt.Sprintf("stopped at the state bound (%d states)", m))
 			continue
 		} else if m == 0 {
 			added++
 		}
+		*slot = fp
+		if w.cur == nil || len(w.cur.states) == cap(w.cur.states) {
+			w.finishBlock()
+			w.cur = r.newBlock()
+			w.blocks = append(w.blocks, w.cur)
+		}
+		cur := w.cur
+		cur.states = append(cur.states, *nx)
 		cur.fps = append(cur.fps, fp)
 		cur.parents = append(cur.parents, gi)
 	}
@@ -573,7 +599,7 @@ func (l *liveness[S, A]) explain(ce *Counterexample[S, A], end S, sym Symmetric[
 	if sym != nil {
 		p = sym.Represent(&end)
 	}
-	st := l.settle(end, nil, true)
+	st := l.settle(end)
 	ce.Liveness = true
 	ce.Schedule, ce.Healing, ce.Verdict = st.schedule, st.healing, l.verdict(st.code)
 	if sym != nil {

@@ -117,6 +117,11 @@ const (
 // insert adds fp (with value v in the value bits) and reports whether it
 // was new; a present key keeps its value.
 func (t *fpTable) insert(fp uint64, v uint64) int {
+	return t.add(fp, v, false)
+}
+
+// add adds fp with value v; a present key keeps its value unless set.
+func (t *fpTable) add(fp uint64, v uint64, set bool) int {
 	k := t.key(fp)
 	sh := &t.shards[fp>>56]
 	sh.mu.Lock()
@@ -129,10 +134,15 @@ func (t *fpTable) insert(fp uint64, v uint64) int {
 			sh.grow = int(t.maxLoad * float64(len(sh.slots)))
 		case float64(sh.n+1) <= fullLoad*float64(len(sh.slots)):
 			// The budget allows no growth: fill the table to fullLoad.
-		case sh.lookup(k, t.valueBits) >= 0:
-			return fpPresent
 		default:
-			return fpFull
+			i := sh.lookup(k, t.valueBits)
+			if i < 0 {
+				return fpFull
+			}
+			if set {
+				sh.slots[i] = k | v&(1<<t.valueBits-1)
+			}
+			return fpPresent
 		}
 	}
 	mask := uint64(len(sh.slots) - 1)
@@ -145,6 +155,9 @@ func (t *fpTable) insert(fp uint64, v uint64) int {
 			sh.n++
 			return fpAdded
 		case e&^vm == k:
+			if set {
+				sh.slots[i] = k | v&vm
+			}
 			return fpPresent
 		}
 	}
@@ -153,16 +166,7 @@ func (t *fpTable) insert(fp uint64, v uint64) int {
 // put sets fp's value, adding it when absent; it reports false when the
 // budget refused the room.
 func (t *fpTable) put(fp uint64, v uint64) bool {
-	k := t.key(fp)
-	sh := &t.shards[fp>>56]
-	sh.mu.Lock()
-	if i := sh.lookup(k, t.valueBits); i >= 0 {
-		sh.slots[i] = k | v&(1<<t.valueBits-1)
-		sh.mu.Unlock()
-		return true
-	}
-	sh.mu.Unlock()
-	return t.insert(fp, v) != fpFull
+	return t.add(fp, v, true) != fpFull
 }
 
 // get returns fp's value and whether fp is present.

@@ -74,7 +74,7 @@ type Settlement[S, A any] struct {
 // Settle runs the fair schedule from s and records it.
 func Settle[S, A any](sys Fair[S, A], s S, b Bounds) Settlement[S, A] {
 	l := newLiveness(sys, b)
-	st := l.settle(s, nil, true)
+	st := l.settle(s)
 	return l.settlement(st)
 }
 
@@ -150,48 +150,85 @@ func (l *liveness[S, A]) settlement(st settled[S, A]) Settlement[S, A] {
 	}
 }
 
-// settle heals s and runs the fair schedule from it. memo (may be nil)
+// fairScratch is one goroutine's reusable memory for fair settling: the
+// states and buffers of a schedule, so that judging a state allocates
+// nothing (the search settles from every reachable state). The zero value
+// is ready to use; it must not be shared between goroutines.
+type fairScratch[S, A any] struct {
+	s, prev, healed S
+	round           []A
+	visited         []uint64
+	canon           []byte
+	schedule        []A // recorded runs only
+	steps, healing  int
+	msg             string
+}
+
+// settle heals s and runs the fair schedule from it, recording it (the
+// schedule, the healed and the final state) without the memo: the
+// counterexample's run.
+func (l *liveness[S, A]) settle(s S) settled[S, A] {
+	sc := &fairScratch[S, A]{}
+	c := l.judge(sc, &s, 0, nil, true)
+	return settled[S, A]{code: c, msg: sc.msg, healed: sc.healed, final: sc.s, steps: sc.steps,
+		schedule: sc.schedule, healing: sc.healing}
+}
+
+// judge heals a copy of *s and runs the fair schedule from it in sc, and
+// returns the verdict; sc then holds the healed and the final state, the
+// steps and the message (and with record, the schedule). memo (may be nil)
 // short-cuts round-start states already judged, and every round-start
 // state visited is recorded into it; a recorded run (record) neither reads
 // nor writes the memo.
-func (l *liveness[S, A]) settle(s S, memo *fpTable, record bool) settled[S, A] {
-	var res settled[S, A]
+//
+// fp0, when not 0, is the fingerprint of *s0 that the caller already
+// looked up in memo and did not find: if healing leaves the state as it
+// is, the first round-start state is *s0 and is not fingerprinted again.
+func (l *liveness[S, A]) judge(sc *fairScratch[S, A], s0 *S, fp0 uint64, memo *fpTable, record bool) code {
 	sys := l.sys
+	sc.s = *s0
+	s := &sc.s
+	sc.schedule, sc.steps, sc.healing, sc.msg = sc.schedule[:0], 0, 0, ""
 	for {
-		a, ok := sys.HealAction(&s)
+		a, ok := sys.HealAction(s)
 		if !ok {
 			break
 		}
-		sys.Step(&s, a)
+		sys.Step(s, a)
+		sc.healing++
 		if record {
-			res.schedule = append(res.schedule, a)
+			sc.schedule = append(sc.schedule, a)
 		}
 	}
-	res.healing = len(res.schedule)
-	res.healed = s
+	sc.healed = *s
 	if record {
 		memo = nil
 	}
-	var round []A
-	var visited []uint64
-	var canon []byte
+	sc.visited = sc.visited[:0]
 	savedFP := uint64(0)
 	power, lam := 1, 0
 	verdict := codeUnknown
 	safety, safetyMsg, safetyVisited := codeUnknown, "", 0
 	for r := 0; ; r++ {
-		if sys.Cut(&s) || res.steps >= l.maxSteps {
+		if sys.Cut(s) || sc.steps >= l.maxSteps {
 			verdict = codeUnsettled
 			break
 		}
 		var fp uint64
-		fp, canon = fingerprint(sys, &s, canon)
+		known := r == 0 && sc.healing == 0 && fp0 != 0
+		if known {
+			fp = fp0
+		} else {
+			fp, sc.canon = fingerprint(sys, s, sc.canon)
+		}
 		if memo != nil {
-			if v, ok := memo.get(fp); ok {
-				verdict = code(v)
-				break
+			if !known {
+				if v, ok := memo.get(fp); ok {
+					verdict = code(v)
+					break
+				}
 			}
-			visited = append(visited, fp)
+			sc.visited = append(sc.visited, fp)
 		}
 		if r > 0 && fp == savedFP {
 			break // periodic: quiesced
@@ -204,39 +241,40 @@ func (l *liveness[S, A]) settle(s S, memo *fpTable, record bool) settled[S, A] {
 			lam = 0
 		}
 		lam++
-		round = sys.FairRound(&s, round[:0])
-		for i := range round {
-			a := round[i]
-			if i > 0 && !sys.StillEnabled(&s, a) {
+		sc.round = sys.FairRound(s, sc.round[:0])
+		for i := range sc.round {
+			a := sc.round[i]
+			if i > 0 && !sys.StillEnabled(s, a) {
 				continue
 			}
-			prev := s
-			sys.Step(&s, a)
-			res.steps++
+			sc.steps++
 			if record {
-				res.schedule = append(res.schedule, a)
+				sc.schedule = append(sc.schedule, a)
 			}
-			if safety == codeUnknown {
-				if idx, msg := sys.Safety(&prev, &s); idx >= 0 {
-					// Remember the first safety violation; the run goes on
-					// to judge liveness, which takes precedence (the fair
-					// run exists to judge liveness).
-					safety, safetyMsg = l.safety0+code(idx), msg
-					safetyVisited = len(visited)
-				}
+			if safety != codeUnknown {
+				sys.Step(s, a) // a violation is known: no need of the state before
+				continue
+			}
+			sc.prev = *s
+			sys.Step(s, a)
+			if idx, msg := sys.Safety(&sc.prev, s); idx >= 0 {
+				// Remember the first safety violation; the run goes on
+				// to judge liveness, which takes precedence (the fair
+				// run exists to judge liveness).
+				safety, safetyMsg = l.safety0+code(idx), msg
+				safetyVisited = len(sc.visited)
 			}
 		}
 	}
-	res.final = s
 	if verdict == codeUnknown {
 		verdict = codeHolds
-		if idx, msg := sys.Goals(&res.healed, &s); idx >= 0 {
-			verdict, res.msg = codeGoal0+code(idx), msg
+		if idx, msg := sys.Goals(&sc.healed, s); idx >= 0 {
+			verdict, sc.msg = codeGoal0+code(idx), msg
 		}
 	}
 	if memo != nil {
 		// Round-start states after the safety violation do not meet it.
-		for i, fp := range visited {
+		for i, fp := range sc.visited {
 			v := verdict
 			if v == codeHolds && safety != codeUnknown && i < safetyVisited {
 				v = safety
@@ -245,8 +283,7 @@ func (l *liveness[S, A]) settle(s S, memo *fpTable, record bool) settled[S, A] {
 		}
 	}
 	if verdict == codeHolds && safety != codeUnknown {
-		verdict, res.msg = safety, safetyMsg
+		verdict, sc.msg = safety, safetyMsg
 	}
-	res.code = verdict
-	return res
+	return verdict
 }

@@ -42,6 +42,7 @@ func Simulate[S, A any](sys System[S, A], b Bounds, w Walks) (Result[S, A], erro
 	inits := sys.Initial()
 	r := rand.New(rand.NewPCG(w.Seed, w.Seed^0x9e3779b97f4a7c15))
 	var buf []A
+	var sc fairScratch[S, A]
 	for walk := 0; walk < w.Count; walk++ {
 		init := inits[walk%len(inits)]
 		s := init
@@ -68,8 +69,8 @@ func Simulate[S, A any](sys System[S, A], b Bounds, w Walks) (Result[S, A], erro
 			res.Depth = max(res.Depth, len(path))
 		}
 		if live != nil {
-			if st := live.settle(s, nil, false); live.verdict(st.code) == GoalMissed {
-				ce := &Counterexample[S, A]{Property: live.property(st.code), Start: init, Path: path}
+			if c := live.judge(&sc, &s, 0, nil, false); live.verdict(c) == GoalMissed {
+				ce := &Counterexample[S, A]{Property: live.property(c), Start: init, Path: path}
 				live.explain(ce, s, nil)
 				res.Violation = ce
 				res.Outcome = Violation

@@ -178,6 +178,7 @@ type swarmWorker[S, A any] struct {
 	weights                 map[string]float64 // this walk's bias per action name
 	depths                  []int64
 	fair                    [5]int64
+	fairSc                  fairScratch[S, A]
 }
 
 func (w *swarmWorker[S, A]) loop() {
@@ -253,7 +254,7 @@ func (w *swarmWorker[S, A]) judge(start S, path func() []A, s *S) bool {
 	fp, w.canon = fingerprint(r.sys, &k, w.canon)
 	c, ok := r.memo.get(fp)
 	if !ok {
-		c = uint64(r.live.settle(k, r.memo, false).code)
+		c = uint64(r.live.judge(&w.fairSc, &k, fp, r.memo, false))
 	}
 	v := r.live.verdict(code(c))
 	w.fair[v]++
