@@ -121,6 +121,18 @@ func (t *Tracker) mapStep(st sim.Step) (what string, f filter, mustAct bool, sto
 				// item 14), so it takes the delivery at a tick.
 				return true
 			}
+			if a.Kind == model.AMaintTick && a.Node == sl && s.Maint[sl].Removed {
+				// The manager's tick sends its MaintainerHeartbeat, with a
+				// closed maintainer's Stopped status, and then deletes the
+				// closed maintainer (maintainer_manager.go Run at
+				// b813e76f9: sendHeartbeat, then
+				// cleanupRemovedMaintainers). The model's cleanup is an
+				// action of its own and the tick's periodic heartbeat is
+				// taken after the tick's choices, when the cleaned-up
+				// maintainer no longer reports: so the heartbeat may come
+				// first, as a choice, for the cleanup to follow it.
+				return true
+			}
 			if a.Kind == model.ACoordTick && sl == 0 {
 				// a coordinator tick that binds a moved changefeed to its
 				// target (see coordTickActs)
