@@ -121,6 +121,18 @@ func (t *Tracker) mapStep(st sim.Step) (what string, f filter, mustAct bool, sto
 				// item 14), so it takes the delivery at a tick.
 				return true
 			}
+			if a.Kind == model.AMaintTick && a.Node == sl && s.Maint[sl].Removed {
+				// The manager's tick sends its MaintainerHeartbeat, with a
+				// closed maintainer's Stopped status, and then deletes the
+				// closed maintainer (maintainer_manager.go Run at
+				// b813e76f9: sendHeartbeat, then
+				// cleanupRemovedMaintainers). The model's cleanup is an
+				// action of its own and the tick's periodic heartbeat is
+				// taken after the tick's choices, when the cleaned-up
+				// maintainer no longer reports: so the heartbeat may come
+				// first, as a choice, for the cleanup to follow it.
+				return true
+			}
 			if a.Kind == model.ACoordTick && sl == 0 {
 				// a coordinator tick that binds a moved changefeed to its
 				// target (see coordTickActs)
@@ -354,7 +366,44 @@ func (t *Tracker) deliverMatching(s model.State, st sim.Step, kinds []string) mo
 			}
 			continue
 		}
+		if k == "ScheduleDispatcherRequest" {
+			s = t.dropStaleCreates(s, fromSl, fromOK, toSl, st.From)
+		}
 		s, _ = t.deliverOne(s, k, "", toCoord, fromSl, fromOK, toSl, st.From)
+	}
+	return s
+}
+
+// dropStaleCreates delivers, in s, up to maxCoalesced Creates from the
+// sender queued ahead of the Remove the implementation delivers, each one
+// only if the model's dispatcher manager ignores it (the dispatcher exists:
+// an idempotent Create; or the request is fenced), i.e. the View does not
+// change. The model's maintainer re-sends a running operator's request at
+// every tick, the implementation's operator controller every 500 ms: after
+// a move's Create was taken (at the receiver's tick, see mapStep) and
+// before its operator finished, the model may queue a re-sent Create the
+// implementation never sent, which stays ahead of the next operator's
+// Remove on the channel. A Create the model would act on is left in place,
+// and the Remove then finds no match (the View shows the difference).
+func (t *Tracker) dropStaleCreates(s model.State, fromSl uint8, fromOK bool, toSl uint8, from core.NodeID) model.State {
+	if !fromOK {
+		return s
+	}
+	for i := 0; i < maxCoalesced; i++ {
+		dropped := false
+		for _, a := range model.Actions(t.Cfg, s) {
+			m := a.Msg
+			if a.Kind != model.ADeliver || !m.IsCreate() || m.ToCoordinator() || m.DstSlot() != toSl || m.Src != t.ident[from] {
+				continue
+			}
+			if n, _ := model.Step(t.Cfg, s, a); !n.Overflow && n.View().Diff(s.View()) == "" {
+				s, dropped = n, true
+				break
+			}
+		}
+		if !dropped {
+			break
+		}
 	}
 	return s
 }
