@@ -548,6 +548,9 @@ func (t *msgHash) find(b []byte) []*entry {
 
 // lookup finds the catalogue entry of a record.
 func lookup(r *Record) *entry {
+	if r.looked {
+		return r.entry
+	}
 	if len(r.Msg) == 0 || msgFilter[len(r.Msg)&255]&(1<<(r.Msg[0]&63)) == 0 {
 		return nil
 	}
@@ -581,6 +584,15 @@ func isEvidenceText(b []byte) bool {
 	// exact check.
 	const ones = 0x0101010101010101
 	w := b
+	for len(w) >= 32 {
+		// four words a round, one test: the OR of the four words' flags
+		x0, x1 := binary.LittleEndian.Uint64(w), binary.LittleEndian.Uint64(w[8:])
+		x2, x3 := binary.LittleEndian.Uint64(w[16:]), binary.LittleEndian.Uint64(w[24:32])
+		if ((x0-0x20*ones)&^x0|x0|(x1-0x20*ones)&^x1|x1|(x2-0x20*ones)&^x2|x2|(x3-0x20*ones)&^x3|x3)&(0x80*ones) != 0 {
+			return isEvidenceTextExact(b)
+		}
+		w = w[32:]
+	}
 	for len(w) >= 8 {
 		x := binary.LittleEndian.Uint64(w)
 		if ((x-0x20*ones)&^x|x)&(0x80*ones) != 0 {

@@ -414,11 +414,18 @@ func splitPoint(b []byte) int {
 	return lastNL + 1
 }
 
-// parseChunk scans one chunk; items carry chunk-local line numbers. ns is
-// the calling worker's (see names).
-func parseChunk(c *chunk, name string, idx int, ns *names) {
+// parseCache is a parse worker's: the identifiers it interns and the
+// headers it has seen.
+type parseCache struct {
+	names   names
+	headers headerCache
+}
+
+// parseChunk scans one chunk; items carry chunk-local line numbers. pc is
+// the calling worker's.
+func parseChunk(c *chunk, name string, idx int, pc *parseCache) {
 	sc := newBytesScanner(c.data)
-	sc.names = ns
+	sc.names, sc.hc = &pc.names, &pc.headers
 	c.items = c.items[:0]
 	for rec := sc.Next(); rec != nil; rec = sc.Next() {
 		e := lookup(rec)
@@ -552,9 +559,9 @@ func (s *source) run() {
 	}()
 	for w := 0; w < parseWorkers; w++ {
 		go func() {
-			ns := new(names)
+			pc := new(parseCache)
 			for c := range work {
-				parseChunk(c, s.name, s.idx, ns)
+				parseChunk(c, s.name, s.idx, pc)
 				close(c.done)
 			}
 		}()

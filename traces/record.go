@@ -93,6 +93,10 @@ type Record struct {
 	// own is Text as a string when an item's evidence text is the record
 	// as written ("" otherwise): set by toItems for its conversions.
 	own string
+	// entry is lookup's answer when looked (the scanner's headerCache knew
+	// the record's file and message).
+	entry  *entry
+	looked bool
 }
 
 type field struct {
@@ -225,11 +229,14 @@ func unquoteAt(s []byte, scratch *[]byte) ([]byte, int) {
 }
 
 func skipSpace(b []byte, i int) int {
-	for i < len(b) && (b[i] == ' ' || b[i] == '\n' || b[i] == '\r' || b[i] == '\t') {
+	for i < len(b) && spaceByte[b[i]] {
 		i++
 	}
 	return i
 }
+
+// spaceByte marks the bytes skipSpace skips.
+var spaceByte = [256]bool{' ': true, '\n': true, '\r': true, '\t': true}
 
 // scanString scans a double-quoted string starting at b[i] == '"' and
 // returns the index just after the closing quote, or len(b) if it is not

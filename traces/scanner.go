@@ -91,7 +91,8 @@ type Scanner struct {
 	pQuoted bool // an excerpt line that is itself a quoted string
 
 	rec      Record
-	names    *names // interns the identifiers of items (see names)
+	names    *names       // interns the identifiers of items (see names)
+	hc       *headerCache // the parse worker's (nil: none)
 	tc       timeCache
 	scratch  []byte
 	qbuf     []byte
@@ -466,7 +467,7 @@ func (s *Scanner) emit(atEOF bool) *Record {
 	r := &s.rec
 	*r = Record{fields: r.fields[:0], scratch: &s.scratch, names: s.names}
 	r.Line, r.Lines, r.Text, r.Truncated = s.pLine, s.pLines, text, s.pTrunc
-	if !parseHeader(text, r, &s.tc) {
+	if !parseHeader(text, r, &s.tc, s.hc) {
 		s.Stats.Unparsed += int64(s.pLines)
 		if len(s.Stats.UnparsedAt) < maxUnparsedAt {
 			s.Stats.UnparsedAt = append(s.Stats.UnparsedAt, s.pLine)
@@ -506,7 +507,17 @@ func (s *Scanner) pendingOpenText(b []byte) bool {
 // parseHeader parses "[time] [LEVEL] [file.go:line] [message]" (time and
 // level may be missing; the '[' before the time may be lost) and sets r's
 // header fields and the rest (the fields).
-func parseHeader(b []byte, r *Record, tc *timeCache) bool {
+func parseHeader(b []byte, r *Record, tc *timeCache, hc *headerCache) bool {
+	if i, g0, file, ok := parseHeaderFast(b, r, tc, hc); ok {
+		if i < 0 {
+			return true // the caller and message came from hc
+		}
+		ok := parseMessage(b, i, r)
+		if ok && hc != nil {
+			hc.fill(b, g0, file, r)
+		}
+		return ok
+	}
 	i := 0
 	if len(b) > 32 && b[31] == ']' && b[0] == '[' {
 		// pingcap/log's own "[2026/07/22 16:30:15.758 +00:00]" with the
@@ -592,7 +603,182 @@ func parseHeader(b []byte, r *Record, tc *timeCache) bool {
 	if !r.HasTime && r.Level == LevelUnknown && len(r.File) == 0 {
 		return false
 	}
-	// message
+	return parseMessage(b, i, r)
+}
+
+// callerStop marks the bytes parseHeaderFast's caller scan acts on.
+var callerStop = [256]bool{']': true, '"': true, '=': true, ':': true, '/': true}
+
+// parseHeaderFast parses pingcap/log's own header, "[2026/07/22
+// 16:30:15.758 +00:00] [INFO] [pkg/file.go:123] ", in the cached second
+// (see timeCache), exactly as parseHeader's general path would, in one pass
+// over the caller. It returns where the message starts, where the caller
+// group's text starts (g0) and where r.File starts, or false (r untouched)
+// for any other header.
+// When the caller and the message that follow are a prefix hc holds, it
+// sets them (and the catalogue entry) from hc and returns -1.
+func parseHeaderFast(b []byte, r *Record, tc *timeCache, hc *headerCache) (msg, g0, file int, ok bool) {
+	if len(b) < 42 || b[0] != '[' || b[31] != ']' || b[32] != ' ' || b[33] != '[' {
+		return 0, 0, 0, false
+	}
+	ms, cached := tc.cached(b[1:31])
+	if !cached {
+		return 0, 0, 0, false
+	}
+	// the level: "[INFO]", "[WARN]", "[ERROR]", "[DEBUG]", "[FATAL]", "[PANIC]"
+	var lvl Level
+	i := 39 // after "[INFO]"
+	switch string(b[33:39]) {
+	case "[INFO]":
+		lvl = LevelInfo
+	case "[WARN]":
+		lvl = LevelWarn
+	default:
+		if b[39] != ']' {
+			return 0, 0, 0, false
+		}
+		switch string(b[34:39]) {
+		case "ERROR":
+			lvl = LevelError
+		case "DEBUG":
+			lvl = LevelDebug
+		case "FATAL":
+			lvl = LevelFatal
+		case "PANIC":
+			lvl = LevelPanic
+		default:
+			return 0, 0, 0, false
+		}
+		i = 40
+	}
+	// the caller: " [" then up to the first ']' no '"' or '=' (else the
+	// general path decides)
+	if i+2 >= len(b) || b[i] != ' ' || b[i+1] != '[' {
+		return 0, 0, 0, false
+	}
+	g0 = i + 2
+	if hc != nil && hc.hit(b, g0, r) {
+		r.Time, r.HasTime, r.Level = ms, true, lvl
+		return -1, g0, 0, true
+	}
+	slash, colon, slashAtColon := -1, -1, -1
+	j := g0
+	for {
+		for j < len(b) && !callerStop[b[j]] {
+			j++
+		}
+		if j >= len(b) {
+			return 0, 0, 0, false
+		}
+		c := b[j]
+		if c == ']' {
+			break
+		}
+		switch c {
+		case ':':
+			colon, slashAtColon = j, slash
+		case '/':
+			slash = j
+		default: // '"' or '='
+			return 0, 0, 0, false
+		}
+		j++
+	}
+	end, sl := j, slash
+	if colon >= 0 {
+		end, sl = colon, slashAtColon
+	}
+	if sl < 0 {
+		sl = g0 - 1
+	}
+	r.Time, r.HasTime, r.Level = ms, true, lvl
+	r.File = b[sl+1 : end]
+	return j + 1, g0, sl + 1, true
+}
+
+// headerCache remembers, for one parse worker, the callers and messages
+// of recent records ("span_registry.go:328] [\"subscription client finds a
+// initialized slow region\"]", from just after the caller's '[' to the
+// message group's ']'), with where the file name and the message lie in
+// them and the message's catalogue entry: most records of a log repeat
+// one of a few dozen log statements, and a record that starts with such a
+// prefix parses as it did (the parse of that prefix depends on its bytes
+// alone). Two ways per set, picked by the caller's first 24 bytes.
+type headerCache struct {
+	slots [2 * headerSets]headerSlot
+}
+
+const headerSets = 128
+
+type headerSlot struct {
+	prefix         string // "" if empty
+	fileLo, fileHi int32  // r.File is prefix[fileLo:fileHi]
+	msgLo, msgHi   int32  // r.Msg is prefix[msgLo:msgHi]
+	e              *entry // lookup's answer
+}
+
+func headerSet(b []byte, g0 int) int {
+	h := binary.LittleEndian.Uint64(b[g0:]) ^ binary.LittleEndian.Uint64(b[g0+8:])*0x9e3779b97f4a7c15 ^
+		binary.LittleEndian.Uint64(b[g0+16:])*0xc2b2ae3d27d4eb4f
+	return int((h*0x9e3779b97f4a7c15)>>(64-7)) * 2
+}
+
+// hit sets r's File, Msg, rest and catalogue entry if b at g0 starts with
+// a prefix hc holds.
+func (hc *headerCache) hit(b []byte, g0 int, r *Record) bool {
+	if len(b) < g0+24 {
+		return false
+	}
+	set := headerSet(b, g0)
+	for w := set; w < set+2; w++ {
+		sl := &hc.slots[w]
+		n := len(sl.prefix)
+		if n == 0 || len(b)-g0 < n || string(b[g0:g0+n]) != sl.prefix {
+			continue
+		}
+		r.File = b[g0+int(sl.fileLo) : g0+int(sl.fileHi)]
+		r.Msg = b[g0+int(sl.msgLo) : g0+int(sl.msgHi)]
+		r.rest = b[g0+n:]
+		r.entry, r.looked = sl.e, true
+		return true
+	}
+	return false
+}
+
+// fill remembers the prefix of a record whose header parseHeaderFast
+// parsed (the caller group's text starting at g0, r.File at file) and
+// whose message group
+// parseMessage read as a closed, quoted message without escapes.
+func (hc *headerCache) fill(b []byte, g0, file int, r *Record) {
+	end := len(b) - len(r.rest) // just after the message group, if rest is b's suffix
+	mlo := end - 2 - len(r.Msg)
+	if r.Truncated || len(r.Msg) == 0 || len(b) < g0+24 || end-g0 > 256 || mlo < g0+2 ||
+		b[mlo-2] != '[' || b[mlo-1] != '"' || b[end-2] != '"' || b[end-1] != ']' ||
+		string(b[mlo:end-2]) != string(r.Msg) || bytes.IndexByte(r.Msg, '\\') >= 0 {
+		return
+	}
+	fileLo := file - g0
+	set := headerSet(b, g0)
+	w := set
+	if hc.slots[w].prefix != "" {
+		w = set + 1
+		if hc.slots[w].prefix != "" {
+			// both taken: the older way moves out
+			hc.slots[set+1] = hc.slots[set]
+			w = set
+		}
+	}
+	hc.slots[w] = headerSlot{
+		prefix: string(b[g0:end]),
+		fileLo: int32(fileLo), fileHi: int32(fileLo + len(r.File)),
+		msgLo: int32(mlo - g0), msgHi: int32(mlo - g0 + len(r.Msg)),
+		e: lookup(r),
+	}
+}
+
+// parseMessage parses the message group from b[i] on and sets r.Msg and
+// r.rest (the fields).
+func parseMessage(b []byte, i int, r *Record) bool {
 	i = skipSpace(b, i)
 	if i >= len(b) || b[i] != '[' {
 		r.rest = nil
