@@ -91,7 +91,7 @@ func NewErrorHandling() *ErrorHandling { return &ErrorHandling{stored: map[strin
 //
 // Production logs carry CheckpointStored only at DEBUG; without those lines
 // progress is invisible, and an error ignored because of it looks unhandled.
-func (h *ErrorHandling) Handled(e Event) bool {
+func (h *ErrorHandling) Handled(e *Event) bool {
 	if e.Changefeed == "" {
 		return false
 	}
@@ -140,7 +140,7 @@ func (m *errorNeverDropped) Observe(e Event) []Violation {
 		return nil
 	}
 	s := m.state(e.Changefeed)
-	if m.handling.Handled(e) {
+	if m.handling.Handled(&e) {
 		m.handled(s)
 	}
 	switch e.Kind {

@@ -693,9 +693,9 @@ func toItems(r *Record, e *entry, fileName string, fileIdx int, out []Item) []It
 	// listed alternative present wins; of one key, the last occurrence
 	const maxFields = 16
 	var rank [maxFields]int
-	var vals [maxFields][]byte
-	var offs [maxFields]int32
-	for i := range rank {
+	var at [maxFields]int32 // the index in r.fields of the chosen field
+	nf := min(len(e.fields), maxFields)
+	for i := range nf {
 		rank[i] = -1
 	}
 	var keyspace []byte
@@ -703,15 +703,16 @@ func toItems(r *Record, e *entry, fileName string, fileIdx int, out []Item) []It
 	for i := range r.fields {
 		f := &r.fields[i]
 		if ref, ok := findKey(e.keyIdx, f.key); ok && ref.field < maxFields && (rank[ref.field] < 0 || ref.rank <= rank[ref.field]) {
-			rank[ref.field], vals[ref.field], offs[ref.field] = ref.rank, f.val, f.off
+			rank[ref.field], at[ref.field] = ref.rank, int32(i)
 		}
 		if keyspace == nil && (string(f.key) == "keyspace" || string(f.key) == "namespace") {
 			keyspace = f.val
 		}
 	}
-	for i, fk := range e.fields {
-		if i < maxFields && rank[i] >= 0 {
-			setField(ev, fk.name, vals[i], text, offs[i], r.names)
+	for i := range nf {
+		if rank[i] >= 0 {
+			f := &r.fields[at[i]]
+			setField(ev, e.fields[i].name, f.val, text, f.off, r.names)
 		}
 	}
 	if ev.Changefeed != "" && len(keyspace) > 0 && strings.IndexByte(ev.Changefeed, '/') < 0 {

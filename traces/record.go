@@ -18,6 +18,7 @@ package traces
 import (
 	"bytes"
 	"encoding/binary"
+	"math/bits"
 )
 
 // Level is a log record's level.
@@ -318,24 +319,29 @@ func scanGroup(b []byte, i int) (int, bool) {
 // groupByte marks the bytes scanGroup acts on; it skips the others.
 var groupByte = [256]bool{'"': true, '[': true, '{': true, ']': true, '}': true}
 
-// skipPlain skips from b[j] over whole 8-byte words that hold no byte
-// scanGroup acts on, and returns where the byte-wise scan resumes. '[' and
-// '{', ']' and '}' differ only in bit 0x20, so that setting it leaves two
-// bytes to look for besides '"'.
+// skipPlain skips from b[j] over the bytes scanGroup does not act on, 8
+// at a time, and returns where the byte-wise scan resumes: at the first
+// byte it acts on, or in the last 7 bytes of b. '[' and '{', ']' and '}'
+// differ only in bit 0x20, so that setting it leaves two bytes to look for
+// besides '"'.
 func skipPlain(b []byte, j int) int {
 	const ones = 0x0101010101010101
 	for j+8 <= len(b) {
 		x := binary.LittleEndian.Uint64(b[j:])
 		y := x | 0x20*ones
-		if hasZeroByte(x^'"'*ones)|hasZeroByte(y^'{'*ones)|hasZeroByte(y^'}'*ones) != 0 {
-			break
+		if m := hasZeroByte(x^'"'*ones) | hasZeroByte(y^'{'*ones) | hasZeroByte(y^'}'*ones); m != 0 {
+			// the lowest flagged byte is always a zero byte (see
+			// hasZeroByte): the first byte of interest
+			return j + bits.TrailingZeros64(m)>>3
 		}
 		j += 8
 	}
 	return j
 }
 
-// hasZeroByte is non-zero if and only if one of v's bytes is zero.
+// hasZeroByte is non-zero if and only if one of v's bytes is zero; its
+// lowest set bit is the high bit of v's lowest zero byte (the bytes above a
+// zero byte may be flagged too).
 func hasZeroByte(v uint64) uint64 {
 	const ones = 0x0101010101010101
 	return (v - ones) &^ v & (0x80 * ones)
