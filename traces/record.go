@@ -163,6 +163,16 @@ func (r *Record) parseFields() {
 		if i >= len(b) || b[i] != '[' {
 			return
 		}
+		if end, eq, ok := plainField(b, i); ok {
+			// what scanGroup and splitField give such a group
+			f := field{val: b[i+1 : end-1], off: int32(base + i + 1)}
+			if eq >= 0 {
+				f.key, f.val, f.off = b[i+1:eq], b[eq+1:end-1], int32(base+eq+1)
+			}
+			r.fields = append(r.fields, f)
+			i = end
+			continue
+		}
 		end, closed := scanGroup(b, i)
 		inner := b[i+1 : end]
 		if closed {
@@ -179,6 +189,31 @@ func (r *Record) parseFields() {
 		i = end
 	}
 }
+
+// plainField reads the group at b[i] == '[' if it holds no quote, bracket
+// or brace before its ']' ("[key=value]", "[value]"): it returns the index
+// just after the ']' and of the first '=' (-1 if none).
+func plainField(b []byte, i int) (end, eq int, ok bool) {
+	j := i + 1
+	for j < len(b) && !fieldByte[b[j]] {
+		j++
+	}
+	eq = -1
+	if j < len(b) && b[j] == '=' {
+		eq = j
+		j++
+		for j < len(b) && !groupByte[b[j]] {
+			j++
+		}
+	}
+	if j < len(b) && b[j] == ']' {
+		return j + 1, eq, true
+	}
+	return 0, 0, false
+}
+
+// fieldByte marks the bytes plainField's key scan stops at.
+var fieldByte = [256]bool{'"': true, '[': true, '{': true, ']': true, '}': true, '=': true}
 
 // splitField splits the inside of a "[key=value]" group. Quoted keys and
 // values are unescaped into scratch (values that need no unescaping are not
