@@ -360,23 +360,28 @@ const (
 	maxUnknownLen      = 160
 )
 
-func (u *unknownMessages) add(msg []byte, n int64) {
+func (u *unknownMessages) add(msg []byte, n int64) { *u.counter(msg, 0) += n }
+
+// counter returns the counter that msg's records add to (its own, or
+// other once maxUnknownDistinct messages are counted), making msg's with
+// the value n if it is new. The map only grows until reset, so the
+// counter stays msg's until then.
+func (u *unknownMessages) counter(msg []byte, n int64) *int64 {
 	if len(msg) > maxUnknownLen {
 		msg = msg[:maxUnknownLen]
 	}
 	if p, ok := u.m[string(msg)]; ok {
-		*p += n
-		return
+		return p
 	}
 	if u.m == nil {
 		u.m = map[string]*int64{}
 	}
 	if len(u.m) >= maxUnknownDistinct {
-		u.other += n
-		return
+		return &u.other
 	}
 	v := n
 	u.m[string(msg)] = &v
+	return &v
 }
 
 func (u *unknownMessages) merge(o *unknownMessages) {
@@ -426,11 +431,21 @@ type parseCache struct {
 func parseChunk(c *chunk, name string, idx int, pc *parseCache) {
 	sc := newBytesScanner(c.data)
 	sc.names, sc.hc = &pc.names, &pc.headers
+	pc.headers.chunk++ // the counters of c.unknown that headers hold are stale
 	c.items = c.items[:0]
 	for rec := sc.Next(); rec != nil; rec = sc.Next() {
 		e := lookup(rec)
 		if e == nil {
-			c.unknown.add(rec.Msg, 1)
+			// the header cache's slot keeps the message's counter for
+			// the rest of the chunk
+			if sl := rec.slot; sl == nil {
+				c.unknown.add(rec.Msg, 1)
+			} else if sl.chunk == pc.headers.chunk {
+				*sl.unknown++
+			} else {
+				sl.unknown, sl.chunk = c.unknown.counter(rec.Msg, 0), pc.headers.chunk
+				*sl.unknown++
+			}
 		} else {
 			sc.Stats.Recognised++
 		}

@@ -98,6 +98,7 @@ type Record struct {
 	// the record's file and message).
 	entry  *entry
 	looked bool
+	slot   *headerSlot // the header cache's slot of the record's prefix, if any
 }
 
 type field struct {

@@ -706,6 +706,8 @@ func parseHeaderFast(b []byte, r *Record, tc *timeCache, hc *headerCache) (msg, 
 // alone). Two ways per set, picked by the caller's first 24 bytes.
 type headerCache struct {
 	slots [2 * headerSets]headerSlot
+	// chunk numbers the parse worker's chunks (see headerSlot.unknown)
+	chunk uint64
 }
 
 const headerSets = 128
@@ -715,6 +717,10 @@ type headerSlot struct {
 	fileLo, fileHi int32  // r.File is prefix[fileLo:fileHi]
 	msgLo, msgHi   int32  // r.Msg is prefix[msgLo:msgHi]
 	e              *entry // lookup's answer
+	// unknown is the counter of the chunk's unknownMessages the message's
+	// records add to, if e is nil and chunk is headerCache.chunk.
+	unknown *int64
+	chunk   uint64
 }
 
 func headerSet(b []byte, g0 int) int {
@@ -739,7 +745,7 @@ func (hc *headerCache) hit(b []byte, g0 int, r *Record) bool {
 		r.File = b[g0+int(sl.fileLo) : g0+int(sl.fileHi)]
 		r.Msg = b[g0+int(sl.msgLo) : g0+int(sl.msgHi)]
 		r.rest = b[g0+n:]
-		r.entry, r.looked = sl.e, true
+		r.entry, r.looked, r.slot = sl.e, true, sl
 		return true
 	}
 	return false
@@ -768,6 +774,7 @@ func (hc *headerCache) fill(b []byte, g0, file int, r *Record) {
 			w = set
 		}
 	}
+	r.slot = &hc.slots[w]
 	hc.slots[w] = headerSlot{
 		prefix: string(b[g0:end]),
 		fileLo: int32(fileLo), fileHi: int32(fileLo + len(r.File)),
