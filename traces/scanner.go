@@ -714,8 +714,8 @@ const headerSets = 128
 
 type headerSlot struct {
 	prefix         string // "" if empty
-	fileLo, fileHi int32  // r.File is prefix[fileLo:fileHi]
-	msgLo, msgHi   int32  // r.Msg is prefix[msgLo:msgHi]
+	fileLo, fileHi int    // r.File is prefix[fileLo:fileHi]
+	msgLo, msgHi   int    // r.Msg is prefix[msgLo:msgHi]
 	e              *entry // lookup's answer
 	// unknown is the counter of the chunk's unknownMessages the message's
 	// records add to, if e is nil and chunk is headerCache.chunk.
@@ -724,8 +724,8 @@ type headerSlot struct {
 }
 
 func headerSet(b []byte, g0 int) int {
-	h := binary.LittleEndian.Uint64(b[g0:]) ^ binary.LittleEndian.Uint64(b[g0+8:])*0x9e3779b97f4a7c15 ^
-		binary.LittleEndian.Uint64(b[g0+16:])*0xc2b2ae3d27d4eb4f
+	b = b[g0 : g0+24]
+	h := (binary.LittleEndian.Uint64(b) + binary.LittleEndian.Uint64(b[8:])) ^ binary.LittleEndian.Uint64(b[16:])
 	return int((h*0x9e3779b97f4a7c15)>>(64-7)) * 2
 }
 
@@ -736,15 +736,16 @@ func (hc *headerCache) hit(b []byte, g0 int, r *Record) bool {
 		return false
 	}
 	set := headerSet(b, g0)
+	p := b[g0:]
 	for w := set; w < set+2; w++ {
 		sl := &hc.slots[w]
 		n := len(sl.prefix)
-		if n == 0 || len(b)-g0 < n || string(b[g0:g0+n]) != sl.prefix {
+		if n == 0 || len(p) < n || string(p[:n]) != sl.prefix {
 			continue
 		}
-		r.File = b[g0+int(sl.fileLo) : g0+int(sl.fileHi)]
-		r.Msg = b[g0+int(sl.msgLo) : g0+int(sl.msgHi)]
-		r.rest = b[g0+n:]
+		r.File = p[sl.fileLo:sl.fileHi]
+		r.Msg = p[sl.msgLo:sl.msgHi]
+		r.rest = p[n:]
 		r.entry, r.looked, r.slot = sl.e, true, sl
 		return true
 	}
@@ -777,8 +778,8 @@ func (hc *headerCache) fill(b []byte, g0, file int, r *Record) {
 	r.slot = &hc.slots[w]
 	hc.slots[w] = headerSlot{
 		prefix: string(b[g0:end]),
-		fileLo: int32(fileLo), fileHi: int32(fileLo + len(r.File)),
-		msgLo: int32(mlo - g0), msgHi: int32(mlo - g0 + len(r.Msg)),
+		fileLo: fileLo, fileHi: fileLo + len(r.File),
+		msgLo: mlo - g0, msgHi: mlo - g0 + len(r.Msg),
 		e: lookup(r),
 	}
 }
