@@ -89,6 +89,10 @@ type Scanner struct {
 	pLines  int
 	pTrunc  bool
 	pQuoted bool // an excerpt line that is itself a quoted string
+	// pTime is the pending record's time when pTimeOK: its first line
+	// starts with a time in the cached second.
+	pTime   int64
+	pTimeOK bool
 
 	rec      Record
 	names    *names       // interns the identifiers of items (see names)
@@ -365,7 +369,21 @@ func (s *Scanner) Next() *Record {
 			return nil
 		}
 		line := s.buf[start:end]
-		off, kind, quoted := classify(line)
+		var off int
+		var kind lineKind
+		var quoted bool
+		// pingcap/log's "[2026/07/22 16:30:15.758 +00:00]" in the cached
+		// second starts a record (as classify would find), and its time
+		// is known
+		ms, cached := int64(0), false
+		if len(line) > 32 && line[0] == '[' && line[31] == ']' {
+			ms, cached = s.tc.cached(line[1:31])
+		}
+		if cached {
+			kind = lineHeader
+		} else {
+			off, kind, quoted = classify(line)
+		}
 		switch kind {
 		case lineHeader:
 			var out *Record
@@ -377,6 +395,7 @@ func (s *Scanner) Next() *Record {
 			s.pLine, s.pLines = s.lineNo, 1
 			s.pTrunc = cut
 			s.pQuoted = quoted
+			s.pTime, s.pTimeOK = ms, cached
 			if out != nil {
 				return out
 			}
@@ -467,7 +486,7 @@ func (s *Scanner) emit(atEOF bool) *Record {
 	r := &s.rec
 	*r = Record{fields: r.fields[:0], scratch: &s.scratch, names: s.names}
 	r.Line, r.Lines, r.Text, r.Truncated = s.pLine, s.pLines, text, s.pTrunc
-	if !parseHeader(text, r, &s.tc, s.hc) {
+	if !parseHeader(text, r, &s.tc, s.hc, s.pTime, s.pTimeOK) {
 		s.Stats.Unparsed += int64(s.pLines)
 		if len(s.Stats.UnparsedAt) < maxUnparsedAt {
 			s.Stats.UnparsedAt = append(s.Stats.UnparsedAt, s.pLine)
@@ -507,8 +526,8 @@ func (s *Scanner) pendingOpenText(b []byte) bool {
 // parseHeader parses "[time] [LEVEL] [file.go:line] [message]" (time and
 // level may be missing; the '[' before the time may be lost) and sets r's
 // header fields and the rest (the fields).
-func parseHeader(b []byte, r *Record, tc *timeCache, hc *headerCache) bool {
-	if i, g0, file, ok := parseHeaderFast(b, r, tc, hc); ok {
+func parseHeader(b []byte, r *Record, tc *timeCache, hc *headerCache, pre int64, preOK bool) bool {
+	if i, g0, file, ok := parseHeaderFast(b, r, tc, hc, pre, preOK); ok {
 		if i < 0 {
 			return true // the caller and message came from hc
 		}
@@ -616,12 +635,16 @@ var callerStop = [256]bool{']': true, '"': true, '=': true, ':': true, '/': true
 // group's text starts (g0) and where r.File starts, or false (r untouched)
 // for any other header.
 // When the caller and the message that follow are a prefix hc holds, it
-// sets them (and the catalogue entry) from hc and returns -1.
-func parseHeaderFast(b []byte, r *Record, tc *timeCache, hc *headerCache) (msg, g0, file int, ok bool) {
+// sets them (and the catalogue entry) from hc and returns -1. pre is the
+// time when preOK (the Scanner found it in the cached second).
+func parseHeaderFast(b []byte, r *Record, tc *timeCache, hc *headerCache, pre int64, preOK bool) (msg, g0, file int, ok bool) {
 	if len(b) < 42 || b[0] != '[' || b[31] != ']' || b[32] != ' ' || b[33] != '[' {
 		return 0, 0, 0, false
 	}
-	ms, cached := tc.cached(b[1:31])
+	ms, cached := pre, preOK
+	if !cached {
+		ms, cached = tc.cached(b[1:31])
+	}
 	if !cached {
 		return 0, 0, 0, false
 	}
