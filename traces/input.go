@@ -360,13 +360,13 @@ const (
 	maxUnknownLen      = 160
 )
 
-func (u *unknownMessages) add(msg []byte, n int64) { *u.counter(msg, 0) += n }
+func (u *unknownMessages) add(msg []byte, n int64) { *u.counter(msg) += n }
 
-// counter returns the counter that msg's records add to (its own, or
-// other once maxUnknownDistinct messages are counted), making msg's with
-// the value n if it is new. The map only grows until reset, so the
-// counter stays msg's until then.
-func (u *unknownMessages) counter(msg []byte, n int64) *int64 {
+// counter returns the counter that msg's records add to: its own (made,
+// at 0, if msg is new), or other once maxUnknownDistinct messages are
+// counted. The map only grows until reset, so the counter stays msg's
+// until then.
+func (u *unknownMessages) counter(msg []byte) *int64 {
 	if len(msg) > maxUnknownLen {
 		msg = msg[:maxUnknownLen]
 	}
@@ -379,9 +379,9 @@ func (u *unknownMessages) counter(msg []byte, n int64) *int64 {
 	if len(u.m) >= maxUnknownDistinct {
 		return &u.other
 	}
-	v := n
-	u.m[string(msg)] = &v
-	return &v
+	v := new(int64)
+	u.m[string(msg)] = v
+	return v
 }
 
 func (u *unknownMessages) merge(o *unknownMessages) {
@@ -443,7 +443,7 @@ func parseChunk(c *chunk, name string, idx int, pc *parseCache) {
 			} else if sl.chunk == pc.headers.chunk {
 				*sl.unknown++
 			} else {
-				sl.unknown, sl.chunk = c.unknown.counter(rec.Msg, 0), pc.headers.chunk
+				sl.unknown, sl.chunk = c.unknown.counter(rec.Msg), pc.headers.chunk
 				*sl.unknown++
 			}
 		} else {
