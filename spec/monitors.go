@@ -91,7 +91,7 @@ func NewErrorHandling() *ErrorHandling { return &ErrorHandling{stored: map[strin
 //
 // Production logs carry CheckpointStored only at DEBUG; without those lines
 // progress is invisible, and an error ignored because of it looks unhandled.
-func (h *ErrorHandling) Handled(e Event) bool {
+func (h *ErrorHandling) Handled(e *Event) bool {
 	if e.Changefeed == "" {
 		return false
 	}
@@ -140,7 +140,7 @@ func (m *errorNeverDropped) Observe(e Event) []Violation {
 		return nil
 	}
 	s := m.state(e.Changefeed)
-	if m.handling.Handled(e) {
+	if m.handling.Handled(&e) {
 		m.handled(s)
 	}
 	switch e.Kind {
@@ -387,6 +387,7 @@ func (m *checkpointNotPastUnflushed) Finish() []Violation { return nil }
 type liveDispatcher struct {
 	created Event
 	working bool
+	key     string // dispatcherKey(created.Node, created.Dispatcher)
 }
 
 // dispatchers tracks the live dispatchers of every changefeed, across nodes.
@@ -416,6 +417,14 @@ type dispatcherReader interface {
 }
 
 func dispatcherKey(node, id string) string { return node + "/" + id }
+
+// lookup is d.cf[cf][dispatcherKey(node, id)] without building the key on
+// the heap (the tracker's most frequent operation).
+func (d *dispatchers) lookup(cf, node, id string) *liveDispatcher {
+	var buf [128]byte
+	k := append(append(append(buf[:0], node...), '/'), id...)
+	return d.cf[cf][string(k)]
+}
 
 func newDispatchers() *dispatchers {
 	return &dispatchers{cf: map[string]map[string]*liveDispatcher{}, byTable: map[string]map[int64]map[string]*liveDispatcher{}}
@@ -468,16 +477,18 @@ func (d *dispatchers) observe(e Event) *liveDispatcher {
 func (d *dispatchers) apply(e Event) *liveDispatcher {
 	switch e.Kind {
 	case DispatcherCreated:
-		ld := &liveDispatcher{created: e}
-		d.add(e.Changefeed, dispatcherKey(e.Node, e.Dispatcher), ld)
+		ld := &liveDispatcher{created: e, key: dispatcherKey(e.Node, e.Dispatcher)}
+		d.add(e.Changefeed, ld.key, ld)
 		return ld
 	case DispatcherWorking:
-		if ld := d.cf[e.Changefeed][dispatcherKey(e.Node, e.Dispatcher)]; ld != nil {
+		if ld := d.lookup(e.Changefeed, e.Node, e.Dispatcher); ld != nil {
 			ld.working = true
 			return ld
 		}
 	case DispatcherRemoved:
-		d.remove(e.Changefeed, dispatcherKey(e.Node, e.Dispatcher))
+		if ld := d.lookup(e.Changefeed, e.Node, e.Dispatcher); ld != nil {
+			d.remove(e.Changefeed, ld.key)
+		}
 	case DispatcherManagerClosed:
 		for key, ld := range d.cf[e.Changefeed] {
 			if ld.created.Node == e.Node {

@@ -36,13 +36,14 @@ func TestErrorHandlingDefinition(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			h := NewErrorHandling()
 			for i, s := range steps {
-				assert.Equal(t, s.want, h.Handled(s.e), "step %d: %s", i, s.e)
+				assert.Equal(t, s.want, h.Handled(&s.e), "step %d: %s", i, s.e)
 			}
 		})
 	}
 	h := NewErrorHandling()
-	h.Handled(created(1))
-	h.Handled(stored(150))
+	c, st := created(1), stored(150)
+	h.Handled(&c)
+	h.Handled(&st)
 	assert.Equal(t, uint64(150), h.Stored(cf))
 }
 

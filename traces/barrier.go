@@ -135,6 +135,10 @@ type barrierState struct {
 	// quiesced: the time of the last quiescence marker (cdcspec's runs),
 	// at which barrier-eventually-passes judged every open wait.
 	quiesced int64
+	// freeStuck and freeWait: Checker.barriers' and Checker.blockWait's
+	// entries that ended, for reuse (see spare).
+	freeStuck []*stuckOp
+	freeWait  []*waitRun
 }
 
 // ---------------------------------------------------------------------------
@@ -184,7 +188,8 @@ func (c *Checker) observeBarriers(it *Item) {
 				c.untracked++
 				return
 			}
-			b = &stuckOp{first: *it}
+			b = c.bar.newStuck()
+			*b = stuckOp{first: *it}
 			c.barriers[k] = b
 		}
 		if it.Sym == SymBarrierStuck {
@@ -196,6 +201,7 @@ func (c *Checker) observeBarriers(it *Item) {
 		if b := c.barriers[k]; b != nil {
 			delete(c.barriers, k)
 			c.endBarrier(b, it)
+			c.bar.freeStuck = spare(c.bar.freeStuck, b)
 		}
 	case SymBlockWaiting:
 		s := c.blockWait[it.OpID]
@@ -204,7 +210,8 @@ func (c *Checker) observeBarriers(it *Item) {
 				c.untracked++
 				return
 			}
-			s = &waitRun{first: *it}
+			s = c.bar.newWait()
+			*s = waitRun{first: *it}
 			c.blockWait[it.OpID] = s
 		}
 		s.lastTime, s.lastSrc, s.n = it.Event.Time, it.Event.Source, s.n+1
@@ -212,8 +219,42 @@ func (c *Checker) observeBarriers(it *Item) {
 			s.maxDur = it.Dur
 		}
 	case SymBlockDone:
-		delete(c.blockWait, it.OpID)
+		if s := c.blockWait[it.OpID]; s != nil {
+			delete(c.blockWait, it.OpID)
+			c.bar.freeWait = spare(c.bar.freeWait, s)
+		}
 	}
+}
+
+// maxSpare bounds the recycled stuckOps and waitRuns (a block event's, a
+// dispatcher's wait: one per block event per dispatcher, the checker's most
+// frequent allocations).
+const maxSpare = 64
+
+// spare keeps x, which nothing references any more, for reuse.
+func spare[T any](free []*T, x *T) []*T {
+	if len(free) < maxSpare {
+		free = append(free, x)
+	}
+	return free
+}
+
+func (b *barrierState) newStuck() *stuckOp {
+	if n := len(b.freeStuck); n > 0 {
+		x := b.freeStuck[n-1]
+		b.freeStuck = b.freeStuck[:n-1]
+		return x
+	}
+	return new(stuckOp)
+}
+
+func (b *barrierState) newWait() *waitRun {
+	if n := len(b.freeWait); n > 0 {
+		x := b.freeWait[n-1]
+		b.freeWait = b.freeWait[:n-1]
+		return x
+	}
+	return new(waitRun)
 }
 
 // blockStatus tracks cdcspec's block-status lines: a WAITING status opens

@@ -138,11 +138,11 @@ func BenchmarkParseChunks(b *testing.B) {
 	b.SetBytes(int64(buf.Len()))
 	b.ResetTimer()
 	c := &chunk{}
-	ns := new(names)
+	pc := new(parseCache)
 	for i := 0; i < b.N; i++ {
 		for _, d := range chunks {
 			c.data = d
-			parseChunk(c, "bench", 0, ns)
+			parseChunk(c, "bench", 0, pc)
 			clear(c.items)
 			c.unknown.reset()
 		}

@@ -548,6 +548,9 @@ func (t *msgHash) find(b []byte) []*entry {
 
 // lookup finds the catalogue entry of a record.
 func lookup(r *Record) *entry {
+	if r.looked {
+		return r.entry
+	}
 	if len(r.Msg) == 0 || msgFilter[len(r.Msg)&255]&(1<<(r.Msg[0]&63)) == 0 {
 		return nil
 	}
@@ -581,6 +584,15 @@ func isEvidenceText(b []byte) bool {
 	// exact check.
 	const ones = 0x0101010101010101
 	w := b
+	for len(w) >= 32 {
+		// four words a round, one test: the OR of the four words' flags
+		x0, x1 := binary.LittleEndian.Uint64(w), binary.LittleEndian.Uint64(w[8:])
+		x2, x3 := binary.LittleEndian.Uint64(w[16:]), binary.LittleEndian.Uint64(w[24:32])
+		if ((x0-0x20*ones)&^x0|x0|(x1-0x20*ones)&^x1|x1|(x2-0x20*ones)&^x2|x2|(x3-0x20*ones)&^x3|x3)&(0x80*ones) != 0 {
+			return isEvidenceTextExact(b)
+		}
+		w = w[32:]
+	}
 	for len(w) >= 8 {
 		x := binary.LittleEndian.Uint64(w)
 		if ((x-0x20*ones)&^x|x)&(0x80*ones) != 0 {
@@ -681,9 +693,9 @@ func toItems(r *Record, e *entry, fileName string, fileIdx int, out []Item) []It
 	// listed alternative present wins; of one key, the last occurrence
 	const maxFields = 16
 	var rank [maxFields]int
-	var vals [maxFields][]byte
-	var offs [maxFields]int32
-	for i := range rank {
+	var at [maxFields]int32 // the index in r.fields of the chosen field
+	nf := min(len(e.fields), maxFields)
+	for i := range nf {
 		rank[i] = -1
 	}
 	var keyspace []byte
@@ -691,15 +703,16 @@ func toItems(r *Record, e *entry, fileName string, fileIdx int, out []Item) []It
 	for i := range r.fields {
 		f := &r.fields[i]
 		if ref, ok := findKey(e.keyIdx, f.key); ok && ref.field < maxFields && (rank[ref.field] < 0 || ref.rank <= rank[ref.field]) {
-			rank[ref.field], vals[ref.field], offs[ref.field] = ref.rank, f.val, f.off
+			rank[ref.field], at[ref.field] = ref.rank, int32(i)
 		}
 		if keyspace == nil && (string(f.key) == "keyspace" || string(f.key) == "namespace") {
 			keyspace = f.val
 		}
 	}
-	for i, fk := range e.fields {
-		if i < maxFields && rank[i] >= 0 {
-			setField(ev, fk.name, vals[i], text, offs[i], r.names)
+	for i := range nf {
+		if rank[i] >= 0 {
+			f := &r.fields[at[i]]
+			setField(ev, e.fields[i].name, f.val, text, f.off, r.names)
 		}
 	}
 	if ev.Changefeed != "" && len(keyspace) > 0 && strings.IndexByte(ev.Changefeed, '/') < 0 {

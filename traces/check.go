@@ -692,7 +692,7 @@ func errSuffix(err string) string {
 
 func (c *Checker) observeErrors(it *Item) {
 	e := &it.Event
-	handled := c.errHandling.Handled(*e)
+	handled := c.errHandling.Handled(e)
 	if e.Kind == spec.NodeLeft || e.Kind == spec.CaptureSuicide {
 		c.errorSourceGone(e.Node, it)
 	}

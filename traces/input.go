@@ -360,23 +360,28 @@ const (
 	maxUnknownLen      = 160
 )
 
-func (u *unknownMessages) add(msg []byte, n int64) {
+func (u *unknownMessages) add(msg []byte, n int64) { *u.counter(msg) += n }
+
+// counter returns the counter that msg's records add to: its own (made,
+// at 0, if msg is new), or other once maxUnknownDistinct messages are
+// counted. The map only grows until reset, so the counter stays msg's
+// until then.
+func (u *unknownMessages) counter(msg []byte) *int64 {
 	if len(msg) > maxUnknownLen {
 		msg = msg[:maxUnknownLen]
 	}
 	if p, ok := u.m[string(msg)]; ok {
-		*p += n
-		return
+		return p
 	}
 	if u.m == nil {
 		u.m = map[string]*int64{}
 	}
 	if len(u.m) >= maxUnknownDistinct {
-		u.other += n
-		return
+		return &u.other
 	}
-	v := n
-	u.m[string(msg)] = &v
+	v := new(int64)
+	u.m[string(msg)] = v
+	return v
 }
 
 func (u *unknownMessages) merge(o *unknownMessages) {
@@ -414,16 +419,33 @@ func splitPoint(b []byte) int {
 	return lastNL + 1
 }
 
-// parseChunk scans one chunk; items carry chunk-local line numbers. ns is
-// the calling worker's (see names).
-func parseChunk(c *chunk, name string, idx int, ns *names) {
+// parseCache is a parse worker's: the identifiers it interns and the
+// headers it has seen.
+type parseCache struct {
+	names   names
+	headers headerCache
+}
+
+// parseChunk scans one chunk; items carry chunk-local line numbers. pc is
+// the calling worker's.
+func parseChunk(c *chunk, name string, idx int, pc *parseCache) {
 	sc := newBytesScanner(c.data)
-	sc.names = ns
+	sc.names, sc.hc = &pc.names, &pc.headers
+	pc.headers.chunk++ // the counters of c.unknown that headers hold are stale
 	c.items = c.items[:0]
 	for rec := sc.Next(); rec != nil; rec = sc.Next() {
 		e := lookup(rec)
 		if e == nil {
-			c.unknown.add(rec.Msg, 1)
+			// the header cache's slot keeps the message's counter for
+			// the rest of the chunk
+			if sl := rec.slot; sl == nil {
+				c.unknown.add(rec.Msg, 1)
+			} else if sl.chunk == pc.headers.chunk {
+				*sl.unknown++
+			} else {
+				sl.unknown, sl.chunk = c.unknown.counter(rec.Msg), pc.headers.chunk
+				*sl.unknown++
+			}
 		} else {
 			sc.Stats.Recognised++
 		}
@@ -552,9 +574,9 @@ func (s *source) run() {
 	}()
 	for w := 0; w < parseWorkers; w++ {
 		go func() {
-			ns := new(names)
+			pc := new(parseCache)
 			for c := range work {
-				parseChunk(c, s.name, s.idx, ns)
+				parseChunk(c, s.name, s.idx, pc)
 				close(c.done)
 			}
 		}()

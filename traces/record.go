@@ -18,6 +18,7 @@ package traces
 import (
 	"bytes"
 	"encoding/binary"
+	"math/bits"
 )
 
 // Level is a log record's level.
@@ -93,6 +94,11 @@ type Record struct {
 	// own is Text as a string when an item's evidence text is the record
 	// as written ("" otherwise): set by toItems for its conversions.
 	own string
+	// entry is lookup's answer when looked (the scanner's headerCache knew
+	// the record's file and message).
+	entry  *entry
+	looked bool
+	slot   *headerSlot // the header cache's slot of the record's prefix, if any
 }
 
 type field struct {
@@ -158,6 +164,16 @@ func (r *Record) parseFields() {
 		if i >= len(b) || b[i] != '[' {
 			return
 		}
+		if end, eq, ok := plainField(b, i); ok {
+			// what scanGroup and splitField give such a group
+			f := field{val: b[i+1 : end-1], off: int32(base + i + 1)}
+			if eq >= 0 {
+				f.key, f.val, f.off = b[i+1:eq], b[eq+1:end-1], int32(base+eq+1)
+			}
+			r.fields = append(r.fields, f)
+			i = end
+			continue
+		}
 		end, closed := scanGroup(b, i)
 		inner := b[i+1 : end]
 		if closed {
@@ -174,6 +190,31 @@ func (r *Record) parseFields() {
 		i = end
 	}
 }
+
+// plainField reads the group at b[i] == '[' if it holds no quote, bracket
+// or brace before its ']' ("[key=value]", "[value]"): it returns the index
+// just after the ']' and of the first '=' (-1 if none).
+func plainField(b []byte, i int) (end, eq int, ok bool) {
+	j := i + 1
+	for j < len(b) && !fieldByte[b[j]] {
+		j++
+	}
+	eq = -1
+	if j < len(b) && b[j] == '=' {
+		eq = j
+		j++
+		for j < len(b) && !groupByte[b[j]] {
+			j++
+		}
+	}
+	if j < len(b) && b[j] == ']' {
+		return j + 1, eq, true
+	}
+	return 0, 0, false
+}
+
+// fieldByte marks the bytes plainField's key scan stops at.
+var fieldByte = [256]bool{'"': true, '[': true, '{': true, ']': true, '}': true, '=': true}
 
 // splitField splits the inside of a "[key=value]" group. Quoted keys and
 // values are unescaped into scratch (values that need no unescaping are not
@@ -225,11 +266,14 @@ func unquoteAt(s []byte, scratch *[]byte) ([]byte, int) {
 }
 
 func skipSpace(b []byte, i int) int {
-	for i < len(b) && (b[i] == ' ' || b[i] == '\n' || b[i] == '\r' || b[i] == '\t') {
+	for i < len(b) && spaceByte[b[i]] {
 		i++
 	}
 	return i
 }
+
+// spaceByte marks the bytes skipSpace skips.
+var spaceByte = [256]bool{' ': true, '\n': true, '\r': true, '\t': true}
 
 // scanString scans a double-quoted string starting at b[i] == '"' and
 // returns the index just after the closing quote, or len(b) if it is not
@@ -311,24 +355,29 @@ func scanGroup(b []byte, i int) (int, bool) {
 // groupByte marks the bytes scanGroup acts on; it skips the others.
 var groupByte = [256]bool{'"': true, '[': true, '{': true, ']': true, '}': true}
 
-// skipPlain skips from b[j] over whole 8-byte words that hold no byte
-// scanGroup acts on, and returns where the byte-wise scan resumes. '[' and
-// '{', ']' and '}' differ only in bit 0x20, so that setting it leaves two
-// bytes to look for besides '"'.
+// skipPlain skips from b[j] over the bytes scanGroup does not act on, 8
+// at a time, and returns where the byte-wise scan resumes: at the first
+// byte it acts on, or in the last 7 bytes of b. '[' and '{', ']' and '}'
+// differ only in bit 0x20, so that setting it leaves two bytes to look for
+// besides '"'.
 func skipPlain(b []byte, j int) int {
 	const ones = 0x0101010101010101
 	for j+8 <= len(b) {
 		x := binary.LittleEndian.Uint64(b[j:])
 		y := x | 0x20*ones
-		if hasZeroByte(x^'"'*ones)|hasZeroByte(y^'{'*ones)|hasZeroByte(y^'}'*ones) != 0 {
-			break
+		if m := hasZeroByte(x^'"'*ones) | hasZeroByte(y^'{'*ones) | hasZeroByte(y^'}'*ones); m != 0 {
+			// the lowest flagged byte is always a zero byte (see
+			// hasZeroByte): the first byte of interest
+			return j + bits.TrailingZeros64(m)>>3
 		}
 		j += 8
 	}
 	return j
 }
 
-// hasZeroByte is non-zero if and only if one of v's bytes is zero.
+// hasZeroByte is non-zero if and only if one of v's bytes is zero; its
+// lowest set bit is the high bit of v's lowest zero byte (the bytes above a
+// zero byte may be flagged too).
 func hasZeroByte(v uint64) uint64 {
 	const ones = 0x0101010101010101
 	return (v - ones) &^ v & (0x80 * ones)

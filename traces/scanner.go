@@ -89,9 +89,14 @@ type Scanner struct {
 	pLines  int
 	pTrunc  bool
 	pQuoted bool // an excerpt line that is itself a quoted string
+	// pTime is the pending record's time when pTimeOK: its first line
+	// starts with a time in the cached second.
+	pTime   int64
+	pTimeOK bool
 
 	rec      Record
-	names    *names // interns the identifiers of items (see names)
+	names    *names       // interns the identifiers of items (see names)
+	hc       *headerCache // the parse worker's (nil: none)
 	tc       timeCache
 	scratch  []byte
 	qbuf     []byte
@@ -364,7 +369,21 @@ func (s *Scanner) Next() *Record {
 			return nil
 		}
 		line := s.buf[start:end]
-		off, kind, quoted := classify(line)
+		var off int
+		var kind lineKind
+		var quoted bool
+		// pingcap/log's "[2026/07/22 16:30:15.758 +00:00]" in the cached
+		// second starts a record (as classify would find), and its time
+		// is known
+		ms, cached := int64(0), false
+		if len(line) > 32 && line[0] == '[' && line[31] == ']' {
+			ms, cached = s.tc.cached(line[1:31])
+		}
+		if cached {
+			kind = lineHeader
+		} else {
+			off, kind, quoted = classify(line)
+		}
 		switch kind {
 		case lineHeader:
 			var out *Record
@@ -376,6 +395,7 @@ func (s *Scanner) Next() *Record {
 			s.pLine, s.pLines = s.lineNo, 1
 			s.pTrunc = cut
 			s.pQuoted = quoted
+			s.pTime, s.pTimeOK = ms, cached
 			if out != nil {
 				return out
 			}
@@ -466,7 +486,7 @@ func (s *Scanner) emit(atEOF bool) *Record {
 	r := &s.rec
 	*r = Record{fields: r.fields[:0], scratch: &s.scratch, names: s.names}
 	r.Line, r.Lines, r.Text, r.Truncated = s.pLine, s.pLines, text, s.pTrunc
-	if !parseHeader(text, r, &s.tc) {
+	if !parseHeader(text, r, &s.tc, s.hc, s.pTime, s.pTimeOK) {
 		s.Stats.Unparsed += int64(s.pLines)
 		if len(s.Stats.UnparsedAt) < maxUnparsedAt {
 			s.Stats.UnparsedAt = append(s.Stats.UnparsedAt, s.pLine)
@@ -506,7 +526,17 @@ func (s *Scanner) pendingOpenText(b []byte) bool {
 // parseHeader parses "[time] [LEVEL] [file.go:line] [message]" (time and
 // level may be missing; the '[' before the time may be lost) and sets r's
 // header fields and the rest (the fields).
-func parseHeader(b []byte, r *Record, tc *timeCache) bool {
+func parseHeader(b []byte, r *Record, tc *timeCache, hc *headerCache, pre int64, preOK bool) bool {
+	if i, g0, file, ok := parseHeaderFast(b, r, tc, hc, pre, preOK); ok {
+		if i < 0 {
+			return true // the caller and message came from hc
+		}
+		ok := parseMessage(b, i, r)
+		if ok && hc != nil {
+			hc.fill(b, g0, file, r)
+		}
+		return ok
+	}
 	i := 0
 	if len(b) > 32 && b[31] == ']' && b[0] == '[' {
 		// pingcap/log's own "[2026/07/22 16:30:15.758 +00:00]" with the
@@ -592,7 +622,194 @@ func parseHeader(b []byte, r *Record, tc *timeCache) bool {
 	if !r.HasTime && r.Level == LevelUnknown && len(r.File) == 0 {
 		return false
 	}
-	// message
+	return parseMessage(b, i, r)
+}
+
+// callerStop marks the bytes parseHeaderFast's caller scan acts on.
+var callerStop = [256]bool{']': true, '"': true, '=': true, ':': true, '/': true}
+
+// parseHeaderFast parses pingcap/log's own header, "[2026/07/22
+// 16:30:15.758 +00:00] [INFO] [pkg/file.go:123] ", in the cached second
+// (see timeCache), exactly as parseHeader's general path would, in one pass
+// over the caller. It returns where the message starts, where the caller
+// group's text starts (g0) and where r.File starts, or false (r untouched)
+// for any other header.
+// When the caller and the message that follow are a prefix hc holds, it
+// sets them (and the catalogue entry) from hc and returns -1. pre is the
+// time when preOK (the Scanner found it in the cached second).
+func parseHeaderFast(b []byte, r *Record, tc *timeCache, hc *headerCache, pre int64, preOK bool) (msg, g0, file int, ok bool) {
+	if len(b) < 42 || b[0] != '[' || b[31] != ']' || b[32] != ' ' || b[33] != '[' {
+		return 0, 0, 0, false
+	}
+	ms, cached := pre, preOK
+	if !cached {
+		ms, cached = tc.cached(b[1:31])
+	}
+	if !cached {
+		return 0, 0, 0, false
+	}
+	// the level: "[INFO]", "[WARN]", "[ERROR]", "[DEBUG]", "[FATAL]", "[PANIC]"
+	var lvl Level
+	i := 39 // after "[INFO]"
+	switch string(b[33:39]) {
+	case "[INFO]":
+		lvl = LevelInfo
+	case "[WARN]":
+		lvl = LevelWarn
+	default:
+		if b[39] != ']' {
+			return 0, 0, 0, false
+		}
+		switch string(b[34:39]) {
+		case "ERROR":
+			lvl = LevelError
+		case "DEBUG":
+			lvl = LevelDebug
+		case "FATAL":
+			lvl = LevelFatal
+		case "PANIC":
+			lvl = LevelPanic
+		default:
+			return 0, 0, 0, false
+		}
+		i = 40
+	}
+	// the caller: " [" then up to the first ']' no '"' or '=' (else the
+	// general path decides)
+	if i+2 >= len(b) || b[i] != ' ' || b[i+1] != '[' {
+		return 0, 0, 0, false
+	}
+	g0 = i + 2
+	if hc != nil && hc.hit(b, g0, r) {
+		r.Time, r.HasTime, r.Level = ms, true, lvl
+		return -1, g0, 0, true
+	}
+	slash, colon, slashAtColon := -1, -1, -1
+	j := g0
+	for {
+		for j < len(b) && !callerStop[b[j]] {
+			j++
+		}
+		if j >= len(b) {
+			return 0, 0, 0, false
+		}
+		c := b[j]
+		if c == ']' {
+			break
+		}
+		switch c {
+		case ':':
+			colon, slashAtColon = j, slash
+		case '/':
+			slash = j
+		default: // '"' or '='
+			return 0, 0, 0, false
+		}
+		j++
+	}
+	end, sl := j, slash
+	if colon >= 0 {
+		end, sl = colon, slashAtColon
+	}
+	if sl < 0 {
+		sl = g0 - 1
+	}
+	r.Time, r.HasTime, r.Level = ms, true, lvl
+	r.File = b[sl+1 : end]
+	return j + 1, g0, sl + 1, true
+}
+
+// headerCache remembers, for one parse worker, the callers and messages
+// of recent records ("span_registry.go:328] [\"subscription client finds a
+// initialized slow region\"]", from just after the caller's '[' to the
+// message group's ']'), with where the file name and the message lie in
+// them and the message's catalogue entry: most records of a log repeat
+// one of a few dozen log statements, and a record that starts with such a
+// prefix parses as it did (the parse of that prefix depends on its bytes
+// alone). Two ways per set, picked by the caller's first 24 bytes.
+type headerCache struct {
+	slots [2 * headerSets]headerSlot
+	// chunk numbers the parse worker's chunks (see headerSlot.unknown)
+	chunk uint64
+}
+
+const headerSets = 128
+
+type headerSlot struct {
+	prefix         string // "" if empty
+	fileLo, fileHi int    // r.File is prefix[fileLo:fileHi]
+	msgLo, msgHi   int    // r.Msg is prefix[msgLo:msgHi]
+	e              *entry // lookup's answer
+	// unknown is the counter of the chunk's unknownMessages the message's
+	// records add to, if e is nil and chunk is headerCache.chunk.
+	unknown *int64
+	chunk   uint64
+}
+
+func headerSet(b []byte, g0 int) int {
+	b = b[g0 : g0+24]
+	h := (binary.LittleEndian.Uint64(b) + binary.LittleEndian.Uint64(b[8:])) ^ binary.LittleEndian.Uint64(b[16:])
+	return int((h*0x9e3779b97f4a7c15)>>(64-7)) * 2
+}
+
+// hit sets r's File, Msg, rest and catalogue entry if b at g0 starts with
+// a prefix hc holds.
+func (hc *headerCache) hit(b []byte, g0 int, r *Record) bool {
+	if len(b) < g0+24 {
+		return false
+	}
+	set := headerSet(b, g0)
+	p := b[g0:]
+	for w := set; w < set+2; w++ {
+		sl := &hc.slots[w]
+		n := len(sl.prefix)
+		if n == 0 || len(p) < n || string(p[:n]) != sl.prefix {
+			continue
+		}
+		r.File = p[sl.fileLo:sl.fileHi]
+		r.Msg = p[sl.msgLo:sl.msgHi]
+		r.rest = p[n:]
+		r.entry, r.looked, r.slot = sl.e, true, sl
+		return true
+	}
+	return false
+}
+
+// fill remembers the prefix of a record whose header parseHeaderFast
+// parsed (the caller group's text starting at g0, r.File at file) and
+// whose message group
+// parseMessage read as a closed, quoted message without escapes.
+func (hc *headerCache) fill(b []byte, g0, file int, r *Record) {
+	end := len(b) - len(r.rest) // just after the message group, if rest is b's suffix
+	mlo := end - 2 - len(r.Msg)
+	if r.Truncated || len(r.Msg) == 0 || len(b) < g0+24 || end-g0 > 256 || mlo < g0+2 ||
+		b[mlo-2] != '[' || b[mlo-1] != '"' || b[end-2] != '"' || b[end-1] != ']' ||
+		string(b[mlo:end-2]) != string(r.Msg) || bytes.IndexByte(r.Msg, '\\') >= 0 {
+		return
+	}
+	fileLo := file - g0
+	set := headerSet(b, g0)
+	w := set
+	if hc.slots[w].prefix != "" {
+		w = set + 1
+		if hc.slots[w].prefix != "" {
+			// both taken: the older way moves out
+			hc.slots[set+1] = hc.slots[set]
+			w = set
+		}
+	}
+	r.slot = &hc.slots[w]
+	hc.slots[w] = headerSlot{
+		prefix: string(b[g0:end]),
+		fileLo: fileLo, fileHi: fileLo + len(r.File),
+		msgLo: mlo - g0, msgHi: mlo - g0 + len(r.Msg),
+		e: lookup(r),
+	}
+}
+
+// parseMessage parses the message group from b[i] on and sets r.Msg and
+// r.rest (the fields).
+func parseMessage(b []byte, i int, r *Record) bool {
 	i = skipSpace(b, i)
 	if i >= len(b) || b[i] != '[' {
 		r.rest = nil

@@ -1,0 +1,133 @@
+package traces
+
+import (
+	"bytes"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+// TestPlainField pins parseFields' one-pass read of a group without
+// quotes, brackets or braces to scanGroup and splitField, on random groups.
+func TestPlainField(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	const alphabet = "ab=:. 09_-/\"[]{}\\\n"
+	for n := 0; n < 50000; n++ {
+		b := make([]byte, 1+rng.IntN(24))
+		b[0] = '['
+		for i := 1; i < len(b); i++ {
+			b[i] = alphabet[rng.IntN(len(alphabet))]
+			if rng.IntN(4) == 0 {
+				b[i] = byte(rng.IntN(256))
+			}
+		}
+		end, eq, ok := plainField(b, 0)
+		if !ok {
+			continue
+		}
+		wantEnd, closed := scanGroup(b, 0)
+		require.True(t, closed, "%q", b)
+		require.Equal(t, wantEnd, end, "%q", b)
+		key, val, off := splitField(b[1:end-1], nil)
+		require.GreaterOrEqual(t, off, 0, "%q", b)
+		if eq >= 0 {
+			require.Equal(t, string(key), string(b[1:eq]), "%q", b)
+			require.Equal(t, string(val), string(b[eq+1:end-1]), "%q", b)
+			require.Equal(t, off+1, eq+1, "%q", b)
+		} else {
+			require.Nil(t, key, "%q", b)
+			require.Equal(t, string(val), string(b[1:end-1]), "%q", b)
+			require.Equal(t, 0, off, "%q", b)
+		}
+	}
+}
+
+// TestHeaderCache: a scanner with a (warm) header cache reads every record
+// exactly as one without (header, message, fields, catalogue entry), and
+// both read the header as the general parse does.
+func TestHeaderCache(t *testing.T) {
+	var inputs [][]byte
+	paths, _ := filepath.Glob("testdata/*.log")
+	more, _ := filepath.Glob("testdata/*/*.log")
+	for _, p := range append(paths, more...) {
+		b, err := os.ReadFile(p)
+		require.NoError(t, err)
+		inputs = append(inputs, b)
+	}
+	var gen bytes.Buffer
+	_, err := GenerateLog(&gen, 2<<20, 7)
+	require.NoError(t, err)
+	inputs = append(inputs, gen.Bytes())
+	// near misses of a cached prefix: the same caller and message with
+	// other fields, levels and escapes; callers and messages the fast
+	// paths leave to the general parse
+	var odd strings.Builder
+	callers := []string{"barrier.go:583", "helper.go:379", "a/b/helper.go:379", "helper.go:37", "x:y/z.go:1", "nocolon.go", "k=v.go:1", `q"x.go:1`, ""}
+	msgs := []string{"event trySchedule", "resend task periodic resend", `resend task \"periodic\" resend`, "resend task periodic resend]", "new block event is created"}
+	levels := []string{"INFO", "WARN", "ERROR", "DEBUG", "FATAL", "PANIC", "TRACE", "info"}
+	rng := rand.New(rand.NewPCG(5, 6))
+	for i := 0; i < 4000; i++ {
+		c, m, l := callers[rng.IntN(len(callers))], msgs[rng.IntN(len(msgs))], levels[rng.IntN(len(levels))]
+		fields := []string{"", " [dispatcherID=1.2] [executeCount=10]", " [changefeed=cf] [checkpointTs=0]", ` [k="v w"]`, " [", ` ["x"=1]`}[rng.IntN(6)]
+		switch rng.IntN(8) {
+		case 0:
+			fmt.Fprintf(&odd, "[2026/07/22 16:30:%02d.%03d +00:00] [%s] [%s] [%s]%s\n", rng.IntN(60), rng.IntN(1000), l, c, strings.ReplaceAll(m, " ", ""), fields)
+		case 1:
+			fmt.Fprintf(&odd, "[2026/07/22 16:30:%02d.%03d +00:00] [%s] [%s] [\"%s\"]%s\n  continued\n", rng.IntN(60), rng.IntN(1000), l, c, m, fields)
+		default:
+			fmt.Fprintf(&odd, "[2026/07/22 16:30:%02d.%03d +00:00] [%s] [%s] [\"%s\"]%s\n", rng.IntN(60), rng.IntN(1000), l, c, m, fields)
+		}
+	}
+	inputs = append(inputs, []byte(odd.String()))
+
+	hc := new(headerCache)
+	for pass := 0; pass < 2; pass++ { // the second pass starts warm
+		for n, in := range inputs {
+			plain, cached := newBytesScanner(in), newBytesScanner(in)
+			cached.hc = hc
+			for i := 0; ; i++ {
+				a, b := plain.Next(), cached.Next()
+				if a == nil || b == nil {
+					require.True(t, a == nil && b == nil, "input %d record %d: one scanner ended early", n, i)
+					break
+				}
+				where := fmt.Sprintf("input %d record %d: %q", n, i, a.Text)
+				// the general header parse (a cold time cache: no fast path)
+				var scratch []byte
+				ref := Record{scratch: &scratch}
+				if a.HasTime && parseHeader(a.Text, &ref, &timeCache{}, nil, 0, false) {
+					require.Equal(t, [2]any{ref.Time, ref.Level}, [2]any{a.Time, a.Level}, where)
+					require.Equal(t, ref.Truncated, a.Truncated, where)
+					require.Equal(t, string(ref.File), string(a.File), where)
+					require.Equal(t, string(ref.Msg), string(a.Msg), where)
+					require.Equal(t, string(ref.rest), string(a.rest), where)
+				}
+				require.Equal(t, [4]int64{a.Time, int64(a.Level), int64(a.Line), int64(a.Lines)}, [4]int64{b.Time, int64(b.Level), int64(b.Line), int64(b.Lines)}, where)
+				require.Equal(t, [2]bool{a.HasTime, a.Truncated}, [2]bool{b.HasTime, b.Truncated}, where)
+				require.Equal(t, string(a.File), string(b.File), where)
+				require.Equal(t, string(a.Msg), string(b.Msg), where)
+				require.Equal(t, string(a.rest), string(b.rest), where)
+				require.Same(t, lookup(a), lookup(b), where)
+				require.Equal(t, a.NumFields(), b.NumFields(), where)
+				for f := 0; f < a.NumFields(); f++ {
+					ak, av := a.FieldAt(f)
+					bk, bv := b.FieldAt(f)
+					require.Equal(t, string(ak)+"="+string(av), string(bk)+"="+string(bv), where)
+				}
+			}
+			require.Equal(t, plain.Stats, cached.Stats, "input %d", n)
+		}
+	}
+	hits := 0
+	for _, sl := range hc.slots {
+		if sl.prefix != "" {
+			hits++
+		}
+	}
+	require.Greater(t, hits, 10, "the cache was used")
+}
