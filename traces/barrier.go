@@ -188,7 +188,7 @@ func (c *Checker) observeBarriers(it *Item) {
 				c.untracked++
 				return
 			}
-			b = c.bar.newStuck()
+			b = reuse(&c.bar.freeStuck)
 			*b = stuckOp{first: *it}
 			c.barriers[k] = b
 		}
@@ -210,7 +210,7 @@ func (c *Checker) observeBarriers(it *Item) {
 				c.untracked++
 				return
 			}
-			s = c.bar.newWait()
+			s = reuse(&c.bar.freeWait)
 			*s = waitRun{first: *it}
 			c.blockWait[it.OpID] = s
 		}
@@ -239,22 +239,15 @@ func spare[T any](free []*T, x *T) []*T {
 	return free
 }
 
-func (b *barrierState) newStuck() *stuckOp {
-	if n := len(b.freeStuck); n > 0 {
-		x := b.freeStuck[n-1]
-		b.freeStuck = b.freeStuck[:n-1]
+// reuse returns a spare value from free (its fields are the caller's to
+// set), or a new one.
+func reuse[T any](free *[]*T) *T {
+	if n := len(*free); n > 0 {
+		x := (*free)[n-1]
+		*free = (*free)[:n-1]
 		return x
 	}
-	return new(stuckOp)
-}
-
-func (b *barrierState) newWait() *waitRun {
-	if n := len(b.freeWait); n > 0 {
-		x := b.freeWait[n-1]
-		b.freeWait = b.freeWait[:n-1]
-		return x
-	}
-	return new(waitRun)
+	return new(T)
 }
 
 // blockStatus tracks cdcspec's block-status lines: a WAITING status opens
