@@ -210,9 +210,10 @@ func maskTables(m uint8) []int64 {
 
 // --- dispatcher side ---
 
-// tableBlockNow: a table dispatcher reached the DDL and must block.
-func tableBlockNow(cfg *Config, s *State, d *Disp) bool {
-	return influenced(cfg, s, d) && d.Blk == 0 && s.BlkT <= s.PullTs
+// tableAtDDL: a table dispatcher the DDL influences has reached it (the
+// resolved ts passed the DDL's); it flushes below it and blocks once.
+func tableAtDDL(cfg *Config, s *State, d *Disp) bool {
+	return influenced(cfg, s, d) && s.BlkT <= s.PullTs
 }
 
 // trigBlockNow: the trigger reached the DDL, handled every CREATE TABLE

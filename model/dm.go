@@ -311,7 +311,7 @@ func dispCanAdvance(cfg *Config, s *State, d *Disp) bool {
 		}
 		return trigBlockNow(cfg, s, d) || triggerTarget(cfg, s, d) > d.Ckpt
 	}
-	if influenced(cfg, s, d) && s.BlkT <= s.PullTs {
+	if tableAtDDL(cfg, s, d) {
 		return d.Blk == 0 // flushes below the DDL and blocks
 	}
 	return s.PullTs > d.Ckpt
@@ -347,7 +347,7 @@ func dispAdvance(cfg *Config, s *State, d *Disp, e *emitter) {
 		d.Ckpt = max(d.Ckpt, triggerTarget(cfg, s, d))
 		return
 	}
-	if influenced(cfg, s, d) && s.BlkT <= s.PullTs {
+	if tableAtDDL(cfg, s, d) {
 		if d.Blk == 0 {
 			blockAt(cfg, s, d, e)
 		}

@@ -820,21 +820,6 @@ var contextItems = map[string]bool{
 // answer is 0 does TiCDC fail, "can not determine the startTs", #4509).
 var zeroMeansNone = map[string]bool{"handle bootstrap response": true}
 
-func firstField(r *Record, keys string) ([]byte, bool) {
-	for keys != "" {
-		k := keys
-		if i := strings.IndexByte(keys, ','); i >= 0 {
-			k, keys = keys[:i], keys[i+1:]
-		} else {
-			keys = ""
-		}
-		if v, ok := r.Field(k); ok {
-			return v, true
-		}
-	}
-	return nil, false
-}
-
 // maxInterned bounds the identifiers names interns.
 const maxInterned = 256
 

@@ -3,7 +3,6 @@ package dispatcher
 import (
 	"math"
 	"sort"
-	"strconv"
 
 	"go.uber.org/zap"
 
@@ -538,5 +537,3 @@ func (dm *DispatcherManager) LocalFence() { dm.writePathClosed = true }
 
 // SinkID is the DM's sink instance.
 func (dm *DispatcherManager) SinkID() uint64 { return dm.sinkID }
-
-func fmtU(u uint64) string { return strconv.FormatUint(u, 10) }
