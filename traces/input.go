@@ -5,17 +5,14 @@ import (
 	"bytes"
 	"compress/gzip"
 	"container/heap"
-	"errors"
 	"fmt"
 	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
-	"runtime/debug"
 	"slices"
 	"sort"
 	"strings"
-	"unsafe"
 
 	"cdcspec/spec"
 )
@@ -38,12 +35,7 @@ func ExpandInputs(args []string, stdin io.Reader) ([]Input, error) {
 	for _, a := range args {
 		if a == "-" {
 			r := stdin
-			out = append(out, Input{Name: "<stdin>", Open: func() (io.ReadCloser, error) {
-				if f, ok := r.(*os.File); ok {
-					return stdinFile{f}, nil
-				}
-				return io.NopCloser(r), nil
-			}})
+			out = append(out, Input{Name: "<stdin>", Open: func() (io.ReadCloser, error) { return io.NopCloser(r), nil }})
 			continue
 		}
 		var paths []string
@@ -125,13 +117,6 @@ func unwrapPathErr(err error) error {
 	}
 	return err
 }
-
-// stdinFile is standard input when it is a file: not closed after the
-// check, and mapped like any file when it is a regular one (`cdcspec trace
-// - < cdc.log`).
-type stdinFile struct{ *os.File }
-
-func (stdinFile) Close() error { return nil }
 
 func fileInput(path string) Input {
 	return Input{Name: path, Open: func() (io.ReadCloser, error) { return os.Open(path) }}
@@ -355,12 +340,7 @@ const (
 // chunk is a piece of an input that starts and ends at record boundaries
 // (as far as the splitter can tell).
 type chunk struct {
-	data []byte
-	// off is data's offset in the input's mapping (mapped inputs only).
-	off int
-	// fault is set when reading the mapped data faulted (the file shrank
-	// under the check).
-	fault   error
+	data    []byte
 	items   []Item
 	stats   ParseStats
 	unknown unknownMessages
@@ -504,25 +484,10 @@ func (s *source) run() {
 		s.err = err
 		return
 	}
-	var mapped []byte
-	switch f := rc.(type) {
-	case *os.File:
-		mapped, _ = mapInput(f)
-	case stdinFile:
-		mapped, _ = mapInput(f.File)
-	}
-	var r io.Reader
-	closeFn := rc.Close
-	if mapped == nil {
-		r, closeFn, err = openDecompressed(rc)
-		if err != nil {
-			s.err = err
-			return
-		}
-	} else {
-		// after the workers are done with it (they are, once the ordering
-		// below has taken every chunk)
-		defer unmapInput(mapped)
+	r, closeFn, err := openDecompressed(rc)
+	if err != nil {
+		s.err = err
+		return
 	}
 	defer closeFn()
 
@@ -531,27 +496,87 @@ func (s *source) run() {
 	if csize == 0 {
 		csize = chunkSize
 	}
-	p := &splitter{
-		csize:   csize,
-		work:    make(chan *chunk, parseWorkers),
-		ordered: make(chan *chunk, 2*parseWorkers),
-		// recycled chunks (data and items buffers): room for every chunk
-		// that can be in flight, so that none is dropped and reallocated
-		free: make(chan *chunk, chunksInFlight),
-	}
-	if mapped != nil {
-		go p.splitMapped(mapped)
-	} else {
-		go p.splitReader(r)
-	}
+	work := make(chan *chunk, parseWorkers)
+	ordered := make(chan *chunk, 2*parseWorkers)
+	// recycled chunks (data and items buffers): room for every chunk that
+	// can be in flight, so that none is dropped and reallocated
+	free := make(chan *chunk, chunksInFlight)
+	var readErr error
+	var skipped int64 // bytes of cut lines that were never parsed
+	go func() {
+		defer close(work)
+		defer close(ordered)
+		var carry []byte
+		eof := false
+		skipRest := false // discarding the rest of a line cut at maxBuf
+		for !eof {
+			var c *chunk
+			select {
+			case c = <-free:
+			default:
+				c = &chunk{data: make([]byte, 0, csize+csize/4)}
+			}
+			buf := c.data
+			buf = append(buf[:0], carry...)
+			// read at least a chunk's worth beyond a carried, still unsplit,
+			// huge record
+			// huge record, but never more than maxBuf in all (reads are
+			// bounded by need, so where a huge line is cut does not depend
+			// on which recycled buffer was used)
+			need := min(max(csize, len(carry)+csize/4), maxBuf)
+			if cap(buf) < need {
+				buf = slices.Grow(buf, need-len(buf))
+			}
+			for len(buf) < need && !eof {
+				newStart := len(buf)
+				n, err := r.Read(buf[len(buf):need])
+				buf = buf[:len(buf)+n]
+				if skipRest {
+					if i := bytes.IndexByte(buf[newStart:], '\n'); i >= 0 {
+						skipped += int64(i + 1)
+						buf = append(buf[:newStart], buf[newStart+i+1:]...)
+						skipRest = false
+					} else {
+						skipped += int64(len(buf) - newStart)
+						buf = buf[:newStart]
+					}
+				}
+				if err != nil {
+					eof = true
+					if err != io.EOF {
+						readErr = err
+					}
+				}
+			}
+			cut := len(buf)
+			if !eof {
+				cut = splitPoint(buf)
+				if cut == 0 {
+					if len(buf) < maxBuf {
+						carry = append(carry[:0], buf...)
+						c.data = buf[:0]
+						select {
+						case free <- c:
+						default:
+						}
+						continue
+					}
+					// a huge line: parse its first maxBuf bytes, skip the rest
+					cut = len(buf)
+					skipRest = true
+				}
+			}
+			carry = append(carry[:0], buf[cut:]...)
+			c.data, c.done = buf[:cut], make(chan struct{})
+			ordered <- c
+			work <- c
+		}
+	}()
 	for w := 0; w < parseWorkers; w++ {
 		go func() {
-			if mapped != nil {
-				debug.SetPanicOnFault(true)
-			}
 			pc := new(parseCache)
-			for c := range p.work {
-				c.fault = parseGuarded(c, s.name, s.idx, pc, mapped)
+			for c := range work {
+				parseChunk(c, s.name, s.idx, pc)
 				close(c.done)
 			}
 		}()
@@ -582,17 +607,8 @@ func (s *source) run() {
 			}
 		}
 	}
-	released := 0 // mapped bytes whose pages are let go
-	for c := range p.ordered {
+	for c := range ordered {
 		<-c.done
-		if c.fault != nil {
-			// the items of a chunk that faulted are not trusted, nor
-			// anything after it
-			if s.err == nil {
-				s.err = c.fault
-			}
-			c.items = c.items[:0]
-		}
 		for i := range c.items {
 			it := &c.items[i]
 			it.Event.Source.Line += int(lineBase)
@@ -644,19 +660,9 @@ func (s *source) run() {
 		// the strings the stale items hold are bounded by the chunks in
 		// flight
 		c.items = c.items[:0]
-		if mapped != nil {
-			// the pages wholly before the chunk's end are checked: they
-			// leave the RSS (a megabyte at a time)
-			if done := (c.off + len(c.data)) &^ (pageSize - 1); done-released >= 1<<20 {
-				dropPages(mapped[released:done])
-				released = done
-			}
-			c.data = nil
-		} else {
-			c.data = c.data[:0]
-		}
+		c.data = c.data[:0]
 		select {
-		case p.free <- c:
+		case free <- c:
 		default:
 		}
 	}
@@ -666,153 +672,9 @@ func (s *source) run() {
 	if len(batch) > 0 {
 		s.ch <- batch
 	}
-	s.stats.Bytes += p.skipped
-	if p.err != nil && s.err == nil {
-		s.err = p.err
-	}
-}
-
-// pageSize is the unit in which a mapping's checked pages are let go.
-var pageSize = os.Getpagesize()
-
-// splitter cuts an input into chunks at record boundaries and hands each
-// to the parse workers (work) and, in input order, to the source's
-// ordering (ordered). Both channels are closed at the end of the input.
-type splitter struct {
-	csize         int
-	work, ordered chan *chunk
-	free          chan *chunk
-	// err is the input's read error; skipped counts the bytes of cut
-	// lines that were never parsed. Both are final once ordered is closed.
-	err     error
-	skipped int64
-}
-
-// get returns a recycled chunk, or a new one.
-func (p *splitter) get() *chunk {
-	select {
-	case c := <-p.free:
-		return c
-	default:
-		return &chunk{}
-	}
-}
-
-// send hands data, the next chunk of the input, on.
-func (p *splitter) send(c *chunk, data []byte, off int) {
-	c.data, c.off, c.fault, c.done = data, off, nil, make(chan struct{})
-	p.ordered <- c
-	p.work <- c
-}
-
-// need is how much of the input a chunk is cut from, carrying carry
-// bytes of a record not yet split: at least a chunk's worth beyond a
-// carried huge record, but never more than maxBuf in all (so where a huge
-// line is cut does not depend on how the input is read).
-func (p *splitter) need(carry int) int {
-	return min(max(p.csize, carry+p.csize/4), maxBuf)
-}
-
-// splitReader reads r into recycled chunk buffers.
-func (p *splitter) splitReader(r io.Reader) {
-	defer close(p.work)
-	defer close(p.ordered)
-	var carry []byte
-	eof := false
-	skipRest := false // discarding the rest of a line cut at maxBuf
-	for !eof {
-		c := p.get()
-		buf := c.data
-		if buf == nil {
-			buf = make([]byte, 0, p.csize+p.csize/4)
-		}
-		buf = append(buf[:0], carry...)
-		need := p.need(len(carry))
-		if cap(buf) < need {
-			buf = slices.Grow(buf, need-len(buf))
-		}
-		for len(buf) < need && !eof {
-			newStart := len(buf)
-			n, err := r.Read(buf[len(buf):need])
-			buf = buf[:len(buf)+n]
-			if skipRest {
-				if i := bytes.IndexByte(buf[newStart:], '\n'); i >= 0 {
-					p.skipped += int64(i + 1)
-					buf = append(buf[:newStart], buf[newStart+i+1:]...)
-					skipRest = false
-				} else {
-					p.skipped += int64(len(buf) - newStart)
-					buf = buf[:newStart]
-				}
-			}
-			if err != nil {
-				eof = true
-				if err != io.EOF {
-					p.err = err
-				}
-			}
-		}
-		cut := len(buf)
-		if !eof {
-			cut = splitPoint(buf)
-			if cut == 0 {
-				if len(buf) < maxBuf {
-					carry = append(carry[:0], buf...)
-					c.data = buf[:0]
-					select {
-					case p.free <- c:
-					default:
-					}
-					continue
-				}
-				// a huge line: parse its first maxBuf bytes, skip the rest
-				cut = len(buf)
-				skipRest = true
-			}
-		}
-		carry = append(carry[:0], buf[cut:]...)
-		p.send(c, buf[:cut], 0)
-	}
-}
-
-// splitMapped cuts m, a mapped input, into chunks in place: the same
-// chunks splitReader reads.
-func (p *splitter) splitMapped(m []byte) {
-	defer close(p.work)
-	defer close(p.ordered)
-	debug.SetPanicOnFault(true)
-	defer func() {
-		if err := faultError(recover(), m); err != nil {
-			p.err = err
-		}
-	}()
-	pos, end := 0, 0 // m[pos:end] is read and not yet split
-	for pos < len(m) {
-		end = min(pos+p.need(end-pos), len(m))
-		buf := m[pos:end:end]
-		cut := len(buf)
-		next := end
-		if end < len(m) {
-			cut = splitPoint(buf)
-			if cut == 0 {
-				if len(buf) < maxBuf {
-					continue // a longer piece
-				}
-				// a huge line: parse its first maxBuf bytes, skip the rest
-				cut = len(buf)
-				if i := bytes.IndexByte(m[end:], '\n'); i >= 0 {
-					next = end + i + 1
-				} else {
-					next = len(m)
-				}
-				p.skipped += int64(next - end)
-			} else {
-				next = pos + cut
-			}
-		}
-		p.send(p.get(), buf[:cut:cut], pos)
-		pos = next
-		end = max(end, next)
+	s.stats.Bytes += skipped
+	if readErr != nil {
+		s.err = readErr
 	}
 }
 
@@ -908,32 +770,4 @@ func mergeInputs(inputs []Input, fn func(it *Item)) ([]*source, error) {
 		}
 	}
 	return srcs, firstErr
-}
-
-// parseGuarded is parseChunk that turns a fault reading m, the mapped
-// input (nil if it is read), into an error: the file was truncated under
-// the check.
-func parseGuarded(c *chunk, name string, idx int, pc *parseCache, m []byte) (err error) {
-	if m != nil {
-		defer func() { err = faultError(recover(), m) }()
-	}
-	parseChunk(c, name, idx, pc)
-	return nil
-}
-
-// faultError is the error for r, a recovered panic, when it is a fault
-// reading m (with SetPanicOnFault, the pages of a mapped file that shrank
-// under the check panic instead of killing the process); nil for nil. Any
-// other panic is a bug, and goes on.
-func faultError(r any, m []byte) error {
-	if r == nil {
-		return nil
-	}
-	if f, ok := r.(interface{ Addr() uintptr }); ok {
-		base := uintptr(unsafe.Pointer(unsafe.SliceData(m)))
-		if a := f.Addr(); a >= base && a < base+uintptr(len(m)) {
-			return errors.New("the file shrank while it was being read (truncated by log rotation?)")
-		}
-	}
-	panic(r)
 }
