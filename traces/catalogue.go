@@ -3,7 +3,9 @@ package traces
 import (
 	"bytes"
 	"encoding/binary"
+	"fmt"
 	"math"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -411,9 +413,44 @@ var catalogue = []entry{
 }
 
 type fieldKeys struct {
-	name string   // Event field name
-	keys []string // log keys, first found wins
+	name string     // Event field name
+	id   eventField // name, as setField switches on it
+	keys []string   // log keys, first found wins
 }
+
+// eventField names a field of spec.Event that catalogue lines fill in.
+type eventField uint8
+
+// eventFields are the names the catalogue's keys may map, in eventField
+// order (0 is no field).
+var eventFields = []string{"", "Changefeed", "Node", "Origin", "Dispatcher", "State", "Err", "Reason", "Op",
+	"Epoch", "Checkpoint", "NextRetry", "Span", "Tables", "BootstrapDone", "Accepted", "RemovalOnly",
+	"Removed", "Merge", "SyncPoint", "Influence", "Dropped", "Added"}
+
+const (
+	fChangefeed eventField = iota + 1
+	fNode
+	fOrigin
+	fDispatcher
+	fState
+	fErr
+	fReason
+	fOp
+	fEpoch
+	fCheckpoint
+	fNextRetry
+	fSpan
+	fTables
+	fBootstrapDone
+	fAccepted
+	fRemovalOnly
+	fRemoved
+	fMerge
+	fSyncPoint
+	fInfluence
+	fDropped
+	fAdded
+)
 
 type keyRef struct {
 	key         string
@@ -433,7 +470,11 @@ func findKey(refs []keyRef, k []byte) (keyRef, bool) {
 func compileKeys(keys map[string]string) ([]fieldKeys, []keyRef) {
 	out := make([]fieldKeys, 0, len(keys))
 	for name, ks := range keys {
-		out = append(out, fieldKeys{name: name, keys: strings.Split(ks, ",")})
+		id := slices.Index(eventFields, name)
+		if id <= 0 {
+			panic(fmt.Sprintf("catalogue: keys map %q, which is no event field", name))
+		}
+		out = append(out, fieldKeys{name: name, id: eventField(id), keys: strings.Split(ks, ",")})
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].name < out[j].name })
 	var idx []keyRef
@@ -712,7 +753,7 @@ func toItems(r *Record, e *entry, fileName string, fileIdx int, out []Item) []It
 	for i := range nf {
 		if rank[i] >= 0 {
 			f := &r.fields[at[i]]
-			setField(ev, e.fields[i].name, f.val, text, f.off, r.names)
+			setField(ev, e.fields[i].id, f.val, text, f.off, r.names)
 		}
 	}
 	if ev.Changefeed != "" && len(keyspace) > 0 && strings.IndexByte(ev.Changefeed, '/') < 0 {
@@ -873,59 +914,59 @@ func textOf(text string, v []byte, off int32) string {
 
 // setField sets the event field name from the log value v, which is at
 // off in text (see textOf); identifiers are interned in ns.
-func setField(ev *spec.Event, name string, v []byte, text string, off int32, ns *names) {
+func setField(ev *spec.Event, name eventField, v []byte, text string, off int32, ns *names) {
 	switch name {
-	case "Changefeed":
+	case fChangefeed:
 		ev.Changefeed = ns.intern(v)
-	case "Node":
+	case fNode:
 		ev.Node = ns.intern(v)
-	case "Origin":
+	case fOrigin:
 		ev.Origin = ns.intern(v)
-	case "Dispatcher":
+	case fDispatcher:
 		ev.Dispatcher = ns.intern(v)
-	case "State":
+	case fState:
 		ev.State = strings.ToLower(textOf(text, v, off))
-	case "Err":
+	case fErr:
 		if text != "" && off >= 0 {
 			ev.Err = textOf(text, v, off) // a piece of evidence text is its own evidence text
 		} else {
 			ev.Err = evidenceText(v)
 		}
-	case "Reason":
+	case fReason:
 		ev.Reason = textOf(text, v, off)
-	case "Op":
+	case fOp:
 		ev.Op = spec.Op(strings.ToLower(textOf(text, v, off)))
-	case "Epoch":
+	case fEpoch:
 		ev.Epoch, _ = strconv.ParseUint(string(v), 10, 64)
-	case "Checkpoint":
+	case fCheckpoint:
 		ev.Checkpoint = parseTs(v)
-	case "NextRetry":
+	case fNextRetry:
 		if n, err := strconv.ParseInt(string(v), 10, 64); err == nil {
 			ev.NextRetry = n
 		} else if t, ok := parseLogTime(v); ok {
 			ev.NextRetry = t
 		}
-	case "Span":
+	case fSpan:
 		ev.Span, _ = parseSpanText(textOf(text, v, off))
-	case "Tables":
+	case fTables:
 		ev.Tables = parseInts(v)
-	case "BootstrapDone":
+	case fBootstrapDone:
 		ev.BootstrapDone = parseBool(v)
-	case "Accepted":
+	case fAccepted:
 		ev.Accepted = parseBool(v)
-	case "RemovalOnly":
+	case fRemovalOnly:
 		ev.RemovalOnly = parseBool(v)
-	case "Removed":
+	case fRemoved:
 		ev.Removed = parseBool(v)
-	case "Merge":
+	case fMerge:
 		ev.Merge = parseBool(v)
-	case "SyncPoint":
+	case fSyncPoint:
 		ev.SyncPoint = parseBool(v)
-	case "Influence":
+	case fInfluence:
 		ev.Influence = parseInfluence(v)
-	case "Dropped":
+	case fDropped:
 		ev.Dropped = parseInts(v)
-	case "Added":
+	case fAdded:
 		ev.Added = parseInts(v)
 	}
 }

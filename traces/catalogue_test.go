@@ -2,12 +2,15 @@ package traces
 
 import (
 	"fmt"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/pingcap/log"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 	"go.uber.org/zap"
 	"go.uber.org/zap/zapcore"
 
@@ -275,5 +278,26 @@ func TestMsgTableMatchesIndex(t *testing.T) {
 				t.Fatalf("msgTable.find(%q) found entries of an uncatalogued message", other)
 			}
 		}
+	}
+}
+
+// TestEventFields: every name the catalogue's keys may map is a field of
+// spec.Event, and setField fills each one in.
+func TestEventFields(t *testing.T) {
+	values := map[string]string{"Epoch": "3", "Checkpoint": "42", "NextRetry": "5", "Span": "{table_id:5,start_key:61,end_key:62}",
+		"Tables": "[1,2]", "Dropped": "[1]", "Added": "[2]", "BootstrapDone": "true", "Accepted": "true", "RemovalOnly": "true",
+		"Removed": "true", "Merge": "true", "SyncPoint": "true", "Influence": "All"}
+	for id, name := range eventFields[1:] {
+		t.Run(name, func(t *testing.T) {
+			sf, ok := reflect.TypeOf(spec.Event{}).FieldByName(name)
+			require.True(t, ok, "spec.Event has no field %s", name)
+			v, ok := values[name]
+			if !ok {
+				v = "x"
+			}
+			var ev spec.Event
+			setField(&ev, eventField(id+1), []byte(v), "", -1, new(names))
+			assert.False(t, reflect.ValueOf(ev).FieldByIndex(sf.Index).IsZero(), "setField left %s unset from %q", name, v)
+		})
 	}
 }
