@@ -510,8 +510,8 @@ func findingFromViolation(v spec.Violation) Finding {
 }
 
 func (c *Checker) specViolation(v spec.Violation, it *Item) {
-	// The settle closures below outlive the call; it points into a batch
-	// that mergeInputs refills once consumed (see fn's contract there).
+	// The settle closures below outlive the call; it points into a parse
+	// chunk that mergeInputs reuses once consumed (see fn's contract there).
 	held := *it
 	it = &held
 	f := findingFromViolation(v)

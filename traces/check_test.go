@@ -120,14 +120,14 @@ func TestErrorDuringRestartIsNotDropped(t *testing.T) {
 }
 
 // TestSkewSettleAcrossBatches: a finding held for the clock-skew tolerance
-// is settled by a line that comes several item batches later; the item it
-// was raised on must still be the one it names (batches are refilled once
-// the checker has consumed them).
+// is settled by a line that comes many parse chunks later; the item it was
+// raised on must still be the one it names (a chunk's items are reused
+// once the checker has consumed them).
 func TestSkewSettleAcrossBatches(t *testing.T) {
 	span := `tableSpan="tableID: 21, startKey: 74800000000000001500, endKey: 74800000000000001600, keyspaceID: 0"`
 	var cap1 strings.Builder
 	cap1.WriteString(`[2026/03/02 10:05:00.000 +00:00] [INFO] [dispatcher_manager.go:661] ["new dispatcher created"] [changefeedID=default/cf] [dispatcherID=3002] [` + span + `] [startTs=1]` + "\n")
-	for i := 0; i < 20*batchSize; i++ {
+	for i := 0; i < 20*chunkSize/100; i++ { // 20 chunks of lines of about 130 bytes
 		fmt.Fprintf(&cap1, "[2026/03/02 10:05:00.100 +00:00] [INFO] [helper.go:379] [\"resend task periodic resend\"] [dispatcherID=%d] [executeCount=10]\n", 5000+i)
 	}
 	cap2 := `

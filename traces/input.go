@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"bytes"
 	"compress/gzip"
-	"container/heap"
 	"fmt"
 	"io"
 	"io/fs"
@@ -138,160 +137,24 @@ func openDecompressed(rc io.ReadCloser) (io.Reader, func() error, error) {
 	return br, rc.Close, nil
 }
 
-const (
-	batchSize = 256
-	// reorderMax and reorderWindow bound the per-input reorder buffer that
-	// sorts records written slightly out of order (excerpts pasted newest
-	// first, several goroutines logging at once).
-	reorderMax    = 512
-	reorderWindow = 60_000 // ms
-)
-
-// source parses one input in its own goroutine and sends its items, in
-// time order (within the reorder bound), in batches.
+// source parses one input in its own goroutines (a reader, parse
+// workers, and run putting the chunks back in input order) and sends its
+// parsed chunks, in input order, to the merge (see orderer).
 type source struct {
 	idx  int
 	name string
 	in   Input
-	ch   chan []Item
-	// spent returns the batches the merger has consumed, for reuse (a
-	// batch is pointer-rich: allocating one per 256 items kept the GC busy).
-	spent   chan []Item
+	ch   chan *chunk
+	// free returns the chunks whose items are all checked, for reuse (a
+	// chunk's items are pointer-rich: allocating them anew kept the GC
+	// busy).
+	free    chan *chunk
 	stats   ParseStats
 	unknown unknownMessages
 	err     error
-	self    string // the capture's own node ID, once a line names it
-	// selfAmbiguous: the input names several captures as its own (several
-	// logs combined into one); self is no longer filled in.
-	selfAmbiguous bool
-	chunkSize     int // bytes per parse chunk (0: chunkSize)
-	done          chan struct{}
-}
-
-// reorder is the per-input reorder buffer over a slab of at most
-// reorderMax+1 items: a priority queue by (time, order in the input), so
-// that a record written out of order costs O(log reorderMax) whatever the
-// input's order. It has two parts: run, a sorted FIFO of the items pushed
-// no earlier than its tail (O(1) in and out: every item of a sorted log),
-// and h, a min-heap of the others; the earliest item heads one of them.
-// A record more than reorderWindow older than the newest one is a jump
-// (the next file of a concatenation): the buffer is flushed and the input
-// continues in file order from there (see source.run).
-type reorder struct {
-	items []Item
-	free  []int32
-	h     []roKey
-	// run is a ring (its length a power of two) of slab keys in
-	// increasing order: run[head], ...,
-	// run[(head+n-1) & (len(run)-1)].
-	run  []roKey
-	head int
-	n    int
-}
-
-type roKey struct {
-	time int64
-	seq  int64
-	idx  int32
-}
-
-func (a roKey) less(b roKey) bool {
-	return a.time < b.time || (a.time == b.time && a.seq < b.seq)
-}
-
-func (r *reorder) len() int { return len(r.h) + r.n }
-
-// minKey is the earliest buffered key and whether it heads the run
-// (len() > 0).
-func (r *reorder) minKey() (roKey, bool) {
-	if r.n == 0 {
-		return r.h[0], false
-	}
-	k := r.run[r.head]
-	if len(r.h) > 0 && r.h[0].less(k) {
-		return r.h[0], false
-	}
-	return k, true
-}
-
-// minTime is the time of the earliest buffered item (len() > 0).
-func (r *reorder) minTime() int64 {
-	k, _ := r.minKey()
-	return k.time
-}
-
-func (r *reorder) push(it *Item) {
-	var idx int32
-	if n := len(r.free); n > 0 {
-		idx, r.free = r.free[n-1], r.free[:n-1]
-	} else {
-		idx = int32(len(r.items))
-		r.items = append(r.items, Item{})
-	}
-	r.items[idx] = *it
-	k := roKey{time: it.Event.Time, seq: it.seq, idx: idx}
-	if r.n == 0 || !k.less(r.run[(r.head+r.n-1)&(len(r.run)-1)]) {
-		// no earlier than the run's tail: the run stays sorted
-		if r.n == len(r.run) {
-			r.growRun()
-		}
-		r.run[(r.head+r.n)&(len(r.run)-1)] = k
-		r.n++
-		return
-	}
-	h := append(r.h, k)
-	i := len(h) - 1
-	for i > 0 {
-		p := (i - 1) / 2
-		if !h[i].less(h[p]) {
-			break
-		}
-		h[i], h[p] = h[p], h[i]
-		i = p
-	}
-	r.h = h
-}
-
-func (r *reorder) growRun() {
-	nr := make([]roKey, max(16, 2*len(r.run)))
-	for i := 0; i < r.n; i++ {
-		nr[i] = r.run[(r.head+i)&(len(r.run)-1)]
-	}
-	r.run, r.head = nr, 0
-}
-
-// pop removes the earliest item; the returned pointer is valid until the
-// next push.
-func (r *reorder) pop() *Item {
-	k, inRun := r.minKey()
-	if inRun {
-		r.head = (r.head + 1) & (len(r.run) - 1)
-		r.n--
-	} else {
-		h := r.h
-		n := len(h) - 1
-		h[0] = h[n]
-		h = h[:n]
-		i := 0
-		for {
-			l := 2*i + 1
-			if l >= n {
-				break
-			}
-			m := l
-			if l+1 < n && h[l+1].less(h[l]) {
-				m = l + 1
-			}
-			if !h[m].less(h[i]) {
-				break
-			}
-			h[i], h[m] = h[m], h[i]
-			i = m
-		}
-		r.h = h
-	}
-	r.free = append(r.free, k.idx)
-	return &r.items[k.idx]
+	// chunkSize is the bytes per parse chunk (0: chunkSize).
+	chunkSize int
+	done      chan struct{}
 }
 
 // ownNodeKinds are the events whose Node is the capture that logged them;
@@ -498,9 +361,10 @@ func (s *source) run() {
 	}
 	work := make(chan *chunk, parseWorkers)
 	ordered := make(chan *chunk, 2*parseWorkers)
-	// recycled chunks (data and items buffers): room for every chunk that
-	// can be in flight, so that none is dropped and reallocated
-	free := make(chan *chunk, chunksInFlight)
+	// recycled data buffers: room for every chunk that can be in flight,
+	// so that none is dropped and reallocated (the chunks themselves,
+	// with their items, come back from the merge on s.free)
+	freeData := make(chan []byte, chunksInFlight)
 	var readErr error
 	var skipped int64 // bytes of cut lines that were never parsed
 	go func() {
@@ -510,16 +374,14 @@ func (s *source) run() {
 		eof := false
 		skipRest := false // discarding the rest of a line cut at maxBuf
 		for !eof {
-			var c *chunk
+			var buf []byte
 			select {
-			case c = <-free:
+			case buf = <-freeData:
 			default:
-				c = &chunk{data: make([]byte, 0, csize+csize/4)}
+				buf = make([]byte, 0, csize+csize/4)
 			}
-			buf := c.data
 			buf = append(buf[:0], carry...)
 			// read at least a chunk's worth beyond a carried, still unsplit,
-			// huge record
 			// huge record, but never more than maxBuf in all (reads are
 			// bounded by need, so where a huge line is cut does not depend
 			// on which recycled buffer was used)
@@ -554,9 +416,8 @@ func (s *source) run() {
 				if cut == 0 {
 					if len(buf) < maxBuf {
 						carry = append(carry[:0], buf...)
-						c.data = buf[:0]
 						select {
-						case free <- c:
+						case freeData <- buf[:0]:
 						default:
 						}
 						continue
@@ -567,6 +428,12 @@ func (s *source) run() {
 				}
 			}
 			carry = append(carry[:0], buf[cut:]...)
+			var c *chunk
+			select {
+			case c = <-s.free:
+			default:
+				c = &chunk{}
+			}
 			c.data, c.done = buf[:cut], make(chan struct{})
 			ordered <- c
 			work <- c
@@ -582,31 +449,7 @@ func (s *source) run() {
 		}()
 	}
 
-	var (
-		ro       reorder
-		batch    = make([]Item, 0, batchSize)
-		seq      int64
-		maxTime  int64
-		lastTime int64
-		lineBase int64
-	)
-	release := func(it *Item) {
-		// the slab slot is overwritten by a later push (not cleared: the
-		// slab holds at most reorderMax+1 items' strings)
-		batch = append(batch, *it)
-		if b := &batch[len(batch)-1]; b.Event.Node == "" && s.self != "" && isOwnNode[b.Event.Kind] {
-			b.Event.Node = s.self
-		}
-		if len(batch) >= batchSize {
-			s.ch <- batch
-			select {
-			case b := <-s.spent:
-				batch = b[:0]
-			default:
-				batch = make([]Item, 0, batchSize)
-			}
-		}
-	}
+	var lastTime, lineBase int64
 	for c := range ordered {
 		<-c.done
 		for i := range c.items {
@@ -616,34 +459,6 @@ func (s *source) run() {
 				it.Event.Time = lastTime
 			} else {
 				lastTime = it.Event.Time
-			}
-			if it.self != "" && !s.selfAmbiguous {
-				if s.self == "" {
-					s.self = it.self
-				} else if s.self != it.self {
-					// Several captures' lines in one input (a combined
-					// log): a line without its node cannot be placed.
-					s.self, s.selfAmbiguous = "", true
-				}
-			}
-			it.seq = seq
-			seq++
-			if it.Event.Time < maxTime-reorderWindow {
-				// A jump back beyond the window: the next file of a
-				// concatenation. Release what is buffered and go on in
-				// file order.
-				for ro.len() > 0 {
-					release(ro.pop())
-				}
-				maxTime = it.Event.Time
-				s.stats.Jumps++
-			}
-			if it.Event.Time > maxTime {
-				maxTime = it.Event.Time
-			}
-			ro.push(it)
-			for ro.len() > reorderMax || (ro.len() > 0 && ro.minTime() < maxTime-reorderWindow) {
-				release(ro.pop())
 			}
 		}
 		st := c.stats
@@ -656,118 +471,18 @@ func (s *source) run() {
 		s.unknown.merge(&c.unknown)
 		c.unknown.reset()
 		lineBase += st.Lines
-		// not cleared: the next parse overwrites every item it appends, and
-		// the strings the stale items hold are bounded by the chunks in
-		// flight
-		c.items = c.items[:0]
-		c.data = c.data[:0]
 		select {
-		case free <- c:
+		case freeData <- c.data[:0]:
 		default:
 		}
-	}
-	for ro.len() > 0 {
-		release(ro.pop())
-	}
-	if len(batch) > 0 {
-		s.ch <- batch
+		c.data = nil
+		// the items go on in the chunk: not cleared, the next parse
+		// overwrites every item it appends, and the strings the stale
+		// items hold are bounded by the chunks in flight
+		s.ch <- c
 	}
 	s.stats.Bytes += skipped
 	if readErr != nil {
 		s.err = readErr
 	}
-}
-
-// merger merges the sources' item streams by time (ties: input order, then
-// the order within the input).
-type merger struct {
-	heads []*mergeHead
-}
-
-type mergeHead struct {
-	src   *source
-	batch []Item
-	i     int
-}
-
-func (m *merger) Len() int { return len(m.heads) }
-func (m *merger) Less(i, j int) bool {
-	a, b := &m.heads[i].batch[m.heads[i].i], &m.heads[j].batch[m.heads[j].i]
-	if a.Event.Time != b.Event.Time {
-		return a.Event.Time < b.Event.Time
-	}
-	if a.file != b.file {
-		return a.file < b.file
-	}
-	return a.seq < b.seq
-}
-func (m *merger) Swap(i, j int) { m.heads[i], m.heads[j] = m.heads[j], m.heads[i] }
-func (m *merger) Push(x any)    { m.heads = append(m.heads, x.(*mergeHead)) }
-func (m *merger) Pop() any {
-	old := m.heads
-	x := old[len(old)-1]
-	m.heads = old[:len(old)-1]
-	return x
-}
-
-// mergeInputs parses every input concurrently and calls fn for each item in
-// merged time order. fn must not keep the pointer it is given after it
-// returns: the item's batch is refilled once consumed (fn copies what it
-// keeps). It returns the per-input parse statistics and the
-// first input error (naming the input).
-func mergeInputs(inputs []Input, fn func(it *Item)) ([]*source, error) {
-	srcs := make([]*source, len(inputs))
-	for i, in := range inputs {
-		srcs[i] = &source{idx: i, name: in.Name, in: in, ch: make(chan []Item, 4), spent: make(chan []Item, 6), done: make(chan struct{}),
-			chunkSize: max(minChunkSize, min(chunkSize, chunkBudget/(chunksInFlight*len(inputs))))}
-		go srcs[i].run()
-	}
-	if len(srcs) == 1 {
-		// one input (a file, or stdin): its items are already in order
-		s := srcs[0]
-		for b := range s.ch {
-			for i := range b {
-				fn(&b[i])
-			}
-			select {
-			case s.spent <- b:
-			default:
-			}
-		}
-	}
-	m := &merger{}
-	for _, s := range srcs {
-		if b, ok := <-s.ch; ok {
-			m.heads = append(m.heads, &mergeHead{src: s, batch: b})
-		}
-	}
-	heap.Init(m)
-	for m.Len() > 0 {
-		h := m.heads[0]
-		fn(&h.batch[h.i])
-		h.i++
-		if h.i == len(h.batch) {
-			// fn keeps no pointer into a batch (the checker copies the
-			// items it keeps), so the batch can be refilled
-			select {
-			case h.src.spent <- h.batch:
-			default:
-			}
-			b, ok := <-h.src.ch
-			if !ok {
-				heap.Pop(m)
-				continue
-			}
-			h.batch, h.i = b, 0
-		}
-		heap.Fix(m, 0)
-	}
-	var firstErr error
-	for _, s := range srcs {
-		<-s.done
-		if s.err != nil && firstErr == nil {
-			firstErr = fmt.Errorf("%s: %v", s.name, unwrapPathErr(s.err))
-		}
-	}
-	return srcs, firstErr
 }
