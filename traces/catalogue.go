@@ -621,27 +621,28 @@ func isEvidenceText(b []byte) bool {
 	// One pass over 8-byte words: a line of printable ASCII, the common
 	// case, has no byte below 0x20 (control bytes, '\n', '\r' and '\t'
 	// among them) and none from 0x80 (UTF-8 sequences). A word that may
-	// hold one (the below-0x20 test can only err towards yes) takes the
-	// exact check.
+	// hold one takes the exact check: x|(x-0x20*ones) has the high bit of
+	// every byte from 0x80 (x's own) and of the lowest byte below 0x20
+	// (its borrow; the borrow may flag the bytes above it too, which can
+	// only err towards the exact check).
 	const ones = 0x0101010101010101
-	w := b
-	for len(w) >= 32 {
+	i := 0
+	for ; i+32 <= len(b); i += 32 {
 		// four words a round, one test: the OR of the four words' flags
+		w := b[i : i+32 : i+32]
 		x0, x1 := binary.LittleEndian.Uint64(w), binary.LittleEndian.Uint64(w[8:])
-		x2, x3 := binary.LittleEndian.Uint64(w[16:]), binary.LittleEndian.Uint64(w[24:32])
-		if ((x0-0x20*ones)&^x0|x0|(x1-0x20*ones)&^x1|x1|(x2-0x20*ones)&^x2|x2|(x3-0x20*ones)&^x3|x3)&(0x80*ones) != 0 {
+		x2, x3 := binary.LittleEndian.Uint64(w[16:]), binary.LittleEndian.Uint64(w[24:])
+		if (x0|x1|x2|x3|(x0-0x20*ones)|(x1-0x20*ones)|(x2-0x20*ones)|(x3-0x20*ones))&(0x80*ones) != 0 {
 			return isEvidenceTextExact(b)
 		}
-		w = w[32:]
 	}
-	for len(w) >= 8 {
-		x := binary.LittleEndian.Uint64(w)
-		if ((x-0x20*ones)&^x|x)&(0x80*ones) != 0 {
+	for ; i+8 <= len(b); i += 8 {
+		x := binary.LittleEndian.Uint64(b[i:])
+		if (x|(x-0x20*ones))&(0x80*ones) != 0 {
 			return isEvidenceTextExact(b)
 		}
-		w = w[8:]
 	}
-	for _, c := range w {
+	for _, c := range b[i:] {
 		if c < 0x20 || c >= 0x80 {
 			return isEvidenceTextExact(b)
 		}

@@ -298,10 +298,10 @@ func TestSkipPlain(t *testing.T) {
 }
 
 // TestIsEvidenceText pins the word-wise evidence-text check to the exact
-// one on lines of every length around the word size, with each kind of
+// one on lines of every length up to two rounds of four words, with each kind of
 // byte at each position.
 func TestIsEvidenceText(t *testing.T) {
-	for n := 0; n <= 40; n++ {
+	for n := 0; n <= 72; n++ {
 		base := bytes.Repeat([]byte("a"), n)
 		require.Equal(t, isEvidenceTextExact(base), isEvidenceText(base), "len %d", n)
 		for i := 0; i < n; i++ {
