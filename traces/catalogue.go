@@ -716,7 +716,10 @@ func toItems(r *Record, e *entry, fileName string, fileIdx int, out []Item) []It
 		out = append(out, Item{})
 	}
 	it := &out[len(out)-1]
-	*it = Item{Sym: e.sym, Level: r.Level, Msg: e.msg, file: fileIdx}
+	// zeroed in place, then set: a composite literal would be built on
+	// the stack and copied
+	*it = Item{}
+	it.Sym, it.Level, it.Msg, it.file = e.sym, r.Level, e.msg, fileIdx
 	ev := &it.Event
 	ev.Kind = e.kind
 	ev.Time = r.Time
