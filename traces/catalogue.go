@@ -979,10 +979,52 @@ func parseBool(v []byte) bool { return string(v) == "true" || string(v) == "1" }
 
 // parseTs is strconv.ParseUint(v, 10, 64), 0 on any error, without
 // converting v to a string (the conversion allocates: the error keeps it).
+// Up to 19 digits cannot overflow: those are read 8 at a time (a TSO has
+// 18); longer ones check every digit for overflow.
 func parseTs(v []byte) uint64 {
 	if len(v) == 0 {
 		return 0
 	}
+	if len(v) > 19 {
+		return parseTsLong(v)
+	}
+	var n uint64
+	i := len(v) % 8
+	for _, c := range v[:i] {
+		d := uint64(c - '0')
+		if d > 9 {
+			return 0
+		}
+		n = n*10 + d
+	}
+	for ; i < len(v); i += 8 {
+		d, ok := eightDigits(binary.LittleEndian.Uint64(v[i:]))
+		if !ok {
+			return 0
+		}
+		n = n*100_000_000 + d
+	}
+	return n
+}
+
+// eightDigits reads the number of 8 ASCII digits loaded little-endian
+// (the first digit in the low byte); ok is false unless every byte is a
+// digit: each byte's high nibble is 3, and adding 6 to it carries nothing
+// out of its low nibble (a byte that carries into the next fails its own
+// test first).
+func eightDigits(x uint64) (uint64, bool) {
+	const hi = 0xF0F0F0F0F0F0F0F0
+	if x&hi|(x+0x0606060606060606)&hi>>4 != 0x3333333333333333 {
+		return 0, false
+	}
+	x -= 0x3030303030303030
+	x = x*10 + x>>8 // bytes 0, 2, 4, 6: two-digit numbers
+	x = ((x&0x000000FF000000FF)*(100+1_000_000<<32) + (x>>16&0x000000FF000000FF)*(1+10_000<<32)) >> 32
+	return x, true
+}
+
+// parseTsLong is parseTs digit by digit, with an overflow check.
+func parseTsLong(v []byte) uint64 {
 	var n uint64
 	for _, c := range v {
 		d := uint64(c - '0')
