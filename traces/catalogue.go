@@ -132,9 +132,9 @@ type entry struct {
 	fields []fieldKeys
 	// keyIdx lists every log key of fields with its field and its rank
 	// among the field's alternatives (toItems reads a record's fields
-	// once). An entry has a handful of keys: a scan that compares lengths
-	// first is cheaper than hashing every field key of every record.
+	// once); keyTab indexes it by keySlot (see findKey).
 	keyIdx []keyRef
+	keyTab [keySlots]uint8
 	// conv post-processes the event (operator strings, membership lists):
 	// it is out's last element; conv returns out, possibly with that item
 	// replaced by several.
@@ -457,14 +457,63 @@ type keyRef struct {
 	field, rank int
 }
 
-// findKey returns the keyRef of log key k, if the entry reads it.
-func findKey(refs []keyRef, k []byte) (keyRef, bool) {
+// findKey returns the keyRef of log key k, if the entry reads it: one
+// probe of keyTab, and a string comparison only for a key of the slot
+// (most of a record's field keys are not the entry's and find an empty
+// slot at once).
+func (e *entry) findKey(k []byte) (keyRef, bool) {
+	if len(k) == 0 {
+		return keyRef{}, false
+	}
+	for h := keySlot(k); ; h = (h + 1) & (keySlots - 1) {
+		x := e.keyTab[h]
+		if x == 0 {
+			return keyRef{}, false
+		}
+		if r := &e.keyIdx[x-1]; r.key == string(k) {
+			return *r, true
+		}
+	}
+}
+
+// keySlots is the size of an entry's key table: a power of two, at least
+// twice as many as the keys an entry reads (compileKeys checks).
+const keySlots = 64
+
+// keySlot is where the probe for key k (not empty) starts: a hash of its
+// length and first and last bytes.
+func keySlot(k []byte) uint32 {
+	n := len(k)
+	return (uint32(n) | uint32(k[0])<<8 | uint32(k[n-1])<<16) * 0x9e3779b1 >> (32 - 6)
+}
+
+// findKeyIn is findKey by a scan of refs (compileKeys' and the tests').
+func findKeyIn(refs []keyRef, k []byte) (keyRef, bool) {
 	for i := range refs {
-		if len(refs[i].key) == len(k) && refs[i].key == string(k) {
+		if refs[i].key == string(k) {
 			return refs[i], true
 		}
 	}
 	return keyRef{}, false
+}
+
+// compile sets e's fields, keyIdx and keyTab from its keys.
+func (e *entry) compile() {
+	e.fields, e.keyIdx = compileKeys(e.keys)
+	if len(e.keyIdx) > keySlots/2 {
+		panic(fmt.Sprintf("catalogue: %q reads %d keys, more than %d", e.msg, len(e.keyIdx), keySlots/2))
+	}
+	e.keyTab = [keySlots]uint8{}
+	for i, r := range e.keyIdx {
+		if r.key == "" {
+			panic(fmt.Sprintf("catalogue: %q maps an empty key", e.msg))
+		}
+		h := keySlot([]byte(r.key))
+		for e.keyTab[h] != 0 {
+			h = (h + 1) & (keySlots - 1)
+		}
+		e.keyTab[h] = uint8(i + 1)
+	}
 }
 
 func compileKeys(keys map[string]string) ([]fieldKeys, []keyRef) {
@@ -480,7 +529,7 @@ func compileKeys(keys map[string]string) ([]fieldKeys, []keyRef) {
 	var idx []keyRef
 	for i, fk := range out {
 		for r, k := range fk.keys {
-			if _, dup := findKey(idx, []byte(k)); !dup {
+			if _, dup := findKeyIn(idx, []byte(k)); !dup {
 				idx = append(idx, keyRef{key: k, field: i, rank: r})
 			}
 		}
@@ -495,11 +544,11 @@ var catalogueIndex = func() map[string][]*entry {
 	catalogue = append(catalogue, headEntries()...)
 	for i := range catalogue {
 		e := &catalogue[i]
-		e.fields, e.keyIdx = compileKeys(e.keys)
+		e.compile()
 		e.derive()
 		idx[e.msg] = append(idx[e.msg], e)
 	}
-	panicEntry.fields, panicEntry.keyIdx = compileKeys(panicEntry.keys)
+	panicEntry.compile()
 	panicEntry.derive()
 	return idx
 }()
@@ -747,7 +796,7 @@ func toItems(r *Record, e *entry, fileName string, fileIdx int, out []Item) []It
 	r.parseFields()
 	for i := range r.fields {
 		f := &r.fields[i]
-		if ref, ok := findKey(e.keyIdx, f.key); ok && ref.field < maxFields && (rank[ref.field] < 0 || ref.rank <= rank[ref.field]) {
+		if ref, ok := e.findKey(f.key); ok && ref.field < maxFields && (rank[ref.field] < 0 || ref.rank <= rank[ref.field]) {
 			rank[ref.field], at[ref.field] = ref.rank, int32(i)
 		}
 		if keyspace == nil && (string(f.key) == "keyspace" || string(f.key) == "namespace") {

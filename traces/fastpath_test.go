@@ -131,3 +131,52 @@ func TestHeaderCache(t *testing.T) {
 	}
 	require.Greater(t, hits, 10, "the cache was used")
 }
+
+// TestFindKey pins the entries' key tables to a scan of their keys: every
+// key any entry reads, near misses of it and random keys, looked up in
+// every entry.
+func TestFindKey(t *testing.T) {
+	seen := map[string]bool{}
+	var keys [][]byte
+	add := func(k []byte) {
+		if !seen[string(k)] {
+			seen[string(k)] = true
+			keys = append(keys, k)
+		}
+	}
+	for i := range catalogue {
+		for _, r := range catalogue[i].keyIdx {
+			k := []byte(r.key)
+			add(k)
+			add(k[:len(k)-1])
+			add(k[1:])
+			add(append(bytes.Clone(k), 'x'))
+			add(bytes.ToUpper(k))
+		}
+	}
+	rng := rand.New(rand.NewPCG(9, 10))
+	for n := 0; n < 500; n++ {
+		k := make([]byte, rng.IntN(20))
+		for i := range k {
+			k[i] = "abcdeITs-_"[rng.IntN(10)]
+		}
+		add(k)
+	}
+	entries := []*entry{&panicEntry}
+	for i := range catalogue {
+		entries = append(entries, &catalogue[i])
+	}
+	found := 0
+	for _, e := range entries {
+		for _, k := range keys {
+			want, wantOK := findKeyIn(e.keyIdx, k)
+			if got, ok := e.findKey(k); ok != wantOK || got != want {
+				t.Fatalf("findKey(%q) in %q = %v, %v; the scan finds %v, %v", k, e.msg, got, ok, want, wantOK)
+			}
+			if wantOK {
+				found++
+			}
+		}
+	}
+	require.Greater(t, found, len(catalogue), "the entries' own keys are found")
+}
