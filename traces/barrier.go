@@ -189,7 +189,8 @@ func (c *Checker) observeBarriers(it *Item) {
 				return
 			}
 			b = reuse(&c.bar.freeStuck)
-			*b = stuckOp{first: *it}
+			*b = stuckOp{} // in place: a literal would be built and copied
+			b.first = *it
 			c.barriers[k] = b
 		}
 		if it.Sym == SymBarrierStuck {
@@ -211,7 +212,8 @@ func (c *Checker) observeBarriers(it *Item) {
 				return
 			}
 			s = reuse(&c.bar.freeWait)
-			*s = waitRun{first: *it}
+			*s = waitRun{}
+			s.first = *it
 			c.blockWait[it.OpID] = s
 		}
 		s.lastTime, s.lastSrc, s.n = it.Event.Time, it.Event.Source, s.n+1
