@@ -181,7 +181,7 @@ func (c *Checker) observeBarriers(it *Item) {
 	case SymDDLScheduled:
 		c.ddlScheduled(it)
 	case SymBarrierCreated, SymBarrierStuck:
-		k := e.Changefeed + "|" + it.OpID
+		k := cfOp{e.Changefeed, it.OpID}
 		b := c.barriers[k]
 		if b == nil {
 			if len(c.barriers) >= maxTracked {
@@ -198,7 +198,7 @@ func (c *Checker) observeBarriers(it *Item) {
 			b.n++
 		}
 	case SymBarrierDone:
-		k := e.Changefeed + "|" + it.OpID
+		k := cfOp{e.Changefeed, it.OpID}
 		if b := c.barriers[k]; b != nil {
 			delete(c.barriers, k)
 			c.endBarrier(b, it)
@@ -361,7 +361,7 @@ func (c *Checker) endBarrier(b *stuckOp, end *Item) {
 }
 
 func (c *Checker) finishBarriers() {
-	for _, k := range sortedKeysOf(c.barriers) {
+	for _, k := range sortedKeysBy(c.barriers) {
 		c.endBarrier(c.barriers[k], nil)
 	}
 	for _, k := range sortedKeysOf(c.blockWait) {
