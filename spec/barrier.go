@@ -241,7 +241,7 @@ func (m *ddlOrderedWithRows) flushed(e Event) []Violation {
 		kept = append(kept, r)
 	}
 	f.rows[e.Span.Table] = kept
-	if ld := m.d.cf[e.Changefeed][dispatcherKey(e.Node, e.Dispatcher)]; e.Dispatcher != "" && ld != nil && f.old[ld] {
+	if ld := m.d.lookup(e.Changefeed, e.Node, e.Dispatcher); e.Dispatcher != "" && ld != nil && f.old[ld] {
 		return nil
 	}
 	for _, k := range sortedKeysOf(f.ddls) {
@@ -274,14 +274,14 @@ func (m *ddlOrderedWithRows) written(e Event) []Violation {
 	if d == nil {
 		return nil
 	}
-	if d.written != nil && (d.writer == nil || m.d.cf[e.Changefeed][dispatcherKey(d.written.Node, d.written.Dispatcher)] != d.writer) {
+	if d.written != nil && (d.writer == nil || m.d.lookup(e.Changefeed, d.written.Node, d.written.Dispatcher) != d.writer) {
 		// At-least-once across a writer that stopped: its DONE may not have
 		// been accepted (it moved, or its node died), and the barrier asks
 		// the span's next dispatcher (or the same ID's next incarnation) to
 		// write again.
 		w := e
 		d.written = &w
-		d.writer = m.d.cf[e.Changefeed][dispatcherKey(e.Node, e.Dispatcher)]
+		d.writer = m.d.lookup(e.Changefeed, e.Node, e.Dispatcher)
 		return nil
 	}
 	if d.written != nil {
@@ -294,7 +294,7 @@ func (m *ddlOrderedWithRows) written(e Event) []Violation {
 	}
 	w := e
 	d.written = &w
-	d.writer = m.d.cf[e.Changefeed][dispatcherKey(e.Node, e.Dispatcher)]
+	d.writer = m.d.lookup(e.Changefeed, e.Node, e.Dispatcher)
 	for _, t := range d.blocked {
 		for _, r := range f.rows[t] {
 			if r.Checkpoint < k.ts {
@@ -387,7 +387,10 @@ func (m *barrierEventuallyPasses) Observe(e Event) []Violation {
 	case DispatcherCreated:
 		// A new incarnation (a span moved back to a node keeps its
 		// dispatcher ID) has not blocked yet.
-		delete(m.blocked[e.Changefeed], dispatcherKey(e.Node, e.Dispatcher))
+		if b := m.blocked[e.Changefeed]; len(b) > 0 {
+			var buf [128]byte
+			delete(b, string(appendDispatcherKey(buf[:0], e.Node, e.Dispatcher)))
+		}
 	case BlockStatusReported:
 		key := dispatcherKey(e.Node, e.Dispatcher)
 		switch e.State {

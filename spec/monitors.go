@@ -418,12 +418,17 @@ type dispatcherReader interface {
 
 func dispatcherKey(node, id string) string { return node + "/" + id }
 
+// appendDispatcherKey appends dispatcherKey(node, id) to b: a key built in
+// a stack buffer, for map lookups and deletes that then allocate nothing.
+func appendDispatcherKey(b []byte, node, id string) []byte {
+	return append(append(append(b, node...), '/'), id...)
+}
+
 // lookup is d.cf[cf][dispatcherKey(node, id)] without building the key on
 // the heap (the tracker's most frequent operation).
 func (d *dispatchers) lookup(cf, node, id string) *liveDispatcher {
 	var buf [128]byte
-	k := append(append(append(buf[:0], node...), '/'), id...)
-	return d.cf[cf][string(k)]
+	return d.cf[cf][string(appendDispatcherKey(buf[:0], node, id))]
 }
 
 func newDispatchers() *dispatchers {
@@ -582,7 +587,7 @@ func (m *atMostOneDispatcherPerSpan) Observe(e Event) []Violation {
 	if !check {
 		return nil
 	}
-	others := m.d.overlapping(e.Changefeed, dispatcherKey(ld.created.Node, e.Dispatcher), ld.created.Span)
+	others := m.d.overlapping(e.Changefeed, ld.key, ld.created.Span)
 	if len(others) == 0 {
 		return nil
 	}
