@@ -870,26 +870,31 @@ func impossibleTs(r *Record, zeroOK bool) string {
 // right after a group's '['; a quoted key (which could spell a name with
 // \u escapes) always passes.
 func mayNameTsField(rest []byte) bool {
-	for i := 0; ; {
-		j := bytes.IndexByte(rest[i:], '[')
-		if j < 0 {
+	for {
+		j := bytes.IndexByte(rest, '[')
+		if j < 0 || j+1 >= len(rest) {
 			return false
 		}
-		i += j + 1
-		if i >= len(rest) {
-			return false
-		}
-		if rest[i] == '"' {
+		rest = rest[j+1:]
+		if c := rest[0]; c == '"' || len(rest) > 1 && tsFieldStart[0][c] && tsFieldStart[1][rest[1]] && hasTsFieldPrefix(rest) {
 			return true
 		}
-		if i+1 < len(rest) && tsFieldStart[0][rest[i]] && tsFieldStart[1][rest[i+1]] {
-			for _, t := range tsFields {
-				if bytes.HasPrefix(rest[i:], []byte(t)) {
-					return true
-				}
-			}
-		}
 	}
+}
+
+// hasTsFieldPrefix reports whether b starts with one of tsFields
+// (TestTsFieldPrefix pins it to them), with compares the compiler inlines
+// instead of a call per field.
+func hasTsFieldPrefix(b []byte) bool {
+	switch {
+	case len(b) >= 10 && string(b[:10]) == "checkpoint":
+		b = b[10:]
+	case len(b) >= 5 && string(b[:5]) == "start":
+		b = b[5:]
+	default:
+		return false
+	}
+	return len(b) >= 2 && string(b[:2]) == "Ts" || len(b) >= 3 && string(b[:3]) == "-ts"
 }
 
 func isTsField(k []byte) bool {

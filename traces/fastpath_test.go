@@ -180,3 +180,28 @@ func TestFindKey(t *testing.T) {
 	}
 	require.Greater(t, found, len(catalogue), "the entries' own keys are found")
 }
+
+// TestTsFieldPrefix pins hasTsFieldPrefix's spelled-out compares to
+// tsFields: each field, its prefixes and its extensions, and near misses.
+func TestTsFieldPrefix(t *testing.T) {
+	var cases []string
+	for _, f := range tsFields {
+		for n := 0; n <= len(f); n++ {
+			cases = append(cases, f[:n], f[:n]+"=0", f[:n]+"x")
+		}
+		cases = append(cases, strings.ToUpper(f), strings.ToLower(f), "x"+f, f[1:])
+	}
+	cases = append(cases, "checkpointts", "startts", "checkpoint_ts", "start_ts", "changefeedID", "span")
+	hits := 0
+	for _, c := range cases {
+		want := false
+		for _, f := range tsFields {
+			want = want || strings.HasPrefix(c, f)
+		}
+		require.Equal(t, want, hasTsFieldPrefix([]byte(c)), "%q", c)
+		if want {
+			hits++
+		}
+	}
+	require.GreaterOrEqual(t, hits, 3*len(tsFields), "each field and its extensions match")
+}
