@@ -195,18 +195,58 @@ func (r *Record) parseFields() {
 // or brace before its ']' ("[key=value]", "[value]"): it returns the index
 // just after the ']' and of the first '=' (-1 if none).
 func plainField(b []byte, i int) (end, eq int, ok bool) {
+	// (both scans four bytes a round: keys and values are short, so a
+	// call or a word-wise test costs more than it saves)
 	j := i + 1
+	for ; j+4 <= len(b); j += 4 {
+		w := b[j : j+4 : j+4]
+		if fieldByte[w[0]] {
+			goto key
+		}
+		if fieldByte[w[1]] {
+			j++
+			goto key
+		}
+		if fieldByte[w[2]] {
+			j += 2
+			goto key
+		}
+		if fieldByte[w[3]] {
+			j += 3
+			goto key
+		}
+	}
 	for j < len(b) && !fieldByte[b[j]] {
 		j++
 	}
+key:
 	eq = -1
 	if j < len(b) && b[j] == '=' {
 		eq = j
 		j++
+		for ; j+4 <= len(b); j += 4 {
+			w := b[j : j+4 : j+4]
+			if groupByte[w[0]] {
+				goto val
+			}
+			if groupByte[w[1]] {
+				j++
+				goto val
+			}
+			if groupByte[w[2]] {
+				j += 2
+				goto val
+			}
+			if groupByte[w[3]] {
+				j += 3
+				goto val
+			}
+		}
 		for j < len(b) && !groupByte[b[j]] {
 			j++
 		}
 	}
+val:
 	if j < len(b) && b[j] == ']' {
 		return j + 1, eq, true
 	}
