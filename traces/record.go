@@ -166,11 +166,11 @@ func (r *Record) parseFields() {
 		}
 		if end, eq, ok := plainField(b, i); ok {
 			// what scanGroup and splitField give such a group
-			f := field{val: b[i+1 : end-1], off: int32(base + i + 1)}
 			if eq >= 0 {
-				f.key, f.val, f.off = b[i+1:eq], b[eq+1:end-1], int32(base+eq+1)
+				r.fields = append(r.fields, field{key: b[i+1 : eq], val: b[eq+1 : end-1], off: int32(base + eq + 1)})
+			} else {
+				r.fields = append(r.fields, field{val: b[i+1 : end-1], off: int32(base + i + 1)})
 			}
-			r.fields = append(r.fields, f)
 			i = end
 			continue
 		}
