@@ -18,7 +18,7 @@ func TestPlainField(t *testing.T) {
 	rng := rand.New(rand.NewPCG(3, 4))
 	const alphabet = "ab=:. 09_-/\"[]{}\\\n"
 	for n := 0; n < 50000; n++ {
-		b := make([]byte, 1+rng.IntN(24))
+		b := make([]byte, 1+rng.IntN(40))
 		b[0] = '['
 		for i := 1; i < len(b); i++ {
 			b[i] = alphabet[rng.IntN(len(alphabet))]

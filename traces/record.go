@@ -195,11 +195,12 @@ func (r *Record) parseFields() {
 // or brace before its ']' ("[key=value]", "[value]"): it returns the index
 // just after the ']' and of the first '=' (-1 if none).
 func plainField(b []byte, i int) (end, eq int, ok bool) {
-	// (both scans four bytes a round: keys and values are short, so a
-	// call or a word-wise test costs more than it saves)
+	// (both scans test eight bytes a round, one byte at a time: keys and
+	// values are short, so a call or a word-wise test costs more than it
+	// saves; the byte-wise loops read the last seven)
 	j := i + 1
-	for ; j+4 <= len(b); j += 4 {
-		w := b[j : j+4 : j+4]
+	for ; j+8 <= len(b); j += 8 {
+		w := b[j : j+8 : j+8]
 		if fieldByte[w[0]] {
 			goto key
 		}
@@ -215,6 +216,22 @@ func plainField(b []byte, i int) (end, eq int, ok bool) {
 			j += 3
 			goto key
 		}
+		if fieldByte[w[4]] {
+			j += 4
+			goto key
+		}
+		if fieldByte[w[5]] {
+			j += 5
+			goto key
+		}
+		if fieldByte[w[6]] {
+			j += 6
+			goto key
+		}
+		if fieldByte[w[7]] {
+			j += 7
+			goto key
+		}
 	}
 	for j < len(b) && !fieldByte[b[j]] {
 		j++
@@ -224,8 +241,8 @@ key:
 	if j < len(b) && b[j] == '=' {
 		eq = j
 		j++
-		for ; j+4 <= len(b); j += 4 {
-			w := b[j : j+4 : j+4]
+		for ; j+8 <= len(b); j += 8 {
+			w := b[j : j+8 : j+8]
 			if groupByte[w[0]] {
 				goto val
 			}
@@ -239,6 +256,22 @@ key:
 			}
 			if groupByte[w[3]] {
 				j += 3
+				goto val
+			}
+			if groupByte[w[4]] {
+				j += 4
+				goto val
+			}
+			if groupByte[w[5]] {
+				j += 5
+				goto val
+			}
+			if groupByte[w[6]] {
+				j += 6
+				goto val
+			}
+			if groupByte[w[7]] {
+				j += 7
 				goto val
 			}
 		}
