@@ -505,8 +505,10 @@ func (e *entry) compile() {
 	}
 	e.keyTab = [keySlots]uint8{}
 	for i, r := range e.keyIdx {
-		if r.key == "" {
-			panic(fmt.Sprintf("catalogue: %q maps an empty key", e.msg))
+		if r.key == "" || r.key == "keyspace" || r.key == "namespace" {
+			// (toItems reads the changefeed's keyspace from these keys
+			// only when the entry does not)
+			panic(fmt.Sprintf("catalogue: %q maps the key %q", e.msg, r.key))
 		}
 		h := keySlot([]byte(r.key))
 		for e.keyTab[h] != 0 {
@@ -779,7 +781,7 @@ func toItems(r *Record, e *entry, fileName string, fileIdx int, out []Item) []It
 	if isEvidenceText(r.Text) {
 		text = string(r.Text)
 		r.own = text
-		ev.Source = spec.Source{File: fileName, Line: r.Line, Text: text}
+		ev.Source.File, ev.Source.Line, ev.Source.Text = fileName, r.Line, text
 	} else {
 		ev.Source = spec.Source{File: fileName, Line: r.Line, Text: evidenceText(r.Text)}
 	}
@@ -796,10 +798,12 @@ func toItems(r *Record, e *entry, fileName string, fileIdx int, out []Item) []It
 	r.parseFields()
 	for i := range r.fields {
 		f := &r.fields[i]
-		if ref, ok := e.findKey(f.key); ok && ref.field < maxFields && (rank[ref.field] < 0 || ref.rank <= rank[ref.field]) {
-			rank[ref.field], at[ref.field] = ref.rank, int32(i)
-		}
-		if keyspace == nil && (string(f.key) == "keyspace" || string(f.key) == "namespace") {
+		if ref, ok := e.findKey(f.key); ok {
+			if ref.field < maxFields && (rank[ref.field] < 0 || ref.rank <= rank[ref.field]) {
+				rank[ref.field], at[ref.field] = ref.rank, int32(i)
+			}
+		} else if keyspace == nil && (string(f.key) == "keyspace" || string(f.key) == "namespace") {
+			// (no entry reads these keys: entry.compile panics otherwise)
 			keyspace = f.val
 		}
 	}
