@@ -796,8 +796,14 @@ func toItems(r *Record, e *entry, fileName string, fileIdx int, out []Item) []It
 	}
 	var keyspace []byte
 	r.parseFields()
+	checkTs := !e.ownLine // impossibleTs, in the same pass
 	for i := range r.fields {
 		f := &r.fields[i]
+		if checkTs {
+			if s := impossibleField(f, e.zeroOK); s != "" {
+				it.impossible, checkTs = s, false
+			}
+		}
 		if ref, ok := e.findKey(f.key); ok {
 			if ref.field < maxFields && (rank[ref.field] < 0 || ref.rank <= rank[ref.field]) {
 				rank[ref.field], at[ref.field] = ref.rank, int32(i)
@@ -817,9 +823,6 @@ func toItems(r *Record, e *entry, fileName string, fileIdx int, out []Item) []It
 		var buf [2 * maxInterned]byte
 		full := append(append(append(buf[:0], keyspace...), '/'), ev.Changefeed...)
 		ev.Changefeed = r.names.intern(full)
-	}
-	if !e.ownLine {
-		it.impossible = impossibleTs(r, e.zeroOK)
 	}
 	if e.sym == SymPanic {
 		it.caller = string(r.File)
@@ -853,18 +856,26 @@ func impossibleTs(r *Record, zeroOK bool) string {
 	}
 	r.parseFields()
 	for i := range r.fields {
-		f := &r.fields[i]
-		if len(f.val) == 0 || (f.val[0] != '0' && f.val[0] != '-' && f.val[0] != '1') || !isTsField(f.key) {
-			continue
+		if s := impossibleField(&r.fields[i], zeroOK); s != "" {
+			return s
 		}
-		switch string(f.val) {
-		case "0":
-			if !zeroOK {
-				return string(f.key) + "=0"
-			}
-		case "-1", "18446744073709551615":
-			return string(f.key) + "=" + string(f.val)
+	}
+	return ""
+}
+
+// impossibleField is impossibleTs for one field: "field=value" if f is a
+// timestamp field with an impossible value, else "".
+func impossibleField(f *field, zeroOK bool) string {
+	if len(f.val) == 0 || (f.val[0] != '0' && f.val[0] != '-' && f.val[0] != '1') || !isTsField(f.key) {
+		return ""
+	}
+	switch string(f.val) {
+	case "0":
+		if !zeroOK {
+			return string(f.key) + "=0"
 		}
+	case "-1", "18446744073709551615":
+		return string(f.key) + "=" + string(f.val)
 	}
 	return ""
 }

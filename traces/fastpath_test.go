@@ -205,3 +205,32 @@ func TestTsFieldPrefix(t *testing.T) {
 	}
 	require.GreaterOrEqual(t, hits, 3*len(tsFields), "each field and its extensions match")
 }
+
+// TestItemImpossibleTs pins toItems' one-pass impossible-value check to
+// impossibleTs: the first impossible timestamp field, in field order, on
+// catalogued lines with several timestamp fields.
+func TestItemImpossibleTs(t *testing.T) {
+	fields := []string{"[checkpointTs=0]", "[startTs=-1]", "[checkpoint-ts=18446744073709551615]", "[start-ts=0]",
+		`[checkpointTs="0"]`, "[checkpointTs=1]", "[startTs=42]", "[changefeed=cf]", `["checkpointTs"=-1]`, "[x=[startTs=0]]"}
+	rng := rand.New(rand.NewPCG(11, 12))
+	found := 0
+	for n := 0; n < 2000; n++ {
+		var b strings.Builder
+		for k := rng.IntN(4); k >= 0; k-- {
+			b.WriteString(fields[rng.IntN(len(fields))] + " ")
+		}
+		for _, msg := range [][2]string{{"maintainer.go:277", "changefeed maintainer started"}, {"maintainer_controller_bootstrap.go:1", "handle bootstrap response"}} {
+			line := headLine(0, "INFO", msg[0], msg[1], b.String())
+			rec := newBytesScanner([]byte(line)).Next()
+			e := lookup(rec)
+			require.NotNil(t, e, line)
+			want := impossibleTs(newBytesScanner([]byte(line)).Next(), e.zeroOK)
+			items := toItems(rec, e, "x.log", 0, nil)
+			require.Equal(t, want, items[0].impossible, line)
+			if want != "" {
+				found++
+			}
+		}
+	}
+	require.Greater(t, found, 100)
+}
