@@ -92,17 +92,26 @@ func structField(s []byte, name string) ([]byte, bool) {
 		if i > 0 && isIdentByte(s[i-1]) {
 			continue // the tail of a longer name
 		}
-		rest := bytes.TrimLeft(s[from:], `\" `)
+		rest := trimQuoteSpace(s[from:])
 		if len(rest) == 0 || rest[0] != ':' && rest[0] != '=' {
 			continue
 		}
-		rest = bytes.TrimLeft(rest[1:], `\" `)
+		rest = trimQuoteSpace(rest[1:])
 		j := 0
 		for j < len(rest) && isIdentByte(rest[j]) {
 			j++
 		}
 		return rest[:j], true
 	}
+}
+
+// trimQuoteSpace is bytes.TrimLeft(b, `\" `) without building the cutset's
+// set per call.
+func trimQuoteSpace(b []byte) []byte {
+	for len(b) > 0 && (b[0] == '\\' || b[0] == '"' || b[0] == ' ') {
+		b = b[1:]
+	}
+	return b
 }
 
 func isIdentByte(c byte) bool {

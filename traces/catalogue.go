@@ -1142,7 +1142,7 @@ func parseSpanText(s string) (spec.Span, bool) {
 		for _, k := range spellings {
 			if i := strings.Index(s, k); i >= 0 {
 				rest := s[i+len(k):]
-				if j := strings.IndexAny(rest, ", }"); j >= 0 {
+				if j := indexStop(rest, &spanValueStop); j >= 0 {
 					rest = rest[:j]
 				}
 				return strings.Trim(rest, `"`), true
@@ -1173,6 +1173,37 @@ func parseSpanText(s string) (spec.Span, bool) {
 		sp.End = k
 	}
 	return sp, true
+}
+
+// spanValueStop and opValueStop end a value in a span's and an
+// operator's text: strings.IndexAny(s, ", }") and (s, ", ") as indexStop.
+var spanValueStop, opValueStop = byteSet(", }"), byteSet(", ")
+
+func byteSet(chars string) (t [256]bool) {
+	for i := 0; i < len(chars); i++ {
+		t[chars[i]] = true
+	}
+	return t
+}
+
+// indexStop is strings.IndexAny(s, chars) for the byte set of chars
+// (TestIndexStop): no set built per call, eight bytes a round.
+func indexStop(s string, stop *[256]bool) int {
+	i := 0
+	for ; i+8 <= len(s); i += 8 {
+		w := s[i : i+8]
+		for k := 0; k < 8; k++ {
+			if stop[w[k]] {
+				return i + k
+			}
+		}
+	}
+	for ; i < len(s); i++ {
+		if stop[s[i]] {
+			return i
+		}
+	}
+	return -1
 }
 
 func reason(why string) func(r *Record, it *Item, out []Item) []Item {
@@ -1294,7 +1325,7 @@ func parseOperatorText(s string, ev *spec.Event, coord bool) {
 		for _, k := range spellings {
 			if i := strings.Index(s, k); i >= 0 {
 				rest := strings.TrimLeft(s[i+len(k):], " ")
-				if j := strings.IndexAny(rest, ", "); j >= 0 {
+				if j := indexStop(rest, &opValueStop); j >= 0 {
 					rest = rest[:j]
 				}
 				return rest
@@ -1325,7 +1356,7 @@ func parseOperatorText(s string, ev *spec.Event, coord bool) {
 	} else if ev.Dispatcher == "" {
 		if i := strings.Index(s, "dispatcherID: "); i >= 0 {
 			after = s[i+len("dispatcherID: "):]
-			if j := strings.IndexAny(after, ", "); j >= 0 {
+			if j := indexStop(after, &opValueStop); j >= 0 {
 				after = after[:j]
 			}
 		}

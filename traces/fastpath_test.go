@@ -234,3 +234,23 @@ func TestItemImpossibleTs(t *testing.T) {
 	}
 	require.Greater(t, found, 100)
 }
+
+// TestIndexStop pins indexStop to strings.IndexAny and trimQuoteSpace to
+// bytes.TrimLeft, on random strings of every length around the round of
+// eight.
+func TestIndexStop(t *testing.T) {
+	rng := rand.New(rand.NewPCG(13, 14))
+	for n := 0; n < 20000; n++ {
+		b := make([]byte, rng.IntN(30))
+		for i := range b {
+			b[i] = "ab0:, }\"\\x"[rng.IntN(10)]
+			if rng.IntN(3) > 0 {
+				b[i] = 'a' + byte(rng.IntN(26))
+			}
+		}
+		s := string(b)
+		require.Equal(t, strings.IndexAny(s, ", }"), indexStop(s, &spanValueStop), "%q", s)
+		require.Equal(t, strings.IndexAny(s, ", "), indexStop(s, &opValueStop), "%q", s)
+		require.Equal(t, string(bytes.TrimLeft(b, `\" `)), string(trimQuoteSpace(b)), "%q", s)
+	}
+}
