@@ -1319,25 +1319,11 @@ func parseOperatorText(s string, ev *spec.Event, coord bool) {
 			ev.Op = spec.Op(word)
 		}
 	}
-	// val returns the value after the first of a key's spellings ("key:",
-	// "key ") that s holds.
-	val := func(spellings ...string) string {
-		for _, k := range spellings {
-			if i := strings.Index(s, k); i >= 0 {
-				rest := strings.TrimLeft(s[i+len(k):], " ")
-				if j := indexStop(rest, &opValueStop); j >= 0 {
-					rest = rest[:j]
-				}
-				return rest
-			}
-		}
-		return ""
-	}
 	if ev.Node == "" {
-		ev.Node = val("dest:", "dest ")
+		ev.Node = opTextValue(s, "dest")
 	}
 	if ev.Origin == "" {
-		ev.Origin = val("origin:", "origin ")
+		ev.Origin = opTextValue(s, "origin")
 	}
 	after := ""
 	if i := strings.Index(s, "operator: "); i >= 0 {
@@ -1351,7 +1337,7 @@ func parseOperatorText(s string, ev *spec.Event, coord bool) {
 			ev.Changefeed = after
 		}
 		if ev.Op == spec.OpStop && !ev.Removed {
-			ev.Removed = val("remove:", "remove ") == "true"
+			ev.Removed = opTextValue(s, "remove") == "true"
 		}
 	} else if ev.Dispatcher == "" {
 		if i := strings.Index(s, "dispatcherID: "); i >= 0 {
@@ -1362,6 +1348,42 @@ func parseOperatorText(s string, ev *spec.Event, coord bool) {
 		}
 		ev.Dispatcher = after
 	}
+}
+
+// opTextValue returns the value after the first "key:" in an operator's
+// text s, else after the first "key " (TiCDC's String() spells both), ""
+// if s holds neither: one scan of s for both spellings.
+func opTextValue(s, key string) string {
+	colon, space := -1, -1 // where the value after each spelling starts
+	for from := 0; colon < 0; {
+		i := strings.Index(s[from:], key)
+		if i < 0 {
+			break
+		}
+		if j := from + i + len(key); j < len(s) {
+			switch s[j] {
+			case ':':
+				colon = j + 1
+			case ' ':
+				if space < 0 {
+					space = j + 1
+				}
+			}
+		}
+		from += i + 1
+	}
+	at := colon
+	if at < 0 {
+		at = space
+	}
+	if at < 0 {
+		return ""
+	}
+	rest := strings.TrimLeft(s[at:], " ")
+	if j := indexStop(rest, &opValueStop); j >= 0 {
+		rest = rest[:j]
+	}
+	return rest
 }
 
 // convStillRunning reads "operator is still in running queue": the operator

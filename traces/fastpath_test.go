@@ -254,3 +254,38 @@ func TestIndexStop(t *testing.T) {
 		require.Equal(t, string(bytes.TrimLeft(b, `\" `)), string(trimQuoteSpace(b)), "%q", s)
 	}
 }
+
+// TestOpTextValue pins opTextValue's one scan to looking each spelling up
+// in turn ("key:" first, then "key "), on random operator texts.
+func TestOpTextValue(t *testing.T) {
+	byScans := func(s, key string) string {
+		for _, k := range []string{key + ":", key + " "} {
+			if i := strings.Index(s, k); i >= 0 {
+				rest := strings.TrimLeft(s[i+len(k):], " ")
+				if j := strings.IndexAny(rest, ", "); j >= 0 {
+					rest = rest[:j]
+				}
+				return rest
+			}
+		}
+		return ""
+	}
+	parts := []string{"dest", "origin", "remove", ":", " ", ",", "n1", "true", "de", "st", "add dispatcher operator: 12", "destdest"}
+	rng := rand.New(rand.NewPCG(15, 16))
+	found := 0
+	for n := 0; n < 20000; n++ {
+		var b strings.Builder
+		for k := rng.IntN(8); k >= 0; k-- {
+			b.WriteString(parts[rng.IntN(len(parts))])
+		}
+		s := b.String()
+		for _, key := range []string{"dest", "origin", "remove"} {
+			want := byScans(s, key)
+			require.Equal(t, want, opTextValue(s, key), "%q %q", s, key)
+			if want != "" {
+				found++
+			}
+		}
+	}
+	require.Greater(t, found, 1000)
+}
