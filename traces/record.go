@@ -166,10 +166,11 @@ func (r *Record) parseFields() {
 		}
 		if end, eq, ok := plainField(b, i); ok {
 			// what scanGroup and splitField give such a group
+			f := r.newField()
 			if eq >= 0 {
-				r.fields = append(r.fields, field{key: b[i+1 : eq], val: b[eq+1 : end-1], off: int32(base + eq + 1)})
+				f.key, f.val, f.off = b[i+1:eq], b[eq+1:end-1], int32(base+eq+1)
 			} else {
-				r.fields = append(r.fields, field{val: b[i+1 : end-1], off: int32(base + i + 1)})
+				f.key, f.val, f.off = nil, b[i+1:end-1], int32(base+i+1)
 			}
 			i = end
 			continue
@@ -189,6 +190,18 @@ func (r *Record) parseFields() {
 		}
 		i = end
 	}
+}
+
+// newField appends a field to r.fields and returns it, to be set in place
+// (an appended literal is built and copied).
+func (r *Record) newField() *field {
+	n := len(r.fields)
+	if n < cap(r.fields) {
+		r.fields = r.fields[:n+1]
+	} else {
+		r.fields = append(r.fields, field{})
+	}
+	return &r.fields[n]
 }
 
 // plainField reads the group at b[i] == '[' if it holds no quote, bracket
