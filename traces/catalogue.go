@@ -693,6 +693,18 @@ func isEvidenceText(b []byte) bool {
 			return isEvidenceTextExact(b)
 		}
 	}
+	if i == len(b) {
+		return true
+	}
+	if len(b) >= 8 {
+		// the last word, overlapping the words above (testing a byte
+		// twice changes nothing)
+		x := binary.LittleEndian.Uint64(b[len(b)-8:])
+		if (x|(x-0x20*ones))&(0x80*ones) != 0 {
+			return isEvidenceTextExact(b)
+		}
+		return true
+	}
 	for _, c := range b[i:] {
 		if c < 0x20 || c >= 0x80 {
 			return isEvidenceTextExact(b)
