@@ -70,7 +70,7 @@ func (k blockKey) String() string {
 // DDLCommitted's Dropped and Added.
 type tableSet map[string]map[int64]bool
 
-func (ts tableSet) observe(e Event) {
+func (ts tableSet) observe(e *Event) {
 	switch e.Kind {
 	case ChangefeedCreated:
 		m := map[int64]bool{}
@@ -183,7 +183,7 @@ func (m *ddlOrderedWithRows) get(cf string) *ddlFeed {
 }
 
 func (m *ddlOrderedWithRows) Observe(e Event) []Violation {
-	m.d.observe(e)
+	m.d.observe(&e)
 	if e.Kind == DDLCommitted {
 		// The blocked set is taken before the DDL changes the table set.
 		f := m.get(e.Changefeed)
@@ -191,7 +191,7 @@ func (m *ddlOrderedWithRows) Observe(e Event) []Violation {
 			f.ddls[keyOf(e)] = &pendingDDL{committed: e, blocked: BlockedTables(e, m.tables.sorted(e.Changefeed))}
 		}
 	}
-	m.tables.observe(e)
+	m.tables.observe(&e)
 	switch e.Kind {
 	case ChangefeedCreated, ChangefeedResumed:
 		f := m.get(e.Changefeed)
@@ -379,8 +379,8 @@ func NewBarrierEventuallyPasses() Monitor {
 func (m *barrierEventuallyPasses) Property() Property { return BarrierEventuallyPasses }
 
 func (m *barrierEventuallyPasses) Observe(e Event) []Violation {
-	m.d.observe(e)
-	m.f.observe(e)
+	m.d.observe(&e)
+	m.f.observe(&e)
 	switch e.Kind {
 	case FaultsHealed:
 		m.healed = true
@@ -459,8 +459,8 @@ func NewTableSetFollowsDDLs() Monitor {
 func (m *tableSetFollowsDDLs) Property() Property { return TableSetFollowsDDLs }
 
 func (m *tableSetFollowsDDLs) Observe(e Event) []Violation {
-	m.d.observe(e)
-	m.f.observe(e)
+	m.d.observe(&e)
+	m.f.observe(&e)
 	switch e.Kind {
 	case ChangefeedRemoved:
 		delete(m.ddls, e.Changefeed)
