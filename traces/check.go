@@ -634,13 +634,15 @@ func (c *Checker) observeSymptoms(it *Item) {
 				it.Msg, it.impossible),
 			Evidence: []Evidence{ev(it)}})
 	}
-	var f Finding
 	switch it.Sym {
 	case SymInternalError, SymSendFailed, SymErrorDiscarded, SymImpossibleValue, SymPanic:
 		if c.bump(symptomProp[it.Sym], e.Changefeed, e.Node, it.Msg, it) {
 			return
 		}
+	default:
+		return // (most items: no finding to build)
 	}
+	var f Finding
 	switch it.Sym {
 	case SymInternalError:
 		f = Finding{Property: PropInternalError, Severity: Suspect,
