@@ -1204,10 +1204,8 @@ func indexStop(s string, stop *[256]bool) int {
 	i := 0
 	for ; i+8 <= len(s); i += 8 {
 		w := s[i : i+8]
-		for k := 0; k < 8; k++ {
-			if stop[w[k]] {
-				return i + k
-			}
+		if stop[w[0]] || stop[w[1]] || stop[w[2]] || stop[w[3]] || stop[w[4]] || stop[w[5]] || stop[w[6]] || stop[w[7]] {
+			break // the byte-wise loop finds which
 		}
 	}
 	for ; i < len(s); i++ {
