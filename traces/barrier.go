@@ -63,10 +63,26 @@ func convBlockAction(r *Record, it *Item, out []Item) []Item {
 // {"CommitTs":463…,"IsSyncPoint":false}.
 func blockStatusKey(r *Record, it *Item, out []Item) []Item {
 	it.OpID = it.Event.Dispatcher
-	if n, ok := r.Field("executeCount"); ok {
+	// r.Field of both keys, in one pass (the last field of a key wins)
+	var n, id []byte
+	hasN, hasID := false, false
+	r.parseFields()
+	for i := len(r.fields) - 1; i >= 0; i-- {
+		switch f := &r.fields[i]; string(f.key) {
+		case "executeCount":
+			if !hasN {
+				n, hasN = f.val, true
+			}
+		case "identifier":
+			if !hasID {
+				id, hasID = f.val, true
+			}
+		}
+	}
+	if hasN {
 		it.Dur = int64(parseTs(n)) * resendIntervalMs
 	}
-	if id, ok := r.Field("identifier"); ok {
+	if hasID {
 		if v, ok := structField(id, "CommitTs"); ok {
 			it.Event.Checkpoint = parseTs(v)
 		} else {

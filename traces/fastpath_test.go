@@ -289,3 +289,43 @@ func TestOpTextValue(t *testing.T) {
 	}
 	require.Greater(t, found, 1000)
 }
+
+// TestBlockStatusKeyFields pins blockStatusKey's one pass over the fields
+// to reading each key with Record.Field (the last field of a key), on
+// lines with the keys missing, repeated and in any order.
+func TestBlockStatusKeyFields(t *testing.T) {
+	byField := func(r *Record, it *Item) {
+		if n, ok := r.Field("executeCount"); ok {
+			it.Dur = int64(parseTs(n)) * resendIntervalMs
+		}
+		if id, ok := r.Field("identifier"); ok {
+			if v, ok := structField(id, "CommitTs"); ok {
+				it.Event.Checkpoint = parseTs(v)
+			} else {
+				it.Event.Checkpoint = parseTs(id)
+			}
+			v, _ := structField(id, "IsSyncPoint")
+			it.Event.SyncPoint = string(v) == "true"
+		}
+	}
+	fields := []string{"[executeCount=3]", "[executeCount=7]", `[identifier="{CommitTs:100 IsSyncPoint:true}"]`,
+		`[identifier="{CommitTs:200 IsSyncPoint:false}"]`, "[identifier=300]", "[dispatcherID=1.2]", "[x=y]"}
+	rng := rand.New(rand.NewPCG(17, 18))
+	set := 0
+	for n := 0; n < 3000; n++ {
+		var b strings.Builder
+		for k := rng.IntN(5); k >= 0; k-- {
+			b.WriteString(fields[rng.IntN(len(fields))] + " ")
+		}
+		line := headLine(0, "INFO", "helper.go:379", "resend task periodic resend", b.String())
+		rec := newBytesScanner([]byte(line)).Next()
+		var got, want Item
+		blockStatusKey(rec, &got, nil)
+		byField(newBytesScanner([]byte(line)).Next(), &want)
+		require.Equal(t, [3]any{want.Dur, want.Event.Checkpoint, want.Event.SyncPoint}, [3]any{got.Dur, got.Event.Checkpoint, got.Event.SyncPoint}, line)
+		if want.Dur != 0 && want.Event.Checkpoint != 0 {
+			set++
+		}
+	}
+	require.Greater(t, set, 100)
+}
