@@ -526,8 +526,9 @@ type LiveDispatchers struct{ d *dispatchers }
 // NewLiveDispatchers returns a tracker that has seen no event.
 func NewLiveDispatchers() *LiveDispatchers { return &LiveDispatchers{d: newDispatchers()} }
 
-// Observe updates the tracker with e (call it for every event, in order).
-func (l *LiveDispatchers) Observe(e Event) { l.d.observe(&e) }
+// Observe updates the tracker with e (call it for every event, in order);
+// e is read, not kept.
+func (l *LiveDispatchers) Observe(e *Event) { l.d.observe(e) }
 
 // OfTable returns the live dispatchers of table t of cf as "node/ID" keys,
 // sorted.

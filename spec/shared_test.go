@@ -83,22 +83,23 @@ func TestRunningMaintainerBootstrappedCrashedNode(t *testing.T) {
 
 func TestLiveDispatchers(t *testing.T) {
 	l := NewLiveDispatchers()
+	observe := func(e Event) { l.Observe(&e) }
 	for _, e := range []Event{
 		disp(DispatcherCreated, "n2", "d2", WholeTable(1)),
 		disp(DispatcherCreated, "n1", "d1", WholeTable(1)),
 		disp(DispatcherCreated, "n1", "d3", WholeTable(2)),
 	} {
-		l.Observe(e)
+		observe(e)
 	}
 	assert.Equal(t, []string{"n1/d1", "n2/d2"}, l.OfTable(cf, 1))
 	assert.True(t, l.Live(cf, "n1/d3"))
-	l.Observe(disp(DispatcherRemoved, "n2", "d2", Span{}))
+	observe(disp(DispatcherRemoved, "n2", "d2", Span{}))
 	assert.Equal(t, []string{"n1/d1"}, l.OfTable(cf, 1))
-	l.Observe(Event{Kind: DispatcherManagerClosed, Changefeed: cf, Node: "n1"})
+	observe(Event{Kind: DispatcherManagerClosed, Changefeed: cf, Node: "n1"})
 	assert.Empty(t, l.OfTable(cf, 1))
 	assert.False(t, l.Live(cf, "n1/d3"))
-	l.Observe(disp(DispatcherCreated, "n3", "d4", WholeTable(1)))
-	l.Observe(Event{Kind: NodeLeft, Node: "n3"})
+	observe(disp(DispatcherCreated, "n3", "d4", WholeTable(1)))
+	observe(Event{Kind: NodeLeft, Node: "n3"})
 	assert.Empty(t, l.OfTable(cf, 1))
 }
 

@@ -438,7 +438,7 @@ func (c *Checker) Observe(it *Item) {
 	c.timeline.observe(it)
 	if e.Kind != spec.KindUnknown {
 		// a symptom-only item changes no dispatcher's life
-		c.live.Observe(*e)
+		c.live.Observe(e)
 	}
 }
 
