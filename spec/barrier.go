@@ -70,7 +70,7 @@ func (k blockKey) String() string {
 // DDLCommitted's Dropped and Added.
 type tableSet map[string]map[int64]bool
 
-func (ts tableSet) observe(e Event) {
+func (ts tableSet) observe(e *Event) {
 	switch e.Kind {
 	case ChangefeedCreated:
 		m := map[int64]bool{}
@@ -183,7 +183,7 @@ func (m *ddlOrderedWithRows) get(cf string) *ddlFeed {
 }
 
 func (m *ddlOrderedWithRows) Observe(e Event) []Violation {
-	m.d.observe(e)
+	m.d.observe(&e)
 	if e.Kind == DDLCommitted {
 		// The blocked set is taken before the DDL changes the table set.
 		f := m.get(e.Changefeed)
@@ -191,7 +191,7 @@ func (m *ddlOrderedWithRows) Observe(e Event) []Violation {
 			f.ddls[keyOf(e)] = &pendingDDL{committed: e, blocked: BlockedTables(e, m.tables.sorted(e.Changefeed))}
 		}
 	}
-	m.tables.observe(e)
+	m.tables.observe(&e)
 	switch e.Kind {
 	case ChangefeedCreated, ChangefeedResumed:
 		f := m.get(e.Changefeed)
@@ -241,7 +241,7 @@ func (m *ddlOrderedWithRows) flushed(e Event) []Violation {
 		kept = append(kept, r)
 	}
 	f.rows[e.Span.Table] = kept
-	if ld := m.d.cf[e.Changefeed][dispatcherKey(e.Node, e.Dispatcher)]; e.Dispatcher != "" && ld != nil && f.old[ld] {
+	if ld := m.d.lookup(e.Changefeed, e.Node, e.Dispatcher); e.Dispatcher != "" && ld != nil && f.old[ld] {
 		return nil
 	}
 	for _, k := range sortedKeysOf(f.ddls) {
@@ -274,14 +274,14 @@ func (m *ddlOrderedWithRows) written(e Event) []Violation {
 	if d == nil {
 		return nil
 	}
-	if d.written != nil && (d.writer == nil || m.d.cf[e.Changefeed][dispatcherKey(d.written.Node, d.written.Dispatcher)] != d.writer) {
+	if d.written != nil && (d.writer == nil || m.d.lookup(e.Changefeed, d.written.Node, d.written.Dispatcher) != d.writer) {
 		// At-least-once across a writer that stopped: its DONE may not have
 		// been accepted (it moved, or its node died), and the barrier asks
 		// the span's next dispatcher (or the same ID's next incarnation) to
 		// write again.
 		w := e
 		d.written = &w
-		d.writer = m.d.cf[e.Changefeed][dispatcherKey(e.Node, e.Dispatcher)]
+		d.writer = m.d.lookup(e.Changefeed, e.Node, e.Dispatcher)
 		return nil
 	}
 	if d.written != nil {
@@ -294,7 +294,7 @@ func (m *ddlOrderedWithRows) written(e Event) []Violation {
 	}
 	w := e
 	d.written = &w
-	d.writer = m.d.cf[e.Changefeed][dispatcherKey(e.Node, e.Dispatcher)]
+	d.writer = m.d.lookup(e.Changefeed, e.Node, e.Dispatcher)
 	for _, t := range d.blocked {
 		for _, r := range f.rows[t] {
 			if r.Checkpoint < k.ts {
@@ -379,15 +379,18 @@ func NewBarrierEventuallyPasses() Monitor {
 func (m *barrierEventuallyPasses) Property() Property { return BarrierEventuallyPasses }
 
 func (m *barrierEventuallyPasses) Observe(e Event) []Violation {
-	m.d.observe(e)
-	m.f.observe(e)
+	m.d.observe(&e)
+	m.f.observe(&e)
 	switch e.Kind {
 	case FaultsHealed:
 		m.healed = true
 	case DispatcherCreated:
 		// A new incarnation (a span moved back to a node keeps its
 		// dispatcher ID) has not blocked yet.
-		delete(m.blocked[e.Changefeed], dispatcherKey(e.Node, e.Dispatcher))
+		if b := m.blocked[e.Changefeed]; len(b) > 0 {
+			var buf [128]byte
+			delete(b, string(appendDispatcherKey(buf[:0], e.Node, e.Dispatcher)))
+		}
 	case BlockStatusReported:
 		key := dispatcherKey(e.Node, e.Dispatcher)
 		switch e.State {
@@ -456,8 +459,8 @@ func NewTableSetFollowsDDLs() Monitor {
 func (m *tableSetFollowsDDLs) Property() Property { return TableSetFollowsDDLs }
 
 func (m *tableSetFollowsDDLs) Observe(e Event) []Violation {
-	m.d.observe(e)
-	m.f.observe(e)
+	m.d.observe(&e)
+	m.f.observe(&e)
 	switch e.Kind {
 	case ChangefeedRemoved:
 		delete(m.ddls, e.Changefeed)

@@ -418,12 +418,17 @@ type dispatcherReader interface {
 
 func dispatcherKey(node, id string) string { return node + "/" + id }
 
+// appendDispatcherKey appends dispatcherKey(node, id) to b: a key built in
+// a stack buffer, for map lookups and deletes that then allocate nothing.
+func appendDispatcherKey(b []byte, node, id string) []byte {
+	return append(append(append(b, node...), '/'), id...)
+}
+
 // lookup is d.cf[cf][dispatcherKey(node, id)] without building the key on
 // the heap (the tracker's most frequent operation).
 func (d *dispatchers) lookup(cf, node, id string) *liveDispatcher {
 	var buf [128]byte
-	k := append(append(append(buf[:0], node...), '/'), id...)
-	return d.cf[cf][string(k)]
+	return d.cf[cf][string(appendDispatcherKey(buf[:0], node, id))]
 }
 
 func newDispatchers() *dispatchers {
@@ -463,8 +468,10 @@ func (d *dispatchers) remove(cf, key string) {
 }
 
 // observe updates the bookkeeping and returns the dispatcher the event
-// concerns (nil if none).
-func (d *dispatchers) observe(e Event) *liveDispatcher {
+// concerns (nil if none). e is read, not kept (a pointer: every monitor
+// that keeps dispatchers calls this for every event it reads, and an
+// Event is large to copy).
+func (d *dispatchers) observe(e *Event) *liveDispatcher {
 	if d.seq == nil {
 		return d.apply(e)
 	}
@@ -474,10 +481,10 @@ func (d *dispatchers) observe(e Event) *liveDispatcher {
 	return d.last
 }
 
-func (d *dispatchers) apply(e Event) *liveDispatcher {
+func (d *dispatchers) apply(e *Event) *liveDispatcher {
 	switch e.Kind {
 	case DispatcherCreated:
-		ld := &liveDispatcher{created: e, key: dispatcherKey(e.Node, e.Dispatcher)}
+		ld := &liveDispatcher{created: *e, key: dispatcherKey(e.Node, e.Dispatcher)}
 		d.add(e.Changefeed, ld.key, ld)
 		return ld
 	case DispatcherWorking:
@@ -519,8 +526,9 @@ type LiveDispatchers struct{ d *dispatchers }
 // NewLiveDispatchers returns a tracker that has seen no event.
 func NewLiveDispatchers() *LiveDispatchers { return &LiveDispatchers{d: newDispatchers()} }
 
-// Observe updates the tracker with e (call it for every event, in order).
-func (l *LiveDispatchers) Observe(e Event) { l.d.observe(e) }
+// Observe updates the tracker with e (call it for every event, in order);
+// e is read, not kept.
+func (l *LiveDispatchers) Observe(e *Event) { l.d.observe(e) }
 
 // OfTable returns the live dispatchers of table t of cf as "node/ID" keys,
 // sorted.
@@ -574,7 +582,7 @@ func NewAtMostOneDispatcherPerSpan() Monitor {
 func (m *atMostOneDispatcherPerSpan) Property() Property { return AtMostOneDispatcherPerSpan }
 
 func (m *atMostOneDispatcherPerSpan) Observe(e Event) []Violation {
-	ld := m.d.observe(e)
+	ld := m.d.observe(&e)
 	if ld == nil || ld.created.Span.Table == 0 {
 		return nil
 	}
@@ -582,7 +590,7 @@ func (m *atMostOneDispatcherPerSpan) Observe(e Event) []Violation {
 	if !check {
 		return nil
 	}
-	others := m.d.overlapping(e.Changefeed, dispatcherKey(ld.created.Node, e.Dispatcher), ld.created.Span)
+	others := m.d.overlapping(e.Changefeed, ld.key, ld.created.Span)
 	if len(others) == 0 {
 		return nil
 	}
@@ -617,7 +625,7 @@ func newMaintainers() maintainers {
 	return maintainers{m: map[string]map[string]*maintainerInfo{}, crashed: map[string]bool{}}
 }
 
-func (t *maintainers) observe(e Event) {
+func (t *maintainers) observe(e *Event) {
 	switch e.Kind {
 	case MaintainerCreated:
 		byNode := t.m[e.Changefeed]
@@ -625,7 +633,7 @@ func (t *maintainers) observe(e Event) {
 			byNode = map[string]*maintainerInfo{}
 			t.m[e.Changefeed] = byNode
 		}
-		byNode[e.Node] = &maintainerInfo{created: e}
+		byNode[e.Node] = &maintainerInfo{created: *e}
 	case MaintainerBootstrapped:
 		if mi := t.m[e.Changefeed][e.Node]; mi != nil {
 			mi.bootstrapped = true
@@ -663,7 +671,7 @@ func NewRunningMaintainerBootstrapped() Monitor {
 func (m *runningMaintainerBootstrapped) Property() Property { return RunningMaintainerBootstrapped }
 
 func (m *runningMaintainerBootstrapped) Observe(e Event) []Violation {
-	m.t.observe(e)
+	m.t.observe(&e)
 	// An operator that ended without success (Reason "canceled" or
 	// "aborted": the destination left) marks nothing replicating. On a node
 	// that committed suicide and was not seen leaving yet, the status that
@@ -723,7 +731,7 @@ func NewSingleMaintainerGeneration() Monitor {
 func (m *singleMaintainerGeneration) Property() Property { return SingleMaintainerGeneration }
 
 func (m *singleMaintainerGeneration) Observe(e Event) []Violation {
-	m.t.observe(e)
+	m.t.observe(&e)
 	if e.Kind != MaintainerBootstrapped {
 		return nil
 	}
@@ -760,15 +768,15 @@ func newFeeds() feeds {
 	return feeds{state: map[string]string{}, tables: map[string][]int64{}, checkpoint: map[string]Event{}}
 }
 
-func (f *feeds) observe(e Event) {
+func (f *feeds) observe(e *Event) {
 	switch e.Kind {
 	case ChangefeedCreated:
 		f.state[e.Changefeed] = StateNormal
 		f.tables[e.Changefeed] = append([]int64(nil), e.Tables...)
-		f.checkpoint[e.Changefeed] = e
+		f.checkpoint[e.Changefeed] = *e
 	case ChangefeedResumed:
 		f.state[e.Changefeed] = StateNormal
-		f.checkpoint[e.Changefeed] = e
+		f.checkpoint[e.Changefeed] = *e
 	case ChangefeedRemoved:
 		delete(f.state, e.Changefeed)
 		delete(f.tables, e.Changefeed)
@@ -779,7 +787,7 @@ func (f *feeds) observe(e Event) {
 		}
 	case CheckpointStored:
 		if prev, ok := f.checkpoint[e.Changefeed]; !ok || e.Checkpoint >= prev.Checkpoint {
-			f.checkpoint[e.Changefeed] = e
+			f.checkpoint[e.Changefeed] = *e
 		}
 	case DDLCommitted:
 		// A dropped table is no longer owed a dispatcher; an added one is
@@ -853,8 +861,8 @@ func NewEverySpanReplicated() Monitor {
 func (m *everySpanReplicated) Property() Property { return EverySpanReplicated }
 
 func (m *everySpanReplicated) Observe(e Event) []Violation {
-	m.d.observe(e)
-	m.f.observe(e)
+	m.d.observe(&e)
+	m.f.observe(&e)
 	if e.Kind != Quiesced {
 		return nil
 	}
@@ -940,7 +948,7 @@ func NewCheckpointAdvancesAfterHeal() Monitor {
 func (m *checkpointAdvancesAfterHeal) Property() Property { return CheckpointAdvancesAfterHeal }
 
 func (m *checkpointAdvancesAfterHeal) Observe(e Event) []Violation {
-	m.f.observe(e)
+	m.f.observe(&e)
 	switch e.Kind {
 	case FaultsHealed:
 		h := e

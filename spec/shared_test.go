@@ -1,6 +1,7 @@
 package spec
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -82,21 +83,38 @@ func TestRunningMaintainerBootstrappedCrashedNode(t *testing.T) {
 
 func TestLiveDispatchers(t *testing.T) {
 	l := NewLiveDispatchers()
+	observe := func(e Event) { l.Observe(&e) }
 	for _, e := range []Event{
 		disp(DispatcherCreated, "n2", "d2", WholeTable(1)),
 		disp(DispatcherCreated, "n1", "d1", WholeTable(1)),
 		disp(DispatcherCreated, "n1", "d3", WholeTable(2)),
 	} {
-		l.Observe(e)
+		observe(e)
 	}
 	assert.Equal(t, []string{"n1/d1", "n2/d2"}, l.OfTable(cf, 1))
 	assert.True(t, l.Live(cf, "n1/d3"))
-	l.Observe(disp(DispatcherRemoved, "n2", "d2", Span{}))
+	observe(disp(DispatcherRemoved, "n2", "d2", Span{}))
 	assert.Equal(t, []string{"n1/d1"}, l.OfTable(cf, 1))
-	l.Observe(Event{Kind: DispatcherManagerClosed, Changefeed: cf, Node: "n1"})
+	observe(Event{Kind: DispatcherManagerClosed, Changefeed: cf, Node: "n1"})
 	assert.Empty(t, l.OfTable(cf, 1))
 	assert.False(t, l.Live(cf, "n1/d3"))
-	l.Observe(disp(DispatcherCreated, "n3", "d4", WholeTable(1)))
-	l.Observe(Event{Kind: NodeLeft, Node: "n3"})
+	observe(disp(DispatcherCreated, "n3", "d4", WholeTable(1)))
+	observe(Event{Kind: NodeLeft, Node: "n3"})
 	assert.Empty(t, l.OfTable(cf, 1))
+}
+
+// TestDispatcherKeyOnStack: the stack-built key the tracker looks up and
+// deletes with is dispatcherKey's, and finds what add stored under it.
+func TestDispatcherKeyOnStack(t *testing.T) {
+	d := newDispatchers()
+	for _, nid := range [][2]string{{"n1", "7564853129434582188.7564853128766596409"}, {"", ""}, {"a/b", "c"}, {strings.Repeat("n", 200), "d"}} {
+		if got, want := string(appendDispatcherKey(nil, nid[0], nid[1])), dispatcherKey(nid[0], nid[1]); got != want {
+			t.Fatalf("appendDispatcherKey(%q, %q) = %q, want %q", nid[0], nid[1], got, want)
+		}
+		ld := &liveDispatcher{created: Event{Changefeed: "cf", Node: nid[0], Dispatcher: nid[1]}, key: dispatcherKey(nid[0], nid[1])}
+		d.add("cf", ld.key, ld)
+		if d.lookup("cf", nid[0], nid[1]) != ld {
+			t.Fatalf("lookup(%q, %q) does not find the dispatcher added", nid[0], nid[1])
+		}
+	}
 }

@@ -50,7 +50,7 @@ func (m *stopClosesDispatchers) Observe(e Event) []Violation {
 	case Quiesced:
 		return m.judge(e)
 	}
-	m.d.observe(e)
+	m.d.observe(&e)
 	return nil
 }
 

@@ -63,10 +63,26 @@ func convBlockAction(r *Record, it *Item, out []Item) []Item {
 // {"CommitTs":463…,"IsSyncPoint":false}.
 func blockStatusKey(r *Record, it *Item, out []Item) []Item {
 	it.OpID = it.Event.Dispatcher
-	if n, ok := r.Field("executeCount"); ok {
+	// r.Field of both keys, in one pass (the last field of a key wins)
+	var n, id []byte
+	hasN, hasID := false, false
+	r.parseFields()
+	for i := len(r.fields) - 1; i >= 0; i-- {
+		switch f := &r.fields[i]; string(f.key) {
+		case "executeCount":
+			if !hasN {
+				n, hasN = f.val, true
+			}
+		case "identifier":
+			if !hasID {
+				id, hasID = f.val, true
+			}
+		}
+	}
+	if hasN {
 		it.Dur = int64(parseTs(n)) * resendIntervalMs
 	}
-	if id, ok := r.Field("identifier"); ok {
+	if hasID {
 		if v, ok := structField(id, "CommitTs"); ok {
 			it.Event.Checkpoint = parseTs(v)
 		} else {
@@ -92,17 +108,26 @@ func structField(s []byte, name string) ([]byte, bool) {
 		if i > 0 && isIdentByte(s[i-1]) {
 			continue // the tail of a longer name
 		}
-		rest := bytes.TrimLeft(s[from:], `\" `)
+		rest := trimQuoteSpace(s[from:])
 		if len(rest) == 0 || rest[0] != ':' && rest[0] != '=' {
 			continue
 		}
-		rest = bytes.TrimLeft(rest[1:], `\" `)
+		rest = trimQuoteSpace(rest[1:])
 		j := 0
 		for j < len(rest) && isIdentByte(rest[j]) {
 			j++
 		}
 		return rest[:j], true
 	}
+}
+
+// trimQuoteSpace is bytes.TrimLeft(b, `\" `) without building the cutset's
+// set per call.
+func trimQuoteSpace(b []byte) []byte {
+	for len(b) > 0 && (b[0] == '\\' || b[0] == '"' || b[0] == ' ') {
+		b = b[1:]
+	}
+	return b
 }
 
 func isIdentByte(c byte) bool {
@@ -181,7 +206,7 @@ func (c *Checker) observeBarriers(it *Item) {
 	case SymDDLScheduled:
 		c.ddlScheduled(it)
 	case SymBarrierCreated, SymBarrierStuck:
-		k := e.Changefeed + "|" + it.OpID
+		k := cfOp{e.Changefeed, it.OpID}
 		b := c.barriers[k]
 		if b == nil {
 			if len(c.barriers) >= maxTracked {
@@ -189,7 +214,8 @@ func (c *Checker) observeBarriers(it *Item) {
 				return
 			}
 			b = reuse(&c.bar.freeStuck)
-			*b = stuckOp{first: *it}
+			*b = stuckOp{} // in place: a literal would be built and copied
+			b.first = *it
 			c.barriers[k] = b
 		}
 		if it.Sym == SymBarrierStuck {
@@ -197,7 +223,7 @@ func (c *Checker) observeBarriers(it *Item) {
 			b.n++
 		}
 	case SymBarrierDone:
-		k := e.Changefeed + "|" + it.OpID
+		k := cfOp{e.Changefeed, it.OpID}
 		if b := c.barriers[k]; b != nil {
 			delete(c.barriers, k)
 			c.endBarrier(b, it)
@@ -211,7 +237,8 @@ func (c *Checker) observeBarriers(it *Item) {
 				return
 			}
 			s = reuse(&c.bar.freeWait)
-			*s = waitRun{first: *it}
+			*s = waitRun{}
+			s.first = *it
 			c.blockWait[it.OpID] = s
 		}
 		s.lastTime, s.lastSrc, s.n = it.Event.Time, it.Event.Source, s.n+1
@@ -359,7 +386,7 @@ func (c *Checker) endBarrier(b *stuckOp, end *Item) {
 }
 
 func (c *Checker) finishBarriers() {
-	for _, k := range sortedKeysOf(c.barriers) {
+	for _, k := range sortedKeysBy(c.barriers) {
 		c.endBarrier(c.barriers[k], nil)
 	}
 	for _, k := range sortedKeysOf(c.blockWait) {

@@ -132,9 +132,9 @@ type entry struct {
 	fields []fieldKeys
 	// keyIdx lists every log key of fields with its field and its rank
 	// among the field's alternatives (toItems reads a record's fields
-	// once). An entry has a handful of keys: a scan that compares lengths
-	// first is cheaper than hashing every field key of every record.
+	// once); keyTab indexes it by keySlot (see findKey).
 	keyIdx []keyRef
+	keyTab [keySlots]uint8
 	// conv post-processes the event (operator strings, membership lists):
 	// it is out's last element; conv returns out, possibly with that item
 	// replaced by several.
@@ -457,14 +457,65 @@ type keyRef struct {
 	field, rank int
 }
 
-// findKey returns the keyRef of log key k, if the entry reads it.
-func findKey(refs []keyRef, k []byte) (keyRef, bool) {
+// findKey returns the keyRef of log key k, if the entry reads it: one
+// probe of keyTab, and a string comparison only for a key of the slot
+// (most of a record's field keys are not the entry's and find an empty
+// slot at once).
+func (e *entry) findKey(k []byte) (keyRef, bool) {
+	if len(k) == 0 {
+		return keyRef{}, false
+	}
+	for h := keySlot(k); ; h = (h + 1) & (keySlots - 1) {
+		x := e.keyTab[h]
+		if x == 0 {
+			return keyRef{}, false
+		}
+		if r := &e.keyIdx[x-1]; r.key == string(k) {
+			return *r, true
+		}
+	}
+}
+
+// keySlots is the size of an entry's key table: a power of two, at least
+// twice as many as the keys an entry reads (compileKeys checks).
+const keySlots = 64
+
+// keySlot is where the probe for key k (not empty) starts: a hash of its
+// length and first and last bytes.
+func keySlot(k []byte) uint32 {
+	n := len(k)
+	return (uint32(n) | uint32(k[0])<<8 | uint32(k[n-1])<<16) * 0x9e3779b1 >> (32 - 6)
+}
+
+// findKeyIn is findKey by a scan of refs (compileKeys' and the tests').
+func findKeyIn(refs []keyRef, k []byte) (keyRef, bool) {
 	for i := range refs {
-		if len(refs[i].key) == len(k) && refs[i].key == string(k) {
+		if refs[i].key == string(k) {
 			return refs[i], true
 		}
 	}
 	return keyRef{}, false
+}
+
+// compile sets e's fields, keyIdx and keyTab from its keys.
+func (e *entry) compile() {
+	e.fields, e.keyIdx = compileKeys(e.keys)
+	if len(e.keyIdx) > keySlots/2 {
+		panic(fmt.Sprintf("catalogue: %q reads %d keys, more than %d", e.msg, len(e.keyIdx), keySlots/2))
+	}
+	e.keyTab = [keySlots]uint8{}
+	for i, r := range e.keyIdx {
+		if r.key == "" || r.key == "keyspace" || r.key == "namespace" {
+			// (toItems reads the changefeed's keyspace from these keys
+			// only when the entry does not)
+			panic(fmt.Sprintf("catalogue: %q maps the key %q", e.msg, r.key))
+		}
+		h := keySlot([]byte(r.key))
+		for e.keyTab[h] != 0 {
+			h = (h + 1) & (keySlots - 1)
+		}
+		e.keyTab[h] = uint8(i + 1)
+	}
 }
 
 func compileKeys(keys map[string]string) ([]fieldKeys, []keyRef) {
@@ -480,7 +531,7 @@ func compileKeys(keys map[string]string) ([]fieldKeys, []keyRef) {
 	var idx []keyRef
 	for i, fk := range out {
 		for r, k := range fk.keys {
-			if _, dup := findKey(idx, []byte(k)); !dup {
+			if _, dup := findKeyIn(idx, []byte(k)); !dup {
 				idx = append(idx, keyRef{key: k, field: i, rank: r})
 			}
 		}
@@ -495,11 +546,11 @@ var catalogueIndex = func() map[string][]*entry {
 	catalogue = append(catalogue, headEntries()...)
 	for i := range catalogue {
 		e := &catalogue[i]
-		e.fields, e.keyIdx = compileKeys(e.keys)
+		e.compile()
 		e.derive()
 		idx[e.msg] = append(idx[e.msg], e)
 	}
-	panicEntry.fields, panicEntry.keyIdx = compileKeys(panicEntry.keys)
+	panicEntry.compile()
 	panicEntry.derive()
 	return idx
 }()
@@ -621,27 +672,40 @@ func isEvidenceText(b []byte) bool {
 	// One pass over 8-byte words: a line of printable ASCII, the common
 	// case, has no byte below 0x20 (control bytes, '\n', '\r' and '\t'
 	// among them) and none from 0x80 (UTF-8 sequences). A word that may
-	// hold one (the below-0x20 test can only err towards yes) takes the
-	// exact check.
+	// hold one takes the exact check: x|(x-0x20*ones) has the high bit of
+	// every byte from 0x80 (x's own) and of the lowest byte below 0x20
+	// (its borrow; the borrow may flag the bytes above it too, which can
+	// only err towards the exact check).
 	const ones = 0x0101010101010101
-	w := b
-	for len(w) >= 32 {
+	i := 0
+	for ; i+32 <= len(b); i += 32 {
 		// four words a round, one test: the OR of the four words' flags
+		w := b[i : i+32 : i+32]
 		x0, x1 := binary.LittleEndian.Uint64(w), binary.LittleEndian.Uint64(w[8:])
-		x2, x3 := binary.LittleEndian.Uint64(w[16:]), binary.LittleEndian.Uint64(w[24:32])
-		if ((x0-0x20*ones)&^x0|x0|(x1-0x20*ones)&^x1|x1|(x2-0x20*ones)&^x2|x2|(x3-0x20*ones)&^x3|x3)&(0x80*ones) != 0 {
+		x2, x3 := binary.LittleEndian.Uint64(w[16:]), binary.LittleEndian.Uint64(w[24:])
+		if (x0|x1|x2|x3|(x0-0x20*ones)|(x1-0x20*ones)|(x2-0x20*ones)|(x3-0x20*ones))&(0x80*ones) != 0 {
 			return isEvidenceTextExact(b)
 		}
-		w = w[32:]
 	}
-	for len(w) >= 8 {
-		x := binary.LittleEndian.Uint64(w)
-		if ((x-0x20*ones)&^x|x)&(0x80*ones) != 0 {
+	for ; i+8 <= len(b); i += 8 {
+		x := binary.LittleEndian.Uint64(b[i:])
+		if (x|(x-0x20*ones))&(0x80*ones) != 0 {
 			return isEvidenceTextExact(b)
 		}
-		w = w[8:]
 	}
-	for _, c := range w {
+	if i == len(b) {
+		return true
+	}
+	if len(b) >= 8 {
+		// the last word, overlapping the words above (testing a byte
+		// twice changes nothing)
+		x := binary.LittleEndian.Uint64(b[len(b)-8:])
+		if (x|(x-0x20*ones))&(0x80*ones) != 0 {
+			return isEvidenceTextExact(b)
+		}
+		return true
+	}
+	for _, c := range b[i:] {
 		if c < 0x20 || c >= 0x80 {
 			return isEvidenceTextExact(b)
 		}
@@ -715,7 +779,10 @@ func toItems(r *Record, e *entry, fileName string, fileIdx int, out []Item) []It
 		out = append(out, Item{})
 	}
 	it := &out[len(out)-1]
-	*it = Item{Sym: e.sym, Level: r.Level, Msg: e.msg, file: fileIdx}
+	// zeroed in place, then set: a composite literal would be built on
+	// the stack and copied
+	*it = Item{}
+	it.Sym, it.Level, it.Msg, it.file = e.sym, r.Level, e.msg, fileIdx
 	ev := &it.Event
 	ev.Kind = e.kind
 	ev.Time = r.Time
@@ -726,7 +793,7 @@ func toItems(r *Record, e *entry, fileName string, fileIdx int, out []Item) []It
 	if isEvidenceText(r.Text) {
 		text = string(r.Text)
 		r.own = text
-		ev.Source = spec.Source{File: fileName, Line: r.Line, Text: text}
+		ev.Source.File, ev.Source.Line, ev.Source.Text = fileName, r.Line, text
 	} else {
 		ev.Source = spec.Source{File: fileName, Line: r.Line, Text: evidenceText(r.Text)}
 	}
@@ -741,12 +808,20 @@ func toItems(r *Record, e *entry, fileName string, fileIdx int, out []Item) []It
 	}
 	var keyspace []byte
 	r.parseFields()
+	checkTs := !e.ownLine // impossibleTs, in the same pass
 	for i := range r.fields {
 		f := &r.fields[i]
-		if ref, ok := findKey(e.keyIdx, f.key); ok && ref.field < maxFields && (rank[ref.field] < 0 || ref.rank <= rank[ref.field]) {
-			rank[ref.field], at[ref.field] = ref.rank, int32(i)
+		if checkTs {
+			if s := impossibleField(f, e.zeroOK); s != "" {
+				it.impossible, checkTs = s, false
+			}
 		}
-		if keyspace == nil && (string(f.key) == "keyspace" || string(f.key) == "namespace") {
+		if ref, ok := e.findKey(f.key); ok {
+			if ref.field < maxFields && (rank[ref.field] < 0 || ref.rank <= rank[ref.field]) {
+				rank[ref.field], at[ref.field] = ref.rank, int32(i)
+			}
+		} else if keyspace == nil && (string(f.key) == "keyspace" || string(f.key) == "namespace") {
+			// (no entry reads these keys: entry.compile panics otherwise)
 			keyspace = f.val
 		}
 	}
@@ -760,9 +835,6 @@ func toItems(r *Record, e *entry, fileName string, fileIdx int, out []Item) []It
 		var buf [2 * maxInterned]byte
 		full := append(append(append(buf[:0], keyspace...), '/'), ev.Changefeed...)
 		ev.Changefeed = r.names.intern(full)
-	}
-	if !e.ownLine {
-		it.impossible = impossibleTs(r, e.zeroOK)
 	}
 	if e.sym == SymPanic {
 		it.caller = string(r.File)
@@ -796,18 +868,26 @@ func impossibleTs(r *Record, zeroOK bool) string {
 	}
 	r.parseFields()
 	for i := range r.fields {
-		f := &r.fields[i]
-		if len(f.val) == 0 || (f.val[0] != '0' && f.val[0] != '-' && f.val[0] != '1') || !isTsField(f.key) {
-			continue
+		if s := impossibleField(&r.fields[i], zeroOK); s != "" {
+			return s
 		}
-		switch string(f.val) {
-		case "0":
-			if !zeroOK {
-				return string(f.key) + "=0"
-			}
-		case "-1", "18446744073709551615":
-			return string(f.key) + "=" + string(f.val)
+	}
+	return ""
+}
+
+// impossibleField is impossibleTs for one field: "field=value" if f is a
+// timestamp field with an impossible value, else "".
+func impossibleField(f *field, zeroOK bool) string {
+	if len(f.val) == 0 || (f.val[0] != '0' && f.val[0] != '-' && f.val[0] != '1') || !isTsField(f.key) {
+		return ""
+	}
+	switch string(f.val) {
+	case "0":
+		if !zeroOK {
+			return string(f.key) + "=0"
 		}
+	case "-1", "18446744073709551615":
+		return string(f.key) + "=" + string(f.val)
 	}
 	return ""
 }
@@ -817,26 +897,31 @@ func impossibleTs(r *Record, zeroOK bool) string {
 // right after a group's '['; a quoted key (which could spell a name with
 // \u escapes) always passes.
 func mayNameTsField(rest []byte) bool {
-	for i := 0; ; {
-		j := bytes.IndexByte(rest[i:], '[')
-		if j < 0 {
+	for {
+		j := bytes.IndexByte(rest, '[')
+		if j < 0 || j+1 >= len(rest) {
 			return false
 		}
-		i += j + 1
-		if i >= len(rest) {
-			return false
-		}
-		if rest[i] == '"' {
+		rest = rest[j+1:]
+		if c := rest[0]; c == '"' || len(rest) > 1 && tsFieldStart[0][c] && tsFieldStart[1][rest[1]] && hasTsFieldPrefix(rest) {
 			return true
 		}
-		if i+1 < len(rest) && tsFieldStart[0][rest[i]] && tsFieldStart[1][rest[i+1]] {
-			for _, t := range tsFields {
-				if bytes.HasPrefix(rest[i:], []byte(t)) {
-					return true
-				}
-			}
-		}
 	}
+}
+
+// hasTsFieldPrefix reports whether b starts with one of tsFields
+// (TestTsFieldPrefix pins it to them), with compares the compiler inlines
+// instead of a call per field.
+func hasTsFieldPrefix(b []byte) bool {
+	switch {
+	case len(b) >= 10 && string(b[:10]) == "checkpoint":
+		b = b[10:]
+	case len(b) >= 5 && string(b[:5]) == "start":
+		b = b[5:]
+	default:
+		return false
+	}
+	return len(b) >= 2 && string(b[:2]) == "Ts" || len(b) >= 3 && string(b[:3]) == "-ts"
 }
 
 func isTsField(k []byte) bool {
@@ -975,10 +1060,52 @@ func parseBool(v []byte) bool { return string(v) == "true" || string(v) == "1" }
 
 // parseTs is strconv.ParseUint(v, 10, 64), 0 on any error, without
 // converting v to a string (the conversion allocates: the error keeps it).
+// Up to 19 digits cannot overflow: those are read 8 at a time (a TSO has
+// 18); longer ones check every digit for overflow.
 func parseTs(v []byte) uint64 {
 	if len(v) == 0 {
 		return 0
 	}
+	if len(v) > 19 {
+		return parseTsLong(v)
+	}
+	var n uint64
+	i := len(v) % 8
+	for _, c := range v[:i] {
+		d := uint64(c - '0')
+		if d > 9 {
+			return 0
+		}
+		n = n*10 + d
+	}
+	for ; i < len(v); i += 8 {
+		d, ok := eightDigits(binary.LittleEndian.Uint64(v[i:]))
+		if !ok {
+			return 0
+		}
+		n = n*100_000_000 + d
+	}
+	return n
+}
+
+// eightDigits reads the number of 8 ASCII digits loaded little-endian
+// (the first digit in the low byte); ok is false unless every byte is a
+// digit: each byte's high nibble is 3, and adding 6 to it carries nothing
+// out of its low nibble (a byte that carries into the next fails its own
+// test first).
+func eightDigits(x uint64) (uint64, bool) {
+	const hi = 0xF0F0F0F0F0F0F0F0
+	if x&hi|(x+0x0606060606060606)&hi>>4 != 0x3333333333333333 {
+		return 0, false
+	}
+	x -= 0x3030303030303030
+	x = x*10 + x>>8 // bytes 0, 2, 4, 6: two-digit numbers
+	x = ((x&0x000000FF000000FF)*(100+1_000_000<<32) + (x>>16&0x000000FF000000FF)*(1+10_000<<32)) >> 32
+	return x, true
+}
+
+// parseTsLong is parseTs digit by digit, with an overflow check.
+func parseTsLong(v []byte) uint64 {
 	var n uint64
 	for _, c := range v {
 		d := uint64(c - '0')
@@ -1027,7 +1154,7 @@ func parseSpanText(s string) (spec.Span, bool) {
 		for _, k := range spellings {
 			if i := strings.Index(s, k); i >= 0 {
 				rest := s[i+len(k):]
-				if j := strings.IndexAny(rest, ", }"); j >= 0 {
+				if j := indexStop(rest, &spanValueStop); j >= 0 {
 					rest = rest[:j]
 				}
 				return strings.Trim(rest, `"`), true
@@ -1058,6 +1185,35 @@ func parseSpanText(s string) (spec.Span, bool) {
 		sp.End = k
 	}
 	return sp, true
+}
+
+// spanValueStop and opValueStop end a value in a span's and an
+// operator's text: strings.IndexAny(s, ", }") and (s, ", ") as indexStop.
+var spanValueStop, opValueStop = byteSet(", }"), byteSet(", ")
+
+func byteSet(chars string) (t [256]bool) {
+	for i := 0; i < len(chars); i++ {
+		t[chars[i]] = true
+	}
+	return t
+}
+
+// indexStop is strings.IndexAny(s, chars) for the byte set of chars
+// (TestIndexStop): no set built per call, eight bytes a round.
+func indexStop(s string, stop *[256]bool) int {
+	i := 0
+	for ; i+8 <= len(s); i += 8 {
+		w := s[i : i+8]
+		if stop[w[0]] || stop[w[1]] || stop[w[2]] || stop[w[3]] || stop[w[4]] || stop[w[5]] || stop[w[6]] || stop[w[7]] {
+			break // the byte-wise loop finds which
+		}
+	}
+	for ; i < len(s); i++ {
+		if stop[s[i]] {
+			return i
+		}
+	}
+	return -1
 }
 
 func reason(why string) func(r *Record, it *Item, out []Item) []Item {
@@ -1173,25 +1329,11 @@ func parseOperatorText(s string, ev *spec.Event, coord bool) {
 			ev.Op = spec.Op(word)
 		}
 	}
-	// val returns the value after the first of a key's spellings ("key:",
-	// "key ") that s holds.
-	val := func(spellings ...string) string {
-		for _, k := range spellings {
-			if i := strings.Index(s, k); i >= 0 {
-				rest := strings.TrimLeft(s[i+len(k):], " ")
-				if j := strings.IndexAny(rest, ", "); j >= 0 {
-					rest = rest[:j]
-				}
-				return rest
-			}
-		}
-		return ""
-	}
 	if ev.Node == "" {
-		ev.Node = val("dest:", "dest ")
+		ev.Node = opTextValue(s, "dest")
 	}
 	if ev.Origin == "" {
-		ev.Origin = val("origin:", "origin ")
+		ev.Origin = opTextValue(s, "origin")
 	}
 	after := ""
 	if i := strings.Index(s, "operator: "); i >= 0 {
@@ -1205,17 +1347,53 @@ func parseOperatorText(s string, ev *spec.Event, coord bool) {
 			ev.Changefeed = after
 		}
 		if ev.Op == spec.OpStop && !ev.Removed {
-			ev.Removed = val("remove:", "remove ") == "true"
+			ev.Removed = opTextValue(s, "remove") == "true"
 		}
 	} else if ev.Dispatcher == "" {
 		if i := strings.Index(s, "dispatcherID: "); i >= 0 {
 			after = s[i+len("dispatcherID: "):]
-			if j := strings.IndexAny(after, ", "); j >= 0 {
+			if j := indexStop(after, &opValueStop); j >= 0 {
 				after = after[:j]
 			}
 		}
 		ev.Dispatcher = after
 	}
+}
+
+// opTextValue returns the value after the first "key:" in an operator's
+// text s, else after the first "key " (TiCDC's String() spells both), ""
+// if s holds neither: one scan of s for both spellings.
+func opTextValue(s, key string) string {
+	colon, space := -1, -1 // where the value after each spelling starts
+	for from := 0; colon < 0; {
+		i := strings.Index(s[from:], key)
+		if i < 0 {
+			break
+		}
+		if j := from + i + len(key); j < len(s) {
+			switch s[j] {
+			case ':':
+				colon = j + 1
+			case ' ':
+				if space < 0 {
+					space = j + 1
+				}
+			}
+		}
+		from += i + 1
+	}
+	at := colon
+	if at < 0 {
+		at = space
+	}
+	if at < 0 {
+		return ""
+	}
+	rest := strings.TrimLeft(s[at:], " ")
+	if j := indexStop(rest, &opValueStop); j >= 0 {
+		rest = rest[:j]
+	}
+	return rest
 }
 
 // convStillRunning reads "operator is still in running queue": the operator

@@ -143,8 +143,8 @@ type Checker struct {
 	nodeSeen                               map[string]bool // nodes that logged a line of their own
 
 	errEp       map[string]*errEpisode
-	stillRun    map[string]*stuckOp
-	openOps     map[string]*Item
+	stillRun    map[cfOp]*stuckOp
+	openOps     map[opRef]*Item
 	redo        map[string]*stuckOp
 	blocked     map[string]*stuckOp
 	cpSame      map[string]*cpRun
@@ -176,7 +176,7 @@ type Checker struct {
 	// does not name its node (TiCDC does not log it; a combined log has no
 	// single own node), open until it closes or a maintainer bootstraps.
 	removalOnly map[string]*Item
-	barriers    map[string]*stuckOp // changefeed|commitTs -> unresolved block event
+	barriers    map[cfOp]*stuckOp   // (changefeed, commitTs) -> unresolved block event
 	blockWait   map[string]*waitRun // dispatcher -> WAITING block status re-sent
 	bar         barrierState        // the barrier's other log-only state (barrier.go)
 	timeline    timeline
@@ -248,8 +248,8 @@ func NewChecker(opt Options) *Checker {
 		cfNames:     map[string]string{},
 		nodeSeen:    map[string]bool{},
 		errEp:       map[string]*errEpisode{},
-		stillRun:    map[string]*stuckOp{},
-		openOps:     map[string]*Item{},
+		stillRun:    map[cfOp]*stuckOp{},
+		openOps:     map[opRef]*Item{},
 		redo:        map[string]*stuckOp{},
 		blocked:     map[string]*stuckOp{},
 		cpSame:      map[string]*cpRun{},
@@ -272,7 +272,7 @@ func NewChecker(opt Options) *Checker {
 		Coverage:    newCoverage(),
 		agg:         map[aggKey]int{},
 		removalOnly: map[string]*Item{},
-		barriers:    map[string]*stuckOp{},
+		barriers:    map[cfOp]*stuckOp{},
 		blockWait:   map[string]*waitRun{},
 		timeline:    timeline{on: opt.Timeline},
 	}
@@ -438,7 +438,7 @@ func (c *Checker) Observe(it *Item) {
 	c.timeline.observe(it)
 	if e.Kind != spec.KindUnknown {
 		// a symptom-only item changes no dispatcher's life
-		c.live.Observe(*e)
+		c.live.Observe(e)
 	}
 }
 
@@ -634,13 +634,15 @@ func (c *Checker) observeSymptoms(it *Item) {
 				it.Msg, it.impossible),
 			Evidence: []Evidence{ev(it)}})
 	}
-	var f Finding
 	switch it.Sym {
 	case SymInternalError, SymSendFailed, SymErrorDiscarded, SymImpossibleValue, SymPanic:
 		if c.bump(symptomProp[it.Sym], e.Changefeed, e.Node, it.Msg, it) {
 			return
 		}
+	default:
+		return // (most items: no finding to build)
 	}
+	var f Finding
 	switch it.Sym {
 	case SymInternalError:
 		f = Finding{Property: PropInternalError, Severity: Suspect,
@@ -846,19 +848,60 @@ func (c *Checker) closeEpisode(cf string, ep *errEpisode, end *Item, atEOF bool)
 // ---------------------------------------------------------------------------
 // operator-stuck
 
-func opKey(e *spec.Event) string {
-	role := "m"
+// opRef keys an open operator: its role ('c' the coordinator's, 'm' a
+// maintainer's), changefeed and dispatcher.
+type opRef struct {
+	role           byte
+	cf, dispatcher string
+}
+
+// String is the key as "role|changefeed|dispatcher": finishing walks the
+// open operators in this order.
+func (k opRef) String() string { return string(k.role) + "|" + k.cf + "|" + k.dispatcher }
+
+func opKey(e *spec.Event) opRef {
+	role := byte('m')
 	if e.Kind == spec.MaintainerOpStarted || e.Kind == spec.MaintainerOpFinished {
-		role = "c"
+		role = 'c'
 	}
-	return role + "|" + e.Changefeed + "|" + e.Dispatcher
+	return opRef{role, e.Changefeed, e.Dispatcher}
+}
+
+// cfOp keys what the checker tracks per changefeed and item OpID (a
+// still-running operator, an unresolved block event): a struct, so that
+// an item's lookup concatenates and allocates nothing.
+type cfOp struct{ cf, op string }
+
+// String is the key as "changefeed|OpID": finishing walks the keys in
+// this order.
+func (k cfOp) String() string { return k.cf + "|" + k.op }
+
+// sortedKeysBy returns m's keys in the order of their String.
+func sortedKeysBy[K interface {
+	comparable
+	String() string
+}, V any](m map[K]V) []K {
+	type keyed struct {
+		s string
+		k K
+	}
+	all := make([]keyed, 0, len(m))
+	for k := range m {
+		all = append(all, keyed{k.String(), k})
+	}
+	sort.Slice(all, func(i, j int) bool { return all[i].s < all[j].s })
+	keys := make([]K, len(all))
+	for i := range all {
+		keys[i] = all[i].k
+	}
+	return keys
 }
 
 func (c *Checker) observeOperators(it *Item) {
 	e := &it.Event
 	switch {
 	case it.Sym == SymOperatorStillRunning:
-		k := e.Changefeed + "|" + it.OpID
+		k := cfOp{e.Changefeed, it.OpID}
 		s := c.stillRun[k]
 		if s == nil && len(c.stillRun) >= maxTracked {
 			c.untracked++
@@ -882,11 +925,11 @@ func (c *Checker) observeOperators(it *Item) {
 		c.openOps[opKey(e)] = &x
 	case e.Kind == spec.MaintainerOpFinished || e.Kind == spec.DispatcherOpFinished:
 		delete(c.openOps, opKey(e))
-		delete(c.stillRun, e.Changefeed+"|"+it.OpID)
+		delete(c.stillRun, cfOp{e.Changefeed, it.OpID})
 	case e.Kind == spec.MaintainerClosed || e.Kind == spec.ChangefeedRemoved:
 		// the maintainer and its operators are gone
 		for k, op := range c.openOps {
-			if op.Event.Changefeed == e.Changefeed && k[0] == 'm' {
+			if op.Event.Changefeed == e.Changefeed && k.role == 'm' {
 				delete(c.openOps, k)
 			}
 		}
@@ -898,7 +941,7 @@ func (c *Checker) finishOperators() {
 		c.add(Finding{Property: PropOperatorStuck, Severity: InsufficientEvidence,
 			Message: fmt.Sprintf("%d operator line(s) were not tracked: more than %d operators were open at once (their \"operator finished\" lines may be missing)", c.untracked, maxTracked)})
 	}
-	for _, k := range sortedKeysOf(c.stillRun) {
+	for _, k := range sortedKeysBy(c.stillRun) {
 		s := c.stillRun[k]
 		if s.maxDur < c.stuck {
 			continue
@@ -906,8 +949,8 @@ func (c *Checker) finishOperators() {
 		f := Finding{Property: PropOperatorStuck, Severity: Suspect, Changefeed: s.first.Event.Changefeed, time: s.first.Event.Time,
 			Message: fmt.Sprintf("an operator must finish, but TiCDC reported %q still in the running queue %d time(s), %s after it was created (threshold %s), last at %s",
 				s.first.Event.Reason, s.n, fmtDur(s.maxDur), fmtDur(c.stuck), fmtTime(s.last.Event.Time))}
-		for _, k := range []string{"m|" + s.first.Event.Changefeed + "|" + s.first.OpID, "c|" + s.first.Event.Changefeed + "|"} {
-			if op := c.openOps[k]; op != nil && (k[0] == 'm' || s.first.OpID == op.Event.Changefeed || strings.Contains(s.first.Event.Reason, "maintainer operator")) {
+		for _, k := range []opRef{{'m', s.first.Event.Changefeed, s.first.OpID}, {'c', s.first.Event.Changefeed, ""}} {
+			if op := c.openOps[k]; op != nil && (k.role == 'm' || s.first.OpID == op.Event.Changefeed || strings.Contains(s.first.Event.Reason, "maintainer operator")) {
 				f.Evidence = append(f.Evidence, ev(op))
 				delete(c.openOps, k)
 				break
@@ -919,7 +962,7 @@ func (c *Checker) finishOperators() {
 		}
 		c.add(f)
 	}
-	for _, k := range sortedKeysOf(c.openOps) {
+	for _, k := range sortedKeysBy(c.openOps) {
 		op := c.openOps[k]
 		age := c.lastTime - op.Event.Time
 		if age < c.stuck {

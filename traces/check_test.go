@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+
+	"github.com/stretchr/testify/require"
 )
 
 // runLogs checks one or more in-memory logs (one per capture).
@@ -139,4 +141,15 @@ func TestSkewSettleAcrossBatches(t *testing.T) {
 	if len(fs) != 1 || fs[0].Severity != Suspect || !strings.Contains(fs[0].Message, "removed 400ms later") {
 		t.Fatalf("want one suspect naming the removal 400ms after the creation: %+v", fs)
 	}
+}
+
+// TestSortedKeysBy: the struct keys are walked in the order of the string
+// keys they replaced ("changefeed|OpID", "role|changefeed|dispatcher"),
+// which is not the order of their fields ("a-b|" and "c|cf|" sort before
+// "a|" and "c|c|": '-' and 'f' sort before '|').
+func TestSortedKeysBy(t *testing.T) {
+	m := map[cfOp]int{{"a", "x"}: 1, {"a-b", "y"}: 2, {"a", "w"}: 3, {"", "z"}: 4}
+	require.Equal(t, []cfOp{{"a-b", "y"}, {"a", "w"}, {"a", "x"}, {"", "z"}}, sortedKeysBy(m))
+	ops := map[opRef]bool{{'m', "cf", "d2"}: true, {'c', "cf", ""}: true, {'m', "cf", "d1"}: true, {'c', "c", "x"}: true}
+	require.Equal(t, []opRef{{'c', "cf", ""}, {'c', "c", "x"}, {'m', "cf", "d1"}, {'m', "cf", "d2"}}, sortedKeysBy(ops))
 }

@@ -18,7 +18,7 @@ func TestPlainField(t *testing.T) {
 	rng := rand.New(rand.NewPCG(3, 4))
 	const alphabet = "ab=:. 09_-/\"[]{}\\\n"
 	for n := 0; n < 50000; n++ {
-		b := make([]byte, 1+rng.IntN(24))
+		b := make([]byte, 1+rng.IntN(40))
 		b[0] = '['
 		for i := 1; i < len(b); i++ {
 			b[i] = alphabet[rng.IntN(len(alphabet))]
@@ -130,4 +130,202 @@ func TestHeaderCache(t *testing.T) {
 		}
 	}
 	require.Greater(t, hits, 10, "the cache was used")
+}
+
+// TestFindKey pins the entries' key tables to a scan of their keys: every
+// key any entry reads, near misses of it and random keys, looked up in
+// every entry.
+func TestFindKey(t *testing.T) {
+	seen := map[string]bool{}
+	var keys [][]byte
+	add := func(k []byte) {
+		if !seen[string(k)] {
+			seen[string(k)] = true
+			keys = append(keys, k)
+		}
+	}
+	for i := range catalogue {
+		for _, r := range catalogue[i].keyIdx {
+			k := []byte(r.key)
+			add(k)
+			add(k[:len(k)-1])
+			add(k[1:])
+			add(append(bytes.Clone(k), 'x'))
+			add(bytes.ToUpper(k))
+		}
+	}
+	rng := rand.New(rand.NewPCG(9, 10))
+	for n := 0; n < 500; n++ {
+		k := make([]byte, rng.IntN(20))
+		for i := range k {
+			k[i] = "abcdeITs-_"[rng.IntN(10)]
+		}
+		add(k)
+	}
+	entries := []*entry{&panicEntry}
+	for i := range catalogue {
+		entries = append(entries, &catalogue[i])
+	}
+	found := 0
+	for _, e := range entries {
+		for _, k := range keys {
+			want, wantOK := findKeyIn(e.keyIdx, k)
+			if got, ok := e.findKey(k); ok != wantOK || got != want {
+				t.Fatalf("findKey(%q) in %q = %v, %v; the scan finds %v, %v", k, e.msg, got, ok, want, wantOK)
+			}
+			if wantOK {
+				found++
+			}
+		}
+	}
+	require.Greater(t, found, len(catalogue), "the entries' own keys are found")
+}
+
+// TestTsFieldPrefix pins hasTsFieldPrefix's spelled-out compares to
+// tsFields: each field, its prefixes and its extensions, and near misses.
+func TestTsFieldPrefix(t *testing.T) {
+	var cases []string
+	for _, f := range tsFields {
+		for n := 0; n <= len(f); n++ {
+			cases = append(cases, f[:n], f[:n]+"=0", f[:n]+"x")
+		}
+		cases = append(cases, strings.ToUpper(f), strings.ToLower(f), "x"+f, f[1:])
+	}
+	cases = append(cases, "checkpointts", "startts", "checkpoint_ts", "start_ts", "changefeedID", "span")
+	hits := 0
+	for _, c := range cases {
+		want := false
+		for _, f := range tsFields {
+			want = want || strings.HasPrefix(c, f)
+		}
+		require.Equal(t, want, hasTsFieldPrefix([]byte(c)), "%q", c)
+		if want {
+			hits++
+		}
+	}
+	require.GreaterOrEqual(t, hits, 3*len(tsFields), "each field and its extensions match")
+}
+
+// TestItemImpossibleTs pins toItems' one-pass impossible-value check to
+// impossibleTs: the first impossible timestamp field, in field order, on
+// catalogued lines with several timestamp fields.
+func TestItemImpossibleTs(t *testing.T) {
+	fields := []string{"[checkpointTs=0]", "[startTs=-1]", "[checkpoint-ts=18446744073709551615]", "[start-ts=0]",
+		`[checkpointTs="0"]`, "[checkpointTs=1]", "[startTs=42]", "[changefeed=cf]", `["checkpointTs"=-1]`, "[x=[startTs=0]]"}
+	rng := rand.New(rand.NewPCG(11, 12))
+	found := 0
+	for n := 0; n < 2000; n++ {
+		var b strings.Builder
+		for k := rng.IntN(4); k >= 0; k-- {
+			b.WriteString(fields[rng.IntN(len(fields))] + " ")
+		}
+		for _, msg := range [][2]string{{"maintainer.go:277", "changefeed maintainer started"}, {"maintainer_controller_bootstrap.go:1", "handle bootstrap response"}} {
+			line := headLine(0, "INFO", msg[0], msg[1], b.String())
+			rec := newBytesScanner([]byte(line)).Next()
+			e := lookup(rec)
+			require.NotNil(t, e, line)
+			want := impossibleTs(newBytesScanner([]byte(line)).Next(), e.zeroOK)
+			items := toItems(rec, e, "x.log", 0, nil)
+			require.Equal(t, want, items[0].impossible, line)
+			if want != "" {
+				found++
+			}
+		}
+	}
+	require.Greater(t, found, 100)
+}
+
+// TestIndexStop pins indexStop to strings.IndexAny and trimQuoteSpace to
+// bytes.TrimLeft, on random strings of every length around the round of
+// eight.
+func TestIndexStop(t *testing.T) {
+	rng := rand.New(rand.NewPCG(13, 14))
+	for n := 0; n < 20000; n++ {
+		b := make([]byte, rng.IntN(30))
+		for i := range b {
+			b[i] = "ab0:, }\"\\x"[rng.IntN(10)]
+			if rng.IntN(3) > 0 {
+				b[i] = 'a' + byte(rng.IntN(26))
+			}
+		}
+		s := string(b)
+		require.Equal(t, strings.IndexAny(s, ", }"), indexStop(s, &spanValueStop), "%q", s)
+		require.Equal(t, strings.IndexAny(s, ", "), indexStop(s, &opValueStop), "%q", s)
+		require.Equal(t, string(bytes.TrimLeft(b, `\" `)), string(trimQuoteSpace(b)), "%q", s)
+	}
+}
+
+// TestOpTextValue pins opTextValue's one scan to looking each spelling up
+// in turn ("key:" first, then "key "), on random operator texts.
+func TestOpTextValue(t *testing.T) {
+	byScans := func(s, key string) string {
+		for _, k := range []string{key + ":", key + " "} {
+			if i := strings.Index(s, k); i >= 0 {
+				rest := strings.TrimLeft(s[i+len(k):], " ")
+				if j := strings.IndexAny(rest, ", "); j >= 0 {
+					rest = rest[:j]
+				}
+				return rest
+			}
+		}
+		return ""
+	}
+	parts := []string{"dest", "origin", "remove", ":", " ", ",", "n1", "true", "de", "st", "add dispatcher operator: 12", "destdest"}
+	rng := rand.New(rand.NewPCG(15, 16))
+	found := 0
+	for n := 0; n < 20000; n++ {
+		var b strings.Builder
+		for k := rng.IntN(8); k >= 0; k-- {
+			b.WriteString(parts[rng.IntN(len(parts))])
+		}
+		s := b.String()
+		for _, key := range []string{"dest", "origin", "remove"} {
+			want := byScans(s, key)
+			require.Equal(t, want, opTextValue(s, key), "%q %q", s, key)
+			if want != "" {
+				found++
+			}
+		}
+	}
+	require.Greater(t, found, 1000)
+}
+
+// TestBlockStatusKeyFields pins blockStatusKey's one pass over the fields
+// to reading each key with Record.Field (the last field of a key), on
+// lines with the keys missing, repeated and in any order.
+func TestBlockStatusKeyFields(t *testing.T) {
+	byField := func(r *Record, it *Item) {
+		if n, ok := r.Field("executeCount"); ok {
+			it.Dur = int64(parseTs(n)) * resendIntervalMs
+		}
+		if id, ok := r.Field("identifier"); ok {
+			if v, ok := structField(id, "CommitTs"); ok {
+				it.Event.Checkpoint = parseTs(v)
+			} else {
+				it.Event.Checkpoint = parseTs(id)
+			}
+			v, _ := structField(id, "IsSyncPoint")
+			it.Event.SyncPoint = string(v) == "true"
+		}
+	}
+	fields := []string{"[executeCount=3]", "[executeCount=7]", `[identifier="{CommitTs:100 IsSyncPoint:true}"]`,
+		`[identifier="{CommitTs:200 IsSyncPoint:false}"]`, "[identifier=300]", "[dispatcherID=1.2]", "[x=y]"}
+	rng := rand.New(rand.NewPCG(17, 18))
+	set := 0
+	for n := 0; n < 3000; n++ {
+		var b strings.Builder
+		for k := rng.IntN(5); k >= 0; k-- {
+			b.WriteString(fields[rng.IntN(len(fields))] + " ")
+		}
+		line := headLine(0, "INFO", "helper.go:379", "resend task periodic resend", b.String())
+		rec := newBytesScanner([]byte(line)).Next()
+		var got, want Item
+		blockStatusKey(rec, &got, nil)
+		byField(newBytesScanner([]byte(line)).Next(), &want)
+		require.Equal(t, [3]any{want.Dur, want.Event.Checkpoint, want.Event.SyncPoint}, [3]any{got.Dur, got.Event.Checkpoint, got.Event.SyncPoint}, line)
+		if want.Dur != 0 && want.Event.Checkpoint != 0 {
+			set++
+		}
+	}
+	require.Greater(t, set, 100)
 }

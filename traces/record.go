@@ -166,11 +166,12 @@ func (r *Record) parseFields() {
 		}
 		if end, eq, ok := plainField(b, i); ok {
 			// what scanGroup and splitField give such a group
-			f := field{val: b[i+1 : end-1], off: int32(base + i + 1)}
+			f := r.newField()
 			if eq >= 0 {
 				f.key, f.val, f.off = b[i+1:eq], b[eq+1:end-1], int32(base+eq+1)
+			} else {
+				f.key, f.val, f.off = nil, b[i+1:end-1], int32(base+i+1)
 			}
-			r.fields = append(r.fields, f)
 			i = end
 			continue
 		}
@@ -191,22 +192,107 @@ func (r *Record) parseFields() {
 	}
 }
 
+// newField appends a field to r.fields and returns it, to be set in place
+// (an appended literal is built and copied).
+func (r *Record) newField() *field {
+	n := len(r.fields)
+	if n < cap(r.fields) {
+		r.fields = r.fields[:n+1]
+	} else {
+		r.fields = append(r.fields, field{})
+	}
+	return &r.fields[n]
+}
+
 // plainField reads the group at b[i] == '[' if it holds no quote, bracket
 // or brace before its ']' ("[key=value]", "[value]"): it returns the index
 // just after the ']' and of the first '=' (-1 if none).
 func plainField(b []byte, i int) (end, eq int, ok bool) {
+	// (both scans test eight bytes a round, one byte at a time: keys and
+	// values are short, so a call or a word-wise test costs more than it
+	// saves; the byte-wise loops read the last seven)
 	j := i + 1
+	for ; j+8 <= len(b); j += 8 {
+		w := b[j : j+8 : j+8]
+		if fieldByte[w[0]] {
+			goto key
+		}
+		if fieldByte[w[1]] {
+			j++
+			goto key
+		}
+		if fieldByte[w[2]] {
+			j += 2
+			goto key
+		}
+		if fieldByte[w[3]] {
+			j += 3
+			goto key
+		}
+		if fieldByte[w[4]] {
+			j += 4
+			goto key
+		}
+		if fieldByte[w[5]] {
+			j += 5
+			goto key
+		}
+		if fieldByte[w[6]] {
+			j += 6
+			goto key
+		}
+		if fieldByte[w[7]] {
+			j += 7
+			goto key
+		}
+	}
 	for j < len(b) && !fieldByte[b[j]] {
 		j++
 	}
+key:
 	eq = -1
 	if j < len(b) && b[j] == '=' {
 		eq = j
 		j++
+		for ; j+8 <= len(b); j += 8 {
+			w := b[j : j+8 : j+8]
+			if groupByte[w[0]] {
+				goto val
+			}
+			if groupByte[w[1]] {
+				j++
+				goto val
+			}
+			if groupByte[w[2]] {
+				j += 2
+				goto val
+			}
+			if groupByte[w[3]] {
+				j += 3
+				goto val
+			}
+			if groupByte[w[4]] {
+				j += 4
+				goto val
+			}
+			if groupByte[w[5]] {
+				j += 5
+				goto val
+			}
+			if groupByte[w[6]] {
+				j += 6
+				goto val
+			}
+			if groupByte[w[7]] {
+				j += 7
+				goto val
+			}
+		}
 		for j < len(b) && !groupByte[b[j]] {
 			j++
 		}
 	}
+val:
 	if j < len(b) && b[j] == ']' {
 		return j + 1, eq, true
 	}

@@ -680,9 +680,24 @@ func parseHeaderFast(b []byte, r *Record, tc *timeCache, hc *headerCache, pre in
 		return 0, 0, 0, false
 	}
 	g0 = i + 2
-	if hc != nil && hc.hit(b, g0, r) {
-		r.Time, r.HasTime, r.Level = ms, true, lvl
-		return -1, g0, 0, true
+	if hc != nil && len(b) >= g0+24 {
+		// a prefix hc holds (hc's slots, inline: this runs for every
+		// record): r's File, Msg, rest and catalogue entry from its slot
+		set := headerSet(b, g0)
+		p := b[g0:]
+		for w := set; w < set+2; w++ {
+			sl := &hc.slots[w]
+			n := len(sl.prefix)
+			if n == 0 || len(p) < n || string(p[:n]) != sl.prefix {
+				continue
+			}
+			r.File = p[sl.fileLo:sl.fileHi]
+			r.Msg = p[sl.msgLo:sl.msgHi]
+			r.rest = p[n:]
+			r.entry, r.looked, r.slot = sl.e, true, sl
+			r.Time, r.HasTime, r.Level = ms, true, lvl
+			return -1, g0, 0, true
+		}
 	}
 	slash, colon, slashAtColon := -1, -1, -1
 	j := g0
@@ -750,29 +765,6 @@ func headerSet(b []byte, g0 int) int {
 	b = b[g0 : g0+24]
 	h := (binary.LittleEndian.Uint64(b) + binary.LittleEndian.Uint64(b[8:])) ^ binary.LittleEndian.Uint64(b[16:])
 	return int((h*0x9e3779b97f4a7c15)>>(64-7)) * 2
-}
-
-// hit sets r's File, Msg, rest and catalogue entry if b at g0 starts with
-// a prefix hc holds.
-func (hc *headerCache) hit(b []byte, g0 int, r *Record) bool {
-	if len(b) < g0+24 {
-		return false
-	}
-	set := headerSet(b, g0)
-	p := b[g0:]
-	for w := set; w < set+2; w++ {
-		sl := &hc.slots[w]
-		n := len(sl.prefix)
-		if n == 0 || len(p) < n || string(p[:n]) != sl.prefix {
-			continue
-		}
-		r.File = p[sl.fileLo:sl.fileHi]
-		r.Msg = p[sl.msgLo:sl.msgHi]
-		r.rest = p[n:]
-		r.entry, r.looked, r.slot = sl.e, true, sl
-		return true
-	}
-	return false
 }
 
 // fill remembers the prefix of a record whose header parseHeaderFast

@@ -298,10 +298,10 @@ func TestSkipPlain(t *testing.T) {
 }
 
 // TestIsEvidenceText pins the word-wise evidence-text check to the exact
-// one on lines of every length around the word size, with each kind of
+// one on lines of every length up to two rounds of four words, with each kind of
 // byte at each position.
 func TestIsEvidenceText(t *testing.T) {
-	for n := 0; n <= 40; n++ {
+	for n := 0; n <= 72; n++ {
 		base := bytes.Repeat([]byte("a"), n)
 		require.Equal(t, isEvidenceTextExact(base), isEvidenceText(base), "len %d", n)
 		for i := 0; i < n; i++ {
@@ -330,6 +330,24 @@ func TestParseTs(t *testing.T) {
 			want = 0
 		}
 		require.Equal(t, want, parseTs([]byte(s)), "%q", s)
+	}
+	// random digit strings of every length, some with one byte replaced
+	// (digits 8 at a time: the replaced byte lands at every position of
+	// a word)
+	rng := rand.New(rand.NewPCG(7, 8))
+	for n := 0; n < 200000; n++ {
+		b := make([]byte, rng.IntN(24))
+		for i := range b {
+			b[i] = byte('0' + rng.IntN(10))
+		}
+		if len(b) > 0 && rng.IntN(2) == 0 {
+			b[rng.IntN(len(b))] = "/:0 9-+a\x00\xff\x3a\x2f\xb0\x39\x40"[rng.IntN(14)]
+		}
+		want, err := strconv.ParseUint(string(b), 10, 64)
+		if err != nil {
+			want = 0
+		}
+		require.Equal(t, want, parseTs(b), "%q", b)
 	}
 }
 
