@@ -186,12 +186,13 @@ const (
 	// chunkSize is how much of an input one parse worker takes at a time,
 	// with one input; with several, each takes chunkBudget/(inputs x
 	// chunksInFlight) (at least minChunkSize), so the chunks in flight (up
-	// to about chunksInFlight per input: parsing, queued, recycled) stay
-	// bounded whatever the number of inputs (a directory of rotated logs).
-	// A quarter MB: a chunk's items (a third of a busy log's records, each
-	// a spec.Event) stay in the caches between the worker that fills them
-	// and the input's goroutine that orders them (1 MB chunks took no
-	// less CPU, and about 25 MB more RSS at GOGC 200).
+	// to about chunksInFlight per input: parsing, queued, recycled, plus
+	// the maxHeld the ordering holds) stay bounded whatever the number of
+	// inputs (a directory of rotated logs). A quarter MB: a chunk's items
+	// (a third of a busy log's records, each a spec.Event) stay in the
+	// caches between the worker that fills them and the checking goroutine
+	// that orders and checks them (1 MB chunks took no less CPU, and about
+	// 25 MB more RSS at GOGC 200).
 	chunkSize      = 256 << 10
 	minChunkSize   = 64 << 10
 	chunkBudget    = 12 << 20
