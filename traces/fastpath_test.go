@@ -215,12 +215,9 @@ func TestItemImpossibleTs(t *testing.T) {
 	rng := rand.New(rand.NewPCG(11, 12))
 	found := 0
 	for n := 0; n < 2000; n++ {
-		var b strings.Builder
-		for k := rng.IntN(4); k >= 0; k-- {
-			b.WriteString(fields[rng.IntN(len(fields))] + " ")
-		}
+		b := randomJoin(rng, fields, 4, " ")
 		for _, msg := range [][2]string{{"maintainer.go:277", "changefeed maintainer started"}, {"maintainer_controller_bootstrap.go:1", "handle bootstrap response"}} {
-			line := headLine(0, "INFO", msg[0], msg[1], b.String())
+			line := headLine(0, "INFO", msg[0], msg[1], b)
 			rec := newBytesScanner([]byte(line)).Next()
 			e := lookup(rec)
 			require.NotNil(t, e, line)
@@ -274,11 +271,7 @@ func TestOpTextValue(t *testing.T) {
 	rng := rand.New(rand.NewPCG(15, 16))
 	found := 0
 	for n := 0; n < 20000; n++ {
-		var b strings.Builder
-		for k := rng.IntN(8); k >= 0; k-- {
-			b.WriteString(parts[rng.IntN(len(parts))])
-		}
-		s := b.String()
+		s := randomJoin(rng, parts, 8, "")
 		for _, key := range []string{"dest", "origin", "remove"} {
 			want := byScans(s, key)
 			require.Equal(t, want, opTextValue(s, key), "%q %q", s, key)
@@ -313,11 +306,8 @@ func TestBlockStatusKeyFields(t *testing.T) {
 	rng := rand.New(rand.NewPCG(17, 18))
 	set := 0
 	for n := 0; n < 3000; n++ {
-		var b strings.Builder
-		for k := rng.IntN(5); k >= 0; k-- {
-			b.WriteString(fields[rng.IntN(len(fields))] + " ")
-		}
-		line := headLine(0, "INFO", "helper.go:379", "resend task periodic resend", b.String())
+		b := randomJoin(rng, fields, 5, " ")
+		line := headLine(0, "INFO", "helper.go:379", "resend task periodic resend", b)
 		rec := newBytesScanner([]byte(line)).Next()
 		var got, want Item
 		blockStatusKey(rec, &got, nil)
@@ -328,4 +318,13 @@ func TestBlockStatusKeyFields(t *testing.T) {
 		}
 	}
 	require.Greater(t, set, 100)
+}
+
+// randomJoin is 1 to n pieces drawn from parts, each followed by sep.
+func randomJoin(rng *rand.Rand, parts []string, n int, sep string) string {
+	var b strings.Builder
+	for k := rng.IntN(n); k >= 0; k-- {
+		b.WriteString(parts[rng.IntN(len(parts))] + sep)
+	}
+	return b.String()
 }

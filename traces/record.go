@@ -208,95 +208,48 @@ func (r *Record) newField() *field {
 // or brace before its ']' ("[key=value]", "[value]"): it returns the index
 // just after the ']' and of the first '=' (-1 if none).
 func plainField(b []byte, i int) (end, eq int, ok bool) {
-	// (both scans test eight bytes a round, one byte at a time: keys and
-	// values are short, so a call or a word-wise test costs more than it
-	// saves; the byte-wise loops read the last seven)
-	j := i + 1
-	for ; j+8 <= len(b); j += 8 {
-		w := b[j : j+8 : j+8]
-		if fieldByte[w[0]] {
-			goto key
-		}
-		if fieldByte[w[1]] {
-			j++
-			goto key
-		}
-		if fieldByte[w[2]] {
-			j += 2
-			goto key
-		}
-		if fieldByte[w[3]] {
-			j += 3
-			goto key
-		}
-		if fieldByte[w[4]] {
-			j += 4
-			goto key
-		}
-		if fieldByte[w[5]] {
-			j += 5
-			goto key
-		}
-		if fieldByte[w[6]] {
-			j += 6
-			goto key
-		}
-		if fieldByte[w[7]] {
-			j += 7
-			goto key
-		}
-	}
-	for j < len(b) && !fieldByte[b[j]] {
-		j++
-	}
-key:
+	j := stopAt(b, i+1, &fieldByte)
 	eq = -1
 	if j < len(b) && b[j] == '=' {
 		eq = j
-		j++
-		for ; j+8 <= len(b); j += 8 {
-			w := b[j : j+8 : j+8]
-			if groupByte[w[0]] {
-				goto val
-			}
-			if groupByte[w[1]] {
-				j++
-				goto val
-			}
-			if groupByte[w[2]] {
-				j += 2
-				goto val
-			}
-			if groupByte[w[3]] {
-				j += 3
-				goto val
-			}
-			if groupByte[w[4]] {
-				j += 4
-				goto val
-			}
-			if groupByte[w[5]] {
-				j += 5
-				goto val
-			}
-			if groupByte[w[6]] {
-				j += 6
-				goto val
-			}
-			if groupByte[w[7]] {
-				j += 7
-				goto val
-			}
-		}
-		for j < len(b) && !groupByte[b[j]] {
-			j++
-		}
+		j = stopAt(b, j+1, &groupByte)
 	}
-val:
 	if j < len(b) && b[j] == ']' {
 		return j + 1, eq, true
 	}
 	return 0, 0, false
+}
+
+// stopAt returns the index of the first byte from b[j] on that stop
+// marks, or len(b). It tests eight bytes a round, one byte at a time (keys
+// and values are short, so a word-wise test costs more than it saves); the
+// byte-wise loop reads the last seven.
+func stopAt(b []byte, j int, stop *[256]bool) int {
+	for ; j+8 <= len(b); j += 8 {
+		w := b[j : j+8 : j+8]
+		switch {
+		case stop[w[0]]:
+			return j
+		case stop[w[1]]:
+			return j + 1
+		case stop[w[2]]:
+			return j + 2
+		case stop[w[3]]:
+			return j + 3
+		case stop[w[4]]:
+			return j + 4
+		case stop[w[5]]:
+			return j + 5
+		case stop[w[6]]:
+			return j + 6
+		case stop[w[7]]:
+			return j + 7
+		}
+	}
+	for j < len(b) && !stop[b[j]] {
+		j++
+	}
+	return j
 }
 
 // fieldByte marks the bytes plainField's key scan stops at.
