@@ -1,17 +1,18 @@
 package traces
 
 import (
-	"bufio"
 	"bytes"
 	"compress/gzip"
 	"fmt"
 	"io"
 	"io/fs"
+	"math"
 	"os"
 	"path/filepath"
 	"slices"
 	"sort"
 	"strings"
+	"sync"
 
 	"cdcspec/spec"
 )
@@ -124,17 +125,24 @@ func fileInput(path string) Input {
 // openDecompressed wraps r in a gzip reader if it starts with gzip's magic
 // bytes.
 func openDecompressed(rc io.ReadCloser) (io.Reader, func() error, error) {
-	br := bufio.NewReaderSize(rc, 64<<10)
-	magic, _ := br.Peek(2)
-	if len(magic) == 2 && magic[0] == 0x1f && magic[1] == 0x8b {
-		zr, err := gzip.NewReader(br)
+	// the magic bytes read ahead, not a buffered reader's peek: an input
+	// waiting for the merge (see mergeInputs) keeps no buffer
+	var magic [2]byte
+	n, err := io.ReadFull(rc, magic[:])
+	if err != nil && err != io.EOF && err != io.ErrUnexpectedEOF {
+		rc.Close()
+		return nil, nil, err
+	}
+	r := io.MultiReader(bytes.NewReader(magic[:n]), rc)
+	if n == 2 && magic[0] == 0x1f && magic[1] == 0x8b {
+		zr, err := gzip.NewReader(r)
 		if err != nil {
 			rc.Close()
 			return nil, nil, fmt.Errorf("gzip: %v", err)
 		}
 		return zr, func() error { zr.Close(); return rc.Close() }, nil
 	}
-	return br, rc.Close, nil
+	return r, rc.Close, nil
 }
 
 // source parses one input in its own goroutines (a reader, parse
@@ -155,6 +163,27 @@ type source struct {
 	// chunkSize is the bytes per parse chunk (0: chunkSize).
 	chunkSize int
 	done      chan struct{}
+	// first gets the time of the input's first item (noItems if it has
+	// none) once it is parsed; the input is then parsed no further until
+	// the merge closes activated (see mergeInputs). tokens are the chunks
+	// the reader may read ahead of this goroutine's ordering.
+	first     chan int64
+	activated chan struct{}
+	tokens    chan struct{}
+}
+
+// noItems is source.first's value for an input with no item.
+const noItems = math.MaxInt64
+
+// readAhead is how many chunks an activated input's reader may read ahead
+// of its parsed chunks being put in order (those being parsed and those
+// waiting for it).
+const readAhead = 2*parseWorkers + 2
+
+func newSource(idx int, in Input, chunkSize int) *source {
+	return &source{idx: idx, name: in.Name, in: in, chunkSize: chunkSize,
+		ch: make(chan *chunk, 2), free: make(chan *chunk, readAhead+maxHeld+4), done: make(chan struct{}),
+		first: make(chan int64, 1), activated: make(chan struct{}), tokens: make(chan struct{}, readAhead)}
 }
 
 // ownNodeKinds are the events whose Node is the capture that logged them;
@@ -290,6 +319,28 @@ type parseCache struct {
 	headers headerCache
 }
 
+// parseCaches are the parse workers' caches, shared by the inputs (a
+// worker takes one for a chunk): an input waiting for the merge keeps
+// none, and a cache warmed on one input serves the next.
+var parseCaches = sync.Pool{New: func() any { return new(parseCache) }}
+
+// dataBufs are the chunks' data buffers, shared by the inputs.
+var dataBufs sync.Pool
+
+// getDataBuf returns an empty buffer, recycled if one is spare.
+func getDataBuf(size int) []byte {
+	if p, ok := dataBufs.Get().(*[]byte); ok {
+		return (*p)[:0]
+	}
+	return make([]byte, 0, size)
+}
+
+// putDataBuf recycles b, whose data nothing reads any more.
+func putDataBuf(b []byte) {
+	b = b[:0]
+	dataBufs.Put(&b)
+}
+
 // parseChunk scans one chunk; items carry chunk-local line numbers. pc is
 // the calling worker's.
 func parseChunk(c *chunk, name string, idx int, pc *parseCache) {
@@ -343,6 +394,12 @@ func parseChunk(c *chunk, name string, idx int, pc *parseCache) {
 func (s *source) run() {
 	defer close(s.ch)
 	defer close(s.done)
+	firstSent := false
+	defer func() {
+		if !firstSent {
+			s.first <- noItems
+		}
+	}()
 	rc, err := s.in.Open()
 	if err != nil {
 		s.err = err
@@ -362,25 +419,22 @@ func (s *source) run() {
 	}
 	work := make(chan *chunk, parseWorkers)
 	ordered := make(chan *chunk, 2*parseWorkers)
-	// recycled data buffers: room for every chunk that can be in flight,
-	// so that none is dropped and reallocated (the chunks themselves,
-	// with their items, come back from the merge on s.free)
-	freeData := make(chan []byte, chunksInFlight)
 	var readErr error
-	var skipped int64 // bytes of cut lines that were never parsed
+	var skipped int64      // bytes of cut lines that were never parsed
+	s.tokens <- struct{}{} // the first chunk
 	go func() {
 		defer close(work)
 		defer close(ordered)
 		var carry []byte
 		eof := false
 		skipRest := false // discarding the rest of a line cut at maxBuf
+		token := false    // a token for the next chunk is held
 		for !eof {
-			var buf []byte
-			select {
-			case buf = <-freeData:
-			default:
-				buf = make([]byte, 0, csize+csize/4)
+			if !token {
+				<-s.tokens
+				token = true
 			}
+			buf := getDataBuf(csize + csize/4)
 			buf = append(buf[:0], carry...)
 			// read at least a chunk's worth beyond a carried, still unsplit,
 			// huge record, but never more than maxBuf in all (reads are
@@ -417,10 +471,7 @@ func (s *source) run() {
 				if cut == 0 {
 					if len(buf) < maxBuf {
 						carry = append(carry[:0], buf...)
-						select {
-						case freeData <- buf[:0]:
-						default:
-						}
+						putDataBuf(buf)
 						continue
 					}
 					// a huge line: parse its first maxBuf bytes, skip the rest
@@ -436,21 +487,24 @@ func (s *source) run() {
 				c = &chunk{}
 			}
 			c.data, c.done = buf[:cut], make(chan struct{})
+			token = false
 			ordered <- c
 			work <- c
 		}
 	}()
 	for w := 0; w < parseWorkers; w++ {
 		go func() {
-			pc := new(parseCache)
 			for c := range work {
+				pc := parseCaches.Get().(*parseCache)
 				parseChunk(c, s.name, s.idx, pc)
+				parseCaches.Put(pc)
 				close(c.done)
 			}
 		}()
 	}
 
 	var lastTime, lineBase int64
+	active := false
 	for c := range ordered {
 		<-c.done
 		for i := range c.items {
@@ -472,15 +526,33 @@ func (s *source) run() {
 		s.unknown.merge(&c.unknown)
 		c.unknown.reset()
 		lineBase += st.Lines
-		select {
-		case freeData <- c.data[:0]:
-		default:
-		}
+		putDataBuf(c.data)
 		c.data = nil
 		// the items go on in the chunk: not cleared, the next parse
 		// overwrites every item it appends, and the strings the stale
 		// items hold are bounded by the chunks in flight
-		s.ch <- c
+		if len(c.items) == 0 {
+			select {
+			case s.free <- c:
+			default:
+			}
+		} else {
+			if !firstSent {
+				s.first <- c.items[0].Event.Time
+				firstSent = true
+			}
+			s.ch <- c
+		}
+		if firstSent && !active {
+			// the first item is known: wait for the merge to need the
+			// input, then read ahead
+			<-s.activated
+			active = true
+			for range readAhead - 1 {
+				s.tokens <- struct{}{}
+			}
+		}
+		s.tokens <- struct{}{}
 	}
 	s.stats.Bytes += skipped
 	if readErr != nil {

@@ -3,6 +3,7 @@ package traces
 import (
 	"container/heap"
 	"fmt"
+	"sort"
 )
 
 const (
@@ -18,6 +19,14 @@ const (
 // copied out (orderer.evacuate). Most of the time the reorder buffer's
 // reorderMax items span two or three chunks. (A variable for the tests.)
 var maxHeld = 8
+
+// eagerMerge activates every input at once (the tests compare it with the
+// merge activating inputs as their time comes); mostActive is the most
+// inputs the last merge had activated and not yet finished at once.
+var (
+	eagerMerge = false
+	mostActive int
+)
 
 // reorder is the per-input reorder buffer: a priority queue of item keys
 // by (time, order in the input), so that a record written out of order
@@ -170,6 +179,9 @@ type orderer struct {
 	seq     int64
 	maxTime int64
 	jumps   int64
+	// ended: the source has sent its last chunk; chunks are no longer
+	// returned to it.
+	ended bool
 	// self is the capture's own node ID, once a line names it;
 	// selfAmbiguous: the input names several captures as its own (several
 	// logs combined into one), and self is no longer filled in.
@@ -235,6 +247,7 @@ func (o *orderer) step() bool {
 		}
 		c, ok := <-o.src.ch
 		if !ok {
+			o.drainFree()
 			if o.ro.len() == 0 {
 				return false
 			}
@@ -345,9 +358,26 @@ func (o *orderer) unhold(s int32) {
 	o.held[s] = heldChunk{}
 }
 
+// drainFree drops the chunks the source kept for reuse once it has ended
+// (with many inputs, the ended ones' spare chunks would otherwise stay
+// until the merge ends).
+func (o *orderer) drainFree() {
+	o.ended = true
+	for {
+		select {
+		case <-o.src.free:
+		default:
+			return
+		}
+	}
+}
+
 // recycle returns c to the source (its items buffer is reused; the
 // strings the stale items hold are bounded by the chunks in flight).
 func (o *orderer) recycle(c *chunk) {
+	if o.ended {
+		return // nothing reuses it
+	}
 	c.items = c.items[:0]
 	select {
 	case o.src.free <- c:
@@ -386,37 +416,65 @@ func (m *merger) Pop() any {
 	return x
 }
 
-// mergeInputs parses every input concurrently and calls fn for each item in
-// merged time order. fn must not keep the pointer it is given after it
-// returns: the item's chunk is reused once every item in it is checked (fn
-// copies what it keeps). It returns the per-input parse statistics and the
-// first input error (naming the input).
+// mergeInputs parses the inputs and calls fn for each item in merged time
+// order. fn must not keep the pointer it is given after it returns: the
+// item's chunk is reused once every item in it is checked (fn copies what
+// it keeps). It returns the per-input parse statistics and the first input
+// error (naming the input).
+//
+// An input is parsed up to its first item, then only once the merge
+// reaches that item's time less the reorder window: no item of the input
+// can come earlier (the reorder buffer releases an item earlier than that
+// only after a jump, behind the items before it), so the order is the one
+// merging every input from the start gives, while only the inputs whose
+// time has come hold chunks (a directory of rotated logs is merged one or
+// two files at a time).
 func mergeInputs(inputs []Input, fn func(it *Item)) ([]*source, error) {
 	srcs := make([]*source, len(inputs))
 	ords := make([]*orderer, len(inputs))
 	for i, in := range inputs {
-		srcs[i] = &source{idx: i, name: in.Name, in: in,
-			ch: make(chan *chunk, 2), free: make(chan *chunk, chunksInFlight+maxHeld+4), done: make(chan struct{}),
-			chunkSize: max(minChunkSize, min(chunkSize, chunkBudget/(chunksInFlight*len(inputs))))}
+		srcs[i] = newSource(i, in, max(minChunkSize, min(chunkSize, chunkBudget/(chunksInFlight*len(inputs)))))
 		ords[i] = &orderer{src: srcs[i], held: make([]heldChunk, maxHeld)}
 		go srcs[i].run()
 	}
 	if len(ords) == 1 {
 		// one input (a file, or stdin): no merge
 		o := ords[0]
+		<-o.src.first
+		close(o.src.activated)
 		for it := o.head(); it != nil; it = o.head() {
 			fn(it)
 			o.consume()
 		}
 	} else {
+		type waiting struct {
+			o     *orderer
+			first int64
+		}
+		pending := make([]waiting, len(ords))
+		for i, o := range ords {
+			pending[i] = waiting{o, <-o.src.first}
+		}
+		sort.SliceStable(pending, func(i, j int) bool { return pending[i].first < pending[j].first })
 		m := &merger{}
-		for _, o := range ords {
+		mostActive = 0
+		activate := func() {
+			o := pending[0].o
+			pending = pending[1:]
+			close(o.src.activated)
 			if it := o.head(); it != nil {
-				m.heads = append(m.heads, mergeHead{o: o, it: it})
+				heap.Push(m, mergeHead{o: o, it: it})
+				mostActive = max(mostActive, m.Len())
 			}
 		}
-		heap.Init(m)
-		for m.Len() > 0 {
+		for eagerMerge && len(pending) > 0 {
+			activate()
+		}
+		for m.Len() > 0 || len(pending) > 0 {
+			if m.Len() == 0 || (len(pending) > 0 && pending[0].first-reorderWindow <= m.heads[0].it.Event.Time) {
+				activate()
+				continue
+			}
 			h := &m.heads[0]
 			fn(h.it)
 			h.o.consume()

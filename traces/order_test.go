@@ -178,3 +178,98 @@ func TestEvacuationKeepsOrder(t *testing.T) {
 		})
 	}
 }
+
+// TestLazyMergeKeepsOrder: activating inputs only as the merge reaches
+// their first item's time (less the reorder window) gives the order that
+// activating every input at once gives: on rotated pieces of one log (one
+// split mid-way through a second), captures' logs over the same hour,
+// concatenations with jumps, records out of order, and an input with no
+// item.
+func TestLazyMergeKeepsOrder(t *testing.T) {
+	gen := func(size int64, seed uint64) []byte {
+		var b bytes.Buffer
+		_, err := GenerateLog(&b, size, seed)
+		require.NoError(t, err)
+		return b.Bytes()
+	}
+	whole := gen(3*chunkSize, 21)
+	var pieces [][]byte
+	for rest := whole; len(rest) > 0; {
+		n := min(len(rest), len(whole)/7)
+		if i := bytes.IndexByte(rest[n:], '\n'); i >= 0 && n < len(rest) {
+			n += i + 1
+		} else {
+			n = len(rest)
+		}
+		pieces = append(pieces, rest[:n])
+		rest = rest[n:]
+	}
+	lines := strings.SplitAfter(string(gen(chunkSize, 22)), "\n")
+	for i := 0; i+1 < len(lines); i += 3 {
+		lines[i], lines[i+1] = lines[i+1], lines[i]
+	}
+	shuffled := []byte(strings.Join(lines, ""))
+	noItems := []byte("[2026/07/22 16:30:15.000 +00:00] [INFO] [x.go:1] [\"not catalogued\"]\n")
+	// B starts 30 s into A, its second record 5 s before its first: the
+	// merge must take B up before reaching B's first item
+	resend := func(sec int, id string) string {
+		return headLine(sec*1000, "INFO", "helper.go:379", "resend task periodic resend", "[dispatcherID="+id+"] [executeCount=10]")
+	}
+	var a, b strings.Builder
+	for sec := 0; sec < 60; sec++ {
+		a.WriteString(resend(sec, "1.1"))
+	}
+	b.WriteString(resend(30, "2.2") + resend(25, "2.2") + resend(40, "2.2"))
+	// rotated pieces of a long log: 7 files of 500 s each (headLine stays
+	// within one hour)
+	var long [][]byte
+	for f := 0; f < 7; f++ {
+		var p strings.Builder
+		for sec := f * 500; sec < (f+1)*500; sec += 5 {
+			p.WriteString(resend(sec, "3.3"))
+		}
+		long = append(long, []byte(p.String()))
+	}
+	sets := map[string][][]byte{
+		"late-start":   {[]byte(a.String()), []byte(b.String())},
+		"rotated-long": reversed(long),
+		"rotated":      pieces,
+		"rotated-rev":  reversed(pieces),
+		"captures":     {gen(chunkSize, 1), gen(chunkSize, 2), gen(chunkSize, 3)},
+		"concatenated": {append(gen(chunkSize/2, 4), gen(chunkSize/2, 5)...), gen(chunkSize, 6), noItems},
+		"shuffled":     {shuffled, pieces[2], pieces[0], noItems},
+	}
+	for name, set := range sets {
+		t.Run(name, func(t *testing.T) {
+			var ins []Input
+			for i, data := range set {
+				ins = append(ins, Input{Name: fmt.Sprintf("%s-%d.log", name, i), Open: func() (io.ReadCloser, error) {
+					return io.NopCloser(bytes.NewReader(data)), nil
+				}})
+			}
+			order := func(eager bool) []string {
+				defer func(e bool) { eagerMerge = e }(eagerMerge)
+				eagerMerge = eager
+				var out []string
+				_, err := mergeInputs(ins, func(it *Item) {
+					out = append(out, fmt.Sprintf("%d %d %d %s", it.Event.Time, it.file, it.Event.Source.Line, it.Event.Node))
+				})
+				require.NoError(t, err)
+				return out
+			}
+			eager, lazy := order(true), order(false)
+			require.NotEmpty(t, eager)
+			require.Equal(t, eager, lazy)
+			if name == "rotated-long" {
+				// one piece after the other: at most two at once
+				require.LessOrEqual(t, mostActive, 2)
+			}
+		})
+	}
+}
+
+func reversed[T any](s []T) []T {
+	r := slices.Clone(s)
+	slices.Reverse(r)
+	return r
+}
