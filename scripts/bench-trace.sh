@@ -12,6 +12,9 @@
 #                 (`cat a.log b.log c.log d.log | cdcspec trace -`): the
 #                 time jumps back at every file boundary
 #   files         the same four logs given as files (merged by time)
+#   rotated       the sorted log split into 100 files, given as files (a
+#                 capture's rotated logs: merged by time, one or two files
+#                 parsed at a time)
 # For each: wall time, MB/s, lines/s, CPU seconds (user+sys; on a shared
 # machine MB per CPU-second is the figure load distorts least), cores (CPU
 # seconds / wall seconds: the parallel speedup over one core the run got;
@@ -31,6 +34,7 @@ QUARTER=$(( $(bytes_of "$SIZE") / 4 ))
 "$TMP/genlog" -size "$SIZE" -o "$TMP/sorted.log" 2>/dev/null
 for i in 1 2 3 4; do "$TMP/genlog" -size "$QUARTER" -seed "$i" -o "$TMP/part$i.log" 2>/dev/null; done
 cat "$TMP"/part{1,2,3,4}.log > "$TMP/concat.log"
+mkdir "$TMP/rotated" && split -n l/100 -d -a 3 "$TMP/sorted.log" "$TMP/rotated/cdc-"
 if [ "${STORM:-}" = 1 ]; then
   "$TMP/genlog" -size "$SIZE" -storm -changefeeds 1000 -o "$TMP/storm.log" 2>/dev/null
 fi
@@ -68,6 +72,7 @@ bench() { # name, stdin-file or "", args...
 bench sorted "$TMP/sorted.log"
 bench concatenated "$TMP/concat.log"
 bench files "" "$TMP"/part{1,2,3,4}.log
+bench rotated "" "$TMP"/rotated/cdc-*
 if [ "${STORM:-}" = 1 ]; then
   bench storm "$TMP/storm.log"
   printf 'storm findings: %s\n' "$(python3 -c 'import json,sys; r=json.load(open(sys.argv[1])); print(len(r["findings"]), "aggregated findings, counts summing to", sum(f["count"] for f in r["findings"]))' "$TMP/out.json" 2>/dev/null || echo '?')"
