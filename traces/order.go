@@ -4,6 +4,7 @@ import (
 	"container/heap"
 	"fmt"
 	"sort"
+	"sync/atomic"
 )
 
 const (
@@ -22,10 +23,11 @@ var maxHeld = 8
 
 // eagerMerge activates every input at once (the tests compare it with the
 // merge activating inputs as their time comes); mostActive is the most
-// inputs the last merge had activated and not yet finished at once.
+// inputs the last merge had activated and not yet finished at once (for
+// the tests; atomic, as merges may run concurrently).
 var (
 	eagerMerge = false
-	mostActive int
+	mostActive atomic.Int64
 )
 
 // reorder is the per-input reorder buffer: a priority queue of item keys
@@ -457,14 +459,15 @@ func mergeInputs(inputs []Input, fn func(it *Item)) ([]*source, error) {
 		}
 		sort.SliceStable(pending, func(i, j int) bool { return pending[i].first < pending[j].first })
 		m := &merger{}
-		mostActive = 0
+		most := 0
+		defer func() { mostActive.Store(int64(most)) }()
 		activate := func() {
 			o := pending[0].o
 			pending = pending[1:]
 			close(o.src.activated)
 			if it := o.head(); it != nil {
 				heap.Push(m, mergeHead{o: o, it: it})
-				mostActive = max(mostActive, m.Len())
+				most = max(most, m.Len())
 			}
 		}
 		for eagerMerge && len(pending) > 0 {
