@@ -140,6 +140,18 @@ func TestDocumentedCommands(t *testing.T) {
 	}
 }
 
+// maxReadmeLines is the README's budget (STYLE.md item 15): what cdcspec is,
+// the two commands and what they print, the parts, links. Detail goes to a
+// page under docs/.
+const maxReadmeLines = 250
+
+func TestReadmeFitsOnAFewScreens(t *testing.T) {
+	src, err := os.ReadFile(filepath.Join(repoRoot(t), "README.md"))
+	require.NoError(t, err)
+	n := strings.Count(string(src), "\n")
+	require.LessOrEqual(t, n, maxReadmeLines, "README.md has %d lines; move detail to a page under docs/", n)
+}
+
 var linkRE = regexp.MustCompile(`\]\(([^)\s]+)\)`)
 
 // TestDocumentedLinks requires every relative link of README.md and docs/ to
