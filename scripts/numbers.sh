@@ -9,7 +9,8 @@
 #   OUT=/tmp/numbers.md scripts/numbers.sh        # write elsewhere
 #
 # `make numbers` runs the cheap rows, `make bench` every row. A row that is
-# not run is listed as skipped with the command that runs it. A row whose
+# not run keeps its section from the page as it was (with its own date), or
+# else is listed as skipped with the command that runs it. A row whose
 # command fails keeps its output's tail and the exit status: a failed
 # measurement is shown, never left out.
 set -uo pipefail
@@ -58,6 +59,28 @@ make-test~expensive~make test, wall time and peak memory~< 10 minutes; < 3 GB~sc
 EOF
 )
 
+# previous NAME prints NAME's section of the page as it was before this run
+# (empty if it has none), so a row not run keeps its last measurement with
+# the date it was taken.
+previous() {
+	[ -f "$OUT" ] || return 0
+	awk -v tag="\`$1\`:" '
+		/^## / { if (keep) exit; head = $0; next }
+		head != "" && index($0, tag) == 1 { keep = 1; print head; print ""; head = "" }
+		head != "" && $0 != "" { head = "" }
+		keep { print }
+	' "$OUT"
+}
+
+if [ -n "$ONLY" ]; then
+	for n in ${ONLY//,/ }; do
+		if ! grep -q "^$n~" <<< "$ROWS"; then
+			echo "numbers.sh: unknown row $n (known: $(cut -d~ -f1 <<< "$ROWS" | tr '\n' ' '))" >&2
+			exit 2
+		fi
+	done
+fi
+
 selected() { # name tier
 	if [ -n "$ONLY" ]; then
 		case ",$ONLY," in *",$1,"*) return 0 ;; *) return 1 ;; esac
@@ -79,11 +102,18 @@ load() { cut -d' ' -f1-3 /proc/loadavg; }
 } > "$TMP/head.md"
 : > "$TMP/rows.md"
 : > "$TMP/skipped.md"
+: > "$TMP/kept.md"
 
 while IFS='~' read -r name tier what target cmd filter; do
 	[ -n "$name" ] || continue
 	if ! selected "$name" "$tier"; then
-		echo "| \`$name\` | $what | \`$cmd\` |" >> "$TMP/skipped.md"
+		previous "$name" > "$TMP/prev"
+		if [ -s "$TMP/prev" ]; then
+			cat "$TMP/prev" >> "$TMP/rows.md"
+			echo "| \`$name\` | kept from an earlier run: $what |" >> "$TMP/kept.md"
+		else
+			echo "| \`$name\` | $what | \`$cmd\` |" >> "$TMP/skipped.md"
+		fi
 		continue
 	fi
 	echo "numbers.sh: $name: $cmd" >&2
@@ -114,6 +144,16 @@ done <<< "$ROWS"
 
 {
 	cat "$TMP/head.md" "$TMP/rows.md"
+	if [ -s "$TMP/kept.md" ]; then
+		echo "## Rows kept from an earlier run"
+		echo
+		echo "Not run this time; each section above gives the date it was measured."
+		echo
+		echo "| name | what |"
+		echo "|---|---|"
+		cat "$TMP/kept.md"
+		echo
+	fi
 	if [ -s "$TMP/skipped.md" ]; then
 		echo "## Not run this time"
 		echo
