@@ -604,6 +604,8 @@ func (c *checker) runBin(dir string, args []string, timeout time.Duration) (int,
 
 func isFlag(s string) bool { return len(s) > 1 && s[0] == '-' }
 
+var negative = regexp.MustCompile(`^-[0-9]`)
+
 // cdcspec checks one invocation: its command path exists, every flag is one
 // the command defines, and (for sh blocks) the command's own flag set parses
 // the flags and values as written (they are passed with -h, so nothing runs).
@@ -650,7 +652,8 @@ func (c *checker) cdcspec(cl cmdLine, dir string, args []string) {
 			return
 		}
 		argv = append(argv, a)
-		if takes && !hasValue && j+1 < len(args) {
+		// A value never looks like a flag, but a negative number may be one.
+		if takes && !hasValue && j+1 < len(args) && (!isFlag(args[j+1]) || negative.MatchString(args[j+1])) {
 			j++
 			argv = append(argv, args[j])
 		}
