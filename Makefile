@@ -3,7 +3,7 @@ GO ?= go
 PKGS := ./...
 BIN := bin/cdcspec
 
-.PHONY: build run test lint race test-long bench bench-model bench-mem bench-sim bench-trace bench-run bench-run-mem bench-proptest fuzz soak bugs report-test mutate
+.PHONY: build run test lint race test-long docs-check numbers bench bench-model bench-mem bench-sim bench-trace bench-run bench-run-mem bench-proptest fuzz soak bugs report-test mutate
 
 build:
 	$(GO) build -o $(BIN) ./cmd/cdcspec
@@ -39,7 +39,19 @@ test-long:
 	CDCSPEC_LONG=1 $(GO) test -count=1 -timeout 60m ./linearizability/ ./runtime/cluster/ ./runtime/tikv/
 	$(GO) test -count=1 -timeout 60m ./model -long
 
-bench: bench-model bench-mem bench-sim bench-trace bench-proptest bench-run bench-run-mem
+# The commands shown in README.md and docs/ against the real binary,
+# Makefile and packages (docs/docs_test.go; part of make test as well).
+docs-check:
+	$(GO) test -count=1 ./docs
+
+# docs/numbers.md, generated (scripts/numbers.sh lists every row with its
+# command): the cheap rows (a few minutes), or every row (about half an hour
+# on 2 cores). The bench-* targets below run one group by hand.
+numbers: build
+	scripts/numbers.sh
+
+bench: build
+	scripts/numbers.sh --all
 
 # The default configuration exhaustively, with liveness and safety only,
 # then the same through the CLI.
