@@ -62,18 +62,18 @@ func TestOldStartTsRemoveReleasesDispatcherManagers(t *testing.T) {
 	require.NoError(t, err)
 
 	// A start-ts in the future is refused, as TiCDC refuses it.
-	_, err = api.Create(ctx, adminapi.CreateRequest{ChangefeedID: "cf-future", StartTs: uint64(time.Now().Add(time.Hour).UnixMilli())})
+	_, err = api.Create(ctx, adminapi.CreateRequest{ChangefeedID: "cf-future", StartTs: spec.TSO(uint64(time.Now().Add(time.Hour).UnixMilli()))})
 	require.ErrorIs(t, err, adminapi.ErrInvalidParam)
 	require.Contains(t, err.Error(), "larger than current tso")
 
 	// Start-ts 1 ms (1970): 56 years of empty time before the first row.
-	_, err = api.Create(ctx, adminapi.CreateRequest{ChangefeedID: "cf-old", StartTs: 1})
+	_, err = api.Create(ctx, adminapi.CreateRequest{ChangefeedID: "cf-old", StartTs: spec.TSO(1)})
 	require.NoError(t, err)
 	// It catches up: its checkpoint passes the other changefeed's start.
 	deadline := time.Now().Add(30 * time.Second)
 	for {
 		info, err := api.Get(ctx, "cf-old")
-		if err == nil && info.CheckpointTs > c.StartTs {
+		if err == nil && spec.PhysicalMs(info.CheckpointTs) > c.StartTs {
 			break
 		}
 		require.True(t, time.Now().Before(deadline), "cf-old never caught up from ts 1: %+v %v", info, err)
@@ -197,7 +197,7 @@ func TestBacklogRemoveCutsWrite(t *testing.T) {
 	api, _, err := c.OwnerAPI(ctx)
 	require.NoError(t, err)
 	time.Sleep(40 * time.Second) // the backlog: about two million rows
-	_, err = api.Create(ctx, adminapi.CreateRequest{ChangefeedID: "cf-backlog", StartTs: c.StartTs})
+	_, err = api.Create(ctx, adminapi.CreateRequest{ChangefeedID: "cf-backlog", StartTs: spec.TSO(c.StartTs)})
 	require.NoError(t, err)
 	deadline := time.Now().Add(30 * time.Second)
 	var created map[string]int
@@ -212,7 +212,7 @@ func TestBacklogRemoveCutsWrite(t *testing.T) {
 	time.Sleep(time.Second)
 	info, err := api.Get(ctx, "cf-backlog")
 	require.NoError(t, err)
-	require.Less(t, info.CheckpointTs, c.StartTs+30_000, "the backlog was written already: nothing was in flight to cut")
+	require.Less(t, spec.PhysicalMs(info.CheckpointTs), c.StartTs+30_000, "the backlog was written already: nothing was in flight to cut")
 	removed := time.Now() // before the call: Remove answers once the stop operator finished
 	require.NoError(t, api.Remove(ctx, "cf-backlog"))
 	waitManagersClosed(t, c, "cf-backlog", created, removed)
