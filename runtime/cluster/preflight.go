@@ -101,11 +101,13 @@ func probeKafka(ctx context.Context, addr string) error {
 	if err := b.Open(sc); err != nil {
 		return err
 	}
-	defer func() { _ = b.Close() }()
 	errc := make(chan error, 1)
+	// The request and the close run on their own: Close waits for a
+	// request in flight, which a silent broker holds until ReadTimeout.
 	go func() {
 		_, err := b.GetMetadata(&sarama.MetadataRequest{Version: 1})
 		errc <- err
+		_ = b.Close()
 	}()
 	select {
 	case err := <-errc:

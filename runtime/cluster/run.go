@@ -339,7 +339,7 @@ const (
 // signal (what they could not finish is listed in Result.Unchecked).
 const (
 	InterruptGrace  = 300 * time.Millisecond
-	InterruptBudget = 1200 * time.Millisecond
+	InterruptBudget = 1000 * time.Millisecond
 )
 
 // FaultPhase compares the fault phase's planned length (--duration) with

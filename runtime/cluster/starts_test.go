@@ -152,31 +152,72 @@ func (s *syncBuffer) String() string {
 	return s.b.String()
 }
 
-// TestRunSIGTERMPartialReport: SIGTERM to cdcspec run during the fault
-// phase stops the captures, prints the partial report and exits 143.
-func TestRunSIGTERMPartialReport(t *testing.T) {
+// TestRunSignalEachPhase: SIGINT or SIGTERM to cdcspec run in each phase
+// (startup, load, faults, settle, check) ends it within 2 s: "interrupted"
+// on stderr, a partial report naming the phase on stdout, exit 128 + the
+// signal. Each case waits for the progress line that opens its phase and
+// signals at once (the check case makes the topic big enough that reading
+// it takes seconds, so the signal cuts it).
+func TestRunSignalEachPhase(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts processes, etcd and Kafka; skipped with -short")
 	}
-	cmd := exec.Command(binary, "run", "--nodes", "1", "--tables", "1", "--rate", "200", "--duration", "60s", "--faults", "none",
-		"--log-dir", t.TempDir())
-	var out, errb syncBuffer
-	cmd.Stdout, cmd.Stderr = &out, &errb
-	require.NoError(t, cmd.Start())
-	deadline := time.Now().Add(30 * time.Second)
-	for !strings.Contains(errb.String(), "changefeed cf-1 created") {
-		require.True(t, time.Now().Before(deadline), "cluster never started: %s", errb.String())
-		time.Sleep(100 * time.Millisecond)
+	base := []string{"run", "--nodes", "1", "--tables", "1", "--settle-timeout", "60s"}
+	for _, c := range []struct {
+		phase  string
+		sig    syscall.Signal
+		args   []string
+		marker string        // the progress line (stderr) that opens the phase
+		after  time.Duration // then wait this long before signalling
+		stdout []string      // also in the report
+	}{
+		{PhaseStartup, syscall.SIGINT, []string{"--rate", "200", "--duration", "30s", "--faults", "none"}, "logs in", 0,
+			[]string{"unchecked:  everything"}},
+		{PhaseLoad, syscall.SIGTERM, []string{"--rate", "200", "--duration", "30s", "--faults", "none"}, "changefeed cf-1 created", time.Second,
+			[]string{"data:       datacheck", "checkpoint: final "}},
+		{PhaseFaults, syscall.SIGINT, []string{"--rate", "200", "--duration", "8s", "--faults", "sink-error"}, "fault sink-error", 0,
+			[]string{"sink-error"}},
+		{PhaseSettle, syscall.SIGINT, []string{"--rate", "200", "--duration", "3s", "--faults", "sink-error"}, "healed; waiting", 0,
+			[]string{"checkpoint: final "}},
+		{PhaseCheck, syscall.SIGINT, []string{"--rate", "40000", "--tables", "2", "--duration", "4s", "--faults", "none"}, "checking topic", 0,
+			[]string{"unchecked:  data: the topic read was cut"}},
+	} {
+		t.Run(c.phase, func(t *testing.T) {
+			args := append(append(append([]string{}, base...), c.args...), "--log-dir", t.TempDir())
+			cmd := exec.Command(binary, args...)
+			var out, errb syncBuffer
+			cmd.Stdout, cmd.Stderr = &out, &errb
+			require.NoError(t, cmd.Start())
+			waited := make(chan error, 1)
+			go func() { waited <- cmd.Wait() }()
+			deadline := time.Now().Add(60 * time.Second)
+			for !strings.Contains(errb.String(), c.marker) {
+				require.True(t, time.Now().Before(deadline), "never reached %q: %s", c.marker, errb.String())
+				time.Sleep(10 * time.Millisecond)
+			}
+			time.Sleep(c.after)
+			sent := time.Now()
+			require.NoError(t, cmd.Process.Signal(c.sig))
+			var err error
+			select {
+			case err = <-waited:
+			case <-time.After(10 * time.Second):
+				_ = cmd.Process.Kill()
+				t.Fatalf("still running 10 s after %v: %s", c.sig, errb.String())
+			}
+			took := time.Since(sent)
+			t.Logf("%v during %s: exited after %s", c.sig, c.phase, took.Round(time.Millisecond))
+			require.Less(t, took, 2*time.Second, "stderr %s", errb.String())
+			var ee *exec.ExitError
+			require.ErrorAs(t, err, &ee, "stdout %s stderr %s", out.String(), errb.String())
+			require.Equal(t, 128+int(c.sig), ee.ExitCode(), "stdout %s stderr %s", out.String(), errb.String())
+			require.Contains(t, errb.String(), "cdcspec run: interrupted (received "+c.sig.String()+") during "+c.phase)
+			require.Contains(t, out.String(), "cdcspec run: INTERRUPTED (received "+c.sig.String()+") during "+c.phase+": partial report")
+			for _, w := range c.stdout {
+				require.Contains(t, out.String(), w)
+			}
+		})
 	}
-	time.Sleep(2 * time.Second)
-	require.NoError(t, cmd.Process.Signal(syscall.SIGTERM))
-	err := cmd.Wait()
-	var ee *exec.ExitError
-	require.ErrorAs(t, err, &ee, "stdout %s stderr %s", out.String(), errb.String())
-	require.Equal(t, 143, ee.ExitCode(), "stdout %s stderr %s", out.String(), errb.String())
-	require.Contains(t, out.String(), "cdcspec run: INTERRUPTED (received terminated)")
-	require.Contains(t, out.String(), "data:       datacheck")
-	require.Contains(t, errb.String(), "admin API http://")
 }
 
 // TestBacklogRemoveCutsWrite (CDCSPEC_LONG=1, about 50 s): a changefeed
