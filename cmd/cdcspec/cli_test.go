@@ -89,14 +89,14 @@ func TestCLIHelp(t *testing.T) {
 // a flag of another command is refused naming it.
 func TestCLIQuery(t *testing.T) {
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		_, _ = w.Write([]byte(`{"id":"cf-1","state":"normal","checkpoint_ts":470884459782864896,"checkpoint_time":"2026-12-02 01:20:11.917"}`))
+		_, _ = w.Write([]byte(`{"id":"cf-1","state":"normal","checkpoint_ts":470884656589570048,"checkpoint_time":"2026-12-03 07:20:11.917"}`))
 	}))
 	defer srv.Close()
 	for _, verb := range []string{"query", "get"} {
 		code, out, stderr := runCmd("cli", "changefeed", verb, "-c", "cf-1", "--server", srv.URL)
 		require.Equal(t, exitOK, code, stderr)
-		require.Contains(t, out, `"checkpoint_ts": 470884459782864896`)
-		require.Contains(t, out, `"checkpoint_time": "2026-12-02 01:20:11.917"`)
+		require.Contains(t, out, `"checkpoint_ts": 470884656589570048`)
+		require.Contains(t, out, `"checkpoint_time": "2026-12-03 07:20:11.917"`)
 	}
 	code, _, stderr := runCmd("cli", "capture", "list", "--start-ts", "5", "--server", srv.URL)
 	require.Equal(t, exitUsage, code)

@@ -30,6 +30,13 @@
 // capture that runs the changefeed's maintainer; a capture without it
 // forwards to the maintainer's capture when it knows it, else it refuses.
 //
+// Every ts in a request or an answer is a TiDB TSO (physical Unix ms << 18
+// | logical), as in TiCDC's API v2: start_ts, overwrite_checkpoint_ts,
+// checkpoint_ts, stored_checkpoint_ts; checkpoint_time beside it is its
+// physical part in UTC (TSOTime). The runtime counts in ms inside, so a
+// request's logical part is dropped (up to 1 ms earlier: rows replayed,
+// never skipped), and a non-zero ts whose physical part is 0 is refused.
+//
 // Errors are {"error_msg": "...", "error_code": "CDC:..."} with TiCDC's codes:
 // 400 ErrChangeFeedNotExists / ErrChangeFeedAlreadyExists / ErrAPIInvalidParam,
 // 503 ErrNotOwner-style "not ready" answers. A refusal never took effect.

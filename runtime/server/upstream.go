@@ -299,7 +299,7 @@ func CommitBlockDDL(ctx context.Context, c *etcdmeta.Client, kind string, rnd *r
 		return core.BlockEvent{}, err
 	}
 	if !ok {
-		return core.BlockEvent{}, fmt.Errorf("a blocking DDL at ts %d was committed concurrently", ts)
+		return core.BlockEvent{}, fmt.Errorf("a blocking DDL at commit-ts %d was committed concurrently", spec.TSO(ts))
 	}
 	return upstream.BlockEventOf(kind, tables, ts), nil
 }
