@@ -50,10 +50,10 @@ func runRun(args []string, stdout, stderr io.Writer) int {
 	fl := flag.NewFlagSet("run", flag.ContinueOnError)
 	fl.SetOutput(stderr)
 	var etcd, kafka, bugs, faults listFlag
-	fl.Var(&etcd, "etcd", "external etcd endpoints (default: embedded etcd)")
-	fl.Var(&kafka, "kafka", "external Kafka brokers (default: embedded kfake; the kafka fault needs kfake)")
-	fl.Var(&bugs, "bug", "switch a catalogued bug on in every capture (repeatable; NAME as in cdcspec bugs)")
-	fl.Var(&faults, "faults", "comma list of faults and domain actions, spread over --duration: "+strings.Join(cluster.Names(), ",")+
+	fl.Var(&etcd, "etcd", "external etcd endpoint `host:port` (repeatable or comma-separated; probed first; default: embedded etcd)")
+	fl.Var(&kafka, "kafka", "external Kafka broker `host:port` (repeatable or comma-separated; probed first; default: embedded kfake, which sink-error needs)")
+	fl.Var(&bugs, "bug", "switch a catalogued bug on in every capture: `NAME` as cdcspec bugs lists them (repeatable)")
+	fl.Var(&faults, "faults", "`LIST`: comma list of faults and domain actions, spread over --duration: "+strings.Join(cluster.Names(), ",")+
 		" (default "+strings.Join(cluster.DefaultFaults, ",")+", less sink-error with --kafka; \"none\" for none; \"random:N\" for N drawn with --seed; cdcspec faults describes each)")
 	kafkaListen := fl.String("kafka-listen", "", "embedded kfake's address, e.g. 127.0.0.1:9092 (kcat can read the topic)")
 	nodes := fl.Int("nodes", 3, fmt.Sprintf("capture processes, 1..%d", maxRunNodes))

@@ -37,9 +37,9 @@ func runServer(args []string, stdout, stderr io.Writer) int {
 	fl := flag.NewFlagSet("server", flag.ContinueOnError)
 	fl.SetOutput(stderr)
 	var etcd, kafka, bugs listFlag
-	fl.Var(&etcd, "etcd", "etcd endpoints host:port[,host:port...] (required)")
-	fl.Var(&kafka, "kafka", "Kafka brokers host:port[,host:port...] (required)")
-	fl.Var(&bugs, "bug", "switch a catalogued bug on (repeatable; NAME as in cdcspec bugs)")
+	fl.Var(&etcd, "etcd", "etcd endpoints `host:port`[,host:port...] (required)")
+	fl.Var(&kafka, "kafka", "Kafka brokers `host:port`[,host:port...] (required)")
+	fl.Var(&bugs, "bug", "switch a catalogued bug on: `NAME` as cdcspec bugs lists them (repeatable)")
 	addr := fl.String("addr", "127.0.0.1:0", "transport listen address host:port")
 	apiAddr := fl.String("api-addr", "127.0.0.1:0", "admin API listen address host:port")
 	logFile := fl.String("log-file", "", "log file (TiCDC's format); empty: stderr")
