@@ -3,6 +3,7 @@ package cluster
 import (
 	"context"
 	"fmt"
+	"os"
 	"sort"
 	"strings"
 	"sync"
@@ -339,7 +340,7 @@ const (
 // signal (what they could not finish is listed in Result.Unchecked).
 const (
 	InterruptGrace  = 300 * time.Millisecond
-	InterruptBudget = 1000 * time.Millisecond
+	InterruptBudget = 800 * time.Millisecond
 )
 
 // FaultPhase compares the fault phase's planned length (--duration) with
@@ -414,6 +415,10 @@ func Run(ctx context.Context, rc RunConfig) (*Result, error) {
 	// Before anything starts: external endpoints that do not answer end
 	// the run at once (an error naming the flag and the address).
 	if err := Preflight(ctx, cfg.Etcd, cfg.Kafka); err != nil {
+		if rc.Cluster.LogDir == "" {
+			_ = os.RemoveAll(cfg.LogDir) // the temp dir withDefaults made; nothing ran
+			res.LogDir = ""
+		}
 		if ctx.Err() != nil {
 			return res.interruptedAtStartup(ctx), nil
 		}
@@ -649,14 +654,33 @@ func (c *Cluster) finish(ctx context.Context, res *Result, rs *runState, begin t
 	rows := c.cfg.Rate * float64(time.Since(begin)+30*time.Second) / float64(time.Second)
 	readTimeout := 2*time.Minute + time.Duration(rows/1e6*30)*time.Second
 	res.BlockingDDLs = len(c.Up.BlockEvents())
-	rep, err := datacheck.Check(cctx, datacheck.Config{Brokers: c.Brokers(), Topic: c.Topic(), Timeout: readTimeout, DDLs: server.BlockDDLs(c.Up)},
-		c.Up.Source(c.StartTs, uint64(time.Now().UnixMilli())), res.FinalCheckpointTs)
+	// The data check runs on its own goroutine: after a signal Run stops
+	// waiting for it at the budget even if the read is in the middle of a
+	// batch (the goroutine then fails against the closed broker).
+	type dataOut struct {
+		rep datacheck.Report
+		err error
+	}
+	dc := make(chan dataOut, 1)
+	src := c.Up.Source(c.StartTs, uint64(time.Now().UnixMilli()))
+	go func() {
+		rep, err := datacheck.Check(cctx, datacheck.Config{Brokers: c.Brokers(), Topic: c.Topic(), Timeout: readTimeout, DDLs: server.BlockDDLs(c.Up)},
+			src, res.FinalCheckpointTs)
+		dc <- dataOut{rep, err}
+	}()
+	var d dataOut
+	select {
+	case d = <-dc:
+	case <-cctx.Done():
+		d.err = context.Cause(cctx)
+	}
 	switch {
-	case err != nil && interrupted():
-		res.Unchecked = append(res.Unchecked, fmt.Sprintf("data: the topic read was cut %s after the signal (%v)", InterruptBudget, err))
-	case err != nil:
-		return nil, fmt.Errorf("data check: %w", err)
+	case d.err != nil && interrupted():
+		res.Unchecked = append(res.Unchecked, fmt.Sprintf("data: the topic read was cut %s after the signal (%v)", InterruptBudget, d.err))
+	case d.err != nil:
+		return nil, fmt.Errorf("data check: %w", d.err)
 	default:
+		rep := d.rep
 		res.DataChecked = true
 		res.Data = rep
 		res.Produced, res.Delivered, res.Lost, res.OutOfOrder, res.Duplicates = rep.Produced, rep.Delivered, rep.Lost, rep.OutOfOrder, rep.Duplicates
