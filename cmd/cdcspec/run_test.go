@@ -35,3 +35,25 @@ func TestRunReportText(t *testing.T) {
 	require.Contains(t, out, "unchecked:  data: the topic read was cut")
 	require.Contains(t, out, "data:       not checked")
 }
+
+// TestRunServerHelp: run -h and server -h are on stdout with a
+// description, an example and the exit codes; a bad flag names itself on
+// stderr.
+func TestRunServerHelp(t *testing.T) {
+	for _, c := range []struct{ cmd, want string }{
+		{"run", "130 after SIGINT and 143 after SIGTERM"},
+		{"server", "1 on capture suicide"},
+	} {
+		code, out, stderr := runCmd(c.cmd, "-h")
+		require.Equal(t, exitOK, code)
+		require.Empty(t, stderr)
+		for _, w := range []string{"usage: cdcspec " + c.cmd, "Example:\n  cdcspec " + c.cmd, "Exit status: 0", c.want, "-etcd host:port", "-bug NAME"} {
+			require.Contains(t, out, w, c.cmd)
+		}
+		code, out, stderr = runCmd(c.cmd, "--nope")
+		require.Equal(t, exitUsage, code)
+		require.Empty(t, out)
+		require.Contains(t, stderr, "flag provided but not defined: -nope")
+		require.Contains(t, stderr, "'cdcspec "+c.cmd+" -h' lists its flags")
+	}
+}
