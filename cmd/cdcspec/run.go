@@ -50,11 +50,11 @@ func runRun(args []string, stdout, stderr io.Writer) int {
 	fl := flag.NewFlagSet("run", flag.ContinueOnError)
 	fl.SetOutput(stderr)
 	var etcd, kafka, bugs, faults listFlag
-	fl.Var(&etcd, "etcd", "external etcd endpoints (default: embedded etcd)")
-	fl.Var(&kafka, "kafka", "external Kafka brokers (default: embedded kfake; the kafka fault needs kfake)")
-	fl.Var(&bugs, "bug", "switch a catalogued bug on in every capture (repeatable)")
-	fl.Var(&faults, "faults", "comma list of faults and domain actions, spread over --duration: "+strings.Join(cluster.Names(), ",")+
-		" (default "+strings.Join(cluster.DefaultFaults, ",")+"; \"none\" for none; \"random:N\" for N drawn with --seed; `cdcspec faults` describes each)")
+	fl.Var(&etcd, "etcd", "external etcd endpoint `host:port` (repeatable or comma-separated; probed first; default: embedded etcd)")
+	fl.Var(&kafka, "kafka", "external Kafka broker `host:port` (repeatable or comma-separated; probed first; default: embedded kfake, which sink-error needs)")
+	fl.Var(&bugs, "bug", "switch a catalogued bug on in every capture: `NAME` as cdcspec bugs lists them (repeatable)")
+	fl.Var(&faults, "faults", "`LIST`: comma list of faults and domain actions, spread over --duration: "+strings.Join(cluster.Names(), ",")+
+		" (default "+strings.Join(cluster.DefaultFaults, ",")+", less sink-error with --kafka; \"none\" for none; \"random:N\" for N drawn with --seed; cdcspec faults describes each)")
 	kafkaListen := fl.String("kafka-listen", "", "embedded kfake's address, e.g. 127.0.0.1:9092 (kcat can read the topic)")
 	nodes := fl.Int("nodes", 3, fmt.Sprintf("capture processes, 1..%d", maxRunNodes))
 	tables := fl.Int("tables", 4, fmt.Sprintf("initial upstream tables, 1..%d", maxRunTables))
@@ -68,16 +68,13 @@ func runRun(args []string, stdout, stderr io.Writer) int {
 	ttl := fl.Duration("session-ttl", 5*time.Second, "captures' etcd session TTL, 1s..1m")
 	kto := fl.Duration("kafka-timeout", 2*time.Second, "captures' Kafka request timeout, 100ms..1m")
 	ddlEvery := fl.Duration("ddl-every", 0, "DDL traffic: the upstream commits a blocking DDL of a random kind (alter, rename, DB-level, syncpoint) this often during the fault phase, 1s..1h (default none)")
-	fl.Usage = func() {
-		fmt.Fprintln(stderr, "usage: cdcspec run [--nodes N] [--tables N] [--duration D] [--faults LIST] [--bug NAME]... [--scenario seed-5709] [--format json]")
-		fmt.Fprintln(stderr, "\nStarts embedded etcd and kfake (or uses --etcd/--kafka), N capture processes of this binary, a changefeed")
-		fmt.Fprintln(stderr, "over the synthetic upstream, injects faults, heals, waits for the checkpoint, then checks the topic")
-		fmt.Fprintln(stderr, "(no loss, per-key order) and the capture logs (cdcspec trace).")
-		fmt.Fprintln(stderr, "Exit status: 0 nothing lost and no violation, 1 otherwise, 2 usage or setup error.")
-		fmt.Fprintln(stderr)
-		fl.PrintDefaults()
-	}
+	fl.Usage = func() {} // -h prints runUsage on stdout; a bad flag names itself
 	if code, ok := parseFlags(fl, args, false, stderr); !ok {
+		if code == exitOK {
+			runUsage(stdout, fl)
+		} else {
+			fmt.Fprintln(stderr, "'cdcspec run -h' lists its flags")
+		}
 		return code
 	}
 	if *format != "text" && *format != "json" {
@@ -162,6 +159,9 @@ func runRun(args []string, stdout, stderr io.Writer) int {
 		}
 		return code
 	}
+	if res.Interrupted != "" {
+		fmt.Fprintf(stderr, "cdcspec run: interrupted (%s) during %s; partial report on stdout\n", res.Interrupted, res.InterruptedIn)
+	}
 	if *format == "json" {
 		var buf bytes.Buffer
 		enc := json.NewEncoder(&buf)
@@ -178,6 +178,23 @@ func runRun(args []string, stdout, stderr io.Writer) int {
 		return exitViolation
 	}
 	return exitOK
+}
+
+func runUsage(w io.Writer, fl *flag.FlagSet) {
+	fmt.Fprintln(w, "usage: cdcspec run [--nodes N] [--tables N] [--duration D] [--faults LIST] [--bug NAME]... [--etcd host:port] [--kafka host:port] [--format json]")
+	fmt.Fprintln(w, "\nRuns a real cluster and checks it: embedded etcd and kfake (or --etcd/--kafka, probed first: each must")
+	fmt.Fprintf(w, "answer within %s), N capture processes of this binary, a changefeed over the synthetic upstream; injects\n", cluster.PreflightTimeout)
+	fmt.Fprintln(w, "faults over --duration, heals, waits for the checkpoint, then checks the topic (no loss, per-key order) and")
+	fmt.Fprintln(w, "the capture logs (cdcspec trace). Every ts it prints is a TiDB TSO (physical Unix ms << 18).")
+	fmt.Fprintln(w, "SIGINT or SIGTERM in any phase stops the captures and prints \"interrupted\" and a partial report within 2 s.")
+	fmt.Fprintln(w, "\nExample:\n  cdcspec run --duration 30s --faults kill-capture,sink-error,move-table")
+	fmt.Fprintln(w, "\nExit status: 0 nothing lost and no violation, 1 otherwise, 2 usage or setup error (an --etcd or --kafka")
+	fmt.Fprintln(w, "that does not answer), 130 after SIGINT and 143 after SIGTERM (128 + the signal, as a shell reports it).")
+	fmt.Fprintln(w, "\nFlags:")
+	out := fl.Output()
+	fl.SetOutput(w)
+	fl.PrintDefaults()
+	fl.SetOutput(out)
 }
 
 // interruptContext returns a context cancelled by the first SIGINT or
@@ -280,17 +297,9 @@ func checkRunFlags(fl *flag.FlagSet, f runFlags) error {
 			}
 		}
 	}
-	if len(f.kafka) > 0 && f.scenario == "" {
-		eff := f.faults
-		if !set["faults"] {
-			eff = cluster.DefaultFaults
-		}
-		for _, n := range eff {
-			if n == string(spec.FaultSinkError) {
-				errs = append(errs, fmt.Errorf("--faults %s: sink-error times Kafka out in the embedded kfake; with --kafka name the faults without it", strings.Join(eff, ",")))
-				break
-			}
-		}
+	// The default mix leaves sink-error out with --kafka (DefaultFaultsFor).
+	if len(f.kafka) > 0 && f.scenario == "" && contains(f.faults, string(spec.FaultSinkError)) {
+		errs = append(errs, fmt.Errorf("--faults %s: sink-error times Kafka out in the embedded kfake; with --kafka name the faults without it", f.faults.String()))
 	}
 	if set["faults"] && len(f.faults) == 0 {
 		errs = append(errs, errors.New(`--faults is empty (use "none" for no faults)`))
@@ -304,12 +313,24 @@ func writeRunText(w io.Writer, r *cluster.Result) {
 		verdict = "FAILED"
 	}
 	if r.Interrupted != "" {
-		verdict = "INTERRUPTED (" + r.Interrupted + "): partial report of what was checked until then"
+		verdict = "INTERRUPTED (" + r.Interrupted + ") during " + r.InterruptedIn + ": partial report of what was checked until then"
 	}
 	fmt.Fprintf(w, "cdcspec run: %s\n", verdict)
+	for _, u := range r.Unchecked {
+		fmt.Fprintf(w, "unchecked:  %s\n", u)
+	}
 	for _, f := range r.Failures {
 		fmt.Fprintf(w, "failure:    %s\n", f)
 	}
+	if !r.DataChecked {
+		fmt.Fprintln(w, "data:       not checked (interrupted; see unchecked)")
+	} else {
+		writeRunData(w, r)
+	}
+	writeRunRest(w, r)
+}
+
+func writeRunData(w io.Writer, r *cluster.Result) {
 	fmt.Fprintf(w, "data:       %s\n", r.Data.String())
 	fmt.Fprintf(w, "            produced %d, delivered %d, lost %d, out_of_order %d, duplicates %d (topic %s)\n",
 		r.Produced, r.Delivered, r.Lost, r.OutOfOrder, r.Duplicates, r.Topic)
@@ -322,8 +343,21 @@ func writeRunText(w io.Writer, r *cluster.Result) {
 	for _, e := range r.Data.Examples {
 		fmt.Fprintf(w, "            %s\n", e.String())
 	}
-	fmt.Fprintf(w, "checkpoint: final %d (%s), settled %v %s\n", r.FinalCheckpointTs,
-		time.UnixMilli(int64(r.FinalCheckpointTs)).UTC().Format(time.RFC3339Nano), r.Settled, r.SettleError)
+}
+
+func writeRunRest(w io.Writer, r *cluster.Result) {
+	if r.InterruptedIn == cluster.PhaseStartup {
+		fmt.Fprintf(w, "logs:       %s\n", r.LogDir)
+		return
+	}
+	fmt.Fprintf(w, "checkpoint: final %d (TSO; %s UTC), settled %v %s\n", r.FinalCheckpointTs, r.FinalCheckpointTime, r.Settled, r.SettleError)
+	if fp := r.FaultPhase; fp.PlannedMs > 0 {
+		if fp.Stretched {
+			fmt.Fprintf(w, "faults:     phase STRETCHED: planned %.1fs (--duration), took %.1fs: %s\n", float64(fp.PlannedMs)/1000, float64(fp.ActualMs)/1000, strings.Join(fp.Why, "; "))
+		} else {
+			fmt.Fprintf(w, "faults:     phase planned %.1fs (--duration), took %.1fs\n", float64(fp.PlannedMs)/1000, float64(fp.ActualMs)/1000)
+		}
+	}
 	fmt.Fprintf(w, "throughput: %.0f rows/s produced upstream and checked; checkpoint lag avg %.1fs peak %.1fs (fault phase and settling); %d capture restarts\n",
 		r.RowsPerSec, float64(r.LagAvgMs)/1000, float64(r.LagPeakMs)/1000, r.Restarts)
 	if r.HealToSettledMs >= 0 {
@@ -335,7 +369,11 @@ func writeRunText(w io.Writer, r *cluster.Result) {
 		fmt.Fprintf(w, "            TiKV store %v back at %.1fs: checkpoint passed that moment's resolved ts after %s\n",
 			h.Stores, float64(h.AtMs)/1000, msOrNone(h.CaughtUpMs))
 	}
-	fmt.Fprintf(w, "trace:      %d findings, %d violations\n", len(r.Findings), r.Violations)
+	if r.TraceChecked {
+		fmt.Fprintf(w, "trace:      %d findings, %d violations\n", len(r.Findings), r.Violations)
+	} else {
+		fmt.Fprintln(w, "trace:      not checked (interrupted; see unchecked)")
+	}
 	for _, f := range r.Findings {
 		fmt.Fprintf(w, "  %s %s %s: %s\n", f.Severity, f.Property, f.Changefeed, f.Message)
 	}
@@ -357,6 +395,9 @@ func writeRunText(w io.Writer, r *cluster.Result) {
 		}
 		if rc.Attempts > 1 {
 			fmt.Fprintf(w, "  %-28s                 applied at attempt %d\n", "", rc.Attempts)
+		}
+		if rc.Late != "" {
+			fmt.Fprintf(w, "  %-28s                 planned at %.1fs: %s\n", "", float64(rc.PlannedAtMs)/1000, rc.Late)
 		}
 	}
 	fmt.Fprintf(w, "endpoints:  etcd %s, kafka %s\n", strings.Join(r.Etcd, ","), strings.Join(r.Kafka, ","))

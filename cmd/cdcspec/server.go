@@ -37,9 +37,9 @@ func runServer(args []string, stdout, stderr io.Writer) int {
 	fl := flag.NewFlagSet("server", flag.ContinueOnError)
 	fl.SetOutput(stderr)
 	var etcd, kafka, bugs listFlag
-	fl.Var(&etcd, "etcd", "etcd endpoints host:port[,host:port...] (required)")
-	fl.Var(&kafka, "kafka", "Kafka brokers host:port[,host:port...] (required)")
-	fl.Var(&bugs, "bug", "switch a catalogued bug on (repeatable; see `cdcspec bugs`)")
+	fl.Var(&etcd, "etcd", "etcd endpoints `host:port`[,host:port...] (required)")
+	fl.Var(&kafka, "kafka", "Kafka brokers `host:port`[,host:port...] (required)")
+	fl.Var(&bugs, "bug", "switch a catalogued bug on: `NAME` as cdcspec bugs lists them (repeatable)")
 	addr := fl.String("addr", "127.0.0.1:0", "transport listen address host:port")
 	apiAddr := fl.String("api-addr", "127.0.0.1:0", "admin API listen address host:port")
 	logFile := fl.String("log-file", "", "log file (TiCDC's format); empty: stderr")
@@ -49,19 +49,17 @@ func runServer(args []string, stdout, stderr io.Writer) int {
 	retries := fl.Int("kafka-retries", 1, "sarama producer retries, -1..100 (-1: none; 0: sarama's default, 3)")
 	partitions := fl.Int("partitions", 3, "partitions of a topic the sink creates, 1..1024")
 	rawWatermark := fl.Bool("legacy-raw-watermark", false, "pre-#4548 maintainer checkpoint reporting (seed #5709 needs it)")
-	fl.Usage = func() {
-		fmt.Fprintln(stderr, "usage: cdcspec server --etcd host:port --kafka host:port [--addr host:port] [--log-file F] [--bug NAME]...")
-		fmt.Fprintln(stderr, "\nRuns one capture. The shared synthetic upstream must be described in etcd (cdcspec run does it).")
-		fmt.Fprintln(stderr, "Exit status: 0 on SIGTERM/SIGINT, 1 on capture suicide (etcd session lost), 2 on usage or setup errors.")
-		fmt.Fprintln(stderr)
-		fl.PrintDefaults()
-	}
+	fl.Usage = func() {} // -h prints serverUsage on stdout; a bad flag names itself
 	if code, ok := parseFlags(fl, args, false, stderr); !ok {
+		if code == exitOK {
+			serverUsage(stdout, fl)
+		} else {
+			fmt.Fprintln(stderr, "'cdcspec server -h' lists its flags")
+		}
 		return code
 	}
 	if len(etcd) == 0 || len(kafka) == 0 {
-		fmt.Fprintln(stderr, "cdcspec server: --etcd and --kafka are required")
-		fl.Usage()
+		fmt.Fprintln(stderr, "cdcspec server: --etcd and --kafka are required ('cdcspec server -h' lists the flags)")
 		return exitUsage
 	}
 	errs := []error{
@@ -103,4 +101,17 @@ func runServer(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "cdcspec server: %v\n", err)
 		return exitUsage
 	}
+}
+
+func serverUsage(w io.Writer, fl *flag.FlagSet) {
+	fmt.Fprintln(w, "usage: cdcspec server --etcd host:port --kafka host:port [--addr host:port] [--log-file F] [--bug NAME]...")
+	fmt.Fprintln(w, "\nRuns one capture process (etcd session, owner election, TCP transport, Kafka sink). The shared synthetic")
+	fmt.Fprintln(w, "upstream must be described in etcd (cdcspec run does it). Its log is in TiCDC's format; every ts in it is a TSO.")
+	fmt.Fprintln(w, "\nExample:\n  cdcspec server --etcd 127.0.0.1:2379 --kafka 127.0.0.1:9092 --log-file capture-1.log")
+	fmt.Fprintln(w, "\nExit status: 0 on SIGTERM/SIGINT, 1 on capture suicide (etcd session lost), 2 on usage or setup errors.")
+	fmt.Fprintln(w, "\nFlags:")
+	out := fl.Output()
+	fl.SetOutput(w)
+	fl.PrintDefaults()
+	fl.SetOutput(out)
 }

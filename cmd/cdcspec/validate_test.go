@@ -42,7 +42,8 @@ func TestBadFlagsRefused(t *testing.T) {
 		{[]string{"run", "--ddl-every", "10ms"}, "--ddl-every 10ms out of range"},
 		{[]string{"run", "--settle-timeout", "0s"}, "--settle-timeout 0s out of range"},
 		{[]string{"run", "--kafka-listen", "nohost"}, `--kafka-listen "nohost" is not host:port`},
-		{[]string{"run", "--kafka", "k:1"}, "sink-error times Kafka out in the embedded kfake"},
+		{[]string{"run", "--kafka", "k:1", "--faults", "sink-error,move-table"}, "sink-error times Kafka out in the embedded kfake"},
+		{[]string{"run", "--kafka", "127.0.0.1:1"}, "--kafka 127.0.0.1:1 does not answer within 5s"},
 		{[]string{"run", "--faults", "none,kill-capture"}, `"none" cannot be combined`},
 		{[]string{"run", "--faults", ""}, "--faults is empty"},
 		{[]string{"run", "--scenario", "seed-5709", "--faults", "none"}, "cannot go with --faults"},
@@ -74,23 +75,12 @@ func TestBadFlagsRefused(t *testing.T) {
 
 func TestHelpExitsZero(t *testing.T) {
 	for _, cmd := range []string{"sim", "run", "server", "cli"} {
-		code, _, stderr := runCmd(cmd, "--help")
+		code, stdout, stderr := runCmd(cmd, "--help")
 		assert.Equal(t, exitOK, code, "%s --help: %q", cmd, stderr)
-		assert.Contains(t, stderr, "usage", cmd)
+		assert.Contains(t, stdout+stderr, "usage", cmd)
 	}
 	code, _, _ := runCmd("cli", "changefeed", "get", "--help")
 	assert.Equal(t, exitOK, code)
-}
-
-func TestTSOFlag(t *testing.T) {
-	ms, err := tsoFlag("--start-ts", 470846245081972736)
-	require.NoError(t, err)
-	require.Equal(t, uint64(470846245081972736>>18), ms)
-	ms, err = tsoFlag("--start-ts", 0)
-	require.NoError(t, err)
-	require.Zero(t, ms)
-	_, err = tsoFlag("--start-ts", 1<<18-1)
-	require.ErrorContains(t, err, "is not a TSO")
 }
 
 // TestCLIPositionalID: the changefeed ID may be the first argument (flags

@@ -12,6 +12,7 @@ package logging
 import (
 	"io"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/pingcap/log"
@@ -31,6 +32,14 @@ type Logger struct {
 	level zapcore.Level
 	// OnEvent, if set, sees every event as it is logged (after Time is set).
 	OnEvent func(spec.Event)
+	// TSO writes every ts field as a TiDB TSO (spec.TSO), as TiCDC logs
+	// it: a uint64 field whose key ends in "Ts" (checkpointTs, startTs,
+	// commitTs, resolvedTs, blockTs, flushedTs) holds impl's milliseconds
+	// and is shifted when encoded. The real runtime sets it, so its logs
+	// read like TiCDC's and `cdcspec trace` shows their physical times;
+	// the simulation (virtual milliseconds from 0) leaves it off, so its
+	// logs stay a pure function of the seed as they were.
+	TSO bool
 }
 
 type eventLine struct {
@@ -134,6 +143,9 @@ func (l *Logger) Debug(file string, line int, msg string, fields ...zap.Field) {
 }
 
 func (l *Logger) write(lv zapcore.Level, file string, line int, msg string, fields []zap.Field) {
+	if l.TSO {
+		fields = tsoFields(fields)
+	}
 	ent := zapcore.Entry{
 		Level:   lv,
 		Time:    time.UnixMilli(l.clock.NowMs()).UTC(),
@@ -227,6 +239,25 @@ func eventField(e spec.Event, f fieldMap) zap.Field {
 		return zap.Int64s(f.key, e.Added)
 	}
 	return zap.Skip()
+}
+
+// tsoFields returns fields with every ts field (a uint64 whose key ends
+// in "Ts") written as a TSO; fields is not modified.
+func tsoFields(fields []zap.Field) []zap.Field {
+	var out []zap.Field
+	for i, f := range fields {
+		if f.Type != zapcore.Uint64Type || !strings.HasSuffix(f.Key, "Ts") {
+			continue
+		}
+		if out == nil {
+			out = append([]zap.Field(nil), fields...)
+		}
+		out[i].Integer = int64(spec.TSO(uint64(f.Integer)))
+	}
+	if out == nil {
+		return fields
+	}
+	return out
 }
 
 // Role is the role field of operator lines.

@@ -30,6 +30,13 @@
 // capture that runs the changefeed's maintainer; a capture without it
 // forwards to the maintainer's capture when it knows it, else it refuses.
 //
+// Every ts in a request or an answer is a TiDB TSO (physical Unix ms << 18
+// | logical), as in TiCDC's API v2: start_ts, overwrite_checkpoint_ts,
+// checkpoint_ts, stored_checkpoint_ts; checkpoint_time beside it is its
+// physical part in UTC (TSOTime). The runtime counts in ms inside, so a
+// request's logical part is dropped (up to 1 ms earlier: rows replayed,
+// never skipped), and a non-zero ts whose physical part is 0 is refused.
+//
 // Errors are {"error_msg": "...", "error_code": "CDC:..."} with TiCDC's codes:
 // 400 ErrChangeFeedNotExists / ErrChangeFeedAlreadyExists / ErrAPIInvalidParam,
 // 503 ErrNotOwner-style "not ready" answers. A refusal never took effect.
@@ -38,14 +45,23 @@ package adminapi
 import (
 	"context"
 	"errors"
+	"time"
+
+	"cdcspec/spec"
 )
 
-// ChangefeedInfo is the JSON of one changefeed.
+// ChangefeedInfo is the JSON of one changefeed. Every ts is a TiDB TSO
+// (physical Unix ms << 18 | logical), as in TiCDC's API v2; the *_time
+// fields beside them are the physical part as UTC wall-clock time in
+// TiCDC's JSONTime format (TSOTime).
 type ChangefeedInfo struct {
-	ID           string        `json:"id"`
-	Namespace    string        `json:"namespace"`
-	State        string        `json:"state"`
-	CheckpointTs uint64        `json:"checkpoint_ts"`
+	ID             string `json:"id"`
+	Namespace      string `json:"namespace"`
+	State          string `json:"state"`
+	CheckpointTs   uint64 `json:"checkpoint_ts"`
+	CheckpointTime string `json:"checkpoint_time"`
+	// StoredTs is the checkpoint in etcd (CheckpointTs is the
+	// coordinator's, which may be ahead of it).
 	StoredTs     uint64        `json:"stored_checkpoint_ts"`
 	MaintainerOn string        `json:"maintainer_addr,omitempty"`
 	Epoch        uint64        `json:"epoch"`
@@ -93,7 +109,14 @@ type DelayRule struct {
 	Clear   bool   `json:"clear"`
 }
 
-// CreateRequest is the body of a create.
+// TSOTime is a TSO's physical part as UTC wall-clock time in TiCDC's
+// JSONTime format (pkg/api/util.go:30 at b813e76f9), the format of
+// checkpoint_time.
+func TSOTime(tso uint64) string {
+	return time.UnixMilli(int64(spec.PhysicalMs(tso))).UTC().Format("2006-01-02 15:04:05.000")
+}
+
+// CreateRequest is the body of a create; StartTs is a TSO (0: now).
 type CreateRequest struct {
 	ChangefeedID string `json:"changefeed_id"`
 	StartTs      uint64 `json:"start_ts"`
@@ -105,7 +128,8 @@ type MoveMaintainerRequest struct {
 	TargetNodeID string `json:"target_node_id"`
 }
 
-// ResumeRequest is the body of a resume.
+// ResumeRequest is the body of a resume; OverwriteCheckpointTs is a TSO
+// (0: keep the checkpoint).
 type ResumeRequest struct {
 	OverwriteCheckpointTs uint64 `json:"overwrite_checkpoint_ts"`
 }

@@ -15,6 +15,7 @@ import (
 
 	"cdcspec/impl/upstream"
 	"cdcspec/runtime/adminapi"
+	"cdcspec/spec"
 )
 
 // The barrier's compound faults (move-writer-during-ddl,
@@ -135,7 +136,13 @@ var spanTable = regexp.MustCompile(`^t(\d+)`)
 
 // blockStatus matches a dispatcher's block status line at blockTs in stage.
 func blockStatus(line string, blockTs uint64, stage string) bool {
-	return strings.Contains(line, blockStatusLine) && field(line, "blockTs") == strconv.FormatUint(blockTs, 10) && field(line, "stage") == stage
+	return strings.Contains(line, blockStatusLine) && tsIs(line, "blockTs", blockTs) && field(line, "stage") == stage
+}
+
+// tsIs reports whether a ts field of a runtime log line is the ms ts ms:
+// the runtime logs ts fields as TSOs, as TiCDC does (logging.Logger.TSO).
+func tsIs(line, key string, ms uint64) bool {
+	return field(line, key) == strconv.FormatUint(spec.TSO(ms), 10)
 }
 
 // ruleUntil keeps a message rule on the captures ids() names, renewed
@@ -198,7 +205,7 @@ func (c *Cluster) MoveWriterDuringDDL(ctx context.Context, hold time.Duration) (
 	done, err := c.ruleUntil(ctx, live, adminapi.DelayRule{Type: "HeartBeatResponse", Action: "delay", DelayMs: hold.Milliseconds(), Count: 1 << 20},
 		time.Second, tail, 20*time.Second, func(l string) bool { return blockStatus(l, ev.CommitTs, "DONE") })
 	if err != nil {
-		return "", fmt.Errorf("%s at ts %d: the writer's DONE: %w", ev.Query, ev.CommitTs, err)
+		return "", fmt.Errorf("%s at commit-ts %d: the writer's DONE: %w", ev.Query, spec.TSO(ev.CommitTs), err)
 	}
 	m := spanTable.FindStringSubmatch(field(done, "tableSpan"))
 	if m == nil {
@@ -221,17 +228,17 @@ func (c *Cluster) MoveWriterDuringDDL(ctx context.Context, hold time.Duration) (
 		}
 	}
 	if to == "" {
-		return "", fmt.Errorf("%s at ts %d: the writer's table %d could not move off %s", ev.Query, ev.CommitTs, table, from)
+		return "", fmt.Errorf("%s at commit-ts %d: the writer's table %d could not move off %s", ev.Query, spec.TSO(ev.CommitTs), table, from)
 	}
 	removed := false
 	_, err = tail.wait(ctx, hold+2*time.Second, func(l string) bool {
-		if strings.Contains(l, eventDoneLine) && field(l, "commitTs") == strconv.FormatUint(ev.CommitTs, 10) {
+		if strings.Contains(l, eventDoneLine) && tsIs(l, "commitTs", ev.CommitTs) {
 			removed = true
 		}
 		return blockStatus(l, ev.CommitTs, "WAITING") && field(l, "nodeID") == to && spanTable.FindString(field(l, "tableSpan")) == "t"+m[1]
 	})
-	c.notePath(err == nil && !removed, "the writer's table %d moved to %s before its checkpoint passed the DDL at ts %d; its new dispatcher waits at the DDL while the barrier still holds it", table, to, ev.CommitTs)
-	return fmt.Sprintf("%s at ts %d; writer's table %d %s -> %s", ev.Query, ev.CommitTs, table, from, to), nil
+	c.notePath(err == nil && !removed, "the writer's table %d moved to %s before its checkpoint passed the DDL at commit-ts %d; its new dispatcher waits at the DDL while the barrier still holds it", table, to, spec.TSO(ev.CommitTs))
+	return fmt.Sprintf("%s at commit-ts %d; writer's table %d %s -> %s", ev.Query, spec.TSO(ev.CommitTs), table, from, to), nil
 }
 
 // caughtUp waits, at most d, until the stored checkpoint is within lag of
@@ -278,7 +285,6 @@ func (c *Cluster) DropAddTableStatus(ctx context.Context) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	ts := strconv.FormatUint(createTs, 10)
 	// The drop lasts at most until 1.5 s past the CREATE TABLE's commit
 	// ts: a trigger held back by another barrier (whose statuses the drop
 	// loses too) would otherwise keep the drop going; the window is then
@@ -286,10 +292,10 @@ func (c *Cluster) DropAddTableStatus(ctx context.Context) (string, error) {
 	rule := adminapi.DelayRule{Type: "BlockStatusRequest", Action: "drop", Count: 1 << 20}
 	_, err = c.ruleUntil(ctx, func() []string { return []string{maint} }, rule, 300*time.Millisecond, tail,
 		time.Until(time.UnixMilli(int64(createTs)+1500)), func(l string) bool {
-			return strings.Contains(l, pendingDDLLine) && field(l, "pendingEventCommitTs") == ts
+			return strings.Contains(l, pendingDDLLine) && tsIs(l, "pendingEventCommitTs", createTs)
 		})
 	if err != nil {
-		return "", fmt.Errorf("CREATE TABLE %d at ts %d: the table trigger did not write it within 1.5 s (another barrier held it), so its NONE was not lost: %w", table, createTs, err)
+		return "", fmt.Errorf("CREATE TABLE %d at commit-ts %d: the table trigger did not write it within 1.5 s (another barrier held it), so its NONE was not lost: %w", table, spec.TSO(createTs), err)
 	}
 	ev, err := c.CommitBlockDDL(upstream.DDLDB)
 	if err != nil {
@@ -301,7 +307,7 @@ func (c *Cluster) DropAddTableStatus(ctx context.Context) (string, error) {
 	_, err = tail.wait(ctx, time.Second, func(l string) bool {
 		return strings.Contains(l, droppedLine) && field(l, "type") == "BlockStatusRequest" && field(l, "from") == maint
 	})
-	c.notePath(err == nil, "the table trigger's NONE of CREATE TABLE %d (ts %d) was lost at %s; %s at ts %d above it",
-		table, createTs, maint, ev.Query, ev.CommitTs)
-	return fmt.Sprintf("table %d at ts %d, block statuses to %s dropped until it was written, %s at ts %d", table, createTs, maint, ev.Query, ev.CommitTs), nil
+	c.notePath(err == nil, "the table trigger's NONE of CREATE TABLE %d (commit-ts %d) was lost at %s; %s at commit-ts %d above it",
+		table, spec.TSO(createTs), maint, ev.Query, spec.TSO(ev.CommitTs))
+	return fmt.Sprintf("table %d at commit-ts %d, block statuses to %s dropped until it was written, %s at commit-ts %d", table, spec.TSO(createTs), maint, ev.Query, spec.TSO(ev.CommitTs)), nil
 }

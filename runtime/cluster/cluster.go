@@ -155,6 +155,9 @@ type Cluster struct {
 	wg        sync.WaitGroup
 
 	closeOnce sync.Once
+	// startCtx is Start's context: once it ends (a signal), Close gives
+	// the captures only InterruptGrace to exit.
+	startCtx context.Context
 
 	mu       sync.Mutex
 	stopping bool
@@ -165,7 +168,7 @@ type Cluster struct {
 	// path: the outcome the running step's injector saw (notePath).
 	path     *pathNote
 	timeline []Sample
-	StartTs  uint64  // the changefeed's start ts (ms)
+	StartTs  uint64  // the changefeed's start ts (ms; spec.TSO for a user)
 	kv       kvState // the TiKV stores, when Config.Stores > 0
 }
 
@@ -188,7 +191,7 @@ func Start(ctx context.Context, cfg Config) (*Cluster, error) {
 	if err != nil {
 		return nil, err
 	}
-	c := &Cluster{cfg: cfg, rng: rand.New(rand.NewPCG(cfg.Seed, 0x72756e)), members: map[string]server.CaptureValue{}}
+	c := &Cluster{cfg: cfg, rng: rand.New(rand.NewPCG(cfg.Seed, 0x72756e)), members: map[string]server.CaptureValue{}, startCtx: ctx}
 	c.ctx, c.cancel = context.WithCancel(context.Background())
 	ok := false
 	defer func() {
@@ -257,7 +260,7 @@ func Start(ctx context.Context, cfg Config) (*Cluster, error) {
 	for {
 		info, err := c.API().Create(ctx, adminapi.CreateRequest{ChangefeedID: cfg.Changefeed})
 		if err == nil {
-			c.StartTs = info.CheckpointTs
+			c.StartTs = spec.PhysicalMs(info.CheckpointTs)
 			break
 		}
 		if errors.Is(err, adminapi.ErrAlreadyExists) {
@@ -268,7 +271,7 @@ func Start(ctx context.Context, cfg Config) (*Cluster, error) {
 		}
 		time.Sleep(200 * time.Millisecond)
 	}
-	c.progress("changefeed %s created at ts %d over %d tables, %g rows/s", cfg.Changefeed, c.StartTs, cfg.Tables, cfg.Rate)
+	c.progress("changefeed %s created at start-ts %s over %d tables, %g rows/s", cfg.Changefeed, TsText(c.StartTs), cfg.Tables, cfg.Rate)
 	ok = true
 	return c, nil
 }
@@ -1015,7 +1018,7 @@ func (c *Cluster) WaitCheckpoint(ctx context.Context, target uint64, timeout tim
 			return s, nil
 		}
 		if time.Now().After(deadline) || ctx.Err() != nil {
-			return s, fmt.Errorf("checkpoint %d (state %s) did not reach %d within %s", s.Checkpoint, s.State, target, timeout)
+			return s, fmt.Errorf("checkpoint %d (state %s) did not reach %d within %s", spec.TSO(s.Checkpoint), s.State, spec.TSO(target), timeout)
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
@@ -1023,11 +1026,18 @@ func (c *Cluster) WaitCheckpoint(ctx context.Context, target uint64, timeout tim
 
 // StopCaptures stops every capture process (SIGTERM, then SIGKILL after
 // 5 s) and restarts none; etcd and Kafka keep running (for the checks).
-func (c *Cluster) StopCaptures() {
+func (c *Cluster) StopCaptures() { c.stopCaptures(context.Background()) }
+
+// stopCaptures sends SIGTERM to every capture at once and waits for them
+// to exit: 5 s, or InterruptGrace once ctx ends (a signal, now or while
+// waiting); then SIGKILL to the rest.
+func (c *Cluster) stopCaptures(ctx context.Context) {
 	c.thawAll()
 	c.mu.Lock()
 	c.stopping = true
 	c.mu.Unlock()
+	var running []*exec.Cmd
+	var dones []chan struct{}
 	for _, p := range c.procs {
 		p.mu.Lock()
 		p.hold = true
@@ -1037,13 +1047,41 @@ func (c *Cluster) StopCaptures() {
 			continue
 		}
 		_ = cmd.Process.Signal(syscall.SIGTERM)
+		running = append(running, cmd)
+		dones = append(dones, done)
+	}
+	all := make(chan struct{})
+	go func() {
+		for _, d := range dones {
+			<-d
+		}
+		close(all)
+	}()
+	select {
+	case <-all:
+		return
+	case <-time.After(5 * time.Second):
+	case <-ctx.Done():
 		select {
-		case <-done:
-		case <-time.After(5 * time.Second):
-			_ = cmd.Process.Kill()
-			<-done
+		case <-all:
+			return
+		case <-time.After(InterruptGrace):
 		}
 	}
+	for _, cmd := range running {
+		_ = cmd.Process.Kill()
+	}
+	<-all
+}
+
+// healLocal ends the faults that hold processes or the embedded broker
+// (SIGSTOP, Kafka timeouts) without a network call, so an interrupted run
+// can stop its captures at once.
+func (c *Cluster) healLocal() {
+	if c.kf != nil {
+		c.kf.Heal()
+	}
+	c.thawAll()
 }
 
 // Close stops every capture, the broker and etcd; calls after the first
@@ -1053,7 +1091,7 @@ func (c *Cluster) Close() {
 }
 
 func (c *Cluster) close() {
-	c.StopCaptures()
+	c.stopCaptures(c.startCtx)
 	c.cancel()
 	c.wg.Wait()
 	c.closeStores()

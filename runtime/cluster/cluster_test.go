@@ -11,7 +11,7 @@ import (
 
 	"cdcspec/linearizability"
 	"cdcspec/runtime/datacheck"
-	"cdcspec/runtime/server"
+	"cdcspec/spec"
 )
 
 // binary is the cdcspec binary TestMain builds (the captures are child
@@ -95,7 +95,7 @@ func TestFaultsNoLoss(t *testing.T) {
 	}
 	c.StopCaptures()
 	rep, err := datacheck.Check(ctx, datacheck.Config{Brokers: c.Brokers(), Topic: c.Topic()},
-		c.Up.Source(c.StartTs, uint64(time.Now().UnixMilli())), server.TSO(s.Checkpoint))
+		c.Up.Source(c.StartTs, uint64(time.Now().UnixMilli())), spec.TSO(s.Checkpoint))
 	if err != nil {
 		t.Fatal(err)
 	}

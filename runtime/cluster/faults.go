@@ -82,7 +82,7 @@ var faultInjectors = map[spec.Fault]injector{
 		case <-time.After(time.Until(at)):
 		}
 		id, err := c.KillCapture("")
-		return fmt.Sprintf("%s at ts %d; killed %s", ev.Query, ev.CommitTs, id), err
+		return fmt.Sprintf("%s at commit-ts %d; killed %s", ev.Query, spec.TSO(ev.CommitTs), id), err
 	},
 	// move-writer-during-ddl and drop-add-table-status: the barrier's
 	// windows of #3974 and #3799 (barrier.go). The first holds the
@@ -169,7 +169,7 @@ var actionInjectors = map[spec.Action]injector{
 	// of server.RuntimeBlockDDLKinds (CommitBlockDDL).
 	spec.ActionBlockingDDL: func(c *Cluster, _ context.Context, _ Step) (string, error) {
 		ev, err := c.CommitBlockDDL("")
-		return fmt.Sprintf("%s at ts %d", ev.Query, ev.CommitTs), err
+		return fmt.Sprintf("%s at commit-ts %d", ev.Query, spec.TSO(ev.CommitTs)), err
 	},
 	spec.ActionCreateTable: func(c *Cluster, _ context.Context, _ Step) (string, error) {
 		t, err := c.CreateTable()

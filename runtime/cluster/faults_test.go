@@ -132,3 +132,27 @@ func TestRandomSchedule(t *testing.T) {
 	require.NoError(t, err)
 	require.NotEqual(t, a, c, "two seeds drew the same 40 steps")
 }
+
+// TestFaultPhaseStretched: a fault phase that ran past --duration is
+// reported as stretched, with the late steps and why; one on time is not.
+func TestFaultPhaseStretched(t *testing.T) {
+	rc := RunConfig{Duration: 30 * time.Second, MinGap: 3 * time.Second}
+	rs := &runState{}
+	rs.add(Recovery{Fault: "sink-error", PlannedAtMs: 10_000, AtMs: 10_050})
+	rs.add(Recovery{Fault: "move-table", PlannedAtMs: 20_000, AtMs: 36_700, Attempts: 4,
+		Late: "waited for sink-error's 3s window and the 3s gap; applied at attempt 4"})
+	fp := faultPhaseReport(rc, time.Now().Add(-39700*time.Millisecond), rs)
+	require.True(t, fp.Stretched)
+	require.Equal(t, int64(30_000), fp.PlannedMs)
+	require.InDelta(t, 39_700, fp.ActualMs, 500)
+	require.Equal(t, []string{
+		"move-table planned at 20.0s, applied at 36.7s (waited for sink-error's 3s window and the 3s gap; applied at attempt 4)",
+		"the last step, move-table, was applied at 36.7s, after which the phase ends",
+	}, fp.Why)
+
+	onTime := &runState{}
+	onTime.add(Recovery{Fault: "sink-error", PlannedAtMs: 10_000, AtMs: 10_050})
+	fp = faultPhaseReport(rc, time.Now().Add(-30100*time.Millisecond), onTime)
+	require.False(t, fp.Stretched)
+	require.Empty(t, fp.Why)
+}

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"cdcspec/runtime/adminapi"
+	"cdcspec/spec"
 )
 
 // Changefeed lifecycle steps on the running cluster: maintainer move,
@@ -106,9 +107,9 @@ func (c *Cluster) RemoveAndRecreate(ctx context.Context) (string, error) {
 	}
 	// Any state will do (a user removes a warning or paused changefeed
 	// too): every row at or below the checkpoint is in the sink.
-	cp := info.CheckpointTs
+	cp := spec.PhysicalMs(info.CheckpointTs)
 	if cp < c.StartTs {
-		return "", fmt.Errorf("changefeed %s shows checkpoint %d below its start-ts %d", c.cfg.Changefeed, cp, c.StartTs)
+		return "", fmt.Errorf("changefeed %s shows checkpoint %d below its start-ts %d", c.cfg.Changefeed, spec.TSO(cp), spec.TSO(c.StartTs))
 	}
 	start := time.Now()
 	err = c.API().Remove(ctx, c.cfg.Changefeed)
@@ -117,11 +118,11 @@ func (c *Cluster) RemoveAndRecreate(ctx context.Context) (string, error) {
 	}
 	removeErr := err
 	removedIn := time.Since(start)
-	target := fmt.Sprintf("removed at checkpoint %d; re-created at start-ts %d", cp, cp)
+	target := fmt.Sprintf("removed at checkpoint %d; re-created at start-ts %d", spec.TSO(cp), spec.TSO(cp))
 	// Any other outcome: the remove may have happened; from here on the
 	// changefeed must come back, or the run fails to settle.
 	for deadline := time.Now().Add(lifecycleWait); ctx.Err() == nil; time.Sleep(200 * time.Millisecond) {
-		_, err = c.API().Create(ctx, adminapi.CreateRequest{ChangefeedID: c.cfg.Changefeed, StartTs: cp})
+		_, err = c.API().Create(ctx, adminapi.CreateRequest{ChangefeedID: c.cfg.Changefeed, StartTs: spec.TSO(cp)})
 		if err == nil {
 			c.notePath(true, "removed (the remove answered after %s, %v) and created again from its checkpoint %s after the remove began",
 				removedIn.Round(time.Millisecond), orOK(removeErr), time.Since(start).Round(time.Millisecond))
@@ -158,7 +159,8 @@ func (c *Cluster) PauseResume(ctx context.Context, d time.Duration, overwrite bo
 		if err != nil {
 			return "", err
 		}
-		ow = max(info.CheckpointTs-min(info.CheckpointTs, 2000), c.StartTs)
+		cp := spec.PhysicalMs(info.CheckpointTs)
+		ow = max(cp-min(cp, 2000), c.StartTs)
 	}
 	if err := c.API().Pause(ctx, c.cfg.Changefeed); err != nil {
 		return "", err
@@ -166,7 +168,7 @@ func (c *Cluster) PauseResume(ctx context.Context, d time.Duration, overwrite bo
 	time.AfterFunc(d, func() {
 		for i := 0; i < 50; i++ {
 			rctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-			err := c.API().Resume(rctx, c.cfg.Changefeed, ow)
+			err := c.API().Resume(rctx, c.cfg.Changefeed, spec.TSO(ow))
 			cancel()
 			if err == nil || c.ctx.Err() != nil {
 				return
@@ -175,7 +177,7 @@ func (c *Cluster) PauseResume(ctx context.Context, d time.Duration, overwrite bo
 		}
 	})
 	if overwrite {
-		return fmt.Sprintf("%s, then resume --overwrite-checkpoint-ts %d", d, ow), nil
+		return fmt.Sprintf("%s, then resume --overwrite-checkpoint-ts %d", d, spec.TSO(ow)), nil
 	}
 	return d.String(), nil
 }

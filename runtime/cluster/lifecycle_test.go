@@ -11,7 +11,6 @@ import (
 	"cdcspec/runtime/adminapi"
 	"cdcspec/runtime/datacheck"
 	"cdcspec/runtime/kafkasink"
-	"cdcspec/runtime/server"
 	"cdcspec/spec"
 )
 
@@ -36,18 +35,19 @@ func TestLifecycleNoLoss(t *testing.T) {
 	defer c.Close()
 	api, _, err := c.OwnerAPI(ctx)
 	require.NoError(t, err)
-	gap, err := api.Create(ctx, adminapi.CreateRequest{ChangefeedID: "cf-gap"})
+	gapInfo, err := api.Create(ctx, adminapi.CreateRequest{ChangefeedID: "cf-gap"})
 	require.NoError(t, err)
+	gapStart := spec.PhysicalMs(gapInfo.CheckpointTs)
 	_, err = c.WaitCheckpoint(ctx, uint64(time.Now().UnixMilli()), 20*time.Second)
 	require.NoError(t, err, "the changefeed never started")
 
 	// The control's first lifetime ends at its checkpoint gapCp, once it
 	// has advanced a second past its start.
 	var gapCp uint64
-	for deadline := time.Now().Add(20 * time.Second); gapCp < gap.CheckpointTs+1000; time.Sleep(100 * time.Millisecond) {
-		require.True(t, time.Now().Before(deadline), "cf-gap never advanced from %d (at %d)", gap.CheckpointTs, gapCp)
+	for deadline := time.Now().Add(20 * time.Second); gapCp < gapStart+1000; time.Sleep(100 * time.Millisecond) {
+		require.True(t, time.Now().Before(deadline), "cf-gap never advanced from %d (at %d)", gapStart, gapCp)
 		if info, err := api.Get(ctx, "cf-gap"); err == nil {
-			gapCp = info.CheckpointTs
+			gapCp = spec.PhysicalMs(info.CheckpointTs)
 		}
 	}
 	require.NoError(t, api.Remove(ctx, "cf-gap"))
@@ -79,7 +79,7 @@ func TestLifecycleNoLoss(t *testing.T) {
 	for time.Now().UnixMilli() < int64(gapCp)+4000 {
 		time.Sleep(100 * time.Millisecond)
 	}
-	_, err = c.API().Create(ctx, adminapi.CreateRequest{ChangefeedID: "cf-gap", StartTs: gapCp + 3000})
+	_, err = c.API().Create(ctx, adminapi.CreateRequest{ChangefeedID: "cf-gap", StartTs: spec.TSO(gapCp + 3000)})
 	require.NoError(t, err)
 
 	target := c.Heal()
@@ -89,7 +89,7 @@ func TestLifecycleNoLoss(t *testing.T) {
 	for deadline := time.Now().Add(30 * time.Second); gapEnd < target; time.Sleep(200 * time.Millisecond) {
 		info, err := c.API().Get(ctx, "cf-gap")
 		if err == nil {
-			gapEnd = info.CheckpointTs
+			gapEnd = spec.PhysicalMs(info.CheckpointTs)
 		}
 		require.True(t, time.Now().Before(deadline), "cf-gap never passed %d (at %d)", target, gapEnd)
 	}
@@ -97,7 +97,7 @@ func TestLifecycleNoLoss(t *testing.T) {
 	now := uint64(time.Now().UnixMilli())
 
 	rep, err := datacheck.Check(ctx, datacheck.Config{Brokers: c.Brokers(), Topic: c.Topic()},
-		c.Up.Source(c.StartTs, now), server.TSO(s.Checkpoint))
+		c.Up.Source(c.StartTs, now), spec.TSO(s.Checkpoint))
 	require.NoError(t, err)
 	t.Logf("%s: %s", c.cfg.Changefeed, rep.String())
 	require.True(t, rep.OK(), "%s %v", rep.String(), rep.Examples)
@@ -106,7 +106,7 @@ func TestLifecycleNoLoss(t *testing.T) {
 	require.Positive(t, rep.Duplicates, "the re-creation and the overwritten checkpoint replayed nothing")
 
 	ctl, err := datacheck.Check(ctx, datacheck.Config{Brokers: c.Brokers(), Topic: kafkasink.TopicName("default/cf-gap")},
-		c.Up.Source(gap.CheckpointTs, now), server.TSO(gapEnd))
+		c.Up.Source(gapStart, now), spec.TSO(gapEnd))
 	require.NoError(t, err)
 	t.Logf("cf-gap: %s", ctl.String())
 	require.Positive(t, ctl.Lost, "rows between the removed changefeed's checkpoint and the new start-ts were never written, yet nothing was lost")

@@ -7,10 +7,13 @@ import (
 
 	"cdcspec/linearizability"
 	"cdcspec/runtime/adminapi"
+	"cdcspec/spec"
 )
 
 // LinClient implements linearizability.Client with the admin API client,
-// so porcupine can check the real runtime's admin API.
+// so porcupine can check the real runtime's admin API. linearizability
+// counts ts in ms as impl does; the API speaks TSOs (spec.TSO), so
+// LinClient converts both ways.
 type LinClient struct{ API *adminapi.Client }
 
 var _ linearizability.Client = LinClient{}
@@ -44,7 +47,7 @@ func (l LinClient) Create(ctx context.Context, id string, startTs, targetTs uint
 	if targetTs != 0 {
 		return fmt.Errorf("%w: target_ts is not supported by the runtime", linearizability.ErrRejected)
 	}
-	_, err := l.API.Create(ctx, adminapi.CreateRequest{ChangefeedID: id, StartTs: startTs})
+	_, err := l.API.Create(ctx, adminapi.CreateRequest{ChangefeedID: id, StartTs: spec.TSO(startTs)})
 	return definite(err)
 }
 
@@ -53,7 +56,7 @@ func (l LinClient) Pause(ctx context.Context, id string) error { return definite
 
 // Resume implements linearizability.Client.
 func (l LinClient) Resume(ctx context.Context, id string, overwrite uint64) error {
-	return definite(l.API.Resume(ctx, id, overwrite))
+	return definite(l.API.Resume(ctx, id, spec.TSO(overwrite)))
 }
 
 // Remove implements linearizability.Client.
@@ -67,5 +70,5 @@ func (l LinClient) Get(ctx context.Context, id string) (linearizability.Changefe
 	if err != nil {
 		return linearizability.ChangefeedStatus{}, definite(err)
 	}
-	return linearizability.ChangefeedStatus{State: info.State, CheckpointTs: info.CheckpointTs}, nil
+	return linearizability.ChangefeedStatus{State: info.State, CheckpointTs: spec.PhysicalMs(info.CheckpointTs)}, nil
 }

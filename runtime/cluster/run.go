@@ -3,9 +3,14 @@ package cluster
 import (
 	"context"
 	"fmt"
+	"os"
 	"sort"
+	"strings"
+	"sync"
+	"sync/atomic"
 	"time"
 
+	"cdcspec/runtime/adminapi"
 	"cdcspec/runtime/datacheck"
 	"cdcspec/runtime/server"
 	"cdcspec/spec"
@@ -17,6 +22,22 @@ import (
 var DefaultFaults = []string{
 	string(spec.FaultKillCapture), string(spec.FaultSinkError), string(spec.ActionMoveTable), string(spec.FaultExpireSession),
 	string(spec.ActionSplitTable), string(spec.ActionCreateTable), string(spec.ActionPauseChangefeed), string(spec.FaultKillMoveDestination),
+}
+
+// DefaultFaultsFor is the default mix for a cluster: DefaultFaults, less
+// sink-error with external Kafka (its produce timeouts are injected in the
+// embedded kfake).
+func DefaultFaultsFor(cfg Config) []string {
+	if len(cfg.Kafka) == 0 {
+		return DefaultFaults
+	}
+	var out []string
+	for _, f := range DefaultFaults {
+		if f != string(spec.FaultSinkError) {
+			out = append(out, f)
+		}
+	}
+	return out
 }
 
 // Step is one scheduled fault or domain action, at an offset from the
@@ -205,17 +226,25 @@ type Recovery struct {
 	Path string `json:"path,omitempty"`
 	// PathReached is Path's verdict (false also when Path is "").
 	PathReached bool `json:"path_reached"`
+	// PlannedAtMs is when the schedule placed the step (Step.At); Late
+	// says why it was applied more than a second after that ("" when on
+	// time).
+	PlannedAtMs int64  `json:"planned_at_ms"`
+	Late        string `json:"late,omitempty"`
 	at          int64
 }
 
 // Result is the report of a run.
 type Result struct {
-	Produced          int    `json:"produced"`
-	Delivered         int    `json:"delivered"`
-	Lost              int    `json:"lost"`
-	OutOfOrder        int    `json:"out_of_order"`
-	Duplicates        int    `json:"duplicates"`
-	FinalCheckpointTs uint64 `json:"final_checkpoint_ts"`
+	Produced   int `json:"produced"`
+	Delivered  int `json:"delivered"`
+	Lost       int `json:"lost"`
+	OutOfOrder int `json:"out_of_order"`
+	Duplicates int `json:"duplicates"`
+	// FinalCheckpointTs is a TSO (spec.TSO); FinalCheckpointTime its
+	// physical part (UTC, TiCDC's JSONTime format).
+	FinalCheckpointTs   uint64 `json:"final_checkpoint_ts"`
+	FinalCheckpointTime string `json:"final_checkpoint_time"`
 	// BlockingDDLs is how many blocking DDLs and syncpoints the upstream
 	// committed (steps and DDL traffic); DDLOrderViolations is the data
 	// check's count of breaches of its DDL ordering rule
@@ -256,8 +285,19 @@ type Result struct {
 	// Panics: captures whose process panicked (first line each).
 	Panics []string `json:"panics"`
 	// Interrupted: the run was stopped (SIGINT/SIGTERM) before it ended;
-	// the report covers what was checked until then.
-	Interrupted string `json:"interrupted,omitempty"`
+	// the report covers what was checked until then. InterruptedIn is the
+	// phase the signal came in (Phase*), Unchecked what could not be
+	// checked after it.
+	Interrupted   string   `json:"interrupted,omitempty"`
+	InterruptedIn string   `json:"interrupted_in,omitempty"`
+	Unchecked     []string `json:"unchecked,omitempty"`
+	// DataChecked and TraceChecked: the data check read the whole topic,
+	// the trace check every log (false only after a signal).
+	DataChecked  bool `json:"data_checked"`
+	TraceChecked bool `json:"trace_checked"`
+	// FaultPhase: the fault phase's planned and actual length (zero when
+	// a signal ended it).
+	FaultPhase FaultPhase `json:"fault_phase"`
 }
 
 // OK reports whether the run checked data, applied every fault asked for,
@@ -284,7 +324,61 @@ func (r *Result) judge() {
 	}
 }
 
-// Run runs a whole cluster: start, faults, heal, checks.
+// Phases of a run: Result.InterruptedIn names the one a signal ended.
+const (
+	PhaseStartup = "startup" // preflight, etcd, Kafka, the captures, the changefeed
+	PhaseLoad    = "load"    // the fault phase before its first step was applied
+	PhaseFaults  = "faults"  // the fault phase from its first step on
+	PhaseSettle  = "settle"  // healed, waiting for the checkpoint to pass the heal target
+	PhaseCheck   = "check"   // the captures stopped; the data check and the trace check
+)
+
+// After a signal (ctx ends), the run stops within these bounds, so that
+// `cdcspec run` prints its partial report and exits within 2 s: the
+// captures get InterruptGrace to exit on SIGTERM before SIGKILL, and the
+// checks of what was written so far stop InterruptBudget after the
+// signal (what they could not finish is listed in Result.Unchecked).
+const (
+	InterruptGrace  = 300 * time.Millisecond
+	InterruptBudget = 800 * time.Millisecond
+)
+
+// FaultPhase compares the fault phase's planned length (--duration) with
+// the time it took. It stretches when steps wait for each other (a step
+// waits until the previous step's window and RunConfig.MinGap have passed)
+// or are retried until they apply (RunConfig.RetryFor); Why lists the
+// steps applied later than planned, and why.
+type FaultPhase struct {
+	PlannedMs int64    `json:"planned_ms"`
+	ActualMs  int64    `json:"actual_ms"`
+	Stretched bool     `json:"stretched"`
+	Why       []string `json:"why,omitempty"`
+}
+
+// stretchSlack is how much later than planned a step or the fault phase
+// may end before the report calls it stretched.
+const stretchSlack = time.Second
+
+// runState is what the fault phase's goroutine shares with Run, which
+// stops waiting for it at a signal.
+type runState struct {
+	mu    sync.Mutex
+	recs  []Recovery
+	phase string
+}
+
+func (r *runState) setPhase(p string) { r.mu.Lock(); r.phase = p; r.mu.Unlock() }
+func (r *runState) add(rc Recovery)   { r.mu.Lock(); r.recs = append(r.recs, rc); r.mu.Unlock() }
+func (r *runState) snapshot() ([]Recovery, string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return append([]Recovery(nil), r.recs...), r.phase
+}
+
+// Run runs a whole cluster: preflight, start, faults, heal, checks. When
+// ctx ends (SIGINT, SIGTERM) in any phase, Run returns within about
+// InterruptGrace + InterruptBudget a partial Result (Interrupted and
+// InterruptedIn set) of what was checked until then, and no error.
 func Run(ctx context.Context, rc RunConfig) (*Result, error) {
 	if rc.Duration == 0 {
 		rc.Duration = 60 * time.Second
@@ -299,7 +393,7 @@ func Run(ctx context.Context, rc RunConfig) (*Result, error) {
 		rc.RetryFor = 20 * time.Second
 	}
 	if rc.Steps == nil {
-		steps, err := Schedule(DefaultFaults, rc.Duration)
+		steps, err := Schedule(DefaultFaultsFor(rc.Cluster), rc.Duration)
 		if err != nil {
 			return nil, err
 		}
@@ -313,21 +407,86 @@ func Run(ctx context.Context, rc RunConfig) (*Result, error) {
 			return nil, err
 		}
 	}
-	c, err := Start(ctx, rc.Cluster)
+	cfg, err := rc.Cluster.withDefaults()
 	if err != nil {
 		return nil, err
 	}
-	defer c.Close()
-	res := &Result{LogDir: c.LogDir(), Topic: c.Topic(), Etcd: c.Endpoints(), Kafka: c.Brokers()}
-	begin := time.Now()
-	var recs []Recovery
-	// interrupted ends the run early (SIGINT/SIGTERM): heal, stop the
-	// captures, and check what was written so far.
-	interrupted := func() (*Result, error) {
-		res.Interrupted = context.Cause(ctx).Error()
-		c.progress("interrupted (%s): stopping the captures and checking what was written so far", res.Interrupted)
-		return c.finish(res, recs, begin, nil)
+	res := &Result{LogDir: cfg.LogDir, Etcd: cfg.Etcd, Kafka: cfg.Kafka, HealToSettledMs: -1, Recovery: []Recovery{}}
+	// Before anything starts: external endpoints that do not answer end
+	// the run at once (an error naming the flag and the address).
+	if err := Preflight(ctx, cfg.Etcd, cfg.Kafka); err != nil {
+		if rc.Cluster.LogDir == "" {
+			_ = os.RemoveAll(cfg.LogDir) // the temp dir withDefaults made; nothing ran
+			res.LogDir = ""
+		}
+		if ctx.Err() != nil {
+			return res.interruptedAtStartup(ctx), nil
+		}
+		return nil, err
 	}
+	c, err := Start(ctx, cfg)
+	if err != nil {
+		if ctx.Err() != nil {
+			return res.interruptedAtStartup(ctx), nil
+		}
+		return nil, err
+	}
+	defer c.Close()
+	res.Topic, res.Etcd, res.Kafka = c.Topic(), c.Endpoints(), c.Brokers()
+	begin := time.Now()
+	st := &runState{phase: PhaseLoad}
+	if rc.DDLEvery > 0 {
+		go c.ddlTraffic(ctx, rc.DDLEvery, begin.Add(rc.Duration))
+	}
+	// The fault phase runs on its own goroutine: at a signal Run stops
+	// waiting for it (an injector may be in the middle of a retry loop)
+	// and checks what was written; the goroutine's calls then fail
+	// against the stopped cluster.
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		c.faultPhase(ctx, rc, begin, st)
+	}()
+	select {
+	case <-done:
+	case <-ctx.Done():
+	}
+	if ctx.Err() == nil {
+		res.FaultPhase = faultPhaseReport(rc, begin, st)
+		if res.FaultPhase.Stretched {
+			c.progress("fault phase planned %s took %s: %s", rc.Duration, time.Since(begin).Round(100*time.Millisecond), strings.Join(res.FaultPhase.Why, "; "))
+		}
+	}
+	return c.finish(ctx, res, st, begin, func(ctx context.Context) {
+		target := c.Heal()
+		healAt := time.Now()
+		c.progress("healed; waiting for the checkpoint to pass %s", TsText(target))
+		_, err := c.WaitCheckpoint(ctx, target, rc.SettleTimeout)
+		res.Settled = err == nil
+		if err == nil {
+			res.HealToSettledMs = time.Since(healAt).Milliseconds()
+		}
+		if err != nil && ctx.Err() == nil {
+			res.SettleError = err.Error()
+			c.progress("%v", err)
+		}
+	})
+}
+
+// interruptedAtStartup is the report of a run a signal ended before its
+// changefeed was created: nothing was checked.
+func (r *Result) interruptedAtStartup(ctx context.Context) *Result {
+	r.Interrupted = context.Cause(ctx).Error()
+	r.InterruptedIn = PhaseStartup
+	r.Unchecked = []string{"everything: the signal came before the changefeed was created"}
+	r.Findings = []traces.Finding{}
+	r.judge()
+	return r
+}
+
+// faultPhase applies rc.Steps from begin on and returns when the phase's
+// --duration has passed and every step was tried, or ctx ends.
+func (c *Cluster) faultPhase(ctx context.Context, rc RunConfig, begin time.Time, rs *runState) {
 	sleep := func(until time.Time) bool {
 		if wait := time.Until(until); wait > 0 {
 			select {
@@ -336,19 +495,19 @@ func Run(ctx context.Context, rc RunConfig) (*Result, error) {
 			case <-time.After(wait):
 			}
 		}
-		return true
-	}
-	if rc.DDLEvery > 0 {
-		go c.ddlTraffic(ctx, rc.DDLEvery, begin.Add(rc.Duration))
+		return ctx.Err() == nil
 	}
 	var free time.Time // when the previous step's window and MinGap have passed
+	var prev Step
 	for i, st := range rc.Steps {
 		at := begin.Add(st.At)
+		why := ""
 		if !rc.Exact && free.After(at) {
 			at = free
+			why = fmt.Sprintf("waited for %s's %s window and the %s gap", prev.Name(), prev.window(), rc.MinGap)
 		}
 		if !sleep(at) {
-			return interrupted()
+			return
 		}
 		// Retry a step that cannot apply yet, at most RetryFor and, for
 		// an exact schedule, not past the next step.
@@ -370,53 +529,86 @@ func Run(ctx context.Context, rc RunConfig) (*Result, error) {
 				break
 			}
 		}
+		if ctx.Err() != nil {
+			return
+		}
 		r.AtMs = time.Since(begin).Milliseconds()
+		r.PlannedAtMs = st.At.Milliseconds()
+		if r.Attempts > 1 {
+			why = strings.TrimPrefix(why+fmt.Sprintf("; applied at attempt %d", r.Attempts), "; ")
+		}
+		if time.Duration(r.AtMs-r.PlannedAtMs)*time.Millisecond > stretchSlack {
+			r.Late = why
+			if r.Late == "" {
+				r.Late = "its injection took that long"
+			}
+		}
 		r.at = time.Now().UnixMilli()
 		if r.Error != "" {
 			c.progress("fault %s NOT APPLIED after %d attempts: %s", st.Name(), r.Attempts, r.Error)
 		} else {
 			c.progress("fault %s %s", st.Name(), r.Target)
 		}
-		recs = append(recs, r)
+		rs.add(r)
+		rs.setPhase(PhaseFaults)
 		free = time.Now().Add(st.window() + rc.MinGap)
-		if ctx.Err() != nil {
-			return interrupted()
-		}
+		prev = st
 	}
-	if !sleep(begin.Add(rc.Duration)) {
-		return interrupted()
-	}
-	return c.finish(res, recs, begin, func(ctx context.Context) {
-		target := c.Heal()
-		healAt := time.Now()
-		c.progress("healed; waiting for the checkpoint to pass %d", target)
-		_, err := c.WaitCheckpoint(ctx, target, rc.SettleTimeout)
-		res.Settled = err == nil
-		if err == nil {
-			res.HealToSettledMs = time.Since(healAt).Milliseconds()
-		}
-		if err != nil {
-			res.SettleError = err.Error()
-			c.progress("%v", err)
-		}
-	})
+	sleep(begin.Add(rc.Duration))
 }
 
-// finish heals and settles (settle; nil when interrupted), stops the
-// captures and runs the data and trace checks over what was written.
-func (c *Cluster) finish(res *Result, recs []Recovery, begin time.Time, settle func(context.Context)) (*Result, error) {
-	// The checks run even after an interrupt: a fresh context, bounded.
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Minute)
+// faultPhaseReport compares the fault phase with its plan (called when it
+// has ended).
+func faultPhaseReport(rc RunConfig, begin time.Time, rs *runState) FaultPhase {
+	recs, _ := rs.snapshot()
+	fp := FaultPhase{PlannedMs: rc.Duration.Milliseconds(), ActualMs: time.Since(begin).Milliseconds()}
+	fp.Stretched = time.Duration(fp.ActualMs-fp.PlannedMs)*time.Millisecond > stretchSlack
+	for _, r := range recs {
+		if r.Late != "" {
+			fp.Why = append(fp.Why, fmt.Sprintf("%s planned at %.1fs, applied at %.1fs (%s)", r.Fault, float64(r.PlannedAtMs)/1000, float64(r.AtMs)/1000, r.Late))
+		}
+	}
+	if fp.Stretched && len(recs) > 0 {
+		last := recs[len(recs)-1]
+		if end := time.Duration(last.AtMs)*time.Millisecond + rc.MinGap; end > rc.Duration {
+			fp.Why = append(fp.Why, fmt.Sprintf("the last step, %s, was applied at %.1fs, after which the phase ends", last.Fault, float64(last.AtMs)/1000))
+		}
+	}
+	return fp
+}
+
+// finish settles (settle: heal and wait for the checkpoint), stops the
+// captures and runs the data and trace checks over what was written. Once
+// ctx ends (a signal, in any of these or before), it heals only what needs
+// no network call, stops the captures within InterruptGrace and cuts the
+// checks InterruptBudget after the signal: the Result says what it could
+// not check.
+func (c *Cluster) finish(ctx context.Context, res *Result, rs *runState, begin time.Time, settle func(context.Context)) (*Result, error) {
+	// cctx bounds the checks: generous, cut short once ctx ends.
+	cctx, cancel := context.WithTimeout(context.Background(), 30*time.Minute)
 	defer cancel()
-	res.HealToSettledMs = -1
-	if settle != nil {
+	var signalPhase atomic.Value
+	stopAfter := context.AfterFunc(ctx, func() {
+		_, ph := rs.snapshot()
+		signalPhase.Store(ph)
+		time.AfterFunc(InterruptBudget, cancel)
+	})
+	defer stopAfter()
+	if ctx.Err() == nil {
+		rs.setPhase(PhaseSettle)
 		settle(ctx)
 		// Give the liveness monitors a quiet stretch to judge.
-		time.Sleep(2 * time.Second)
-		c.Quiesced()
-	} else {
-		c.Heal()
+		select {
+		case <-ctx.Done():
+		case <-time.After(2 * time.Second):
+			c.Quiesced()
+		}
 	}
+	interrupted := func() bool { return ctx.Err() != nil }
+	if interrupted() {
+		c.healLocal()
+	}
+	recs, _ := rs.snapshot()
 	tl := c.Timeline()
 	var lagSum, lagN int64
 	for _, smp := range tl {
@@ -436,52 +628,107 @@ func (c *Cluster) finish(res *Result, recs []Recovery, begin time.Time, settle f
 	for id, v := range c.Members() {
 		res.Captures[id] = v.APIAddr
 	}
-	s, ok := c.Stored()
+	var s Sample
+	ok := false
+	if !interrupted() {
+		s, ok = c.Stored()
+	}
 	if !ok && len(tl) > 0 {
 		s = tl[len(tl)-1]
 	}
-	res.FinalCheckpointTs = s.Checkpoint
+	res.FinalCheckpointTs = spec.TSO(s.Checkpoint)
+	res.FinalCheckpointTime = adminapi.TSOTime(res.FinalCheckpointTs)
 	res.Recovery = recovery(recs, tl)
 	for _, n := range c.Starts() {
 		res.Restarts += n - 1
 	}
 	// Stop the captures so the topic is complete and still: every row
 	// change written is then in the source below (rows up to now).
-	c.StopCaptures()
-	c.progress("final checkpoint %d; checking topic %s", s.Checkpoint, c.Topic())
+	if !interrupted() {
+		rs.setPhase(PhaseCheck)
+	}
+	c.stopCaptures(ctx)
+	c.progress("final checkpoint %s; checking topic %s", TsText(s.Checkpoint), c.Topic())
 	// Reading the topic takes about 10 s per million messages on a busy
 	// machine: allow 2 min plus 30 s per million rows of the run.
 	rows := c.cfg.Rate * float64(time.Since(begin)+30*time.Second) / float64(time.Second)
 	readTimeout := 2*time.Minute + time.Duration(rows/1e6*30)*time.Second
 	res.BlockingDDLs = len(c.Up.BlockEvents())
-	rep, err := datacheck.Check(ctx, datacheck.Config{Brokers: c.Brokers(), Topic: c.Topic(), Timeout: readTimeout, DDLs: server.BlockDDLs(c.Up)},
-		c.Up.Source(c.StartTs, uint64(time.Now().UnixMilli())), server.TSO(s.Checkpoint))
-	if err != nil {
-		return nil, fmt.Errorf("data check: %w", err)
+	// The data check runs on its own goroutine: after a signal Run stops
+	// waiting for it at the budget even if the read is in the middle of a
+	// batch (the goroutine then fails against the closed broker).
+	type dataOut struct {
+		rep datacheck.Report
+		err error
 	}
-	res.Data = rep
-	res.Produced, res.Delivered, res.Lost, res.OutOfOrder, res.Duplicates = rep.Produced, rep.Delivered, rep.Lost, rep.OutOfOrder, rep.Duplicates
-	res.DDLOrderViolations = rep.DDLOrderViolations
-	if secs := float64(int64(s.Checkpoint)-int64(c.StartTs)) / 1000; secs > 0 {
-		res.RowsPerSec = float64(rep.Produced) / secs
+	dc := make(chan dataOut, 1)
+	src := c.Up.Source(c.StartTs, uint64(time.Now().UnixMilli()))
+	go func() {
+		rep, err := datacheck.Check(cctx, datacheck.Config{Brokers: c.Brokers(), Topic: c.Topic(), Timeout: readTimeout, DDLs: server.BlockDDLs(c.Up)},
+			src, res.FinalCheckpointTs)
+		dc <- dataOut{rep, err}
+	}()
+	var d dataOut
+	select {
+	case d = <-dc:
+	case <-cctx.Done():
+		d.err = context.Cause(cctx)
+	}
+	switch {
+	case d.err != nil && interrupted():
+		res.Unchecked = append(res.Unchecked, fmt.Sprintf("data: the topic read was cut %s after the signal (%v)", InterruptBudget, d.err))
+	case d.err != nil:
+		return nil, fmt.Errorf("data check: %w", d.err)
+	default:
+		rep := d.rep
+		res.DataChecked = true
+		res.Data = rep
+		res.Produced, res.Delivered, res.Lost, res.OutOfOrder, res.Duplicates = rep.Produced, rep.Delivered, rep.Lost, rep.OutOfOrder, rep.Duplicates
+		res.DDLOrderViolations = rep.DDLOrderViolations
+		if secs := float64(int64(s.Checkpoint)-int64(c.StartTs)) / 1000; secs > 0 {
+			res.RowsPerSec = float64(rep.Produced) / secs
+		}
 	}
 	files := c.LogFiles()
 	res.Panics = append([]string{}, c.Panics()...)
-	c.Close()
+	res.Findings = []traces.Finding{}
 	c.progress("checking %d logs", len(files))
-	inputs, err := traces.ExpandInputs(files, nil)
-	if err != nil {
-		return nil, fmt.Errorf("trace: %w", err)
+	type traceOut struct {
+		rep *traces.Report
+		err error
 	}
-	trep, err := traces.Run(inputs, traces.Options{})
-	if err != nil {
-		return nil, fmt.Errorf("trace: %w", err)
+	tc := make(chan traceOut, 1)
+	go func() {
+		inputs, err := traces.ExpandInputs(files, nil)
+		if err != nil {
+			tc <- traceOut{err: err}
+			return
+		}
+		trep, err := traces.Run(inputs, traces.Options{})
+		tc <- traceOut{trep, err}
+	}()
+	select {
+	case out := <-tc:
+		switch {
+		case out.err != nil && interrupted():
+			res.Unchecked = append(res.Unchecked, fmt.Sprintf("trace: %v", out.err))
+		case out.err != nil:
+			return nil, fmt.Errorf("trace: %w", out.err)
+		default:
+			res.TraceChecked = true
+			if out.rep.Findings != nil {
+				res.Findings = out.rep.Findings
+			}
+			res.Violations = out.rep.Violations()
+		}
+	case <-cctx.Done():
+		res.Unchecked = append(res.Unchecked, fmt.Sprintf("trace: the log check was cut %s after the signal", InterruptBudget))
 	}
-	res.Findings = trep.Findings
-	if res.Findings == nil {
-		res.Findings = []traces.Finding{}
+	if interrupted() {
+		res.Interrupted = context.Cause(ctx).Error()
+		res.InterruptedIn, _ = signalPhase.Load().(string)
+		c.progress("interrupted (%s) during %s: stopped the captures; partial report of what was checked", res.Interrupted, res.InterruptedIn)
 	}
-	res.Violations = trep.Violations()
 	res.judge()
 	return res, nil
 }
@@ -502,7 +749,7 @@ func (c *Cluster) ddlTraffic(ctx context.Context, every time.Duration, until tim
 			if ev, err := c.CommitBlockDDL(""); err != nil {
 				c.progress("DDL traffic: %v", err)
 			} else {
-				c.progress("DDL traffic: %s at ts %d", ev.Query, ev.CommitTs)
+				c.progress("DDL traffic: %s at commit-ts %d", ev.Query, spec.TSO(ev.CommitTs))
 			}
 		}
 	}
@@ -568,4 +815,11 @@ func recovery(recs []Recovery, tl []Sample) []Recovery {
 		}
 	}
 	return recs
+}
+
+// TsText shows a ts of the runtime (ms) as a TiCDC engineer reads one: the
+// TSO, then its physical part as UTC time.
+func TsText(ms uint64) string {
+	tso := spec.TSO(ms)
+	return fmt.Sprintf("%d (%s UTC)", tso, adminapi.TSOTime(tso))
 }

@@ -62,18 +62,18 @@ func TestOldStartTsRemoveReleasesDispatcherManagers(t *testing.T) {
 	require.NoError(t, err)
 
 	// A start-ts in the future is refused, as TiCDC refuses it.
-	_, err = api.Create(ctx, adminapi.CreateRequest{ChangefeedID: "cf-future", StartTs: uint64(time.Now().Add(time.Hour).UnixMilli())})
+	_, err = api.Create(ctx, adminapi.CreateRequest{ChangefeedID: "cf-future", StartTs: spec.TSO(uint64(time.Now().Add(time.Hour).UnixMilli()))})
 	require.ErrorIs(t, err, adminapi.ErrInvalidParam)
 	require.Contains(t, err.Error(), "larger than current tso")
 
 	// Start-ts 1 ms (1970): 56 years of empty time before the first row.
-	_, err = api.Create(ctx, adminapi.CreateRequest{ChangefeedID: "cf-old", StartTs: 1})
+	_, err = api.Create(ctx, adminapi.CreateRequest{ChangefeedID: "cf-old", StartTs: spec.TSO(1)})
 	require.NoError(t, err)
 	// It catches up: its checkpoint passes the other changefeed's start.
 	deadline := time.Now().Add(30 * time.Second)
 	for {
 		info, err := api.Get(ctx, "cf-old")
-		if err == nil && info.CheckpointTs > c.StartTs {
+		if err == nil && spec.PhysicalMs(info.CheckpointTs) > c.StartTs {
 			break
 		}
 		require.True(t, time.Now().Before(deadline), "cf-old never caught up from ts 1: %+v %v", info, err)
@@ -152,31 +152,72 @@ func (s *syncBuffer) String() string {
 	return s.b.String()
 }
 
-// TestRunSIGTERMPartialReport: SIGTERM to cdcspec run during the fault
-// phase stops the captures, prints the partial report and exits 143.
-func TestRunSIGTERMPartialReport(t *testing.T) {
+// TestRunSignalEachPhase: SIGINT or SIGTERM to cdcspec run in each phase
+// (startup, load, faults, settle, check) ends it within 2 s: "interrupted"
+// on stderr, a partial report naming the phase on stdout, exit 128 + the
+// signal. Each case waits for the progress line that opens its phase and
+// signals at once (the check case makes the topic big enough that reading
+// it takes seconds, so the signal cuts it).
+func TestRunSignalEachPhase(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts processes, etcd and Kafka; skipped with -short")
 	}
-	cmd := exec.Command(binary, "run", "--nodes", "1", "--tables", "1", "--rate", "200", "--duration", "60s", "--faults", "none",
-		"--log-dir", t.TempDir())
-	var out, errb syncBuffer
-	cmd.Stdout, cmd.Stderr = &out, &errb
-	require.NoError(t, cmd.Start())
-	deadline := time.Now().Add(30 * time.Second)
-	for !strings.Contains(errb.String(), "changefeed cf-1 created") {
-		require.True(t, time.Now().Before(deadline), "cluster never started: %s", errb.String())
-		time.Sleep(100 * time.Millisecond)
+	base := []string{"run", "--nodes", "1", "--tables", "1", "--settle-timeout", "60s"}
+	for _, c := range []struct {
+		phase  string
+		sig    syscall.Signal
+		args   []string
+		marker string        // the progress line (stderr) that opens the phase
+		after  time.Duration // then wait this long before signalling
+		stdout []string      // also in the report
+	}{
+		{PhaseStartup, syscall.SIGINT, []string{"--rate", "200", "--duration", "30s", "--faults", "none"}, "logs in", 0,
+			[]string{"unchecked:  everything"}},
+		{PhaseLoad, syscall.SIGTERM, []string{"--rate", "200", "--duration", "30s", "--faults", "none"}, "changefeed cf-1 created", time.Second,
+			[]string{"data:       datacheck", "checkpoint: final "}},
+		{PhaseFaults, syscall.SIGINT, []string{"--rate", "200", "--duration", "8s", "--faults", "sink-error"}, "fault sink-error", 0,
+			[]string{"sink-error"}},
+		{PhaseSettle, syscall.SIGINT, []string{"--rate", "200", "--duration", "3s", "--faults", "sink-error"}, "healed; waiting", 0,
+			[]string{"checkpoint: final "}},
+		{PhaseCheck, syscall.SIGINT, []string{"--rate", "40000", "--tables", "2", "--duration", "4s", "--faults", "none"}, "checking topic", 0,
+			[]string{"unchecked:  data: the topic read was cut"}},
+	} {
+		t.Run(c.phase, func(t *testing.T) {
+			args := append(append(append([]string{}, base...), c.args...), "--log-dir", t.TempDir())
+			cmd := exec.Command(binary, args...)
+			var out, errb syncBuffer
+			cmd.Stdout, cmd.Stderr = &out, &errb
+			require.NoError(t, cmd.Start())
+			waited := make(chan error, 1)
+			go func() { waited <- cmd.Wait() }()
+			deadline := time.Now().Add(60 * time.Second)
+			for !strings.Contains(errb.String(), c.marker) {
+				require.True(t, time.Now().Before(deadline), "never reached %q: %s", c.marker, errb.String())
+				time.Sleep(10 * time.Millisecond)
+			}
+			time.Sleep(c.after)
+			sent := time.Now()
+			require.NoError(t, cmd.Process.Signal(c.sig))
+			var err error
+			select {
+			case err = <-waited:
+			case <-time.After(10 * time.Second):
+				_ = cmd.Process.Kill()
+				t.Fatalf("still running 10 s after %v: %s", c.sig, errb.String())
+			}
+			took := time.Since(sent)
+			t.Logf("%v during %s: exited after %s", c.sig, c.phase, took.Round(time.Millisecond))
+			require.Less(t, took, 2*time.Second, "stderr %s", errb.String())
+			var ee *exec.ExitError
+			require.ErrorAs(t, err, &ee, "stdout %s stderr %s", out.String(), errb.String())
+			require.Equal(t, 128+int(c.sig), ee.ExitCode(), "stdout %s stderr %s", out.String(), errb.String())
+			require.Contains(t, errb.String(), "cdcspec run: interrupted (received "+c.sig.String()+") during "+c.phase)
+			require.Contains(t, out.String(), "cdcspec run: INTERRUPTED (received "+c.sig.String()+") during "+c.phase+": partial report")
+			for _, w := range c.stdout {
+				require.Contains(t, out.String(), w)
+			}
+		})
 	}
-	time.Sleep(2 * time.Second)
-	require.NoError(t, cmd.Process.Signal(syscall.SIGTERM))
-	err := cmd.Wait()
-	var ee *exec.ExitError
-	require.ErrorAs(t, err, &ee, "stdout %s stderr %s", out.String(), errb.String())
-	require.Equal(t, 143, ee.ExitCode(), "stdout %s stderr %s", out.String(), errb.String())
-	require.Contains(t, out.String(), "cdcspec run: INTERRUPTED (received terminated)")
-	require.Contains(t, out.String(), "data:       datacheck")
-	require.Contains(t, errb.String(), "admin API http://")
 }
 
 // TestBacklogRemoveCutsWrite (CDCSPEC_LONG=1, about 50 s): a changefeed
@@ -197,7 +238,7 @@ func TestBacklogRemoveCutsWrite(t *testing.T) {
 	api, _, err := c.OwnerAPI(ctx)
 	require.NoError(t, err)
 	time.Sleep(40 * time.Second) // the backlog: about two million rows
-	_, err = api.Create(ctx, adminapi.CreateRequest{ChangefeedID: "cf-backlog", StartTs: c.StartTs})
+	_, err = api.Create(ctx, adminapi.CreateRequest{ChangefeedID: "cf-backlog", StartTs: spec.TSO(c.StartTs)})
 	require.NoError(t, err)
 	deadline := time.Now().Add(30 * time.Second)
 	var created map[string]int
@@ -212,7 +253,7 @@ func TestBacklogRemoveCutsWrite(t *testing.T) {
 	time.Sleep(time.Second)
 	info, err := api.Get(ctx, "cf-backlog")
 	require.NoError(t, err)
-	require.Less(t, info.CheckpointTs, c.StartTs+30_000, "the backlog was written already: nothing was in flight to cut")
+	require.Less(t, spec.PhysicalMs(info.CheckpointTs), c.StartTs+30_000, "the backlog was written already: nothing was in flight to cut")
 	removed := time.Now() // before the call: Remove answers once the stop operator finished
 	require.NoError(t, api.Remove(ctx, "cf-backlog"))
 	waitManagersClosed(t, c, "cf-backlog", created, removed)

@@ -185,7 +185,7 @@ func (c *Cluster) storesUp(ids []uint64) {
 		}
 	}
 	c.lg.Info("tikv_chaos.go", 1, "TiKV failure recovered", zap.Uint64s("stores", back), zap.Uint64("resolvedTs", target))
-	c.progress("TiKV store %v back; upstream resolved ts %d", back, target)
+	c.progress("TiKV store %v back; upstream resolved-ts %d", back, spec.TSO(target))
 	c.kv.mu.Lock()
 	c.kv.heals = append(c.kv.heals, storeHealAt{at: time.Now(), stores: back, target: target})
 	c.kv.mu.Unlock()

@@ -85,8 +85,11 @@ func (wallClock) NowMs() int64 { return time.Now().UnixMilli() }
 // NewWallClockLogger returns an impl logger (TiCDC's log format) that stamps
 // lines with real time and serializes writes from several goroutines; the
 // runtime's processes (captures and cdcspec run itself) log through it.
+// Its ts fields are TSOs, as in TiCDC's logs (logging.Logger.TSO).
 func NewWallClockLogger(w io.Writer, level string) *logging.Logger {
-	return logging.New(&lockedWriter{w: w}, wallClock{}, level)
+	lg := logging.New(&lockedWriter{w: w}, wallClock{}, level)
+	lg.TSO = true
+	return lg
 }
 
 type lockedWriter struct {
@@ -626,8 +629,9 @@ func (b *backend) info(c *coordinator.Coordinator, name string) (adminapi.Change
 		b.s.mu.Lock()
 		api := b.s.peers[cf.Node].APIAddr
 		b.s.mu.Unlock()
-		return adminapi.ChangefeedInfo{ID: cf.ID.Name(), Namespace: "default", State: cf.State, CheckpointTs: cf.Checkpoint,
-			StoredTs: cf.Stored, Epoch: cf.Epoch, Operator: cf.Operator, Sched: cf.Sched, MaintainerOn: api}, true
+		return adminapi.ChangefeedInfo{ID: cf.ID.Name(), Namespace: "default", State: cf.State, CheckpointTs: spec.TSO(cf.Checkpoint),
+			CheckpointTime: adminapi.TSOTime(spec.TSO(cf.Checkpoint)), StoredTs: spec.TSO(cf.Stored), Epoch: cf.Epoch,
+			Operator: cf.Operator, Sched: cf.Sched, MaintainerOn: api}, true
 	}
 	return adminapi.ChangefeedInfo{}, false
 }
@@ -635,20 +639,26 @@ func (b *backend) info(c *coordinator.Coordinator, name string) (adminapi.Change
 func (b *backend) Create(ctx context.Context, req adminapi.CreateRequest) (adminapi.ChangefeedInfo, error) {
 	var info adminapi.ChangefeedInfo
 	err := b.owned(ctx, func(now int64, c *coordinator.Coordinator, out *core.Effects) error {
-		start := req.StartTs
 		// TiCDC's create (api/v2 createChangefeed at b813e76f9): start-ts 0
 		// is the current TSO, one above it is refused. Here the current
-		// TSO is the wall clock (the upstream's PD).
-		if current := uint64(now); start > current {
-			return fmt.Errorf("%w: invalid start-ts %d, larger than current tso %d", adminapi.ErrInvalidParam, TSO(start), TSO(current))
+		// TSO is the wall clock (the upstream's PD). The API speaks TSOs;
+		// the runtime counts in ms, so a logical part is dropped (the
+		// changefeed starts up to 1 ms earlier: rows again, never a gap).
+		if current := spec.TSO(uint64(now)); req.StartTs > current {
+			return fmt.Errorf("%w: invalid start-ts %d, larger than current tso %d", adminapi.ErrInvalidParam, req.StartTs, current)
 		}
+		if err := notATSO("start-ts", req.StartTs); err != nil {
+			return err
+		}
+		start := spec.PhysicalMs(req.StartTs)
 		if start == 0 {
 			start = b.s.up.GlobalResolvedTs()
 		}
 		if err := c.CreateChangefeed(now, cfID(req.ChangefeedID), start, b.s.up.TablesAt(start), out); err != nil {
 			return err
 		}
-		info = adminapi.ChangefeedInfo{ID: req.ChangefeedID, Namespace: "default", State: spec.StateNormal, CheckpointTs: start}
+		info = adminapi.ChangefeedInfo{ID: req.ChangefeedID, Namespace: "default", State: spec.StateNormal,
+			CheckpointTs: spec.TSO(start), CheckpointTime: adminapi.TSOTime(spec.TSO(start)), StoredTs: spec.TSO(start)}
 		return nil
 	})
 	return info, err
@@ -693,11 +703,15 @@ func (b *backend) Pause(ctx context.Context, id string) error {
 func (b *backend) Resume(ctx context.Context, id string, overwrite uint64) error {
 	return b.owned(ctx, func(now int64, c *coordinator.Coordinator, out *core.Effects) error {
 		// As TiCDC's resume (verifyResumeChangefeedConfig): an overwrite
-		// checkpoint above the current TSO is refused.
-		if current := uint64(now); overwrite > current {
-			return fmt.Errorf("%w: invalid checkpoint-ts %d, larger than current tso %d", adminapi.ErrInvalidParam, TSO(overwrite), TSO(current))
+		// checkpoint above the current TSO is refused. A logical part is
+		// dropped, as in Create.
+		if current := spec.TSO(uint64(now)); overwrite > current {
+			return fmt.Errorf("%w: invalid checkpoint-ts %d, larger than current tso %d", adminapi.ErrInvalidParam, overwrite, current)
 		}
-		return c.ResumeChangefeed(now, cfID(id), overwrite, out)
+		if err := notATSO("checkpoint-ts", overwrite); err != nil {
+			return err
+		}
+		return c.ResumeChangefeed(now, cfID(id), spec.PhysicalMs(overwrite), out)
 	})
 }
 
@@ -917,4 +931,13 @@ func (b *backend) AddDelayRule(ctx context.Context, r adminapi.DelayRule) error 
 		}
 		return nil
 	})
+}
+
+// notATSO refuses a ts whose physical part is 0 ms but which is not 0: the
+// runtime counts in ms and would read it as 0 (now, or keep).
+func notATSO(name string, ts uint64) error {
+	if ts != 0 && spec.PhysicalMs(ts) == 0 {
+		return fmt.Errorf("%w: invalid %s %d: not a TSO, its physical part (ts >> %d) is 0 ms", adminapi.ErrInvalidParam, name, ts, spec.TSOLogicalBits)
+	}
+	return nil
 }

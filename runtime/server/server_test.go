@@ -126,7 +126,7 @@ func TestSharedUpstreamAndMetaStore(t *testing.T) {
 	require.Equal(t, []core.BlockEvent{ev}, u.BlockEventsBetween(ev.CommitTs-1, ev.CommitTs))
 	hist := BlockDDLs(u)
 	require.Len(t, hist, 2)
-	require.Equal(t, TSO(ev.CommitTs), hist[0].CommitTs)
+	require.Equal(t, spec.TSO(ev.CommitTs), hist[0].CommitTs)
 	require.ElementsMatch(t, []string{TableName(ev.BlockTables[0]), TableName(ev.BlockTables[1])}, hist[0].Tables)
 	require.Nil(t, hist[1].Tables, "a DB-level DDL blocks every table")
 	if err := SetStall(ctx, c, true, u.Config().LagMs); err != nil {

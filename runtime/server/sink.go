@@ -119,7 +119,7 @@ func (m *sinks) WriteBlockEvent(w core.BlockEventWrite) *core.RunningError {
 	ctx, cancel := context.WithTimeout(s.ctx, ddlWriteTimeout)
 	defer cancel()
 	err := sk.WriteDDL(ctx, kafkasink.DDL{Changefeed: string(w.Changefeed), Dispatcher: string(w.Dispatcher),
-		Table: ddlTable(w.Event), Type: ddlType(w.Event), Query: w.Event.Query, CommitTs: TSO(w.Event.CommitTs)})
+		Table: ddlTable(w.Event), Type: ddlType(w.Event), Query: w.Event.Query, CommitTs: spec.TSO(w.Event.CommitTs)})
 	if err != nil {
 		return s.errorOf(err)
 	}
@@ -164,7 +164,7 @@ func BlockDDLs(up *Upstream) []datacheck.BlockDDL {
 		if ev.IsSyncPoint {
 			continue
 		}
-		d := datacheck.BlockDDL{CommitTs: TSO(ev.CommitTs), Query: ev.Query}
+		d := datacheck.BlockDDL{CommitTs: spec.TSO(ev.CommitTs), Query: ev.Query}
 		if ev.Influence == spec.InfluenceNormal {
 			d.Tables = []string{}
 			for _, t := range ev.BlockTables {
@@ -367,7 +367,7 @@ func (s *sinkInst) start() bool {
 		OnFlushed: func(f kafkasink.Flushed) {
 			s.mu.Lock()
 			w, ok := s.pending[f.Dispatcher]
-			if ok && TSO(w.ToTs) == f.Ts {
+			if ok && spec.TSO(w.ToTs) == f.Ts {
 				delete(s.pending, f.Dispatcher)
 				delete(s.cut, f.Dispatcher)
 			} else {
@@ -451,7 +451,7 @@ func (s *sinkInst) run() {
 					r.Changefeed = string(w.Changefeed)
 					rows = append(rows, r)
 				})
-				if err := s.sink.WriteRange(s.ctx, string(w.Dispatcher), TSO(hi), rows); err != nil {
+				if err := s.sink.WriteRange(s.ctx, string(w.Dispatcher), spec.TSO(hi), rows); err != nil {
 					if s.ctx.Err() != nil {
 						return
 					}
@@ -461,7 +461,7 @@ func (s *sinkInst) run() {
 				lo = hi
 			}
 			if !cut && w.ToTs <= max(w.FromTs, s.m.firstRow(w.Span, w.ToTs)) {
-				if err := s.sink.WriteRange(s.ctx, string(w.Dispatcher), TSO(w.ToTs), nil); err != nil && s.ctx.Err() == nil {
+				if err := s.sink.WriteRange(s.ctx, string(w.Dispatcher), spec.TSO(w.ToTs), nil); err != nil && s.ctx.Err() == nil {
 					s.fail(err)
 					return
 				}

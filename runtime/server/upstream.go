@@ -299,7 +299,7 @@ func CommitBlockDDL(ctx context.Context, c *etcdmeta.Client, kind string, rnd *r
 		return core.BlockEvent{}, err
 	}
 	if !ok {
-		return core.BlockEvent{}, fmt.Errorf("a blocking DDL at ts %d was committed concurrently", ts)
+		return core.BlockEvent{}, fmt.Errorf("a blocking DDL at commit-ts %d was committed concurrently", spec.TSO(ts))
 	}
 	return upstream.BlockEventOf(kind, tables, ts), nil
 }
@@ -442,9 +442,6 @@ func KeyName(idx int) string {
 // TableName is the upstream table name of table id.
 func TableName(id int64) string { return "t" + strconv.FormatInt(id, 10) }
 
-// TSO converts impl's ms ts to the TiDB TSO the Kafka messages carry.
-func TSO(ms uint64) uint64 { return ms << 18 }
-
 // rowsAt is the number of row changes of table at ms ts.
 func (u *Upstream) rowsAt(table int64, ts uint64) (int, uint64) {
 	h := mix(u.cfg.Seed ^ mix(uint64(table)*0x100000001b3^ts))
@@ -485,7 +482,7 @@ func (u *Upstream) Rows(span spec.Span, from, to uint64, dispatcher string, fn f
 			if !inSpan(span, key) {
 				continue
 			}
-			fn(kafkasink.Row{Dispatcher: dispatcher, Table: name, Key: key, CommitTs: TSO(ts), Op: kafkasink.OpUpdate,
+			fn(kafkasink.Row{Dispatcher: dispatcher, Table: name, Key: key, CommitTs: spec.TSO(ts), Op: kafkasink.OpUpdate,
 				Value: name + "-" + strconv.FormatUint(ts, 10) + "-" + strconv.Itoa(i)})
 		}
 	}
