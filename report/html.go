@@ -24,6 +24,9 @@ td,th{border:1px solid #d6dbe1;padding:3px 8px;text-align:left;vertical-align:to
 .finding{margin:8px 0 12px;padding:6px 10px;border-left:4px solid #d6dbe1;background:#fafbfc}
 .finding.violation{border-color:#b3001b}.finding.suspect{border-color:#e08a00}
 svg text{font:11px system-ui,sans-serif;fill:#1d232b} svg .lane{fill:#f6f8fa} svg .lbl{font-weight:600}
+.verdict{font-weight:600;padding:6px 10px;margin-bottom:10px;border-left:4px solid #2e8b57;background:#f3faf5}
+.verdict.violation{border-color:#b3001b;background:#fdf1f2}.verdict.suspect{border-color:#e08a00;background:#fff7ea}.verdict.nothing-checked{border-color:#7b8794;background:#f2f4f7}
+.next{margin:4px 0 0 14px;color:#39424e}
 .legend span{display:inline-block;margin-right:14px} .sw{display:inline-block;width:12px;height:10px;margin-right:4px;vertical-align:middle}
 `
 

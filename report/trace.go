@@ -44,6 +44,8 @@ const (
 // parse statistics. rep must have been run with Options.Timeline.
 func TraceHTML(w io.Writer, rep *traces.Report, title string) error {
 	writeHead(w, title)
+	v := rep.Verdict()
+	fmt.Fprintf(w, "<div class=\"verdict %s\" id=\"verdict\">%s</div>\n", v.Result, esc(v.String()))
 	fmt.Fprintf(w, "<h1>%s</h1>\n", esc(title))
 	s := rep.Stats
 	var names []string
@@ -107,6 +109,13 @@ func TraceHTML(w io.Writer, rep *traces.Report, title string) error {
 		fmt.Fprintf(w, "<div>%s</div>\n", esc(f.Message))
 		for _, e := range f.Evidence {
 			fmt.Fprintf(w, "<div class=\"ev\">%s:%d  %s</div>\n", esc(e.File), e.Line, esc(e.Text))
+		}
+		if n := f.Next; n != nil {
+			fmt.Fprintf(w, "<div class=\"next\"><b>look at:</b> %s<br><b>check:</b> %s", esc(n.Component), esc(n.Check))
+			if len(n.Bugs) > 0 {
+				fmt.Fprintf(w, "<br><b>known bugs with this property:</b> %s", esc(strings.Join(n.Bugs, "; ")))
+			}
+			io.WriteString(w, "</div>\n")
 		}
 		io.WriteString(w, "</div>\n")
 	}

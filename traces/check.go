@@ -72,8 +72,10 @@ type Finding struct {
 	First      string     `json:"first,omitempty"`
 	Last       string     `json:"last,omitempty"`
 	Evidence   []Evidence `json:"evidence"`
-	time       int64
-	last       int64
+	// Next says where to look next (nil for Info findings).
+	Next *NextStep `json:"next,omitempty"`
+	time int64
+	last int64
 }
 
 // Time returns the finding's first time in Unix ms (0 if unknown).
