@@ -13,7 +13,7 @@ import (
 )
 
 func init() {
-	register("trace", "check TiCDC logs against the spec's properties", runTrace)
+	register("trace", traceHelp.summary, runTrace)
 }
 
 // traceStdin is the stream "-" reads; tests replace it.
