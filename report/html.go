@@ -43,8 +43,9 @@ func fmtMs(ms int64) string {
 
 // svg is a small SVG builder.
 type svg struct {
-	b    strings.Builder
-	w, h int
+	b     strings.Builder
+	w, h  int
+	attrs string // extra attributes of the <svg> element
 }
 
 func (s *svg) rect(x, y, w, h float64, fill, title string, extra string) {
@@ -71,7 +72,7 @@ func (s *svg) circle(x, y, r float64, fill, title string) {
 }
 
 func (s *svg) write(w io.Writer, class string) {
-	fmt.Fprintf(w, `<svg class="%s" xmlns="http://www.w3.org/2000/svg" width="%d" height="%d" viewBox="0 0 %d %d">`, class, s.w, s.h, s.w, s.h)
+	fmt.Fprintf(w, `<svg class="%s" xmlns="http://www.w3.org/2000/svg" width="%d" height="%d" viewBox="0 0 %d %d" %s>`, class, s.w, s.h, s.w, s.h, s.attrs)
 	io.WriteString(w, s.b.String())
 	io.WriteString(w, "</svg>\n")
 }
