@@ -636,15 +636,36 @@ func writeArtifacts(dir string, res *model.Result, args []string) (string, error
 const maxDefaultMemory = 8 << 30
 
 // defaultMemoryBudget is check's budget without --memory: half of the
-// machine's memory (MemTotal in /proc/meminfo), at most maxDefaultMemory;
-// where /proc/meminfo cannot be read, 2 GB. A model search on a shared
-// machine is then bounded whether or not the user thought of it.
+// machine's memory (MemTotal in /proc/meminfo, or the container's cgroup
+// limit when lower), at most maxDefaultMemory; where neither can be read,
+// 2 GB. A model search on a shared machine is then bounded whether or not
+// the user thought of it.
 func defaultMemoryBudget() int64 {
 	total := memTotal()
+	if l := cgroupMemoryLimit(); l > 0 && (total <= 0 || l < total) {
+		total = l
+	}
 	if total <= 0 {
 		return 2 << 30
 	}
 	return max(min(total/2, maxDefaultMemory), 2*search.MinMemory)
+}
+
+// cgroupMemoryLimit is the memory limit of the cgroup the process sees at
+// the usual mount points (v2 memory.max, v1 memory.limit_in_bytes), 0 if
+// none is set or readable ("max", or v1's page-rounded MaxInt64).
+func cgroupMemoryLimit() int64 {
+	for _, p := range []string{"/sys/fs/cgroup/memory.max", "/sys/fs/cgroup/memory/memory.limit_in_bytes"} {
+		b, err := os.ReadFile(p)
+		if err != nil {
+			continue
+		}
+		v, err := strconv.ParseInt(strings.TrimSpace(string(b)), 10, 64)
+		if err == nil && v > 0 && v < 1<<60 {
+			return v
+		}
+	}
+	return 0
 }
 
 // memTotal reads MemTotal from /proc/meminfo, in bytes (0 if unknown).
@@ -671,7 +692,7 @@ func memTotal() int64 {
 // memoryOrigin says where the budget came from and how to change it.
 func memoryOrigin(isDefault bool) string {
 	if isDefault {
-		return fmt.Sprintf(" (the default: half of the machine's memory, at most %d GB; --memory raises it)", maxDefaultMemory>>30)
+		return fmt.Sprintf(" (the default: half of the machine's or container's memory, at most %d GB; --memory raises it)", maxDefaultMemory>>30)
 	}
 	return " (--memory)"
 }

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -126,7 +127,34 @@ func TestSimLogChecked(t *testing.T) {
 func TestDefaultMemoryBudget(t *testing.T) {
 	b := defaultMemoryBudget()
 	assert.LessOrEqual(t, b, int64(maxDefaultMemory))
-	if total := memTotal(); total > 0 {
+	if total := memTotal(); total > 0 && cgroupMemoryLimit() == 0 {
 		assert.Equal(t, min(total/2, int64(maxDefaultMemory)), b)
 	}
+}
+
+// TestDocsCommands runs every "$ cdcspec ..." line of docs/trace.md and
+// docs/check.md from the repository root and checks the exit code its
+// "# exit N" comment states, so the pages cannot drift from the CLI.
+func TestDocsCommands(t *testing.T) {
+	t.Chdir("../..")
+	n := 0
+	for _, page := range []string{"docs/trace.md", "docs/check.md"} {
+		b, err := os.ReadFile(page)
+		require.NoError(t, err)
+		for i, line := range strings.Split(string(b), "\n") {
+			cmd, ok := strings.CutPrefix(line, "$ cdcspec ")
+			if !ok {
+				continue
+			}
+			cmd, comment, ok := strings.Cut(cmd, "#")
+			require.True(t, ok, "%s:%d: no '# exit N' comment", page, i+1)
+			var want int
+			_, err := fmt.Sscanf(strings.TrimSpace(comment), "exit %d", &want)
+			require.NoError(t, err, "%s:%d: comment %q", page, i+1, comment)
+			code, _, stderr := runCmd(strings.Fields(cmd)...)
+			assert.Equal(t, want, code, "%s:%d: cdcspec %s\n%s", page, i+1, cmd, stderr)
+			n++
+		}
+	}
+	assert.GreaterOrEqual(t, n, 10)
 }
