@@ -327,7 +327,7 @@ func runCheck(args []string, stdout, stderr io.Writer) int {
 	var res model.Result
 	var err error
 	mode := "exhaustive"
-	progress, clear := progressWriter(stderr)
+	progress, clear := progressWriter(stderr, memBytes)
 	switch {
 	case *simulate:
 		mode = "simulate"
@@ -482,17 +482,18 @@ func sumVerdicts(c *search.Coverage) int64 {
 	return n
 }
 
-// progressWriter returns the progress callback for stderr: a line that
+// progressWriter returns the progress callback for stderr (the process's
+// memory shown against the budget, budget bytes): a line that
 // rewrites itself on a terminal, a plain line every 10 s on a file or
 // pipe, nothing for any other writer (tests). clear ends the terminal line.
-func progressWriter(stderr io.Writer) (progress func(search.Progress), clear func()) {
+func progressWriter(stderr io.Writer, budget int64) (progress func(search.Progress), clear func()) {
 	f, ok := stderr.(*os.File)
 	if !ok {
 		return nil, func() {}
 	}
 	line := func(p search.Progress) string {
-		s := fmt.Sprintf("%d states, %.0f states/s, queue %d, depth %d, memory %d MB, %s elapsed",
-			p.Distinct, p.StatesPerSec, p.Queue, p.Depth, p.Memory>>20, p.Elapsed.Round(time.Second))
+		s := fmt.Sprintf("%d states, %.0f states/s, queue %d, depth %d, memory %d MB of the %d MB budget, %s elapsed",
+			p.Distinct, p.StatesPerSec, p.Queue, p.Depth, p.Memory>>20, budget>>20, p.Elapsed.Round(time.Second))
 		if p.ETA > 0 {
 			s += fmt.Sprintf(", ETA %s", p.ETA.Round(time.Second))
 		}
