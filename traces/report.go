@@ -492,6 +492,13 @@ func (r *Report) WriteJUnit(w io.Writer) error {
 		}
 		suite.Cases = append(suite.Cases, c)
 	}
+	if v.Result == VerdictNothingChecked {
+		// a JUnit consumer gates on failures: a log that checked nothing
+		// must not read as a passing suite
+		suite.Cases = append(suite.Cases, junitCase{Name: "verdict", Classname: "cdcspec.trace",
+			Failure: &junitFailure{Message: v.Why, Type: VerdictNothingChecked, Body: v.String()}})
+		suite.Failures++
+	}
 	suite.Tests = len(suite.Cases)
 	out := junitSuites{Name: "cdcspec", Tests: suite.Tests, Failures: suite.Failures, Suites: []junitSuite{suite}}
 	if _, err := io.WriteString(w, xml.Header); err != nil {

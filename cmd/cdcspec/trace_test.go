@@ -302,4 +302,9 @@ func TestTraceVerdict(t *testing.T) {
 	code, out, _ = runTraceCmd(t, "", "--format", "json", trunc)
 	require.Equal(t, exitIncomplete, code)
 	require.Contains(t, out, `"result": "nothing-checked"`)
+	code, out, _ = runTraceCmd(t, "", "--format", "junit", badTS)
+	require.Equal(t, exitIncomplete, code)
+	require.Contains(t, out, `<property name="verdict" value="nothing-checked">`)
+	require.Contains(t, out, `<testcase name="verdict" classname="cdcspec.trace">`)
+	require.Contains(t, out, `type="nothing-checked"`)
 }
