@@ -56,10 +56,10 @@ func (r *Report) Verdict() Verdict {
 	switch {
 	case v.RecordsRecognised == 0:
 		v.Result = VerdictNothingChecked
-		v.Why = fmt.Sprintf("no record is one the checker recognises (0 of %d)", v.Records)
+		v.Why = fmt.Sprintf("no record is one the checker recognises: 0 of %d", v.Records)
 	case v.RecordsTimed == 0:
 		v.Result = VerdictNothingChecked
-		v.Why = fmt.Sprintf("no record's timestamp parses (0 of %d; TiCDC writes [2006/01/02 15:04:05.000 -07:00])", v.Records)
+		v.Why = fmt.Sprintf("no record's timestamp parses: 0 of %d; TiCDC writes [2006/01/02 15:04:05.000 -07:00]", v.Records)
 	case v.Violations > 0:
 		v.Result = VerdictViolation
 	case v.Suspects > 0:
