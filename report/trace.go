@@ -194,6 +194,7 @@ func writeTimeline(w io.Writer, cf string, evs []traces.TimelineEvent, all []tra
 	type dispLane struct{ id, node string }
 	var disps []dispLane
 	dispSeen := map[string]bool{}
+	evNodes := map[string]bool{} // captures the evidence names: their lanes are kept first
 	for _, i := range mine {
 		f := &all[i]
 		span(f.Time())
@@ -202,6 +203,7 @@ func writeTimeline(w io.Writer, cf string, evs []traces.TimelineEvent, all []tra
 			span(e.Time)
 			if e.Node != "" {
 				nodes[e.Node] = true
+				evNodes[e.Node] = true
 			}
 			if e.Dispatcher != "" && !dispSeen[e.Dispatcher] {
 				dispSeen[e.Dispatcher] = true
@@ -222,7 +224,9 @@ func writeTimeline(w io.Writer, cf string, evs []traces.TimelineEvent, all []tra
 
 	nodeList := sortedKeys(nodes)
 	if len(nodeList) > maxNodes {
+		sort.SliceStable(nodeList, func(i, j int) bool { return evNodes[nodeList[i]] && !evNodes[nodeList[j]] })
 		nodeList = nodeList[:maxNodes]
+		sort.Strings(nodeList)
 	}
 	lanes := append([]string{"coordinator operators", "backoff"}, nodeList...)
 	for _, d := range disps {
