@@ -139,20 +139,26 @@ type Config struct {
 }
 
 // Validate reports the first bound outside the model's fixed layout.
+// Bounds of a configuration's fault budgets and upstream ts range
+// (Validate; check's flags name them).
+const (
+	MaxFaultBudget = 7
+	MinTs, MaxTs   = 2, 9
+)
+
 func (c *Config) Validate() error {
 	switch {
 	case c.Nodes < 2 || c.Nodes > MaxNodes:
 		return fmt.Errorf("config %q: nodes must be 2..%d, got %d", c.Name, MaxNodes, c.Nodes)
 	case c.Tables < 0 || c.DDLTables < 0 || c.Tables+c.DDLTables < 1 || c.Tables+c.DDLTables > MaxTables:
 		return fmt.Errorf("config %q: tables (%d) + ddl tables (%d) must be 1..%d, none negative", c.Name, c.Tables, c.DDLTables, MaxTables)
-	case c.TsMax < 2 || c.TsMax > 9:
-		return fmt.Errorf("config %q: ts range must be 2..9, got %d", c.Name, c.TsMax)
+	case c.TsMax < MinTs || c.TsMax > MaxTs:
+		return fmt.Errorf("config %q: ts range must be %d..%d, got %d", c.Name, MinTs, MaxTs, c.TsMax)
 	case c.Crashes < 0 || c.Restarts < 0 || c.Drops < 0 || c.Dups < 0 || c.SinkErrors < 0 || c.Stalls < 0 ||
 		c.FastFails < 0 || c.ClientOps < 0 || c.CoordFailovers < 0 || c.MaintMoves < 0:
 		return fmt.Errorf("config %q: fault budgets must be >= 0", c.Name)
-	case c.Crashes > 7 || c.Restarts > 7 || c.Drops > 7 || c.Dups > 7 || c.SinkErrors > 7 || c.Stalls > 7 ||
-		c.FastFails > 7 || c.ClientOps > 7 || c.CoordFailovers > 7 || c.MaintMoves > 7:
-		return fmt.Errorf("config %q: fault budgets must be <= 7", c.Name)
+	case max(c.Crashes, c.Restarts, c.Drops, c.Dups, c.SinkErrors, c.Stalls, c.FastFails, c.ClientOps, c.CoordFailovers, c.MaintMoves) > MaxFaultBudget:
+		return fmt.Errorf("config %q: fault budgets must be <= %d", c.Name, MaxFaultBudget)
 	case c.ErrorStuckRestarts < 0 || c.ErrorStuckRestarts > 7:
 		return fmt.Errorf("config %q: error-stuck restarts must be 0..7, got %d", c.Name, c.ErrorStuckRestarts)
 	case c.MaxMoves < 0 || c.MaxMoves > 7:

@@ -24,6 +24,9 @@ td,th{border:1px solid #d6dbe1;padding:3px 8px;text-align:left;vertical-align:to
 .finding{margin:8px 0 12px;padding:6px 10px;border-left:4px solid #d6dbe1;background:#fafbfc}
 .finding.violation{border-color:#b3001b}.finding.suspect{border-color:#e08a00}
 svg text{font:11px system-ui,sans-serif;fill:#1d232b} svg .lane{fill:#f6f8fa} svg .lbl{font-weight:600}
+.verdict{font-weight:600;padding:6px 10px;margin-bottom:10px;border-left:4px solid #2e8b57;background:#f3faf5}
+.verdict.violation{border-color:#b3001b;background:#fdf1f2}.verdict.suspect{border-color:#e08a00;background:#fff7ea}.verdict.nothing-checked{border-color:#7b8794;background:#f2f4f7}
+.next{margin:4px 0 0 14px;color:#39424e}
 .legend span{display:inline-block;margin-right:14px} .sw{display:inline-block;width:12px;height:10px;margin-right:4px;vertical-align:middle}
 `
 
@@ -40,8 +43,9 @@ func fmtMs(ms int64) string {
 
 // svg is a small SVG builder.
 type svg struct {
-	b    strings.Builder
-	w, h int
+	b     strings.Builder
+	w, h  int
+	attrs string // extra attributes of the <svg> element
 }
 
 func (s *svg) rect(x, y, w, h float64, fill, title string, extra string) {
@@ -68,7 +72,7 @@ func (s *svg) circle(x, y, r float64, fill, title string) {
 }
 
 func (s *svg) write(w io.Writer, class string) {
-	fmt.Fprintf(w, `<svg class="%s" xmlns="http://www.w3.org/2000/svg" width="%d" height="%d" viewBox="0 0 %d %d">`, class, s.w, s.h, s.w, s.h)
+	fmt.Fprintf(w, `<svg class="%s" xmlns="http://www.w3.org/2000/svg" width="%d" height="%d" viewBox="0 0 %d %d" %s>`, class, s.w, s.h, s.w, s.h, s.attrs)
 	io.WriteString(w, s.b.String())
 	io.WriteString(w, "</svg>\n")
 }

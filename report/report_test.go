@@ -56,7 +56,7 @@ func TestTraceHTMLSeeds(t *testing.T) {
 	assert.NotContains(t, page, "<script")
 	assert.NotContains(t, page, "src=")
 	ss := svgs(t, page)
-	assert.Len(t, ss, 2, "one timeline per changefeed")
+	assert.Len(t, ss, 3, "one timeline per changefeed, one for the findings of no changefeed")
 	var cf3952 string
 	for _, s := range ss {
 		if strings.Contains(s, "removal-only maintainer") {
@@ -101,4 +101,64 @@ func TestCounterexampleHTML(t *testing.T) {
 	assert.Contains(t, msc, "⚠ running-maintainer-bootstrapped")
 	_, err = ParseCounterexample([]byte(`{"result":"ok"}`))
 	assert.Error(t, err)
+}
+
+// timelineOf returns the timeline SVG of changefeed cf and its window.
+func timelineOf(t *testing.T, page, cf string) (svg string, t0, t1 int64) {
+	t.Helper()
+	for _, s := range svgs(t, page) {
+		m := regexp.MustCompile(`data-changefeed="([^"]*)" data-t0="(\d+)" data-t1="(\d+)"`).FindStringSubmatch(s)
+		if m != nil && m[1] == esc(cf) {
+			fmt.Sscan(m[2], &t0)
+			fmt.Sscan(m[3], &t1)
+			return s, t0, t1
+		}
+	}
+	t.Fatalf("no timeline for changefeed %q", cf)
+	return "", 0, 0
+}
+
+// TestTraceHTMLWindowAndLanes (issue 28): a timeline's window covers every
+// evidence line of its findings and the span each finding is about (the
+// #5709 finding is about 30 minutes without a backoff line), and it has a
+// lane for every capture and dispatcher the evidence names (the duplicate
+// dispatcher of #6202: both dispatchers and their capture), with each
+// evidence line marked in the window.
+func TestTraceHTMLWindowAndLanes(t *testing.T) {
+	cases := []struct {
+		log, cf    string
+		lanes      []string
+		minSpanMin int64 // the window at least this many minutes
+	}{
+		{"seed000_5709.log", "default/<changefeed>", []string{"capture:<capture-id>", "findings"}, 30},
+		{"planted_duplicate_dispatcher.log", "default/cf-6202",
+			[]string{"capture:6a3e0b8e-7c1d-4e8a-9c4e-5b2f0d9a0001", "dispatcher:154415", "dispatcher:693762"}, 0},
+	}
+	for _, c := range cases {
+		rep := runFixtures(t, "../traces/testdata/"+c.log)
+		var b bytes.Buffer
+		require.NoError(t, TraceHTML(&b, rep, c.log))
+		svg, t0, t1 := timelineOf(t, b.String(), c.cf)
+		for _, l := range c.lanes {
+			assert.Contains(t, svg, fmt.Sprintf(`data-lane="%s"`, esc(l)), c.log)
+		}
+		assert.GreaterOrEqual(t, t1-t0, c.minSpanMin*60_000, "%s: window %d ms", c.log, t1-t0)
+		marks := 0
+		for _, f := range rep.Findings {
+			if f.Changefeed != c.cf {
+				continue
+			}
+			for _, e := range f.Evidence {
+				if e.Time == 0 {
+					continue
+				}
+				marks++
+				assert.True(t, e.Time >= t0 && e.Time <= t1, "%s: evidence line %d at %d outside the window [%d, %d]", c.log, e.Line, e.Time, t0, t1)
+				assert.Contains(t, svg, fmt.Sprintf(`data-t="%d"`, e.Time), "%s: evidence line %d is marked", c.log, e.Line)
+			}
+			assert.True(t, f.Time() >= t0 && f.LastTime() <= t1, c.log)
+		}
+		assert.Positive(t, marks, c.log)
+		assert.Equal(t, marks, strings.Count(svg, `class="evmark"`), c.log)
+	}
 }

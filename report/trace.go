@@ -5,6 +5,7 @@ import (
 	"io"
 	"sort"
 	"strings"
+	"time"
 
 	"cdcspec/spec"
 	"cdcspec/traces"
@@ -44,6 +45,8 @@ const (
 // parse statistics. rep must have been run with Options.Timeline.
 func TraceHTML(w io.Writer, rep *traces.Report, title string) error {
 	writeHead(w, title)
+	v := rep.Verdict()
+	fmt.Fprintf(w, "<div class=\"verdict %s\" id=\"verdict\">%s</div>\n", v.Result, esc(v.String()))
 	fmt.Fprintf(w, "<h1>%s</h1>\n", esc(title))
 	s := rep.Stats
 	var names []string
@@ -90,6 +93,12 @@ func TraceHTML(w io.Writer, rep *traces.Report, title string) error {
 		fmt.Fprintf(w, `<h2 id="cf-%s">Changefeed %s</h2>`+"\n", esc(cf), esc(cf))
 		writeTimeline(w, cf, byCf[cf], rep.Findings, findingsOf[cf])
 	}
+	// findings of no changefeed (a capture's exit, membership) get the
+	// cluster's own timeline
+	if len(findingsOf[""]) > 0 {
+		io.WriteString(w, `<h2 id="cluster">Cluster (findings of no changefeed)</h2>`+"\n")
+		writeTimeline(w, "", byCf[""], rep.Findings, findingsOf[""])
+	}
 	if rep.TimelineDropped > 0 {
 		fmt.Fprintf(w, "<p class=\"sub\">%d timeline event(s) beyond the report's bounds are not drawn.</p>\n", rep.TimelineDropped)
 	}
@@ -107,6 +116,13 @@ func TraceHTML(w io.Writer, rep *traces.Report, title string) error {
 		fmt.Fprintf(w, "<div>%s</div>\n", esc(f.Message))
 		for _, e := range f.Evidence {
 			fmt.Fprintf(w, "<div class=\"ev\">%s:%d  %s</div>\n", esc(e.File), e.Line, esc(e.Text))
+		}
+		if n := f.Next; n != nil {
+			fmt.Fprintf(w, "<div class=\"next\"><b>look at:</b> %s<br><b>check:</b> %s", esc(n.Component), esc(n.Check))
+			if len(n.Bugs) > 0 {
+				fmt.Fprintf(w, "<br><b>known bugs with this property:</b> %s", esc(strings.Join(n.Bugs, "; ")))
+			}
+			io.WriteString(w, "</div>\n")
 		}
 		io.WriteString(w, "</div>\n")
 	}
@@ -149,7 +165,12 @@ func orDash(s string) string {
 	return s
 }
 
-// writeTimeline draws one changefeed.
+// writeTimeline draws one changefeed. Its window covers every timeline
+// event, every evidence line of the changefeed's findings and the whole
+// span each finding is about (a silence of 30 minutes is drawn as 30
+// minutes); its lanes are the coordinator's, the backoff's, one per capture
+// the events or the evidence name, one per dispatcher the evidence names,
+// and the findings'.
 func writeTimeline(w io.Writer, cf string, evs []traces.TimelineEvent, all []traces.Finding, mine []int) {
 	var t0, t1 int64
 	span := func(t int64) {
@@ -170,8 +191,28 @@ func writeTimeline(w io.Writer, cf string, evs []traces.TimelineEvent, all []tra
 			nodes[n] = true
 		}
 	}
+	type dispLane struct{ id, node string }
+	var disps []dispLane
+	dispSeen := map[string]bool{}
+	evNodes := map[string]bool{} // captures the evidence names: their lanes are kept first
 	for _, i := range mine {
-		span(all[i].Time())
+		f := &all[i]
+		span(f.Time())
+		span(f.LastTime())
+		for _, e := range f.Evidence {
+			span(e.Time)
+			if e.Node != "" {
+				nodes[e.Node] = true
+				evNodes[e.Node] = true
+			}
+			if e.Dispatcher != "" && !dispSeen[e.Dispatcher] {
+				dispSeen[e.Dispatcher] = true
+				disps = append(disps, dispLane{e.Dispatcher, e.Node})
+			}
+		}
+	}
+	if len(disps) > maxNodes {
+		disps = disps[:maxNodes]
 	}
 	if t1 <= t0 {
 		t1 = t0 + 1000
@@ -183,20 +224,29 @@ func writeTimeline(w io.Writer, cf string, evs []traces.TimelineEvent, all []tra
 
 	nodeList := sortedKeys(nodes)
 	if len(nodeList) > maxNodes {
+		sort.SliceStable(nodeList, func(i, j int) bool { return evNodes[nodeList[i]] && !evNodes[nodeList[j]] })
 		nodeList = nodeList[:maxNodes]
+		sort.Strings(nodeList)
 	}
 	lanes := append([]string{"coordinator operators", "backoff"}, nodeList...)
+	for _, d := range disps {
+		lanes = append(lanes, dispKey(d.id))
+	}
 	lanes = append(lanes, "findings")
 	laneY := map[string]float64{}
 	s := &svg{w: chartW}
 	y := float64(axisH)
 	for _, l := range lanes {
 		laneY[l] = y
-		s.rect(float64(labelW), y+2, float64(plotW), laneH-4, "#f6f8fa", "", `class="lane"`)
-		label := l
-		if nodes[l] {
-			label = "capture " + shortNode(l)
+		label, key := l, l
+		switch {
+		case nodes[l]:
+			label, key = "capture "+shortNode(l), "capture:"+l
+		case strings.HasPrefix(l, dispPrefix):
+			id := strings.TrimPrefix(l, dispPrefix)
+			label, key = "dispatcher "+shortNode(id), "dispatcher:"+id
 		}
+		s.rect(float64(labelW), y+2, float64(plotW), laneH-4, "#f6f8fa", "", fmt.Sprintf(`class="lane" data-lane="%s"`, esc(key)))
 		s.text(float64(labelW-8), y+laneH/2+4, "end", "lbl", label)
 		y += laneH
 	}
@@ -336,20 +386,69 @@ func writeTimeline(w io.Writer, cf string, evs []traces.TimelineEvent, all []tra
 		s.rect(x(backoffAt), ly+6, x(t1-pad)-x(backoffAt), laneH-12, colBackoff, fmt.Sprintf("backoff from %s, not recovered in the logs", fmtMs(backoffAt)), "")
 	}
 
-	// findings
+	// findings: the span each is about, its evidence lines in the lanes of
+	// the dispatcher or capture they name, and a marker at its first time
 	fy := laneY["findings"]
 	for _, i := range mine {
 		f := all[i]
-		t := f.Time()
-		if t == 0 {
-			continue
-		}
 		col := colOther
 		switch f.Severity {
 		case traces.Violation:
 			col = colViolation
 		case traces.Suspect:
 			col = colSuspect
+		}
+		lo, hi := f.Time(), f.LastTime()
+		for _, e := range f.Evidence {
+			if e.Time == 0 {
+				continue
+			}
+			if lo == 0 || e.Time < lo {
+				lo = e.Time
+			}
+			hi = max(hi, e.Time)
+		}
+		if lo != 0 && hi > lo {
+			title := fmt.Sprintf("F%d %s spans %s: %s to %s", i+1, f.Property, fmtSpan(hi-lo), fmtMs(lo), fmtMs(hi))
+			s.rect(x(lo), fy+laneH-7, x(hi)-x(lo), 4, col, title,
+				fmt.Sprintf(`class="fspan" data-finding="F%d" data-t0="%d" data-t1="%d" opacity="0.55"`, i+1, lo, hi))
+			if x(hi)-x(lo) > 120 {
+				s.text((x(lo)+x(hi))/2, fy+laneH/2+1, "middle", "", fmt.Sprintf("F%d: %s", i+1, fmtSpan(hi-lo)))
+			}
+		}
+		lastX := map[string]float64{}
+		firstX := map[string]float64{}
+		for _, e := range f.Evidence {
+			if e.Time == 0 {
+				continue
+			}
+			lane := "findings"
+			switch {
+			case e.Dispatcher != "" && laneY[dispKey(e.Dispatcher)] > 0:
+				lane = dispKey(e.Dispatcher)
+			case e.Node != "" && laneY[e.Node] > 0:
+				lane = e.Node
+			}
+			ly, xx := laneY[lane], x(e.Time)
+			if _, ok := firstX[lane]; !ok {
+				firstX[lane] = xx
+			}
+			lastX[lane] = xx
+			fmt.Fprintf(&s.b, `<a href="#f%d"><path class="evmark" data-finding="F%d" data-t="%d" d="M%.1f %.1f l5 5 l-5 5 l-5 -5 z" fill="%s" stroke="#fff" stroke-width="0.8"><title>F%d evidence %s:%d at %s
+%s</title></path></a>`,
+				i+1, i+1, e.Time, xx, ly+laneH/2-5, col, i+1, esc(e.File), e.Line, fmtMs(e.Time), esc(e.Text))
+		}
+		for lane, a := range firstX {
+			if b := lastX[lane]; b-a > 10 && lane != "findings" {
+				s.line(a, laneY[lane]+laneH/2, b, laneY[lane]+laneH/2, col, 1, `stroke-dasharray="2,2"`)
+			}
+		}
+		t := f.Time()
+		if t == 0 {
+			t = lo
+		}
+		if t == 0 {
+			continue
 		}
 		xx := x(t)
 		fmt.Fprintf(&s.b, `<a href="#f%d"><path d="M%.1f %.1f l6 12 h-12 z" fill="%s"><title>F%d %s %s: %s</title></path>`, i+1, xx, fy+6, col, i+1, f.Property, f.Severity, esc(f.Message))
@@ -381,7 +480,26 @@ func writeTimeline(w io.Writer, cf string, evs []traces.TimelineEvent, all []tra
 	} else {
 		s.text(float64(labelW+4), cpTop+cpH/2, "start", "", "no line of this changefeed carries its checkpoint")
 	}
+	fmt.Fprintf(w, `<div class="sub window">window %s to %s UTC (%s)</div>`+"\n", fmtMs(t0+pad), fmtMs(t1 - pad)[11:], fmtSpan(t1-t0-2*pad))
+	s.attrs = fmt.Sprintf(`data-changefeed="%s" data-t0="%d" data-t1="%d"`, esc(cf), t0, t1)
 	s.write(w, "timeline")
+}
+
+// dispPrefix marks a dispatcher's lane key (a capture's key is its ID).
+const dispPrefix = "\x00dispatcher "
+
+func dispKey(id string) string { return dispPrefix + id }
+
+// fmtSpan renders a duration of ms, rounded for a label.
+func fmtSpan(ms int64) string {
+	d := time.Duration(ms) * time.Millisecond
+	switch {
+	case d >= time.Hour:
+		return d.Round(time.Minute).String()
+	case d >= time.Minute:
+		return d.Round(time.Second).String()
+	}
+	return d.String()
 }
 
 // laneNode is the capture whose lane shows e.

@@ -50,11 +50,16 @@ const (
 	PropBarrierStuck    = "barrier-stuck"
 )
 
-// Evidence is one log line backing a finding.
+// Evidence is one log line backing a finding, with what the report's
+// timeline needs to place it: its time (Unix ms; 0 if unknown), the capture
+// that logged it or that it names, and the dispatcher it names.
 type Evidence struct {
-	File string `json:"file"`
-	Line int    `json:"line"`
-	Text string `json:"text"`
+	File       string `json:"file"`
+	Line       int    `json:"line"`
+	Text       string `json:"text"`
+	Time       int64  `json:"time,omitempty"`
+	Node       string `json:"node,omitempty"`
+	Dispatcher string `json:"dispatcher,omitempty"`
 }
 
 // Finding is one result of a check. Findings of one (property, changefeed,
@@ -72,12 +77,19 @@ type Finding struct {
 	First      string     `json:"first,omitempty"`
 	Last       string     `json:"last,omitempty"`
 	Evidence   []Evidence `json:"evidence"`
-	time       int64
-	last       int64
+	// Next says where to look next (nil for Info findings).
+	Next *NextStep `json:"next,omitempty"`
+	time int64
+	last int64
 }
 
 // Time returns the finding's first time in Unix ms (0 if unknown).
 func (f *Finding) Time() int64 { return f.time }
+
+// LastTime returns the finding's last time in Unix ms (0 if unknown): for a
+// finding about a silence (no backoff line, an operator that never
+// finished), where the silence was last seen.
+func (f *Finding) LastTime() int64 { return f.last }
 
 // maxEvidence caps the evidence lines kept per aggregated finding.
 const maxEvidence = 12
@@ -279,15 +291,21 @@ func NewChecker(opt Options) *Checker {
 	return c
 }
 
-func ev(it *Item) Evidence {
-	return Evidence{File: it.Event.Source.File, Line: it.Event.Source.Line, Text: it.Event.Source.Text}
-}
+func ev(it *Item) Evidence { return evidenceOf(&it.Event) }
 
 func evOf(e spec.Event) (Evidence, bool) {
 	if e.Source.File == "" {
 		return Evidence{}, false
 	}
-	return Evidence{File: e.Source.File, Line: e.Source.Line, Text: e.Source.Text}, true
+	return evidenceOf(&e), true
+}
+
+func evidenceOf(e *spec.Event) Evidence {
+	node := e.Node
+	if e.Origin != "" && e.Kind == spec.DispatcherErrorReported {
+		node = e.Origin // the capture whose dispatcher raised it
+	}
+	return Evidence{File: e.Source.File, Line: e.Source.Line, Text: e.Source.Text, Time: e.Time, Node: node, Dispatcher: e.Dispatcher}
 }
 
 func fmtTime(ms int64) string {

@@ -240,6 +240,9 @@ func Run(inputs []Input, opt Options) (*Report, error) {
 	rep.Coverage.Recognised = rep.Stats.Recognised
 	rep.Coverage.Context += rep.Stats.Context
 	rep.Coverage.setUnknown(&unknown)
+	for i := range rep.Findings {
+		rep.Findings[i].Next = nextStep(&rep.Findings[i])
+	}
 	rep.Seconds = time.Since(start).Seconds()
 	return rep, err
 }
@@ -250,6 +253,7 @@ func Run(inputs []Input, opt Options) (*Report, error) {
 // WriteText writes one block per finding, then the coverage summary and the
 // parse statistics.
 func (r *Report) WriteText(w io.Writer) {
+	fmt.Fprintln(w, r.Verdict())
 	if len(r.Findings) == 0 {
 		fmt.Fprintln(w, "no findings")
 	}
@@ -265,6 +269,13 @@ func (r *Report) WriteText(w io.Writer) {
 		}
 		for _, e := range f.Evidence {
 			fmt.Fprintf(w, "    %s:%d  %s\n", e.File, e.Line, e.Text)
+		}
+		if n := f.Next; n != nil {
+			fmt.Fprintf(w, "  look at: %s\n", n.Component)
+			fmt.Fprintf(w, "  check: %s\n", n.Check)
+			if len(n.Bugs) > 0 {
+				fmt.Fprintf(w, "  known bugs with this property: %s\n", strings.Join(n.Bugs, "; "))
+			}
 		}
 		fmt.Fprintln(w)
 	}
@@ -336,6 +347,7 @@ func orQ(s string) string {
 }
 
 type jsonReport struct {
+	Verdict  Verdict      `json:"verdict"`
 	Lines    int64        `json:"lines"`
 	Parsed   int64        `json:"parsed"`
 	Unparsed int64        `json:"unparsed"`
@@ -367,7 +379,8 @@ type jsonParseExt struct {
 func (r *Report) WriteJSON(w io.Writer) error {
 	s := r.Stats
 	out := jsonReport{
-		Lines: s.Lines, Parsed: s.Lines - s.Unparsed - s.Blank, Unparsed: s.Unparsed, Bytes: s.Bytes,
+		Verdict: r.Verdict(),
+		Lines:   s.Lines, Parsed: s.Lines - s.Unparsed - s.Blank, Unparsed: s.Unparsed, Bytes: s.Bytes,
 		Seconds: r.Seconds, Findings: r.Findings, Coverage: r.Coverage,
 		Parse: jsonParseExt{Records: s.Records, Blank: s.Blank, Truncated: s.Truncated},
 	}
@@ -396,12 +409,18 @@ type junitSuites struct {
 }
 
 type junitSuite struct {
-	Name     string      `xml:"name,attr"`
-	Tests    int         `xml:"tests,attr"`
-	Failures int         `xml:"failures,attr"`
-	Skipped  int         `xml:"skipped,attr"`
-	Time     string      `xml:"time,attr"`
-	Cases    []junitCase `xml:"testcase"`
+	Name       string          `xml:"name,attr"`
+	Properties []junitProperty `xml:"properties>property"`
+	Tests      int             `xml:"tests,attr"`
+	Failures   int             `xml:"failures,attr"`
+	Skipped    int             `xml:"skipped,attr"`
+	Time       string          `xml:"time,attr"`
+	Cases      []junitCase     `xml:"testcase"`
+}
+
+type junitProperty struct {
+	Name  string `xml:"name,attr"`
+	Value string `xml:"value,attr"`
 }
 
 type junitCase struct {
@@ -429,7 +448,9 @@ func (r *Report) WriteJUnit(w io.Writer) error {
 	for _, f := range r.Findings {
 		byProp[f.Property] = append(byProp[f.Property], f)
 	}
-	suite := junitSuite{Name: "cdcspec trace", Time: fmt.Sprintf("%.3f", r.Seconds)}
+	v := r.Verdict()
+	suite := junitSuite{Name: "cdcspec trace", Time: fmt.Sprintf("%.3f", r.Seconds),
+		Properties: []junitProperty{{"verdict", v.Result}, {"verdict-line", v.String()}}}
 	props := []string{}
 	for _, p := range r.Coverage.Properties {
 		props = append(props, p.Property)
@@ -470,6 +491,13 @@ func (r *Report) WriteJUnit(w io.Writer) error {
 			}
 		}
 		suite.Cases = append(suite.Cases, c)
+	}
+	if v.Result == VerdictNothingChecked {
+		// a JUnit consumer gates on failures: a log that checked nothing
+		// must not read as a passing suite
+		suite.Cases = append(suite.Cases, junitCase{Name: "verdict", Classname: "cdcspec.trace",
+			Failure: &junitFailure{Message: v.Why, Type: VerdictNothingChecked, Body: v.String()}})
+		suite.Failures++
 	}
 	suite.Tests = len(suite.Cases)
 	out := junitSuites{Name: "cdcspec", Tests: suite.Tests, Failures: suite.Failures, Suites: []junitSuite{suite}}

@@ -12,6 +12,7 @@ type ParseStats struct {
 	Bytes     int64 // bytes read
 	Lines     int64 // physical lines
 	Records   int64 // log records parsed (a wrapped record counts once)
+	Timed     int64 // records whose own timestamp parses (the others take the one before)
 	Blank     int64 // empty lines
 	Unparsed  int64 // lines that belong to no record: other programs, garbage
 	Truncated int64 // records cut: huge lines, left open at the end, interrupted
@@ -33,6 +34,7 @@ func (s *ParseStats) Add(o ParseStats) {
 	s.Bytes += o.Bytes
 	s.Lines += o.Lines
 	s.Records += o.Records
+	s.Timed += o.Timed
 	s.Blank += o.Blank
 	s.Unparsed += o.Unparsed
 	s.Truncated += o.Truncated
@@ -495,6 +497,7 @@ func (s *Scanner) emit(atEOF bool) *Record {
 	}
 	if r.HasTime {
 		s.lastTime = r.Time
+		s.Stats.Timed++
 	} else {
 		r.Time = s.lastTime
 	}

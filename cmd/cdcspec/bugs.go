@@ -2,7 +2,6 @@ package main
 
 import (
 	"encoding/json"
-	"flag"
 	"fmt"
 	"io"
 	"text/tabwriter"
@@ -12,7 +11,7 @@ import (
 )
 
 func init() {
-	register("bugs", "list the bug catalogue and the model configuration that exposes each bug", runBugs)
+	register("bugs", bugsHelp.summary, runBugs)
 }
 
 type bugJSON struct {
@@ -29,23 +28,32 @@ type bugJSON struct {
 	Story    string `json:"story"`
 }
 
+// bugsHelp is `cdcspec bugs -h`.
+var bugsHelp = help{
+	summary: "list the bug catalogue and the model configuration that exposes each bug",
+	usage:   "[--format text|json]",
+	examples: []string{
+		"cdcspec bugs",
+		"cdcspec bugs --format json",
+	},
+	exits: []string{"0  listed", "2  usage error"},
+}
+
 func runBugs(args []string, stdout, stderr io.Writer) int {
-	fs := flag.NewFlagSet("bugs", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	format := fs.String("format", "text", "output format: text or json")
-	if code, ok := parseFlags(fs, args, false, stderr); !ok {
+	fs := newFlags("bugs", bugsHelp, stdout, stderr)
+	format := fs.String("format", "text", "output `format`: text or json")
+	if code, ok := fs.parse(args, false); !ok {
 		return code
 	}
-	if *format != "text" && *format != "json" {
-		fmt.Fprintf(stderr, "cdcspec bugs: --format must be text or json, got %q\n", *format)
-		return exitUsage
+	if err := oneOf("--format", *format, "text", "json"); err != nil {
+		return fs.usageError("%v", err)
 	}
 	var out []bugJSON
 	for _, b := range spec.Bugs() {
 		cfg := model.BugConfig(b.Name)
 		cmd := fmt.Sprintf("cdcspec check --config %s --bug %s", cfg, b.Name)
 		if cfg == "" {
-			cmd = fmt.Sprintf("cdcspec sim -seeds 200 -bugs %s", b.Name)
+			cmd = fmt.Sprintf("cdcspec sim --seeds 200 --bug %s", b.Name)
 		}
 		out = append(out, bugJSON{
 			Name: b.Name, Kind: b.Kind.String(), Issue: b.Issue, Seed: b.Seed, Property: string(b.Property),
@@ -73,7 +81,7 @@ func runBugs(args []string, stdout, stderr io.Writer) int {
 	}
 	tw.Flush()
 	fmt.Fprintln(stdout)
-	fmt.Fprintln(stdout, "Reproduce one: cdcspec check --config CONFIG --bug BUG (the model), cdcspec sim -bugs BUG (the implementation)")
+	fmt.Fprintln(stdout, "Reproduce one: cdcspec check --config CONFIG --bug BUG (the model), cdcspec sim --bug BUG (the implementation)")
 	return exitOK
 }
 

@@ -1,12 +1,14 @@
 package main
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
 	"flag"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"os/signal"
 	"path/filepath"
@@ -25,8 +27,28 @@ import (
 )
 
 func init() {
-	register("check", "explore the model of TiCDC's control plane exhaustively (or by random walks)", runCheck)
+	register("check", checkHelp.summary, runCheck)
 }
+
+// checkHelp is `cdcspec check -h`.
+var checkHelp = help{
+	summary: "explore the model of TiCDC's control plane exhaustively (or by random walks)",
+	usage:   "[flags]",
+	examples: []string{
+		"cdcspec check                                            # the default configuration, every property",
+		"cdcspec check --bug regressed-checkpoint-drops-error     # a catalogued bug back on: a counterexample",
+		"cdcspec check --config merge --memory 2GB                # a bigger configuration under a memory budget",
+	},
+	exits: []string{
+		"0  every property holds in the explored space",
+		"1  a property is violated (the counterexample is written to --artifacts)",
+		"2  usage error",
+		"3  incomplete: a bound (--max-states, --max-depth, the memory budget, --time) or an interrupt cut the search, or random walks found nothing",
+	},
+}
+
+// maxWorkers bounds --workers.
+const maxWorkers = 256
 
 type stringList []string
 
@@ -65,7 +87,9 @@ type configJSON struct {
 	Seed      uint64 `json:"seed,omitempty"`
 	Walks     int    `json:"walks,omitempty"`
 	Memory    int64  `json:"memory_bytes,omitempty"`
-	Time      string `json:"time,omitempty"`
+	// MemoryDefault: the budget is the default (no --memory).
+	MemoryDefault bool   `json:"memory_default,omitempty"`
+	Time          string `json:"time,omitempty"`
 }
 
 // coverageJSON is a swarm's coverage (--time).
@@ -100,15 +124,18 @@ type stepJSON struct {
 }
 
 func runCheck(args []string, stdout, stderr io.Writer) int {
-	fs := flag.NewFlagSet("check", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	configName := fs.String("config", "default", "standard configuration: "+strings.Join(model.StandardNames(), ", "))
+	fs := newFlags("check", checkHelp, stdout, stderr)
+	configName := fs.String("config", "default", "standard configuration `name`: "+strings.Join(model.StandardNames(), ", "))
 	nodes := fs.Int("nodes", 0, "node slots (2..3)")
 	tables := fs.Int("tables", 0, "tables at changefeed creation")
 	ddl := fs.Int("ddl-tables", 0, "tables created by DDL while running")
 	tsMax := fs.Int("ts", 0, "upstream resolved ts range 1..N")
 	crashes := fs.Int("crashes", 0, "capture suicides")
-	faults := fs.Int("faults", 0, "shorthand: crashes = sink errors = N")
+	faults := fs.Int("fault-budget", 0, "shorthand: crashes = sink errors = N (fault names are run's and sim's --faults)")
+	fs.Func("faults", "", func(string) error {
+		return fmt.Errorf("check's fault count is now --fault-budget N (crashes = sink errors = N); --faults takes fault names in run and sim ('cdcspec faults' lists them)")
+	})
+	fs.hide("faults")
 	restarts := fs.Int("restarts", 0, "restarts of crashed nodes")
 	drops := fs.Int("drops", 0, "messages lost")
 	dups := fs.Int("dups", 0, "messages duplicated")
@@ -123,32 +150,47 @@ func runCheck(args []string, stdout, stderr io.Writer) int {
 	puller := fs.Bool("puller", false, "model the upstream kv client (seed 004)")
 	liveness := fs.Bool("liveness", true, "check the liveness properties")
 	var bugs, without, mutate stringList
-	fs.Var(&bugs, "bug", "switch a catalogued bug back on (repeatable); see 'cdcspec bugs'")
-	fs.Var(&without, "without", "switch a protocol feature off (repeatable): "+strings.Join(model.FeatureNames(), ", "))
-	fs.Var(&mutate, "mutate", "switch a guard of the model off (repeatable; make mutate lists them)")
-	workers := fs.Int("workers", 0, "parallel workers (default GOMAXPROCS)")
+	fs.Var(&bugs, "bug", "switch a catalogued bug back on by `name` (repeatable); see 'cdcspec bugs'")
+	fs.Var(&without, "without", "switch a protocol `feature` off (repeatable): "+strings.Join(model.FeatureNames(), ", "))
+	fs.Var(&mutate, "mutate", "switch a `guard` of the model off (repeatable; make mutate lists them)")
+	workers := fs.Int("workers", 0, fmt.Sprintf("parallel workers, 1..%d (default GOMAXPROCS)", maxWorkers))
 	maxStates := fs.Int("max-states", 0, "stop at exactly this many distinct states (exit 3)")
-	memory := fs.String("memory", "", "memory budget, e.g. 2GB or 512MB: past it the frontier spills to disk, and the check stops (exit 3) when the visited set would not fit")
-	spillDir := fs.String("spill-dir", "", "directory for the spill files of --memory (default: the system's temporary directory)")
+	memory := fs.String("memory", "", "memory `budget`, e.g. 2GB or 512MB: past it the frontier spills to disk, and the check stops (exit 3) when the visited set would not fit (default: half of the machine's memory, at most 8 GB)")
+	spillDir := fs.String("spill-dir", "", "`directory` for the spill files of the memory budget (default: the system's temporary directory)")
 	symmetry := fs.Bool("symmetry", true, "reduce by symmetry over interchangeable node slots (3 nodes)")
 	budget := fs.Duration("time", 0, "swarm mode: parallel random walks and bounded searches for this long (e.g. 10m), then a coverage report (exit 3 without a violation)")
 	maxDepth := fs.Int("max-depth", 0, "do not expand states deeper than this (exit 3 if it cut)")
-	format := fs.String("format", "text", "output format: text or json")
+	format := fs.String("format", "text", "output `format`: text or json")
 	simulate := fs.Bool("simulate", false, "random walks instead of exhaustive search")
 	seed := fs.Uint64("seed", 1, "random-walk seed")
 	walks := fs.Int("walks", 1000, "random walks")
 	walkDepth := fs.Int("walk-depth", 60, "steps per random walk")
-	artifacts := fs.String("artifacts", "", "directory for the counterexample files (default: a new temporary directory)")
+	artifacts := fs.String("artifacts", "", "`directory` for the counterexample files (default: a new temporary directory)")
 	replayImplFlag := fs.Bool("replay-impl", false, "replay the model's counterexample on the implementation's simulation (impl/sim) and report whether it shows the same violation")
-	if code, ok := parseFlags(fs, args, false, stderr); !ok {
+	if code, ok := fs.parse(args, false); !ok {
 		return code
-	}
-	if *format != "text" && *format != "json" {
-		fmt.Fprintf(stderr, "cdcspec check: --format must be text or json, got %q\n", *format)
-		return exitUsage
 	}
 	set := map[string]bool{}
 	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+	if err := firstErr(
+		oneOf("--format", *format, "text", "json"),
+		intIn("--max-states", *maxStates, 0, math.MaxInt32),
+		intIn("--max-depth", *maxDepth, 0, math.MaxInt32),
+		intIn("--walks", *walks, 1, math.MaxInt32),
+		intIn("--walk-depth", *walkDepth, 1, 1_000_000),
+	); err != nil {
+		return fs.usageError("%v", err)
+	}
+	if set["workers"] {
+		if err := intIn("--workers", *workers, 1, maxWorkers); err != nil {
+			return fs.usageError("%v", err)
+		}
+	}
+	for _, b := range bugs {
+		if _, ok := spec.LookupBug(b); !ok {
+			return fs.usageError("unknown --bug %q (known: %s)", b, strings.Join(spec.BugNames(), ", "))
+		}
+	}
 	// Without --config, a bug is checked in the configuration that exposes
 	// it (cdcspec bugs lists them); several bugs use the first bug's.
 	if !set["config"] && len(bugs) > 0 {
@@ -161,7 +203,10 @@ func runCheck(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "cdcspec check: unknown --config %q (have %s)\n", *configName, strings.Join(model.StandardNames(), ", "))
 		return exitUsage
 	}
-	if set["faults"] {
+	if set["fault-budget"] {
+		if err := intIn("--fault-budget", *faults, 0, model.MaxFaultBudget); err != nil {
+			return fs.usageError("%v", err)
+		}
 		cfg.Crashes, cfg.SinkErrors = *faults, *faults
 	}
 	// A configuration too big for exhaustive search names its random walks.
@@ -174,26 +219,34 @@ func runCheck(args []string, stdout, stderr io.Writer) int {
 			*walkDepth = cfg.WalkDepth
 		}
 	}
+	// Each bound is checked against its own range here, so the error
+	// names the flag (cfg.Validate names the configuration's fields).
+	const fb = model.MaxFaultBudget
 	ints := []struct {
-		name string
-		dst  *int
-		v    int
+		name   string
+		dst    *int
+		v      int
+		lo, hi int
 	}{
-		{"nodes", &cfg.Nodes, *nodes}, {"tables", &cfg.Tables, *tables}, {"ddl-tables", &cfg.DDLTables, *ddl},
-		{"crashes", &cfg.Crashes, *crashes}, {"restarts", &cfg.Restarts, *restarts}, {"drops", &cfg.Drops, *drops},
-		{"dups", &cfg.Dups, *dups}, {"sink-errors", &cfg.SinkErrors, *sinkErrs}, {"stalls", &cfg.Stalls, *stalls},
-		{"fast-fails", &cfg.FastFails, *fastFails}, {"client-ops", &cfg.ClientOps, *clientOps}, {"coord-failovers", &cfg.CoordFailovers, *coordFailovers},
-		{"maint-moves", &cfg.MaintMoves, *maintMoves}, {"max-moves", &cfg.MaxMoves, *maxMoves},
+		{"nodes", &cfg.Nodes, *nodes, 2, model.MaxNodes}, {"tables", &cfg.Tables, *tables, 0, model.MaxTables},
+		{"ddl-tables", &cfg.DDLTables, *ddl, 0, model.MaxTables},
+		{"crashes", &cfg.Crashes, *crashes, 0, fb}, {"restarts", &cfg.Restarts, *restarts, 0, fb}, {"drops", &cfg.Drops, *drops, 0, fb},
+		{"dups", &cfg.Dups, *dups, 0, fb}, {"sink-errors", &cfg.SinkErrors, *sinkErrs, 0, fb}, {"stalls", &cfg.Stalls, *stalls, 0, fb},
+		{"fast-fails", &cfg.FastFails, *fastFails, 0, fb}, {"client-ops", &cfg.ClientOps, *clientOps, 0, fb},
+		{"coord-failovers", &cfg.CoordFailovers, *coordFailovers, 0, fb},
+		{"maint-moves", &cfg.MaintMoves, *maintMoves, 0, fb}, {"max-moves", &cfg.MaxMoves, *maxMoves, 0, fb},
 	}
 	for _, f := range ints {
 		if set[f.name] {
+			if err := intIn("--"+f.name, f.v, f.lo, f.hi); err != nil {
+				return fs.usageError("%v", err)
+			}
 			*f.dst = f.v
 		}
 	}
 	if set["ts"] {
-		if *tsMax < 0 || *tsMax > 255 {
-			fmt.Fprintf(stderr, "cdcspec check: --ts out of range: %d\n", *tsMax)
-			return exitUsage
+		if err := intIn("--ts", *tsMax, model.MinTs, model.MaxTs); err != nil {
+			return fs.usageError("%v", err)
 		}
 		cfg.TsMax = uint8(*tsMax)
 	}
@@ -204,14 +257,9 @@ func runCheck(args []string, stdout, stderr io.Writer) int {
 		cfg.Puller = *puller
 	}
 	for _, b := range bugs {
-		e, ok := spec.LookupBug(b)
-		if !ok {
-			fmt.Fprintf(stderr, "cdcspec check: unknown --bug %q; 'cdcspec bugs' lists the catalogue\n", b)
-			return exitUsage
-		}
+		e, _ := spec.LookupBug(b) // known: checked above
 		if e.ModelGap != "" {
-			fmt.Fprintf(stderr, "cdcspec check: --bug %s: the model cannot express it yet: %s; 'cdcspec sim -bugs %s' runs it on the implementation\n", b, e.ModelGap, b)
-			return exitUsage
+			return fs.usageError("--bug %s: the model cannot express it yet: %s; 'cdcspec sim --bug %s' runs it on the implementation", b, e.ModelGap, b)
 		}
 		cfg.Bugs = cfg.Bugs.With(e.ID)
 	}
@@ -238,21 +286,21 @@ func runCheck(args []string, stdout, stderr io.Writer) int {
 	bounds := search.Bounds{Workers: *workers, MaxStates: *maxStates, MaxDepth: *maxDepth, SafetyOnly: !*liveness,
 		NoSymmetry: !*symmetry, SpillDir: *spillDir}
 	var memBytes int64
-	if set["memory"] {
+	memDefault := !set["memory"]
+	if memDefault {
+		memBytes = defaultMemoryBudget()
+	} else {
 		var err error
 		if memBytes, err = parseBytes(*memory); err != nil {
-			fmt.Fprintf(stderr, "cdcspec check: --memory: %v\n", err)
-			return exitUsage
+			return fs.usageError("--memory: %v", err)
 		}
-		// The search's own accounting (tables, frontier, trail) gets half
-		// of the budget; the rest is the Go runtime's (garbage not yet
-		// collected, fragmentation, stacks, the workers' scratch). The
-		// runtime's soft limit makes the collector work harder near the
-		// budget.
-		bounds.Memory = memBytes / 2
-		debug.SetMemoryLimit(memBytes / 20 * 17)
-		defer debug.SetMemoryLimit(-1)
 	}
+	// The search's own accounting (tables, frontier, trail) gets half of
+	// the budget; the rest is the Go runtime's (garbage not yet collected,
+	// fragmentation, stacks, the workers' scratch). The runtime's soft
+	// limit makes the collector work harder near the budget.
+	bounds.Memory = memBytes / 2
+	defer debug.SetMemoryLimit(debug.SetMemoryLimit(memBytes / 20 * 17))
 	if set["time"] && *budget <= 0 {
 		fmt.Fprintf(stderr, "cdcspec check: --time must be > 0, got %s\n", *budget)
 		return exitUsage
@@ -279,7 +327,7 @@ func runCheck(args []string, stdout, stderr io.Writer) int {
 	var res model.Result
 	var err error
 	mode := "exhaustive"
-	progress, clear := progressWriter(stderr)
+	progress, clear := progressWriter(stderr, memBytes)
 	switch {
 	case *simulate:
 		mode = "simulate"
@@ -324,6 +372,7 @@ func runCheck(args []string, stdout, stderr io.Writer) int {
 		out := toJSON(&res, mode, *seed, *walks)
 		out.Artifacts = dir
 		out.Config.Memory = memBytes
+		out.Config.MemoryDefault = memDefault
 		if set["time"] {
 			out.Config.Time = budget.String()
 		}
@@ -350,8 +399,8 @@ func runCheck(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stdout, "fingerprints: 64-bit, probability of a collision %.1e\n", res.Collision)
 	}
 	if memBytes > 0 {
-		fmt.Fprintf(stdout, "memory: budget %d MB, search tables and frontier peaked at %d MB, %d MB spilled to disk\n",
-			memBytes>>20, res.PeakMemory>>20, res.Spilled>>20)
+		fmt.Fprintf(stdout, "memory: budget %d MB%s, search tables and frontier peaked at %d MB (of the search's half, %d MB), %d MB spilled to disk\n",
+			memBytes>>20, memoryOrigin(memDefault), res.PeakMemory>>20, bounds.Memory>>20, res.Spilled>>20)
 	}
 	if c := res.Coverage; c != nil {
 		printCoverage(stdout, c)
@@ -433,17 +482,18 @@ func sumVerdicts(c *search.Coverage) int64 {
 	return n
 }
 
-// progressWriter returns the progress callback for stderr: a line that
+// progressWriter returns the progress callback for stderr (the process's
+// memory shown against the budget, budget bytes): a line that
 // rewrites itself on a terminal, a plain line every 10 s on a file or
 // pipe, nothing for any other writer (tests). clear ends the terminal line.
-func progressWriter(stderr io.Writer) (progress func(search.Progress), clear func()) {
+func progressWriter(stderr io.Writer, budget int64) (progress func(search.Progress), clear func()) {
 	f, ok := stderr.(*os.File)
 	if !ok {
 		return nil, func() {}
 	}
 	line := func(p search.Progress) string {
-		s := fmt.Sprintf("%d states, %.0f states/s, queue %d, depth %d, memory %d MB, %s elapsed",
-			p.Distinct, p.StatesPerSec, p.Queue, p.Depth, p.Memory>>20, p.Elapsed.Round(time.Second))
+		s := fmt.Sprintf("%d states, %.0f states/s, queue %d, depth %d, memory %d MB of the %d MB budget, %s elapsed",
+			p.Distinct, p.StatesPerSec, p.Queue, p.Depth, p.Memory>>20, budget>>20, p.Elapsed.Round(time.Second))
 		if p.ETA > 0 {
 			s += fmt.Sprintf(", ETA %s", p.ETA.Round(time.Second))
 		}
@@ -581,4 +631,69 @@ func writeArtifacts(dir string, res *model.Result, args []string) (string, error
 		}
 	}
 	return dir, nil
+}
+
+// maxDefaultMemory caps the default memory budget of check.
+const maxDefaultMemory = 8 << 30
+
+// defaultMemoryBudget is check's budget without --memory: half of the
+// machine's memory (MemTotal in /proc/meminfo, or the container's cgroup
+// limit when lower), at most maxDefaultMemory; where neither can be read,
+// 2 GB. A model search on a shared machine is then bounded whether or not
+// the user thought of it.
+func defaultMemoryBudget() int64 {
+	total := memTotal()
+	if l := cgroupMemoryLimit(); l > 0 && (total <= 0 || l < total) {
+		total = l
+	}
+	if total <= 0 {
+		return 2 << 30
+	}
+	return max(min(total/2, maxDefaultMemory), 2*search.MinMemory)
+}
+
+// cgroupMemoryLimit is the memory limit of the cgroup the process sees at
+// the usual mount points (v2 memory.max, v1 memory.limit_in_bytes), 0 if
+// none is set or readable ("max", or v1's page-rounded MaxInt64).
+func cgroupMemoryLimit() int64 {
+	for _, p := range []string{"/sys/fs/cgroup/memory.max", "/sys/fs/cgroup/memory/memory.limit_in_bytes"} {
+		b, err := os.ReadFile(p)
+		if err != nil {
+			continue
+		}
+		v, err := strconv.ParseInt(strings.TrimSpace(string(b)), 10, 64)
+		if err == nil && v > 0 && v < 1<<60 {
+			return v
+		}
+	}
+	return 0
+}
+
+// memTotal reads MemTotal from /proc/meminfo, in bytes (0 if unknown).
+func memTotal() int64 {
+	f, err := os.Open("/proc/meminfo")
+	if err != nil {
+		return 0
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		if rest, ok := strings.CutPrefix(sc.Text(), "MemTotal:"); ok {
+			fields := strings.Fields(rest)
+			if len(fields) == 2 && fields[1] == "kB" {
+				if kb, err := strconv.ParseInt(fields[0], 10, 64); err == nil {
+					return kb << 10
+				}
+			}
+		}
+	}
+	return 0
+}
+
+// memoryOrigin says where the budget came from and how to change it.
+func memoryOrigin(isDefault bool) string {
+	if isDefault {
+		return fmt.Sprintf(" (the default: half of the machine's or container's memory, at most %d GB; --memory raises it)", maxDefaultMemory>>30)
+	}
+	return " (--memory)"
 }

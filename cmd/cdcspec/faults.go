@@ -2,7 +2,6 @@ package main
 
 import (
 	"encoding/json"
-	"flag"
 	"fmt"
 	"io"
 	"text/tabwriter"
@@ -15,7 +14,7 @@ import (
 )
 
 func init() {
-	register("faults", "list the fault vocabulary and which driver injects each fault", runFaults)
+	register("faults", faultsHelp.summary, runFaults)
 }
 
 // faultDriver is one driver of the vocabulary and its table of the faults
@@ -28,7 +27,7 @@ type faultDriver struct {
 
 var faultDrivers = []faultDriver{
 	{"scenarios", "impl/sim scenario files (Sim.Inject)", sim.UnsupportedFaults},
-	{"sim", "cdcspec sim -faults (RunChaos)", sim.ChaosUnsupported},
+	{"sim", "cdcspec sim --faults (RunChaos)", sim.ChaosUnsupported},
 	{"proptest", "proptest steps (rapid actions)", proptest.UnsupportedFaults},
 	{"run", "cdcspec run --faults", cluster.UnsupportedFaults},
 	{"model", "model fault actions (cdcspec check)", model.UnsupportedFaults},
@@ -42,16 +41,25 @@ type faultJSON struct {
 	Drivers map[string]string `json:"drivers"`
 }
 
+// faultsHelp is `cdcspec faults -h`.
+var faultsHelp = help{
+	summary: "list the fault vocabulary and which driver injects each fault",
+	usage:   "[--format text|json]",
+	examples: []string{
+		"cdcspec faults",
+		"cdcspec faults --format json",
+	},
+	exits: []string{"0  listed", "2  usage error"},
+}
+
 func runFaults(args []string, stdout, stderr io.Writer) int {
-	fs := flag.NewFlagSet("faults", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	format := fs.String("format", "text", "output format: text or json")
-	if code, ok := parseFlags(fs, args, false, stderr); !ok {
+	fs := newFlags("faults", faultsHelp, stdout, stderr)
+	format := fs.String("format", "text", "output `format`: text or json")
+	if code, ok := fs.parse(args, false); !ok {
 		return code
 	}
-	if *format != "text" && *format != "json" {
-		fmt.Fprintf(stderr, "cdcspec faults: --format must be text or json, got %q\n", *format)
-		return exitUsage
+	if err := oneOf("--format", *format, "text", "json"); err != nil {
+		return fs.usageError("%v", err)
 	}
 	var out []faultJSON
 	for _, f := range spec.Faults() {

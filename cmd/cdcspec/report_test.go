@@ -18,7 +18,7 @@ func TestTraceHTMLReport(t *testing.T) {
 	code, out, errOut := runTraceCmd(t, "", "--format", "html", fixtures+"seed000_5709.log", fixtures+"seed001_3952_combined.log")
 	require.Equal(t, exitOK, code, errOut)
 	assert.True(t, strings.HasPrefix(out, "<!DOCTYPE html>"))
-	assert.Equal(t, 2, strings.Count(out, `<svg class="timeline"`))
+	assert.Equal(t, 3, strings.Count(out, `<svg class="timeline"`), "two changefeeds and the cluster")
 	assert.Contains(t, out, "removal-only maintainer")
 	code, out, _ = runTraceCmd(t, "", "--format", "html", fixtures+"planted_duplicate_dispatcher.log")
 	assert.Equal(t, exitViolation, code)

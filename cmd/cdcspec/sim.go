@@ -2,7 +2,6 @@ package main
 
 import (
 	"bytes"
-	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -15,62 +14,84 @@ import (
 )
 
 func init() {
-	register("sim", "run the implementation in deterministic simulation with random faults and check every property", runSim)
+	register("sim", simHelp.summary, runSim)
 }
 
 // maxSimSeeds bounds -seeds (a million seeds is days of CPU).
 const maxSimSeeds = 1_000_000
 
+// simHelp is `cdcspec sim -h`.
+var simHelp = help{
+	summary: "run the implementation in deterministic simulation with random faults and check every property",
+	usage:   "[flags]",
+	examples: []string{
+		"cdcspec sim --seeds 100",
+		"cdcspec sim --seeds 200 --bug regressed-checkpoint-drops-error   # a catalogued bug switched back on",
+		"cdcspec sim --seed 7 --faults kill-capture,sink-error --log seed7.log",
+	},
+	exits: []string{
+		"0  every seed passed",
+		"1  a seed failed (a property violated or no convergence)",
+		"2  usage error",
+	},
+}
+
 func runSim(args []string, stdout, stderr io.Writer) int {
-	fs := flag.NewFlagSet("sim", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	fs := newFlags("sim", simHelp, stdout, stderr)
 	seed := fs.Uint64("seed", 1, "first seed")
 	seeds := fs.Int("seeds", 1, "number of seeds to run (seed, seed+1, ...)")
-	bugs := fs.String("bugs", "", "comma-separated catalogued bugs to switch back on (see `cdcspec bugs`)")
+	var bugs stringList
+	fs.Var(&bugs, "bug", "switch a catalogued bug back on by `name` (repeatable; 'cdcspec bugs' lists them)")
+	fs.Func("bugs", "", func(string) error {
+		return fmt.Errorf("-bugs LIST is gone: give --bug NAME once per bug (repeatable), as check and run take it")
+	})
+	fs.hide("bugs")
 	rawWatermark := fs.Bool("raw-watermark", false, "pre-#4548 maintainer checkpoint (raw watermark, no startTs clamp)")
 	nodes := fs.Int("nodes", 3, fmt.Sprintf("initial captures, 1..%d", sim.MaxChaosNodes))
 	tables := fs.Int("tables", 0, fmt.Sprintf("initial tables, 0..%d (0: 3 + seed%%4)", sim.MaxChaosTables))
 	feeds := fs.Int("changefeeds", 0, fmt.Sprintf("changefeeds, 0..%d (0: 1, or 2 for seeds divisible by 3)", sim.MaxChaosChangefeeds))
 	steps := fs.Int("steps", 40, fmt.Sprintf("random actions and faults per seed, 1..%d", sim.MaxChaosSteps))
-	faults := fs.String("faults", "", "comma-separated faults the random steps may draw (default: every fault they draw; `cdcspec faults` lists them); domain actions are always drawn")
-	logPath := fs.String("log", "", "write the TiCDC-format log of each seed to this file ('-' = stdout; with -seeds > 1, a directory)")
-	level := fs.String("level", "info", "log level: debug, info, warn, error")
+	faults := fs.String("faults", "", "comma-separated fault `names` the random steps may draw (default: every fault they draw; 'cdcspec faults' lists them); domain actions are always drawn")
+	logPath := fs.String("log", "", "write the TiCDC-format log of each seed to this `file` ('-' = stdout; with --seeds > 1, a directory)")
+	level := fs.String("level", "info", "log `level`: debug, info, warn, error")
 	ddls := fs.Bool("ddls", false, "also draw blocking DDLs (alter, drop, truncate, rename, DB-level, syncpoint) among the random actions")
-	delivery := fs.String("delivery", string(spec.DeliveryMessageCenter), "message delivery: message-center (TiCDC HEAD, default), per-type-streams or reordering (stronger than TiCDC: duplicates, stale copies, overtaking)")
-	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: cdcspec sim [-seed N] [-seeds N] [-nodes N] [-tables N] [-changefeeds N] [-steps N] [-faults LIST] [-ddls] [-bugs LIST] [-log FILE]")
-		fmt.Fprintln(stderr, "\nRuns the implementation in deterministic simulation: random actions and faults, heal, quiescence, every property checked.")
-		fmt.Fprintln(stderr, "Exit status: 0 every seed passed, 1 a seed failed, 2 usage error.")
-		fmt.Fprintln(stderr)
-		fs.PrintDefaults()
-	}
-	if code, ok := parseFlags(fs, args, false, stderr); !ok {
+	delivery := fs.String("delivery", string(spec.DeliveryMessageCenter), "message `delivery`: message-center (TiCDC HEAD, default), per-type-streams or reordering (stronger than TiCDC: duplicates, stale copies, overtaking)")
+	if code, ok := fs.parse(args, false); !ok {
 		return code
 	}
 	if err := firstErr(
-		intIn("-seeds", *seeds, 1, maxSimSeeds),
-		intIn("-nodes", *nodes, 1, sim.MaxChaosNodes),
-		intIn("-tables", *tables, 0, sim.MaxChaosTables),
-		intIn("-changefeeds", *feeds, 0, sim.MaxChaosChangefeeds),
-		intIn("-steps", *steps, 1, sim.MaxChaosSteps),
-		oneOf("-level", *level, logLevels...),
+		intIn("--seeds", *seeds, 1, maxSimSeeds),
+		intIn("--nodes", *nodes, 1, sim.MaxChaosNodes),
+		intIn("--tables", *tables, 0, sim.MaxChaosTables),
+		intIn("--changefeeds", *feeds, 0, sim.MaxChaosChangefeeds),
+		intIn("--steps", *steps, 1, sim.MaxChaosSteps),
+		oneOf("--level", *level, logLevels...),
 	); err != nil {
-		fmt.Fprintf(stderr, "cdcspec sim: %v\n", err)
-		return exitUsage
+		return fs.usageError("%v", err)
 	}
 	if *seed > ^uint64(0)-uint64(*seeds) {
-		fmt.Fprintf(stderr, "cdcspec sim: -seed %d + -seeds %d overflows uint64\n", *seed, *seeds)
-		return exitUsage
+		return fs.usageError("--seed %d + --seeds %d overflows uint64", *seed, *seeds)
 	}
 	dl, err := spec.ParseDelivery(*delivery)
 	if err != nil {
-		fmt.Fprintf(stderr, "cdcspec sim: -delivery: %v\n", err)
-		return exitUsage
+		return fs.usageError("--delivery: %v", err)
 	}
-	b, err := spec.ParseBugs(strings.Split(*bugs, ","))
+	b, err := spec.ParseBugs(bugs)
 	if err != nil {
-		fmt.Fprintf(stderr, "cdcspec sim: -bugs: %v\n", err)
-		return exitUsage
+		return fs.usageError("--bug: %v", err)
+	}
+	// The log's place is checked before the run: a run of many seeds must
+	// not end in an unwritable path.
+	if *logPath != "" && *logPath != "-" {
+		if *seeds > 1 {
+			if err := os.MkdirAll(*logPath, 0o755); err != nil {
+				return fs.usageError("--log: %v", err)
+			}
+		} else if f, err := os.OpenFile(*logPath, os.O_WRONLY|os.O_CREATE, 0o644); err != nil {
+			return fs.usageError("--log: %v", err)
+		} else {
+			f.Close()
+		}
 	}
 	var chaosFaults []spec.Fault
 	if *faults != "" {
@@ -78,18 +99,11 @@ func runSim(args []string, stdout, stderr io.Writer) int {
 			err = sim.CheckChaosFaults(chaosFaults)
 		}
 		if err != nil {
-			fmt.Fprintf(stderr, "cdcspec sim: -faults: %v\n", err)
-			return exitUsage
+			return fs.usageError("--faults: %v", err)
 		}
 	}
 	opts := core.Options{Bugs: b}
 	opts.Legacy.RawWatermarkCheckpoint = *rawWatermark
-	if *logPath != "" && *logPath != "-" && *seeds > 1 {
-		if err := os.MkdirAll(*logPath, 0o755); err != nil {
-			fmt.Fprintf(stderr, "cdcspec sim: -log: %v\n", err)
-			return exitUsage
-		}
-	}
 	failed := 0
 	for s := *seed; s < *seed+uint64(*seeds); s++ {
 		var buf bytes.Buffer
@@ -140,7 +154,7 @@ func writeLog(path string, dir bool, seed uint64, b []byte, stdout io.Writer) er
 		path = filepath.Join(path, fmt.Sprintf("seed-%d.log", seed))
 	}
 	if err := os.WriteFile(path, b, 0o644); err != nil {
-		return fmt.Errorf("-log: %v", err)
+		return fmt.Errorf("--log: %v", err)
 	}
 	fmt.Fprintf(stdout, "  log: %s\n", path)
 	return nil

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -14,49 +13,54 @@ import (
 )
 
 func init() {
-	register("trace", "check TiCDC logs against the spec's properties", runTrace)
+	register("trace", traceHelp.summary, runTrace)
 }
 
 // traceStdin is the stream "-" reads; tests replace it.
 var traceStdin io.Reader = os.Stdin
 
+// traceHelp is `cdcspec trace -h`.
+var traceHelp = help{
+	summary: "check TiCDC logs against the spec's properties",
+	usage:   "[flags] FILE|DIR|GLOB|-...",
+	examples: []string{
+		"cdcspec trace cdc.log",
+		"cdcspec trace --fail-on suspect logs/                  # a CI gate: a suspicion fails too",
+		"cdcspec trace --format html cdc-*.log.gz > report.html # an incident report with a timeline",
+	},
+	exits: []string{
+		"0  no finding at or above --fail-on",
+		"1  a violation (or, with --fail-on suspect, a suspicion)",
+		"2  usage error, unreadable input, or an input with no TiCDC log record",
+		"3  nothing checked: no record the checker recognises, or no timestamp that parses",
+	},
+}
+
 func runTrace(args []string, stdout, stderr io.Writer) int {
-	fl := flag.NewFlagSet("trace", flag.ContinueOnError)
-	fl.SetOutput(stderr)
-	format := fl.String("format", "text", "output format: text, json, junit or html (a self-contained incident report with a timeline per changefeed)")
+	fl := newFlags("trace", traceHelp, stdout, stderr)
+	format := fl.String("format", "text", "output `format`: text, json, junit or html (a self-contained incident report with a timeline per changefeed)")
+	failOn := fl.String("fail-on", string(traces.Violation), "exit 1 on a finding of this `severity` or stronger: violation or suspect")
 	errWindow := fl.Duration("error-window", 60*time.Second, "an error re-reported this long with no backoff line is dropped (error-never-dropped)")
 	minReports := fl.Int("error-min-reports", 2, "maintainer re-reports needed, over the window, for an error-never-dropped violation")
 	stuckAfter := fl.Duration("stuck-after", 5*time.Minute, "an operator, checkpoint or failed bootstrap unchanged this long is suspect")
 	skew := fl.Duration("skew", 2*time.Second, "clock skew tolerated between captures' logs")
 	errorStuck := fl.Duration("error-stuck-duration", 0, "the changefeeds' changefeed-error-stuck-duration: check error-stuck-fails (no restart later than this after the first of its streak); 0: not checked")
-	fl.Usage = func() {
-		fmt.Fprintln(stderr, "usage: cdcspec trace [--format text|json|junit|html] [--error-window D] [--stuck-after D] FILE...|-")
-		fmt.Fprintln(stderr, "\nChecks TiCDC logs (files, directories, globs, .gz, - for stdin; several files are merged by time).")
-		fmt.Fprintln(stderr, "Exit status: 0 no violation, 1 at least one violation, 2 usage error, unreadable input or an input with no TiCDC log record.")
-		fmt.Fprintln(stderr)
-		fl.PrintDefaults()
-	}
-	if code, ok := parseFlags(fl, args, true, stderr); !ok {
+	if code, ok := fl.parse(args, true); !ok {
 		return code
 	}
-	switch *format {
-	case "text", "json", "junit", "html":
-	default:
-		fmt.Fprintf(stderr, "cdcspec trace: unknown format %q (want text, json, junit or html)\n", *format)
-		return exitUsage
+	if err := firstErr(
+		oneOf("--format", *format, "text", "json", "junit", "html"),
+		oneOf("--fail-on", *failOn, string(traces.Violation), string(traces.Suspect)),
+		durationIn("--error-window", *errWindow, time.Millisecond, 24*time.Hour),
+		intIn("--error-min-reports", *minReports, 1, 1000),
+		durationIn("--stuck-after", *stuckAfter, time.Millisecond, 30*24*time.Hour),
+		durationIn("--skew", *skew, time.Millisecond, time.Hour),
+		durationIn("--error-stuck-duration", *errorStuck, 0, 30*24*time.Hour),
+	); err != nil {
+		return fl.usageError("%v", err)
 	}
 	if fl.NArg() == 0 {
-		fmt.Fprintln(stderr, "cdcspec trace: no input (give files, directories, globs or - for stdin)")
-		fl.Usage()
-		return exitUsage
-	}
-	if *errWindow <= 0 || *stuckAfter <= 0 || *minReports <= 0 || *skew < 0 {
-		fmt.Fprintln(stderr, "cdcspec trace: --error-window, --stuck-after and --error-min-reports must be positive")
-		return exitUsage
-	}
-	if *errorStuck < 0 {
-		fmt.Fprintf(stderr, "cdcspec trace: --error-stuck-duration must not be negative, got %s\n", *errorStuck)
-		return exitUsage
+		return fl.usageError("no input (give files, directories, globs or - for stdin); 'cdcspec trace -h' shows examples")
 	}
 	inputs, err := traces.ExpandInputs(fl.Args(), traceStdin)
 	if err != nil {
@@ -103,7 +107,19 @@ func runTrace(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "cdcspec trace: writing output: %v\n", err)
 		return exitUsage
 	}
-	if rep.Violations() > 0 {
+	return traceExit(rep.Verdict(), traces.Severity(*failOn))
+}
+
+// traceExit maps the verdict to the exit code: 3 when nothing was checked
+// (whatever the findings: without records or times none can be judged), 1
+// on a finding at or above failOn, else 0.
+func traceExit(v traces.Verdict, failOn traces.Severity) int {
+	switch {
+	case v.Result == traces.VerdictNothingChecked:
+		return exitIncomplete
+	case v.Violations > 0:
+		return exitViolation
+	case v.Suspects > 0 && failOn == traces.Suspect:
 		return exitViolation
 	}
 	return exitOK

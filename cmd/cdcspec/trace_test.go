@@ -148,8 +148,8 @@ func TestTraceUsageErrors(t *testing.T) {
 		want string
 	}{
 		{nil, "no input"},
-		{[]string{"--format", "xml", "x.log"}, "unknown format"},
-		{[]string{"--error-window", "-1s", "x.log"}, "must be positive"},
+		{[]string{"--format", "xml", "x.log"}, `--format "xml" unknown`},
+		{[]string{"--error-window", "-1s", "x.log"}, "--error-window -1s out of range"},
 		{[]string{"--bogus"}, "flag provided but not defined"},
 		{[]string{"/nonexistent/cdc.log"}, "/nonexistent/cdc.log"},
 		{[]string{"/nonexistent/*.log"}, "no file matches"},
@@ -234,4 +234,77 @@ func TestTraceDirWithOtherFiles(t *testing.T) {
 	code, _, errOut = runTraceCmd(t, "", empty)
 	assert.Equal(t, exitUsage, code)
 	assert.Contains(t, errOut, "no TiCDC log record found in "+filepath.Join(empty, "cdc.log"))
+}
+
+// TestTraceVerdict (issue 28): every report starts with the verdict; a log
+// the checker cannot judge exits 3 (nothing checked) instead of passing, and
+// --fail-on suspect turns the #5709 excerpt's suspicion into exit 1.
+func TestTraceVerdict(t *testing.T) {
+	dir := t.TempDir()
+	seed, err := os.ReadFile(fixtures + "seed000_5709.log")
+	require.NoError(t, err)
+	// every timestamp invalid: the record layout parses, no time does
+	badTS := filepath.Join(dir, "badts.log")
+	var b strings.Builder
+	for _, line := range strings.SplitAfter(string(seed), "\n") {
+		if strings.HasPrefix(line, "[2026/07/22 ") {
+			line = "[2026/13/45 99:99:99.999 +00:00]" + line[len("[2026/07/22 16:30:08.634 +00:00]"):]
+		}
+		b.WriteString(line)
+	}
+	require.NoError(t, os.WriteFile(badTS, []byte(b.String()), 0o644))
+	// one truncated record (a header with no message)
+	trunc := filepath.Join(dir, "trunc.log")
+	require.NoError(t, os.WriteFile(trunc, seed[:60], 0o644))
+
+	cases := []struct {
+		args  []string
+		code  int
+		first string
+	}{
+		{[]string{fixtures + "seed000_5709.log"}, exitOK, "verdict: SUSPECT: 0 violations, 1 suspect; 2 of 17 properties judged; 9 of 9 records recognised"},
+		{[]string{"--fail-on", "suspect", fixtures + "seed000_5709.log"}, exitViolation, "verdict: SUSPECT:"},
+		{[]string{"--fail-on", "violation", fixtures + "seed000_5709.log"}, exitOK, "verdict: SUSPECT:"},
+		{[]string{fixtures + "planted_error_resends.log"}, exitViolation, "verdict: VIOLATION: 1 violation"},
+		{[]string{fixtures + "healthy"}, exitOK, "verdict: PASS: 0 violations, 0 suspects;"},
+		{[]string{badTS}, exitIncomplete, "verdict: NOTHING-CHECKED:"},
+		{[]string{"--fail-on", "suspect", badTS}, exitIncomplete, "verdict: NOTHING-CHECKED:"},
+		{[]string{trunc}, exitIncomplete, "verdict: NOTHING-CHECKED: 0 violations, 0 suspects; 0 of 17 properties judged; 0 of 1 records recognised"},
+	}
+	for _, c := range cases {
+		code, out, errOut := runTraceCmd(t, "", c.args...)
+		assert.Equal(t, c.code, code, "%v: %s%s", c.args, out, errOut)
+		first, _, _ := strings.Cut(out, "\n")
+		assert.True(t, strings.HasPrefix(first, c.first), "%v: first line %q, want prefix %q", c.args, first, c.first)
+	}
+	_, out, _ := runTraceCmd(t, "", badTS)
+	assert.Contains(t, out, "(no record's timestamp parses: 0 of 9;")
+
+	// JSON: the verdict is the first field
+	code, out, _ := runTraceCmd(t, "", "--format", "json", fixtures+"seed000_5709.log")
+	require.Equal(t, exitOK, code)
+	require.True(t, strings.HasPrefix(out, "{\n  \"verdict\": {\n    \"result\": \"suspect\","), out[:min(len(out), 200)])
+	var rep struct {
+		Verdict  struct{ Result string }
+		Findings []struct {
+			Property string
+			Next     *struct {
+				Component, Check string
+				KnownBugs        []string `json:"known_bugs"`
+			}
+		}
+	}
+	require.NoError(t, json.Unmarshal([]byte(out), &rep))
+	require.NotNil(t, rep.Findings[0].Next, "the error-never-dropped finding says where to look")
+	assert.Contains(t, rep.Findings[0].Next.Component, "coordinator")
+	assert.Contains(t, rep.Findings[0].Next.Check, "ticdc_owner_changefeed_error_info")
+	assert.Contains(t, rep.Findings[0].Next.KnownBugs, "regressed-checkpoint-drops-error (pingcap/ticdc#5709 (fixed by #5779))")
+	code, out, _ = runTraceCmd(t, "", "--format", "json", trunc)
+	require.Equal(t, exitIncomplete, code)
+	require.Contains(t, out, `"result": "nothing-checked"`)
+	code, out, _ = runTraceCmd(t, "", "--format", "junit", badTS)
+	require.Equal(t, exitIncomplete, code)
+	require.Contains(t, out, `<property name="verdict" value="nothing-checked">`)
+	require.Contains(t, out, `<testcase name="verdict" classname="cdcspec.trace">`)
+	require.Contains(t, out, `type="nothing-checked"`)
 }
