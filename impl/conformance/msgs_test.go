@@ -554,13 +554,33 @@ func (c msgCodec) build(from core.NodeID, h *fields, items []*fields) (core.Mess
 					return nil, fmt.Errorf("unknown stage %q", it.kv["stage"])
 				}
 			}
-			if it.has("add") {
-				for _, t := range strings.Split(it.str("add"), ",") {
+			tables := func(key string) ([]int64, error) {
+				var out []int64
+				for _, t := range strings.Split(it.str(key), ",") {
 					n, err := strconv.ParseInt(t, 10, 64)
 					if err != nil {
-						return nil, err
+						return nil, fmt.Errorf("%s=%q: %v", key, it.str(key), err)
 					}
-					bs.NeedAdded = append(bs.NeedAdded, n)
+					out = append(out, n)
+				}
+				return out, nil
+			}
+			if it.has("add") {
+				if bs.NeedAdded, err = tables("add"); err != nil {
+					return nil, err
+				}
+			}
+			// A blocking DDL (WAITING/DONE): the tables it blocks, the ones
+			// it drops, its influence (normal by default).
+			if it.has("tables") {
+				if bs.BlockTables, err = tables("tables"); err != nil {
+					return nil, err
+				}
+				bs.Influence = spec.InfluenceNormal
+			}
+			if it.has("drop") {
+				if bs.NeedDropped, err = tables("drop"); err != nil {
+					return nil, err
 				}
 			}
 			m.Statuses = append(m.Statuses, bs)
