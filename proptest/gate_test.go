@@ -71,7 +71,7 @@ var gateProfiles = []gateProfile{
 	{Bug: "no-epoch-fencing",
 		Ops:      []Op{OpDelayMessages, OpMoveTable, OpKillMaintainer, OpAdvanceTime},
 		MsgTypes: []string{"ScheduleDispatcherRequest", "HeartBeatRequest"},
-		Seed:     1, Checks: 50, MaxShrunk: 15},
+		Seed:     1, Checks: 50, MaxShrunk: 25},
 	{Bug: "trigger-passes-add-table-ddl",
 		Ops:      []Op{OpDelayMessages, OpCreateTable, OpAdvanceTime},
 		MsgTypes: []string{"BlockStatusRequest", "HeartBeatRequest"},
@@ -125,7 +125,7 @@ var gateProfiles = []gateProfile{
 	// merged dispatcher's Working.
 	{Bug: "merge-occupy-finishes-early",
 		Ops:  []Op{OpSplitTable, OpMoveTable, OpMergeTable, OpSlowClose, OpAdvanceTime},
-		Seed: 1, Checks: 100, MaxShrunk: 17},
+		Seed: 1, Checks: 100, MaxShrunk: 20},
 	{Bug: "move-final-stopped-rejected",
 		Ops:  []Op{OpMoveMaintainer, OpAdvanceTime},
 		Seed: 1, Checks: 50, MaxShrunk: 6},
@@ -134,7 +134,7 @@ var gateProfiles = []gateProfile{
 	// reached by this menu.
 	{Bug: "remove-operator-passes-checkpoint",
 		Ops:  []Op{OpRemoveTable, OpDropMessages, OpAdvanceTime},
-		Seed: 1, Checks: 50, MaxShrunk: 38},
+		Seed: 1, Checks: 50, MaxShrunk: 45},
 	{Bug: "checkpoint-advances-while-removing",
 		Ops:  []Op{OpCreateTable, OpMoveMaintainer, OpAdvanceTime},
 		Seed: 1, Checks: 100, MaxShrunk: 10},

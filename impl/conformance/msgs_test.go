@@ -583,6 +583,15 @@ func (c msgCodec) build(from core.NodeID, h *fields, items []*fields) (core.Mess
 					return nil, err
 				}
 			}
+			if it.has("influence") {
+				switch v := it.str("influence"); v {
+				case spec.InfluenceNormal, spec.InfluenceDB, spec.InfluenceAll:
+					bs.Influence = v
+				default:
+					return nil, fmt.Errorf("influence=%q: want %s, %s or %s", v, spec.InfluenceNormal, spec.InfluenceDB, spec.InfluenceAll)
+				}
+			}
+			bs.IsSyncPoint = it.has("syncpoint")
 			m.Statuses = append(m.Statuses, bs)
 		}
 		return m, nil
@@ -751,6 +760,10 @@ func (c msgCodec) format(msg core.Message) []string {
 		out := []string{newLine(m.TypeName()).kv("cf", cfName(m.Changefeed)).u("epoch", m.Epoch).String()}
 		for _, a := range m.ACKs {
 			out = append(out, "  "+newLine("ack").kv("id", c.ids.alias(a.ID)).u("ts", a.BlockTs).String())
+		}
+		for _, a := range m.Actions {
+			out = append(out, "  "+newLine("action").kv("id", c.ids.alias(a.ID)).kv("do", a.Action.String()).u("ts", a.CommitTs).
+				flag("syncpoint", a.IsSyncPoint).String())
 		}
 		return out
 	}
