@@ -85,7 +85,7 @@ func newOperatorController(m *Maintainer) *OperatorController {
 
 // AddOperator refuses when quiescing (the maintainer is being removed,
 // #4828), when an operator exists, or when the span is unknown; otherwise it
-// pushes the operator (HEAD operator_controller.go AddOperator, line 229).
+// pushes the operator (HEAD operator_controller.go AddOperator, line 230).
 func (oc *OperatorController) AddOperator(op dispatcherOperator, out *core.Effects) bool {
 	m := oc.m
 	fields := []zap.Field{logging.Role("maintainer"), zap.String("changefeedID", string(m.id)), zap.String("operator", op.String())}
@@ -105,7 +105,7 @@ func (oc *OperatorController) AddOperator(op dispatcherOperator, out *core.Effec
 	return true
 }
 
-// push is pushOperatorWithAdmission (operator_controller.go:508): the
+// push is pushOperatorWithAdmission (operator_controller.go:510): the
 // operator enters the controller and the running queue due at once, Start
 // runs, then the affected-node check. Its first message goes out at the
 // next poll.
@@ -168,7 +168,7 @@ func (oc *OperatorController) queue() []*opEntry {
 }
 
 // poll is Execute over pollQueueingOperator (operator_controller.go:151,
-// 340-392), every operatorPollMs: pop by NotifyAt; a frozen operator
+// 368-427), every operatorPollMs: pop by NotifyAt; a frozen operator
 // (quiescing) leaves the queue; a finished one is finalised; the first one
 // not yet due ends the poll; a due one is scheduled and due again 500 ms
 // later.
@@ -223,7 +223,7 @@ func (oc *OperatorController) finishedPending() bool {
 	return false
 }
 
-// finalizeOperator (operator_controller.go:395): once per entry, PostFinish
+// finalizeOperator (operator_controller.go:429): once per entry, PostFinish
 // (which may add operators: the split's postFinish), then the entry leaves
 // the controller if it is still the span's.
 func (oc *OperatorController) finalizeOperator(e *opEntry, out *core.Effects) {
@@ -318,7 +318,7 @@ func (oc *OperatorController) removeReplicaSet(op *RemoveDispatcherOperator, out
 		return
 	}
 	if e := oc.ops[op.ID()]; e != nil {
-		m.lg.Info("operator_controller.go", 484, "replica set is removed, replace the old one", logging.Role("maintainer"),
+		m.lg.Info("operator_controller.go", 483, "replica set is removed, replace the old one", logging.Role("maintainer"),
 			zap.String("changefeedID", string(m.id)), zap.String("replicaSet", string(op.ID())), zap.String("operator", e.op.String()))
 		e.op.OnTaskRemoved()
 		oc.finalizeOperator(e, out)
