@@ -71,7 +71,7 @@ var gateProfiles = []gateProfile{
 	{Bug: "no-epoch-fencing",
 		Ops:      []Op{OpDelayMessages, OpMoveTable, OpKillMaintainer, OpAdvanceTime},
 		MsgTypes: []string{"ScheduleDispatcherRequest", "HeartBeatRequest"},
-		Seed:     1, Checks: 50, MaxShrunk: 25},
+		Seed:     1, Checks: 50, MaxShrunk: 30},
 	{Bug: "trigger-passes-add-table-ddl",
 		Ops:      []Op{OpDelayMessages, OpCreateTable, OpAdvanceTime},
 		MsgTypes: []string{"BlockStatusRequest", "HeartBeatRequest"},
@@ -125,7 +125,7 @@ var gateProfiles = []gateProfile{
 	// merged dispatcher's Working.
 	{Bug: "merge-occupy-finishes-early",
 		Ops:  []Op{OpSplitTable, OpMoveTable, OpMergeTable, OpSlowClose, OpAdvanceTime},
-		Seed: 1, Checks: 100, MaxShrunk: 20},
+		Seed: 1, Checks: 100, MaxShrunk: 25},
 	{Bug: "move-final-stopped-rejected",
 		Ops:  []Op{OpMoveMaintainer, OpAdvanceTime},
 		Seed: 1, Checks: 50, MaxShrunk: 6},
@@ -144,7 +144,10 @@ var gateProfiles = []gateProfile{
 // (fixed, whatever RAPID_STEPS says, so the gate is deterministic).
 const gateSteps = 20
 
-// gateShrinkTime bounds rapid's minimization per found bug.
+// gateShrinkTime bounds rapid's minimization per found bug. It is wall
+// time: under a heavy load the shrunk counterexample stays longer (no-epoch-
+// fencing shrank to 14 actions at one load and 26 at a load of 22 on two
+// cores), so MaxShrunk leaves room for it.
 const gateShrinkTime = "5s"
 
 // recTB is a rapid.TB that records instead of failing the Go test: the gate
