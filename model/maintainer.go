@@ -132,7 +132,10 @@ func maybeClosed(cfg *Config, s *State, slot uint8, e *emitter) {
 // drained), and the re-sends of bootstrap, operator and close requests.
 func maintTick(cfg *Config, s *State, slot uint8, e *emitter) {
 	mt := &s.Maint[slot]
-	if mt.Bootstrapped && !mt.Removing {
+	// calCheckpointTs runs until Close at HEAD (maintainer.go:264-267,
+	// 696-733), removing included; cdcspec stops it once removing, and
+	// checkpoint-advances-while-removing restores HEAD's rule.
+	if mt.Bootstrapped && (!mt.Removing || cfg.bug(spec.BugCheckpointAdvancesWhileRemoving)) {
 		calculateCheckpoint(cfg, s, slot)
 	}
 	st := Msg{Kind: mStatus, Src: s.Ident(slot), Dst: coordSlot, Epoch: mt.Epoch, B: mt.Reported, D: mt.Err}

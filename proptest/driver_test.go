@@ -64,12 +64,16 @@ func TestStoryBadInput(t *testing.T) {
 
 // TestStoryFindsPlantedBug: the shrunk no-epoch-fencing story from the
 // gate, as data: with the bug on it violates at-most-one-dispatcher-per-span,
-// with the fix on it is clean.
+// with the fix on it is clean. The 600 ms after the move let the operator
+// controller's polls send the move's Remove and, once the origin stopped,
+// its Create (HEAD's controller sends at its polls, not when an operator
+// is added).
 func TestStoryFindsPlantedBug(t *testing.T) {
 	steps := []Step{
 		{Op: OpCreateChangefeed, Feed: "cf1", Ms: 3000},
 		{Op: OpDelayMessages, MsgType: "ScheduleDispatcherRequest", To: 0, Count: 1, DelayMs: 30_000},
 		{Op: OpMoveTable, Feed: "cf1", Table: 1, Node: 0},
+		{Op: OpAdvanceTime, Ms: 600},
 		{Op: OpKillMaintainer, Feed: "cf1"},
 		{Op: OpAdvanceTime, Ms: 30_000},
 	}

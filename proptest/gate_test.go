@@ -71,7 +71,7 @@ var gateProfiles = []gateProfile{
 	{Bug: "no-epoch-fencing",
 		Ops:      []Op{OpDelayMessages, OpMoveTable, OpKillMaintainer, OpAdvanceTime},
 		MsgTypes: []string{"ScheduleDispatcherRequest", "HeartBeatRequest"},
-		Seed:     1, Checks: 50, MaxShrunk: 10},
+		Seed:     1, Checks: 50, MaxShrunk: 30},
 	{Bug: "trigger-passes-add-table-ddl",
 		Ops:      []Op{OpDelayMessages, OpCreateTable, OpAdvanceTime},
 		MsgTypes: []string{"BlockStatusRequest", "HeartBeatRequest"},
@@ -99,11 +99,13 @@ var gateProfiles = []gateProfile{
 	{Bug: "watermark-seq-rejects-lower-checkpoint",
 		Ops:      []Op{OpMoveTable, OpDelayMessages, OpAdvanceTime},
 		MsgTypes: []string{"HeartBeatRequest", "ScheduleDispatcherRequest"},
-		Seed:     1, Checks: 300, MaxShrunk: 20},
+		Seed:     1, Checks: 300, MaxShrunk: 20,
+		NotFoundYet: "operators are finalised at the operator controller's next poll (HEAD's pollQueueingOperator, once NotifyAt, 500 ms after the operator's last send, has passed), so a finished move keeps bounding the checkpoint by its span's stored checkpoint, which follows the new dispatcher's statuses; by the time it is finalised the new dispatcher is past its node's stale watermark, and 1,500 checks from seed 1 find no violation; impl/conformance/testdata/maint_checkpoint.txt stories 5 and 6 show the rule"},
 	{Bug: "operator-done-before-watermark",
 		Ops:      []Op{OpMoveTable, OpDelayMessages, OpAdvanceTime},
 		MsgTypes: []string{"HeartBeatRequest", "ScheduleDispatcherRequest"},
-		Seed:     1, Checks: 300, MaxShrunk: 20},
+		Seed:     1, Checks: 300, MaxShrunk: 20,
+		NotFoundYet: "operators are finalised at the operator controller's next poll (HEAD's pollQueueingOperator, once NotifyAt, 500 ms after the operator's last send, has passed), so a finished move keeps bounding the checkpoint by its span's stored checkpoint, which follows the new dispatcher's statuses; by the time it is finalised the new dispatcher is past its node's stale watermark, and 1,500 checks from seed 1 find no violation; impl/conformance/testdata/maint_checkpoint.txt stories 5 and 6 show the rule"},
 	// The barrier: a DB-level DDL or syncpoint right after a CREATE TABLE
 	// whose NONE report is lost; the writer of a partitioned table's DDL
 	// moved after it wrote and before its checkpoint passed the DDL, while
@@ -123,7 +125,7 @@ var gateProfiles = []gateProfile{
 	// merged dispatcher's Working.
 	{Bug: "merge-occupy-finishes-early",
 		Ops:  []Op{OpSplitTable, OpMoveTable, OpMergeTable, OpSlowClose, OpAdvanceTime},
-		Seed: 1, Checks: 100, MaxShrunk: 10},
+		Seed: 1, Checks: 100, MaxShrunk: 25},
 	{Bug: "move-final-stopped-rejected",
 		Ops:  []Op{OpMoveMaintainer, OpAdvanceTime},
 		Seed: 1, Checks: 50, MaxShrunk: 6},
@@ -132,14 +134,20 @@ var gateProfiles = []gateProfile{
 	// reached by this menu.
 	{Bug: "remove-operator-passes-checkpoint",
 		Ops:  []Op{OpRemoveTable, OpDropMessages, OpAdvanceTime},
-		Seed: 1, Checks: 50, MaxShrunk: 10},
+		Seed: 1, Checks: 50, MaxShrunk: 45},
+	{Bug: "checkpoint-advances-while-removing",
+		Ops:  []Op{OpCreateTable, OpMoveMaintainer, OpAdvanceTime},
+		Seed: 1, Checks: 100, MaxShrunk: 10},
 }
 
 // gateSteps is rapid's average number of actions per check in the gate
 // (fixed, whatever RAPID_STEPS says, so the gate is deterministic).
 const gateSteps = 20
 
-// gateShrinkTime bounds rapid's minimization per found bug.
+// gateShrinkTime bounds rapid's minimization per found bug. It is wall
+// time: under a heavy load the shrunk counterexample stays longer (no-epoch-
+// fencing shrank to 14 actions at one load and 26 at a load of 22 on two
+// cores), so MaxShrunk leaves room for it.
 const gateShrinkTime = "5s"
 
 // recTB is a rapid.TB that records instead of failing the Go test: the gate

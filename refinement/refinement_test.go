@@ -60,6 +60,12 @@ func TestPlantedDivergenceCaught(t *testing.T) {
 // moveRun runs cf1 with implBugs in the implementation and modelBugs in
 // the model, moves its maintainer once it replicates and runs on; it
 // returns the capture the maintainer was moved from.
+// moveDelayMs lets the dispatchers' add operators finish (their statuses
+// are taken at the operator controller's next poll, HEAD's
+// pollQueueingOperator) so that the origin's checkpoint moves while the
+// move is under way.
+var moveDelayMs int64 = 500
+
 func moveRun(t *testing.T, seed uint64, implBugs, modelBugs spec.BugSet) (*sim.Sim, *Tracker, core.NodeID) {
 	s := sim.New(sim.Config{Seed: seed, Nodes: 3, Tables: 2, Options: core.Options{Bugs: implBugs}})
 	require.NoError(t, s.CreateChangefeed("cf1"))
@@ -76,6 +82,7 @@ func moveRun(t *testing.T, seed uint64, implBugs, modelBugs spec.BugSet) (*sim.S
 		}
 	}
 	require.NotEmpty(t, origin, "seed %d: the changefeed did not replicate", seed)
+	s.RunFor(moveDelayMs)
 	moved := false
 	for _, n := range s.Captures() {
 		if n != origin && s.MoveMaintainer("cf1", n) == nil {

@@ -34,6 +34,7 @@ const (
 	BugSplitDoubleAdd
 	BugMergeOccupyFinishesEarly
 	BugMoveFinalStoppedRejected
+	BugCheckpointAdvancesWhileRemoving
 	bugLimit
 )
 
@@ -251,6 +252,14 @@ var catalogue = [...]Bug{
 		Property: HandoffKeepsCheckpoint, Delivery: DeliveryMessageCenter,
 		Where: "coordinator/controller.go handleSingleMaintainerStatus: the origin's final Stopped report of a maintainer move carries the origin's epoch, older than the one the move persisted, and is dropped as stale (\"drop stale maintainer status\") after the move operator took it, so its checkpoint never reaches the changefeed status the target's AddMaintainerRequest is built from",
 		Story: "a maintainer move bumps the changefeed's epoch; the origin keeps replicating and its checkpoint passes the stored one, but its statuses now carry the old epoch and are dropped; its final Stopped report, which ends the move's non-cascade remove, is dropped as stale too, so the target maintainer starts from the older stored checkpoint and the changefeed replays what the origin had already flushed",
+	},
+	{
+		ID: BugCheckpointAdvancesWhileRemoving, Name: "checkpoint-advances-while-removing", Kind: KindHead,
+		Issue:    "none filed (reachable once #6280, after " + HeadCommit + ", accepts a move origin's final Stopped checkpoint)",
+		Property: CheckpointNotPastUnflushed, Delivery: DeliveryMessageCenter,
+		ModelGap: "a standard configuration that moves the maintainer while a CREATE TABLE is pending (maintainer-move has no DDL, new-table no maintainer move); the model's switch exists (maintTick)",
+		Where:    "maintainer/maintainer.go calCheckpointTs (264-267, 696-733) keeps computing the checkpoint from the bootstrap until Close, also while removing; onBlockStateRequest (1006-1010) ignores the table trigger's NONE status of a CREATE TABLE while removing, and a move's non-cascade remove closes the trigger (tryCloseChangefeed), whose blocked checkpoint then leaves its node's watermark",
+		Story:    "a CREATE TABLE commits just before a maintainer move; the origin, already removing, ignores the trigger's NONE status, then closes the trigger for the move; the node's watermark no longer carries the trigger's checkpoint held below the CREATE TABLE, the calculation that keeps running while removing passes it, and the origin's final Stopped report carries that checkpoint; the target bootstraps there, sees the new table in its snapshot and creates its dispatcher at that startTs, so the table's rows between the CREATE TABLE and the checkpoint are never written (impl/sim TestSoak, seed 69, with the switch on)",
 	},
 }
 

@@ -41,6 +41,7 @@ import (
 //	nodes alive=n0,n1                                          node-set change for the coordinator and managers
 //	create|pause|resume|remove|move-changefeed cf=.. ...      coordinator API
 //	move-table|split-table|remove-table on=n1 cf=.. table=T [to=N]   maintainer API
+//	execute on=n1 cf=.. [advance=D]                          one operator-controller poll (Controller.Execute)
 //	update-status                                              Changefeed.UpdateStatus with the input's "status ..." line
 //	start-finished | reset-err-retry                           the add operator's PostFinish / Backoff.resetErrRetry
 //	sink-result on=n1 cf=.. id=D to=TS [err=..]                a sink write's outcome
@@ -679,7 +680,7 @@ func (h *harness) command(b *strings.Builder, d *datadriven.TestData) error {
 		return nil
 	case "create", "pause", "resume", "remove", "move-changefeed":
 		return h.cmdAPI(b, d)
-	case "move-table", "split-table", "remove-table", "merge-table":
+	case "move-table", "split-table", "remove-table", "merge-table", "execute":
 		return h.cmdTableAPI(b, d)
 	case "update-status":
 		if h.cf == nil {
@@ -978,6 +979,21 @@ func (h *harness) cmdTableAPI(b *strings.Builder, d *datadriven.TestData) error 
 	m := mm.Get(cfID(name))
 	if m == nil {
 		return fmt.Errorf("no maintainer of %s on %s", name, on)
+	}
+	if d.Cmd == "execute" {
+		// One poll of the operator controller (Controller.Execute), after
+		// advance (default 0).
+		if _, ok := arg(d, "advance"); ok {
+			adv, _, err := argDur(d, "advance")
+			if err != nil {
+				return err
+			}
+			h.now += adv
+		}
+		var out core.Effects
+		m.ExecuteOperators(h.now, &out)
+		h.emit(b, &out)
+		return nil
 	}
 	tv, _ := arg(d, "table")
 	t, err := strconv.ParseInt(tv, 10, 64)

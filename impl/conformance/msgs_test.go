@@ -554,15 +554,44 @@ func (c msgCodec) build(from core.NodeID, h *fields, items []*fields) (core.Mess
 					return nil, fmt.Errorf("unknown stage %q", it.kv["stage"])
 				}
 			}
-			if it.has("add") {
-				for _, t := range strings.Split(it.str("add"), ",") {
+			tables := func(key string) ([]int64, error) {
+				var out []int64
+				for _, t := range strings.Split(it.str(key), ",") {
 					n, err := strconv.ParseInt(t, 10, 64)
 					if err != nil {
-						return nil, err
+						return nil, fmt.Errorf("%s=%q: %v", key, it.str(key), err)
 					}
-					bs.NeedAdded = append(bs.NeedAdded, n)
+					out = append(out, n)
+				}
+				return out, nil
+			}
+			if it.has("add") {
+				if bs.NeedAdded, err = tables("add"); err != nil {
+					return nil, err
 				}
 			}
+			// A blocking DDL (WAITING/DONE): the tables it blocks, the ones
+			// it drops, its influence (normal by default).
+			if it.has("tables") {
+				if bs.BlockTables, err = tables("tables"); err != nil {
+					return nil, err
+				}
+				bs.Influence = spec.InfluenceNormal
+			}
+			if it.has("drop") {
+				if bs.NeedDropped, err = tables("drop"); err != nil {
+					return nil, err
+				}
+			}
+			if it.has("influence") {
+				switch v := it.str("influence"); v {
+				case spec.InfluenceNormal, spec.InfluenceDB, spec.InfluenceAll:
+					bs.Influence = v
+				default:
+					return nil, fmt.Errorf("influence=%q: want %s, %s or %s", v, spec.InfluenceNormal, spec.InfluenceDB, spec.InfluenceAll)
+				}
+			}
+			bs.IsSyncPoint = it.has("syncpoint")
 			m.Statuses = append(m.Statuses, bs)
 		}
 		return m, nil
@@ -731,6 +760,10 @@ func (c msgCodec) format(msg core.Message) []string {
 		out := []string{newLine(m.TypeName()).kv("cf", cfName(m.Changefeed)).u("epoch", m.Epoch).String()}
 		for _, a := range m.ACKs {
 			out = append(out, "  "+newLine("ack").kv("id", c.ids.alias(a.ID)).u("ts", a.BlockTs).String())
+		}
+		for _, a := range m.Actions {
+			out = append(out, "  "+newLine("action").kv("id", c.ids.alias(a.ID)).kv("do", a.Action.String()).u("ts", a.CommitTs).
+				flag("syncpoint", a.IsSyncPoint).String())
 		}
 		return out
 	}

@@ -334,34 +334,51 @@ func (m *Maintainer) closeMaintainer(out *core.Effects) {
 
 // OnTick runs re-sends, the checkpoint calculation, the operator controller
 // and the basic scheduler.
+//
+// The checkpoint calculation is HEAD's calCheckpointTs goroutine
+// (maintainer/maintainer.go:264-267, 696-733 at b813e76f9): every 100 ms
+// from the bootstrap until Close, so at HEAD it keeps running while the
+// maintainer is removing and after it stopped, until the manager drops it
+// (cleanupRemovedMaintainers, at the end of the manager's tick); quiesced
+// operators keep bounding it. cdcspec stops it once the maintainer is
+// removing; the catalogue entry checkpoint-advances-while-removing
+// restores HEAD's rule, under which a move's origin can report a
+// checkpoint past a CREATE TABLE it ignored while removing. The operator
+// controller runs until Close; while removing only the table trigger's
+// operators are allowed.
 func (m *Maintainer) OnTick(now int64, out *core.Effects) {
 	m.now = now
-	if m.removed {
-		return
-	}
-	if m.cascadeRemoving {
+	running := !m.removed && !m.removing && m.initialized
+	switch {
+	case m.removed:
+	case m.cascadeRemoving:
 		if now-m.lastCloseSend >= closeResendMs {
 			m.sendCloseRequests(out)
 		}
-		return
-	}
-	if m.removing {
-		return
-	}
-	if !m.initialized {
+		m.ops.poll(now, out)
+	case m.removing:
+		m.ops.poll(now, out)
+	case !m.initialized:
 		m.sendBootstrapRequests(out)
-		return
+	default:
+		// Nodes that joined after bootstrap get a bootstrap request too.
+		m.sendBootstrapRequests(out)
+		m.ops.poll(now, out)
 	}
-	// Nodes that joined after bootstrap get a bootstrap request too.
-	m.sendBootstrapRequests(out)
-	if now-m.lastCalc >= checkpointCalcMs {
+	// The calculation runs after the poll: of the goroutines' orders this
+	// is the one where it sees operators the poll just finalised, and, with
+	// operator-done-before-watermark, before their heartbeats' watermarks.
+	calc := m.initialized && (running || m.opts.Bugs.Has(spec.BugCheckpointAdvancesWhileRemoving))
+	if calc && now-m.lastCalc >= checkpointCalcMs {
 		m.lastCalc = now
 		m.calculateNewCheckpointTs()
+	}
+	if !running {
+		return
 	}
 	for _, n := range core.SortedKeys(m.pendingWatermark) {
 		m.applyPendingWatermark(n)
 	}
-	m.ops.poll(now, out)
 	if now-m.lastSchedule >= basicSchedulerMs {
 		m.lastSchedule = now
 		m.basicSchedule(out)

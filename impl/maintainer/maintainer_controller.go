@@ -58,8 +58,15 @@ func (m *Maintainer) applyWatermark(from core.NodeID, w core.Watermark) {
 }
 
 // applyPendingWatermark applies a statuses-first heartbeat's watermark
-// (operator-done-before-watermark only).
+// (operator-done-before-watermark only). It waits while an operator that a
+// status finished is not yet finalised: the simulation takes the
+// interleaving where the operator controller's poll finalises it and a
+// checkpoint calculation runs before the watermark lands (three
+// goroutines in TiCDC).
 func (m *Maintainer) applyPendingWatermark(from core.NodeID) {
+	if m.ops.finishedPending() {
+		return
+	}
 	if w, ok := m.pendingWatermark[from]; ok {
 		delete(m.pendingWatermark, from)
 		m.applyWatermark(from, w)
@@ -72,9 +79,14 @@ func (m *Maintainer) applyPendingWatermark(from core.NodeID) {
 // without operator.
 func (m *Maintainer) handleStatus(from core.NodeID, st *core.TableSpanStatus, out *core.Effects) {
 	if st.ID == m.ddlSpanID {
-		if st.CheckpointTs > m.barrier.triggerCheckpointTs {
-			m.barrier.triggerCheckpointTs = st.CheckpointTs
+		// The DDL span's status is stored as any span's (UpdateStatus,
+		// replication_span.go:183-185): one whose checkpoint is lower than
+		// the stored one is dropped, state included, so it cannot make the
+		// trigger non-working for tryCloseChangefeed.
+		if st.CheckpointTs < m.barrier.triggerCheckpointTs {
+			return
 		}
+		m.barrier.triggerCheckpointTs = st.CheckpointTs
 		// Only a move's remove waits for the trigger (onRemoveMaintainer).
 		if m.removing && !m.cascadeRemoving && (st.State == core.ComponentStopped || st.State == core.ComponentRemoved) {
 			m.triggerStopped = true
@@ -116,10 +128,13 @@ func (m *Maintainer) handleStatus(from core.NodeID, st *core.TableSpanStatus, ou
 		}
 		return
 	}
-	if st.CheckpointTs > span.checkpointTs {
+	// UpdateStatus (replication_span.go:183-185): a status whose checkpoint
+	// is lower than the stored one is dropped whole, its state included;
+	// the fallback below still reads the status as reported.
+	if st.CheckpointTs >= span.checkpointTs {
 		span.checkpointTs = st.CheckpointTs
+		span.status = st.State
 	}
-	span.status = st.State
 	if (st.State == core.ComponentStopped || st.State == core.ComponentRemoved) && !hadOp && m.ops.GetOperator(st.ID) == nil &&
 		!m.removing && !m.opts.Bugs.Has(spec.BugInflightOperatorsLostOnFailover) {
 		m.lg.Warn("maintainer_controller.go", 295, "dispatcher becomes non-working without operator, mark span absent for rescheduling",

@@ -36,22 +36,46 @@ type dispatcherOperator interface {
 	event(k spec.Kind) spec.Event
 }
 
+// Periods of maintainer/operator/operator_controller.go at b813e76f9: the
+// controller polls its running queue every emptyPollInterval (200 ms; 50 ms
+// while a batch is left, which the handlers do not distinguish), and an
+// operator it scheduled is due again NotifyAt = now + 500 ms later
+// (pollQueueingOperator). minSendMessageInterval is the operators' own
+// sendThrottler (operator/helper.go).
 const (
-	operatorPollMs         = 500
+	operatorPollMs         = 200
+	operatorNotifyMs       = 500
 	minSendMessageInterval = 10_000
 )
 
+// opEntry is operator.OperatorWithTime: the operator, when it is next due
+// (NotifyAt), whether it is still in the running queue, and IsRemoved (set
+// once by finalizeOperator).
 type opEntry struct {
 	op       dispatcherOperator
 	lastSent int64
 	phase    int
+	notifyAt int64
+	seq      uint64 // push order: ties of notifyAt pop in push order
+	queued   bool
+	removed  bool
 }
 
 // OperatorController is maintainer/operator/operator_controller.go.
+//
+// Contract (HEAD's, at b813e76f9): a status only calls the operator's Check
+// (UpdateOperatorStatus, line 265); the operator is finalised, PostFinish
+// included, and removed from the controller by the next poll that pops it
+// (pollQueueingOperator, lines 368-392), and an unfinished operator sends
+// its message from the poll once its NotifyAt has passed, never from the
+// status handler. While the maintainer is removing (QuiesceExcept) a
+// frozen operator leaves the running queue at its next poll but stays in
+// the controller, so it keeps bounding the checkpoint until Close.
 type OperatorController struct {
 	m        *Maintainer
 	ops      map[core.DispatcherID]*opEntry
 	lastPoll int64
+	pushSeq  uint64
 	out      *core.Effects
 }
 
@@ -60,11 +84,12 @@ func newOperatorController(m *Maintainer) *OperatorController {
 }
 
 // AddOperator refuses when quiescing (the maintainer is being removed,
-// #4828), when an operator exists, or when the span is unknown.
+// #4828), when an operator exists, or when the span is unknown; otherwise it
+// pushes the operator (HEAD operator_controller.go AddOperator, line 230).
 func (oc *OperatorController) AddOperator(op dispatcherOperator, out *core.Effects) bool {
 	m := oc.m
 	fields := []zap.Field{logging.Role("maintainer"), zap.String("changefeedID", string(m.id)), zap.String("operator", op.String())}
-	if m.removing {
+	if !oc.allowed(op.ID()) {
 		m.lg.Info("operator_controller.go", 237, "add operator failed, controller is quiescing", fields...)
 		return false
 	}
@@ -76,19 +101,33 @@ func (oc *OperatorController) AddOperator(op dispatcherOperator, out *core.Effec
 		m.lg.Info("operator_controller.go", 256, "add operator failed, span not found", fields...)
 		return false
 	}
-	oc.checkAffectedNodes(op)
-	oc.ops[op.ID()] = &opEntry{op: op, phase: op.Phase()}
-	m.opSeq++
-	m.spans.GetTaskByID(op.ID()).opSeq = m.opSeq
-	op.Start()
-	m.lg.Event(out, op.event(spec.DispatcherOpStarted), logging.Role("maintainer"), zap.String("operator", op.String()))
-	// Send the first message at once.
-	oc.send(oc.ops[op.ID()], m.now, out)
+	oc.push(op, out)
 	return true
+}
+
+// push is pushOperatorWithAdmission (operator_controller.go:510): the
+// operator enters the controller and the running queue due at once, Start
+// runs, then the affected-node check. Its first message goes out at the
+// next poll.
+func (oc *OperatorController) push(op dispatcherOperator, out *core.Effects) {
+	m := oc.m
+	oc.pushSeq++
+	e := &opEntry{op: op, phase: op.Phase(), notifyAt: m.now, seq: oc.pushSeq, queued: true}
+	oc.ops[op.ID()] = e
+	m.opSeq++
+	if s := m.spans.GetTaskByID(op.ID()); s != nil {
+		s.opSeq = m.opSeq
+	}
+	op.Start()
+	oc.checkAffectedNodes(op)
+	e.phase = op.Phase()
+	m.lg.Event(out, op.event(spec.DispatcherOpStarted), logging.Role("maintainer"), zap.String("operator", op.String()))
 }
 
 func (oc *OperatorController) sortedIDs() []core.DispatcherID { return core.SortedKeys(oc.ops) }
 
+// send is scheduleOperator: the operator's message, unless its
+// sendThrottler holds it (a phase change resets the throttle: move).
 func (oc *OperatorController) send(e *opEntry, now int64, out *core.Effects) {
 	if ph := e.op.Phase(); ph != e.phase {
 		e.phase = ph
@@ -105,44 +144,108 @@ func (oc *OperatorController) send(e *opEntry, now int64, out *core.Effects) {
 	out.SendTo(oc.m.self, to, msg)
 }
 
-// poll runs about every 500 ms.
+// queue lists the running queue in pop order (NotifyAt, then push order).
+func (oc *OperatorController) queue() []*opEntry {
+	var q []*opEntry
+	for _, e := range oc.ops {
+		if e.queued {
+			q = append(q, e)
+		}
+	}
+	slices.SortFunc(q, func(a, b *opEntry) int {
+		if a.notifyAt != b.notifyAt {
+			if a.notifyAt < b.notifyAt {
+				return -1
+			}
+			return 1
+		}
+		if a.seq < b.seq {
+			return -1
+		}
+		return 1
+	})
+	return q
+}
+
+// poll is Execute over pollQueueingOperator (operator_controller.go:151,
+// 368-427), every operatorPollMs: pop by NotifyAt; a frozen operator
+// (quiescing) leaves the queue; a finished one is finalised; the first one
+// not yet due ends the poll; a due one is scheduled and due again 500 ms
+// later.
 func (oc *OperatorController) poll(now int64, out *core.Effects) {
 	if now-oc.lastPoll < operatorPollMs {
 		return
 	}
 	oc.lastPoll = now
 	oc.m.finishReleasedMerges()
-	for _, id := range oc.sortedIDs() {
-		e := oc.ops[id]
-		if e == nil || oc.maybeFinish(e, out) {
+	for _, e := range oc.queue() {
+		if !e.queued || oc.ops[e.op.ID()] != e {
+			continue // finalised by an earlier entry's PostFinish
+		}
+		if !oc.allowed(e.op.ID()) {
+			e.queued = false
 			continue
 		}
+		if e.removed {
+			e.queued = false
+			continue
+		}
+		if e.op.IsFinished() {
+			e.queued = false
+			oc.finalizeOperator(e, out)
+			continue
+		}
+		if now < e.notifyAt {
+			return
+		}
+		e.notifyAt = now + operatorNotifyMs
 		oc.send(e, now, out)
 	}
 }
 
-func (oc *OperatorController) maybeFinish(e *opEntry, out *core.Effects) bool {
-	if !e.op.IsFinished() {
-		return false
-	}
-	if oc.ops[e.op.ID()] != e {
-		return true
-	}
-	delete(oc.ops, e.op.ID())
-	oc.out = out // a PostFinish may add operators (the split's postFinish)
-	e.op.PostFinish()
-	oc.out = nil
-	oc.m.lg.Event(out, e.op.event(spec.DispatcherOpFinished), logging.Role("maintainer"),
-		zap.String("operatorID", string(e.op.ID())), zap.String("operator", e.op.String()))
-	return true
+// ExecuteOperators runs one poll of the operator controller now, as a
+// TiCDC unit test calls Controller.Execute: finished operators are
+// finalised, due ones scheduled.
+func (m *Maintainer) ExecuteOperators(now int64, out *core.Effects) {
+	m.now = now
+	m.ops.lastPoll = now - operatorPollMs
+	m.ops.poll(now, out)
 }
 
-// UpdateOperatorStatus hands a status to its operator; reports whether
-// there was one. While the maintainer is removing the controller is
-// quiesced: every operator except the table trigger's is frozen and sees
-// no status (it keeps holding its span). Follows
-// maintainer/operator/operator_controller.go Controller.QuiesceExcept and
-// UpdateOperatorStatus at b813e76f9.
+// finishedPending reports whether an operator is finished but not yet
+// finalised (between a status's Check and the next poll).
+func (oc *OperatorController) finishedPending() bool {
+	for _, e := range oc.ops {
+		if e.op.IsFinished() && !e.removed {
+			return true
+		}
+	}
+	return false
+}
+
+// finalizeOperator (operator_controller.go:429): once per entry, PostFinish
+// (which may add operators: the split's postFinish), then the entry leaves
+// the controller if it is still the span's.
+func (oc *OperatorController) finalizeOperator(e *opEntry, out *core.Effects) {
+	if e.removed {
+		return
+	}
+	e.removed, e.queued = true, false
+	oc.out = out
+	e.op.PostFinish()
+	oc.out = nil
+	if oc.ops[e.op.ID()] == e {
+		delete(oc.ops, e.op.ID())
+	}
+	oc.m.lg.Event(out, e.op.event(spec.DispatcherOpFinished), logging.Role("maintainer"),
+		zap.String("operatorID", string(e.op.ID())), zap.String("operator", e.op.String()))
+}
+
+// UpdateOperatorStatus hands a status to its operator's Check and reports
+// whether there was one (operator_controller.go:265-279). While the
+// maintainer is removing the controller is quiesced: every operator except
+// the table trigger's is frozen and sees no status (it keeps holding its
+// span). Nothing is finalised or sent here: that is the next poll's.
 func (oc *OperatorController) UpdateOperatorStatus(from core.NodeID, st *core.TableSpanStatus, out *core.Effects) bool {
 	e := oc.ops[st.ID]
 	if e == nil {
@@ -152,9 +255,6 @@ func (oc *OperatorController) UpdateOperatorStatus(from core.NodeID, st *core.Ta
 		return true
 	}
 	e.op.Check(from, st)
-	if !oc.maybeFinish(e, out) {
-		oc.send(e, oc.m.now, out) // a phase change sends at once
-	}
 	return true
 }
 
@@ -165,7 +265,7 @@ func (oc *OperatorController) allowed(id core.DispatcherID) bool {
 }
 
 // checkAffectedNodes is HEAD's pushOperator check: an operator that names a
-// node the maintainer no longer sees alive gets OnNodeRemove for it before
+// node the maintainer no longer sees alive gets OnNodeRemove for it after
 // it starts, as it would have had the node left after it was added.
 func (oc *OperatorController) checkAffectedNodes(op dispatcherOperator) {
 	alive := oc.m.mgr.aliveNodes()
@@ -176,44 +276,54 @@ func (oc *OperatorController) checkAffectedNodes(op dispatcherOperator) {
 	}
 }
 
-// OnNodeRemoved: every operator gets OnNodeRemove.
+// OnNodeRemoved: every operator gets OnNodeRemove (operator_controller.go
+// OnNodeRemoved); a finished one is finalised by the next poll.
 func (oc *OperatorController) OnNodeRemoved(n core.NodeID, out *core.Effects) {
 	for _, id := range oc.sortedIDs() {
 		if e := oc.ops[id]; e != nil {
 			e.op.OnNodeRemove(n)
-			if !oc.maybeFinish(e, out) {
-				oc.send(e, oc.m.now, out)
-			}
 		}
 	}
 }
 
 // RemoveTasksByTableIDs removes every span of the tables (a DDL dropped
-// them): an existing operator is replaced (OnTaskRemoved), an absent span
-// is untracked at once, a placed one gets a remove operator that untracks
-// it when its dispatcher stopped.
+// them), as operator_controller.go:216-226 and removeReplicaSet (467-492):
+// every span placed on a node gets a remove operator, replacing an existing
+// operator, which is told OnTaskRemoved and finalised (PostFinish included);
+// then RemoveByTableIDs untracks every span of the tables at once, placed or
+// not. The remove operators have no postFinish: their spans are gone.
 func (oc *OperatorController) RemoveTasksByTableIDs(tables []int64, out *core.Effects) {
 	m := oc.m
 	for _, t := range tables {
 		for _, s := range m.spans.tableSpans(t) {
-			if e := oc.ops[s.ID]; e != nil {
-				e.op.OnTaskRemoved()
-				delete(oc.ops, s.ID)
-				m.lg.Event(out, e.op.event(spec.DispatcherOpFinished), logging.Role("maintainer"),
-					zap.String("operatorID", string(e.op.ID())), zap.String("operator", e.op.String()))
-			}
 			if s.nodeID == "" {
-				m.spans.RemoveSpan(s)
 				continue
 			}
-			s := s
-			oc.AddOperator(&RemoveDispatcherOperator{m: m, span: s, node: s.nodeID, opType: core.OpTypeRemove, postFinish: func() {
-				if m.spans.GetTaskByID(s.ID) == s {
-					m.spans.RemoveSpan(s)
-				}
-			}}, out)
+			oc.removeReplicaSet(&RemoveDispatcherOperator{m: m, span: s, node: s.nodeID, opType: core.OpTypeRemove}, out)
 		}
 	}
+	for _, t := range tables {
+		for _, s := range m.spans.tableSpans(t) {
+			m.spans.RemoveSpan(s)
+		}
+	}
+}
+
+// removeReplicaSet replaces the span's operator, if any, with op.
+func (oc *OperatorController) removeReplicaSet(op *RemoveDispatcherOperator, out *core.Effects) {
+	m := oc.m
+	if !oc.allowed(op.ID()) {
+		m.lg.Info("operator_controller.go", 472, "skip remove operator while controller is quiescing", logging.Role("maintainer"),
+			zap.String("changefeedID", string(m.id)), zap.String("operator", op.String()))
+		return
+	}
+	if e := oc.ops[op.ID()]; e != nil {
+		m.lg.Info("operator_controller.go", 483, "replica set is removed, replace the old one", logging.Role("maintainer"),
+			zap.String("changefeedID", string(m.id)), zap.String("replicaSet", string(op.ID())), zap.String("operator", e.op.String()))
+		e.op.OnTaskRemoved()
+		oc.finalizeOperator(e, out)
+	}
+	oc.push(op, out)
 }
 
 // GetOperator returns the operator of a span, or nil.

@@ -101,8 +101,12 @@ func (o *MergeDispatcherOperator) Check(from core.NodeID, st *core.TableSpanStat
 	o.finished = true
 }
 func (o *MergeDispatcherOperator) AffectedNodes() []core.NodeID { return []core.NodeID{o.origin} }
+
+// OnNodeRemove aborts the merge when its origin leaves, also once a Working
+// status finished it but the poll has not finalised it yet
+// (operator_merge.go OnNodeRemove at b813e76f9).
 func (o *MergeDispatcherOperator) OnNodeRemove(n core.NodeID) {
-	if n == o.origin && !o.finished {
+	if n == o.origin {
 		o.finished, o.aborted = true, true
 	}
 }

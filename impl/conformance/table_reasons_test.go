@@ -1,0 +1,86 @@
+package conformance
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// implementedFeature is a feature impl/ has: where it lives (a file of this
+// repository and a declaration in it, so the entry goes stale with the
+// code), and phrases by which an n/a reason would call it missing.
+type implementedFeature struct {
+	name    string
+	file    string // relative to this package
+	decl    string // a declaration the file must contain
+	phrases []string
+}
+
+// implementedFeatures is the list TestNotApplicableReasonsAreCurrent
+// checks TABLE.md's n/a reasons against: an n/a row may not give the
+// absence of one of these as its reason.
+var implementedFeatures = []implementedFeature{
+	{
+		name: "the blocking DDL barrier (WAITING/WRITING/DONE, Write/Pass, syncpoints, DB/All influence)",
+		file: "../maintainer/barrier.go", decl: "func (b *Barrier) HandleStatus(",
+		phrases: []string{"blocking ddl barrier (waiting/writing/done", "barrier events of blocking ddls are not implemented",
+			"impl has only the non-blocking create table path", "the blocking ddl barrier is not implemented"},
+	},
+	{
+		name: "DROP/TRUNCATE-driven span removal (RemoveTasksByTableIDs, removeReplicaSet)",
+		file: "../maintainer/operator_controller.go", decl: "func (oc *OperatorController) removeReplicaSet(",
+		phrases: []string{"no drop/truncate barrier", "no operator task is removed from outside", "no drop table barrier",
+			"removereplicaset (the barrier replacing an operator by a remove for a dropped table) is not implemented"},
+	},
+	{
+		name: "operator finalisation at the operator controller's next poll (Check and PostFinish in separate steps)",
+		file: "../maintainer/operator_controller.go", decl: "func (oc *OperatorController) finalizeOperator(",
+		phrases: []string{"post-finishes an operator in the same handler call", "simply stops polling while removing"},
+	},
+	{
+		name: "merge (merge and occupy operators, journal restore)",
+		file: "../maintainer/operator_merge.go", decl: "type MergeDispatcherOperator struct",
+		phrases: []string{"merge is not implemented", "merge operators are not implemented", "merging is not implemented"},
+	},
+	{
+		name: "split (split operator, ReplaceReplicaSet)",
+		file: "../maintainer/operator_controller.go", decl: "type SplitDispatcherOperator struct",
+		phrases: []string{"split is not implemented", "split operators are not implemented"},
+	},
+	{
+		name: "maintainer move (coordinator move operator, non-cascade remove)",
+		file: "../coordinator/operator_controller.go", decl: "type MoveMaintainerOperator struct",
+		phrases: []string{"maintainer move is not implemented", "move maintainer is not implemented"},
+	},
+}
+
+// TestNotApplicableReasonsAreCurrent: no n/a row of TABLE.md gives as its
+// reason the absence of a feature impl/ has (implementedFeatures), and every
+// entry of that list still points at its declaration.
+func TestNotApplicableReasonsAreCurrent(t *testing.T) {
+	for _, f := range implementedFeatures {
+		data, err := os.ReadFile(filepath.FromSlash(f.file))
+		if err != nil {
+			t.Errorf("feature %q: %v", f.name, err)
+			continue
+		}
+		if !strings.Contains(string(data), f.decl) {
+			t.Errorf("feature %q: %s no longer declares %q: update implementedFeatures", f.name, f.file, f.decl)
+		}
+	}
+	for _, r := range readTable(t) {
+		if r.verdict != "n/a" {
+			continue
+		}
+		notes := strings.ToLower(r.notes)
+		for _, f := range implementedFeatures {
+			for _, p := range f.phrases {
+				if strings.Contains(notes, p) {
+					t.Errorf("row %s (%s): its n/a reason calls %s missing (%q), but impl has it in %s",
+						r.test, r.file, f.name, p, strings.TrimPrefix(f.file, "../"))
+				}
+			}
+		}
+	}
+}
