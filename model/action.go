@@ -225,9 +225,9 @@ func (a Action) Actor(s *State) string {
 
 func receiverName(m Msg) string {
 	switch m.Kind {
-	case mStatus:
+	case mStatus, mCoordBootResp:
 		return "coordinator"
-	case mAddMaintainer, mRemoveMaintainer:
+	case mAddMaintainer, mRemoveMaintainer, mCoordBootReq:
 		return "maintainer-manager@" + NodeName(m.Dst)
 	case mBootReq, mSchedule, mCloseReq, mAck, mBlockAction, mMerge:
 		return "dispatcher-manager@" + NodeName(m.Dst)
@@ -239,6 +239,9 @@ func receiverName(m Msg) string {
 func (a Action) Describe(s *State) string {
 	switch a.Kind {
 	case ADeliver:
+		if (a.Msg.Kind == mAddMaintainer || a.Msg.Kind == mRemoveMaintainer) && !managerFromCoordinator(s, a.Msg) {
+			return "receives " + a.Msg.String() + ` and ignores it: "ignore invalid coordinator id" (its coordinator is ` + NodeName(s.MgrCoord[slotOf(a.Msg.Dst)]) + ")"
+		}
 		return "receives " + a.Msg.String()
 	case ADrop:
 		return "loses " + a.Msg.String()
@@ -264,7 +267,7 @@ func (a Action) Describe(s *State) string {
 		}
 		return "resumes the changefeed"
 	case ACoordFailover:
-		return "resigns; a new coordinator bootstraps from etcd and the maintainers' reports"
+		return "resigns; " + NodeName(ident(coordSlot, s.CoordFails+1)) + " is elected and sends CoordinatorBootstrapRequest to every node"
 	case AMaintApplyWM:
 		return fmt.Sprintf("applies the watermark of n%d's heartbeat", a.Arg)
 	case ACoordSchedule:

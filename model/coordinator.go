@@ -33,9 +33,9 @@ func coordOpMsg(s *State) Msg {
 		return coordMoveMsg(s)
 	}
 	if c.Op == copAdd {
-		return Msg{Kind: mAddMaintainer, Src: coordSlot, Dst: c.OpNode, Epoch: c.OpEpoch, A: c.Ckpt}
+		return Msg{Kind: mAddMaintainer, Src: s.coordID(), Dst: c.OpNode, Epoch: c.OpEpoch, A: c.Ckpt}
 	}
-	m := Msg{Kind: mRemoveMaintainer, Src: coordSlot, Dst: c.OpNode, Epoch: c.OpEpoch, A: 1}
+	m := Msg{Kind: mRemoveMaintainer, Src: s.coordID(), Dst: c.OpNode, Epoch: c.OpEpoch, A: 1}
 	if c.OpRemove {
 		m.B = 1
 	}
@@ -56,7 +56,20 @@ func coordWouldResend(s *State) bool {
 	return true
 }
 
+// coordTickEnabled reports whether a coordinator tick would send anything:
+// a re-sent bootstrap request while booting, else the operator's request.
+func coordTickEnabled(s *State) bool {
+	if s.Coord.Booting {
+		return coordBootstrapWouldResend(s)
+	}
+	return s.Coord.Op != copNone && coordWouldResend(s)
+}
+
 func coordResend(cfg *Config, s *State) {
+	if s.Coord.Booting {
+		sendCoordBootstrapRequests(s)
+		return
+	}
 	if s.Coord.Op != copNone {
 		coordMoveSchedule(s)
 		s.send(coordOpMsg(s))
@@ -70,6 +83,10 @@ func coordResend(cfg *Config, s *State) {
 func coordOnNodeRemoved(cfg *Config, s *State, id uint8, e *emitter) {
 	c := &s.Coord
 	handoffNodeLeft(s, id)
+	if c.Booting {
+		coordBootstrapNodeRemoved(cfg, s, id, e)
+		return
+	}
 	if cfg.mut(MutCoordNodeRemoved) && c.Op != copNone {
 		return
 	}
@@ -91,6 +108,12 @@ func coordOnNodeRemoved(cfg *Config, s *State, id uint8, e *emitter) {
 // Changefeed.UpdateStatus, in TiCDC's order (A.2).
 func coordHandleStatus(cfg *Config, s *State, m Msg, e *emitter) {
 	c := &s.Coord
+	if c.Booting || m.Dst != s.coordID() {
+		// shouldHandleMaintainerHeartbeat (controller.go:445-453 at
+		// b813e76f9): not initialized yet. (A status to a resigned
+		// coordinator never reaches this one: send drops it.)
+		return
+	}
 	working, ckpt, bootDone := m.A == 1, m.B, m.C == 1
 	st := spec.MaintainerStopped
 	if working {
@@ -139,7 +162,7 @@ func coordHandleStatus(cfg *Config, s *State, m Msg, e *emitter) {
 			e.add(recv)
 		}
 		if working && !hadOp {
-			s.send(Msg{Kind: mRemoveMaintainer, Src: coordSlot, Dst: m.Src, Epoch: m.Epoch, A: 1, B: 1})
+			s.send(Msg{Kind: mRemoveMaintainer, Src: s.coordID(), Dst: m.Src, Epoch: m.Epoch, A: 1, B: 1})
 		}
 		return
 	}

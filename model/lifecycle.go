@@ -247,69 +247,200 @@ func coordFinishStop(s *State, e *emitter) {
 	}
 }
 
-// maintReport is what one node's CoordinatorBootstrapResponse says of the
-// changefeed: a Working maintainer and its epoch.
-type maintReport struct {
-	node, epoch, ckpt uint8
-}
-
-// coordFailover: the coordinator's node resigns (the owner key moves) and a
-// new coordinator bootstraps (C.7, coordinator/controller.go finishBootstrap
-// at b813e76f9; impl maybeInitialize). Everything the old coordinator held
-// only in memory is lost: its operator, the replica state, BootstrapDone,
-// the backoff. Statuses addressed to it are lost with it; requests it sent
-// stay in flight. The new coordinator reads etcd (state, epoch, stored
-// checkpoint, Progress) and every node's Working maintainers, in one step
-// (an atomic bootstrap: SPEC.md section 7), then:
-//   - a deleted changefeed's maintainers get a cascade remove with Removed;
-//   - a removing one (Progress Removing) gets a remove-stop aimed at the
-//     running maintainer with its epoch (else the coordinator's node);
-//   - a stopped or failed one stays stopped; with a stop in progress
-//     (Progress Stopping) it gets that stop again;
-//   - a running one adopts the Working maintainer of the current epoch
-//     (checkpoint, baseline and stored checkpoint from its report,
-//     BootstrapDone false, retrying if the state is warning: #921) and
-//     stops stale-epoch ones (stopStaleBootstrapMaintainers).
+// coordFailover: the coordinator resigns and a new one is elected
+// (server/module_election.go:143-178 at b813e76f9: co.Run returns, Stop,
+// resign, and the next campaign; the model's step is the old coordinator's
+// exit and the new one's New, controller.go:191-217, which asks every node
+// in the node set for a CoordinatorBootstrapRequest). Everything the old
+// coordinator held only in memory is lost: its operator, the replica
+// state, BootstrapDone, the backoff. Statuses addressed to it are lost with
+// it; requests it sent stay in flight, and a manager takes them until it
+// answers the new coordinator's bootstrap (managerFromCoordinator). The new
+// coordinator is not initialized (Coord.Booting) until every node answered:
+// it handles no status and schedules nothing
+// (shouldHandleMaintainerHeartbeat, controller.go:445-453).
+//
+// The persisted Progress (Coord.Prog) is what the old coordinator last
+// wrote: stopping while its stop operator ran for a stopped, failed or
+// removed changefeed, deleted once a remove finished.
 func coordFailover(cfg *Config, s *State, e *emitter) {
+	c := &s.Coord
+	prog := uint8(progNone)
+	switch {
+	case c.Booting:
+		prog = c.Prog // a coordinator that never initialized wrote nothing
+	case deleted(c):
+		prog = progDeleted
+	case c.Op == copStop && !running(c):
+		prog = progStopping
+	}
 	s.CoordFails++
 	for i := 0; i < s.nmsgs(); {
-		if s.Net[i].Dst == coordSlot {
+		if isCoord(s.Net[i].Dst) {
 			s.removeMsg(i)
 			continue
 		}
 		i++
 	}
-	var reports [MaxNodes]maintReport
-	n := 0
-	for i := uint8(0); i < uint8(cfg.Nodes); i++ {
-		mt := &s.Maint[i]
-		if s.NodeSt[i] == nodeAlive && mt.Exists && !mt.Removed {
-			reports[n] = maintReport{node: s.Ident(i), epoch: mt.Epoch, ckpt: mt.Reported}
-			n++
-		}
-	}
-	c := &s.Coord
-	wasStopping := c.Op == copStop && !running(c)
-	wasDeleted := deleted(c)
-	// In-memory state of the new coordinator: NewChangefeed from etcd.
+	// In-memory state of the new coordinator: nothing until finishBootstrap.
 	c.Repl, c.Node, c.BootDone = replAbsent, none, false
 	c.Op, c.OpNode, c.OpEpoch, c.OpRemove = copNone, none, 0, false
 	clearMove(c)
 	// NewBackoff: a fresh budget whether or not retrying is restored below.
 	c.Retrying, c.Restarting, c.RetryWait, c.Retries = false, false, false, 0
 	c.Baseline = c.Ckpt
+	c.Booting, c.Prog = true, prog
+	c.BootWait, c.BootHas = memberMask(cfg, s), 0
+	c.BootEp, c.BootCk = [MaxNodes]uint8{}, [MaxNodes]uint8{}
+	sendCoordBootstrapRequests(s)
+}
+
+// sendCoordBootstrapRequests sends CoordinatorBootstrapRequest to every node
+// that has not answered (bootstrapper.HandleNodesChange at New, and
+// ResendBootstrapMessage on each periodic task, controller.go:393-398).
+func sendCoordBootstrapRequests(s *State) {
+	c := &s.Coord
+	for i := uint8(0); i < MaxNodes; i++ {
+		if c.BootWait&(1<<i) != 0 {
+			s.send(Msg{Kind: mCoordBootReq, Src: s.coordID(), Dst: s.Ident(i)})
+		}
+	}
+}
+
+// coordBootstrapWouldResend reports whether a re-sent bootstrap request
+// would add a message: some awaited live node has none in flight.
+func coordBootstrapWouldResend(s *State) bool {
+	c := &s.Coord
+	for i := uint8(0); i < MaxNodes; i++ {
+		if c.BootWait&(1<<i) == 0 || !s.live(s.Ident(i)) {
+			continue
+		}
+		m := Msg{Kind: mCoordBootReq, Src: s.coordID(), Dst: s.Ident(i)}
+		found := false
+		for j := 0; j < s.nmsgs(); j++ {
+			if s.Net[j] == m {
+				found = true
+				break
+			}
+		}
+		if !found {
+			return true
+		}
+	}
+	return false
+}
+
+// managerFromCoordinator is the manager's admission of an Add or Remove
+// (maintainer_manager.go:210-225, maintainer_manager_maintainers.go:105-123
+// at b813e76f9): handled only if sent by the coordinator whose bootstrap
+// the manager answered last; otherwise "ignore invalid coordinator id".
+// Requests and bootstrap requests share the manager's one queue (msgCh,
+// maintainer_manager.go:89-101), so a request is judged against the
+// coordinator the manager knows when the request's turn comes.
+func managerFromCoordinator(s *State, m Msg) bool {
+	return m.Src == s.MgrCoord[slotOf(m.Dst)]
+}
+
+// managerHandleCoordBootstrap is onCoordinatorBootstrapRequest
+// (maintainer_manager.go:179-208): a request of an older coordinator is
+// ignored ("ignore invalid coordinator version"); otherwise the sender
+// becomes the manager's coordinator and gets every local maintainer's
+// status (buildBootstrapResponse). The model reports a maintainer that is
+// not closed; a closed one the manager has not cleaned up yet is left out
+// (SPEC.md section 9).
+func managerHandleCoordBootstrap(s *State, m Msg) {
+	slot := slotOf(m.Dst)
+	if m.Src>>2 < s.MgrCoord[slot]>>2 {
+		return
+	}
+	s.MgrCoord[slot] = m.Src
+	r := Msg{Kind: mCoordBootResp, Src: m.Dst, Dst: m.Src}
+	if mt := &s.Maint[slot]; mt.Exists && !mt.Removed {
+		r.A, r.Epoch, r.B = 1, mt.Epoch, mt.Reported
+	}
+	s.send(r)
+}
+
+// coordHandleBootstrapResponse is onMaintainerBootstrapResponse
+// (controller.go:530-545): the response of a tracked node is cached (a
+// later one replaces it, bootstrapper.HandleBootstrapResponse); once every
+// tracked node answered, the coordinator finishes its bootstrap.
+func coordHandleBootstrapResponse(cfg *Config, s *State, m Msg, e *emitter) {
+	c := &s.Coord
+	sl := slotOf(m.Src)
+	if !c.Booting || m.Dst != s.coordID() || !s.member(m.Src) {
+		return
+	}
+	c.BootWait &^= 1 << sl
+	c.BootHas &^= 1 << sl
+	c.BootEp[sl], c.BootCk[sl] = 0, 0
+	if m.A == 1 {
+		c.BootHas |= 1 << sl
+		c.BootEp[sl], c.BootCk[sl] = m.Epoch, m.B
+	}
+	maybeFinishCoordBootstrap(cfg, s, e)
+}
+
+// coordBootstrapNodeRemoved: a node left while the coordinator waits for
+// its answer; the bootstrapper forgets it and its cached response
+// (HandleNodesChange, pkg/bootstrap/bootstrap.go:87-97), which may complete
+// the bootstrap (onNodeChanged, controller.go:505-528).
+func coordBootstrapNodeRemoved(cfg *Config, s *State, id uint8, e *emitter) {
+	c := &s.Coord
+	sl := slotOf(id)
+	c.BootWait &^= 1 << sl
+	c.BootHas &^= 1 << sl
+	c.BootEp[sl], c.BootCk[sl] = 0, 0
+	maybeFinishCoordBootstrap(cfg, s, e)
+}
+
+// maintReport is what one node's CoordinatorBootstrapResponse says of the
+// changefeed: a maintainer and its epoch.
+type maintReport struct {
+	node, epoch, ckpt uint8
+}
+
+// maybeFinishCoordBootstrap is finishBootstrap (controller.go:711-811) once
+// no tracked node's answer is awaited. The new coordinator reads etcd
+// (state, epoch, stored checkpoint, Progress) and the cached responses:
+//   - a deleted changefeed's maintainers get a cascade remove with Removed
+//     ("maintainer not found in local, remove it");
+//   - a removing one (Progress Removing) gets a remove-stop aimed at the
+//     running maintainer with its epoch (else the coordinator's node);
+//   - a stopped or failed one stays stopped; with a stop in progress
+//     (Progress Stopping) it gets that stop again;
+//   - a running one adopts the maintainer of the current epoch
+//     (checkpoint, baseline and stored checkpoint from its report,
+//     BootstrapDone false, retrying if the state is warning: #921) and
+//     stops stale-epoch ones (stopStaleBootstrapMaintainers).
+func maybeFinishCoordBootstrap(cfg *Config, s *State, e *emitter) {
+	c := &s.Coord
+	if !c.Booting || c.BootWait != 0 {
+		return
+	}
+	var reports [MaxNodes]maintReport
+	n := 0
+	for i := uint8(0); i < uint8(cfg.Nodes); i++ {
+		if c.BootHas&(1<<i) != 0 {
+			reports[n] = maintReport{node: s.Ident(i), epoch: c.BootEp[i], ckpt: c.BootCk[i]}
+			n++
+		}
+	}
+	prog := c.Prog
+	c.Booting, c.Prog, c.BootHas = false, progNone, 0
+	c.BootEp, c.BootCk = [MaxNodes]uint8{}, [MaxNodes]uint8{}
 	if e != nil {
 		// finishBootstrap logs it last; no event below depends on the order.
 		defer e.add(spec.Event{Kind: spec.CoordinatorBootstrapped, Node: NodeName(s.Ident(0))})
 	}
 	switch {
-	case wasDeleted:
+	case prog == progDeleted:
 		for _, r := range reports[:n] {
-			s.send(Msg{Kind: mRemoveMaintainer, Src: coordSlot, Dst: r.node, Epoch: r.epoch, A: 1, B: 1})
+			s.send(Msg{Kind: mRemoveMaintainer, Src: s.coordID(), Dst: r.node, Epoch: r.epoch, A: 1, B: 1})
 		}
 		return
 	case !running(c):
-		if !wasStopping {
+		if prog != progStopping {
 			return
 		}
 		node, epoch := s.Ident(0), c.Epoch
@@ -342,7 +473,7 @@ func coordFailover(cfg *Config, s *State, e *emitter) {
 			s.send(coordOpMsg(s))
 			continue
 		}
-		s.send(Msg{Kind: mRemoveMaintainer, Src: coordSlot, Dst: r.node, Epoch: r.epoch, A: 1})
+		s.send(Msg{Kind: mRemoveMaintainer, Src: s.coordID(), Dst: r.node, Epoch: r.epoch, A: 1})
 	}
 }
 
@@ -359,7 +490,9 @@ func appendLifecycleActions(cfg *Config, s *State, buf []Action, withFaults bool
 	if withFaults && int(s.CoordFails) < cfg.CoordFailovers {
 		buf = append(buf, Action{Kind: ACoordFailover})
 	}
-	if int(s.ClientOps) < cfg.ClientOps {
+	if int(s.ClientOps) < cfg.ClientOps && !c.Booting {
+		// An uninitialized coordinator has no changefeed in memory: the
+		// model takes no client request until its bootstrap finished.
 		if running(c) {
 			buf = append(buf, Action{Kind: APause})
 		}

@@ -106,7 +106,7 @@ func stillEnabled(cfg *Config, s *State, a *Action) bool {
 	case ADMComplete:
 		return !s.Overflow && s.DMs[a.Node].Exists && s.NodeSt[a.Node] == nodeAlive && dmCompleteWouldSend(s, a.Node)
 	case ACoordTick:
-		return !s.Overflow && s.Coord.Op != copNone && coordWouldResend(s)
+		return !s.Overflow && coordTickEnabled(s)
 	}
 	var scratch [64]Action
 	return containsAction(appendActions(cfg, s, scratch[:0], false), *a)

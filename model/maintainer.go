@@ -72,7 +72,7 @@ func managerHandleRemove(cfg *Config, s *State, m Msg, e *emitter) {
 	if !mt.Exists {
 		if m.A != 1 {
 			// not found, non-cascade: reply Stopped at once
-			s.send(Msg{Kind: mStatus, Src: m.Dst, Dst: coordSlot, Epoch: m.Epoch})
+			s.send(Msg{Kind: mStatus, Src: m.Dst, Dst: s.MgrCoord[slot], Epoch: m.Epoch})
 			return
 		}
 		// Not found, cascade: a removal-only maintainer does the cascade close.
@@ -138,7 +138,7 @@ func maintTick(cfg *Config, s *State, slot uint8, e *emitter) {
 	if mt.Bootstrapped && (!mt.Removing || cfg.bug(spec.BugCheckpointAdvancesWhileRemoving)) {
 		calculateCheckpoint(cfg, s, slot)
 	}
-	st := Msg{Kind: mStatus, Src: s.Ident(slot), Dst: coordSlot, Epoch: mt.Epoch, B: mt.Reported, D: mt.Err}
+	st := Msg{Kind: mStatus, Src: s.Ident(slot), Dst: s.MgrCoord[slot], Epoch: mt.Epoch, B: mt.Reported, D: mt.Err}
 	if !mt.Removed {
 		st.A = 1
 	}

@@ -88,9 +88,9 @@ func coordMoveMaintainer(cfg *Config, s *State, slot uint8, e *emitter) {
 func coordMoveMsg(s *State) Msg {
 	c := &s.Coord
 	if c.OpPh == cmovRemoveOrigin {
-		return Msg{Kind: mRemoveMaintainer, Src: coordSlot, Dst: c.OpOrigin, Epoch: c.OpOrigEpoch}
+		return Msg{Kind: mRemoveMaintainer, Src: s.coordID(), Dst: c.OpOrigin, Epoch: c.OpOrigEpoch}
 	}
-	return Msg{Kind: mAddMaintainer, Src: coordSlot, Dst: c.OpNode, Epoch: c.OpEpoch, A: c.Ckpt}
+	return Msg{Kind: mAddMaintainer, Src: s.coordID(), Dst: c.OpNode, Epoch: c.OpEpoch, A: c.Ckpt}
 }
 
 // coordMoveSchedule is Schedule in OriginStopped: bind the changefeed to the

@@ -27,6 +27,9 @@ const (
 	mBlockAction // HeartBeatResponse with a DispatcherStatus action: Epoch, A = Write or Pass, B = dispatcher ID, C = commitTs
 	// merge (merge.go)
 	mMerge // MergeDispatcherRequest: Epoch, A = merged dispatcher ID, B and C = the source dispatcher IDs (left, right), D = table
+	// coordinator bootstrap after a failover (lifecycle.go)
+	mCoordBootReq  // CoordinatorBootstrapRequest: coordinator -> maintainer manager
+	mCoordBootResp // CoordinatorBootstrapResponse: A = 1 if the node runs a maintainer of the changefeed, Epoch and B = its epoch and checkpoint
 	msgKinds
 )
 
@@ -48,6 +51,8 @@ var msgNames = [...]string{
 	mBlockStatus:      "BlockStatusRequest",
 	mBlockAction:      "HeartBeatResponse(action)",
 	mMerge:            "MergeDispatcherRequest",
+	mCoordBootReq:     "CoordinatorBootstrapRequest",
+	mCoordBootResp:    "CoordinatorBootstrapResponse",
 }
 
 func msgKindByName(s string) (uint8, bool) {
@@ -130,6 +135,11 @@ func (m Msg) String() string {
 		return fmt.Sprintf("%s epoch=%d %s %s commitTs=%d", h, m.Epoch, act, dispName(m.B), m.C)
 	case mMerge:
 		return fmt.Sprintf("%s epoch=%d merged=%s sources=[%s %s] t%d", h, m.Epoch, dispName(m.A), dispName(m.B), dispName(m.C), m.D)
+	case mCoordBootResp:
+		if m.A == 1 {
+			return fmt.Sprintf("%s maintainer epoch=%d checkpoint=%d", h, m.Epoch, m.B)
+		}
+		return h + " no maintainer"
 	}
 	return h
 }
@@ -148,8 +158,8 @@ func (m Msg) String() string {
 
 // Receiving queues (the topic handler's push target).
 const (
-	rqManager       = iota + 1 // maintainer Manager.msgCh: Add, Remove
-	rqCoordinator              // coordinator.eventCh: MaintainerHeartbeat
+	rqManager       = iota + 1 // maintainer Manager.msgCh: Add, Remove, CoordinatorBootstrapRequest
+	rqCoordinator              // coordinator.eventCh: MaintainerHeartbeat, CoordinatorBootstrapResponse
 	rqMaintainer               // the changefeed's Maintainer.eventCh: DM responses and reports
 	rqOrchestrator             // DispatcherOrchestrator pendingMessageQueue: bootstrap, close
 	rqSchedule                 // heartbeat collector's schedule-dispatcher dynstream
@@ -166,9 +176,9 @@ const (
 // recvQueue is the receiving queue of a message kind.
 func recvQueue(kind uint8) uint8 {
 	switch kind {
-	case mAddMaintainer, mRemoveMaintainer:
+	case mAddMaintainer, mRemoveMaintainer, mCoordBootReq:
 		return rqManager
-	case mStatus:
+	case mStatus, mCoordBootResp:
 		return rqCoordinator
 	case mBootReq, mCloseReq:
 		return rqOrchestrator
@@ -238,7 +248,11 @@ func (s *State) nmsgs() int {
 // are idempotent: the bounded network holds one copy). A full network marks
 // the state as out of bounds.
 func (s *State) send(m Msg) {
-	if m.Dst != coordSlot && !s.live(m.Dst) {
+	if isCoord(m.Dst) {
+		if m.Dst != s.coordID() {
+			return // a resigned coordinator: no handler any more
+		}
+	} else if !s.live(m.Dst) {
 		return
 	}
 	n := s.nmsgs()

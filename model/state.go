@@ -144,7 +144,31 @@ type Coord struct {
 	OpOrigEpoch uint8
 	OpPh        uint8
 	OpOrigGone  bool
+	// The coordinator's bootstrap after a failover (lifecycle.go; HEAD
+	// coordinator/controller.go New, onMaintainerBootstrapResponse,
+	// finishBootstrap at b813e76f9). Booting: not initialized yet, so no
+	// status is handled, nothing is scheduled and no operator runs; it ends
+	// when BootWait (the member slots whose CoordinatorBootstrapResponse is
+	// still awaited) is empty. BootHas: the slots whose response reported a
+	// maintainer of the changefeed, with its epoch and checkpoint in BootEp
+	// and BootCk (zero otherwise). Prog: the changefeed's persisted Progress
+	// the new coordinator reads (progNone | progStopping | progDeleted). All
+	// zero when not booting.
+	Booting  bool
+	BootWait uint8
+	BootHas  uint8
+	Prog     uint8
+	BootEp   [MaxNodes]uint8
+	BootCk   [MaxNodes]uint8
 }
+
+// Persisted Progress of the changefeed as a new coordinator reads it
+// (Coord.Prog).
+const (
+	progNone     = 0
+	progStopping = 1 // ProgressStopping or ProgressRemoving (the state tells which)
+	progDeleted  = 2 // a removed changefeed whose keys are gone
+)
 
 // SpanRep is a span replication in a maintainer's span controller (A.5) with
 // its operator (A.6); at most one operator per span.
@@ -243,7 +267,7 @@ type Disp struct {
 // different pairs reorder freely (B.1).
 type Msg struct {
 	Kind  uint8 // msgKind; 0 = unused slot
-	Src   uint8 // identity (slot | inc<<2); coordSlot for the coordinator
+	Src   uint8 // identity (slot | inc<<2); coordSlot | generation<<2 for the coordinator (coordID)
 	Dst   uint8
 	Epoch uint8
 	A     uint8
@@ -289,11 +313,17 @@ type State struct {
 	Overflow bool // a send found the network full: the state is outside the bounds
 
 	Coord Coord
-	Maint [MaxNodes]Maint
-	DMs   [MaxNodes]DM
-	Disp  [MaxDisp]Disp
-	Net   [MaxMsgs]Msg
-	Pull  Puller
+	// MgrCoord: the coordinator identity each node's maintainer manager
+	// takes Add and Remove requests from (Manager.coordinatorID, set by the
+	// CoordinatorBootstrapRequest it answered last): coordSlot | generation<<2
+	// (coordID). A request from any other coordinator is ignored
+	// (maintainer_manager_maintainers.go:105-123 at b813e76f9).
+	MgrCoord [MaxNodes]uint8
+	Maint    [MaxNodes]Maint
+	DMs      [MaxNodes]DM
+	Disp     [MaxDisp]Disp
+	Net      [MaxMsgs]Msg
+	Pull     Puller
 
 	// Ghost variables (history the properties need).
 	Flushed [MaxTables + 1]uint8 // highest ts up to which every row of the table reached the sink with no gap
@@ -335,7 +365,21 @@ func (s *State) Bytes() []byte {
 }
 
 func ident(slot, inc uint8) uint8 { return slot | inc<<2 }
-func slotOf(id uint8) uint8       { return id & 3 }
+
+// coordID is the current coordinator's identity: coordSlot | generation<<2,
+// the generation counting failovers. It stands for TiCDC's (capture ID,
+// owner revision): each elected coordinator is a new sender, whose requests
+// a manager takes only once it answered that coordinator's bootstrap. Two
+// generations are two channels even when TiCDC re-elects the same capture
+// (whose requests share one stream, FIFO): the model's extra order, an old
+// coordinator's Add arriving after the new coordinator's bootstrap request,
+// ends in "ignore invalid coordinator id" exactly as it does at HEAD when
+// another capture won the election.
+func (s *State) coordID() uint8 { return ident(coordSlot, s.CoordFails) }
+
+// isCoord reports whether identity id names a coordinator (any generation).
+func isCoord(id uint8) bool { return id != none && slotOf(id) == coordSlot }
+func slotOf(id uint8) uint8 { return id & 3 }
 
 // Ident returns the current identity of a node slot.
 func (s *State) Ident(slot uint8) uint8 { return ident(slot, s.Inc[slot]) }
@@ -378,6 +422,9 @@ func nodeName(id uint8) string {
 	if id == coordSlot {
 		return "coordinator"
 	}
+	if slotOf(id) == coordSlot {
+		return fmt.Sprintf("coordinator#%d", id>>2+1)
+	}
 	if id>>2 == 0 {
 		return fmt.Sprintf("n%d", id&3)
 	}
@@ -411,8 +458,11 @@ func (s *State) String() string {
 		fmt.Fprintf(&b, "node %s %s\n", NodeName(s.Ident(i)), st)
 	}
 	c := &s.Coord
-	fmt.Fprintf(&b, "coordinator: state=%s repl=%s node=%s epoch=%d checkpoint=%d bootDone=%v retrying=%v retries=%d restarting=%v retryWait=%v op=%s\n",
-		cfStateName(c.State), replName(c.Repl), NodeName(c.Node), c.Epoch, c.Ckpt, c.BootDone, c.Retrying, c.Retries, c.Restarting, c.RetryWait, copName(c))
+	fmt.Fprintf(&b, "%s: state=%s repl=%s node=%s epoch=%d checkpoint=%d bootDone=%v retrying=%v retries=%d restarting=%v retryWait=%v op=%s\n",
+		NodeName(s.coordID()), cfStateName(c.State), replName(c.Repl), NodeName(c.Node), c.Epoch, c.Ckpt, c.BootDone, c.Retrying, c.Retries, c.Restarting, c.RetryWait, copName(c))
+	if c.Booting {
+		fmt.Fprintf(&b, "  bootstrapping: awaiting %03b, maintainers reported by %03b epochs=%v checkpoints=%v progress=%d\n", c.BootWait, c.BootHas, c.BootEp, c.BootCk, c.Prog)
+	}
 	for i := range s.Maint {
 		m := &s.Maint[i]
 		if !m.Exists {

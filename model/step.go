@@ -44,6 +44,9 @@ func Init(cfg *Config) State {
 		setFlushed(&s, uint8(t), 1)
 	}
 	s.NextID = 1
+	for i := range s.MgrCoord {
+		s.MgrCoord[i] = coordSlot // every manager answered the first coordinator's bootstrap
+	}
 	c := &s.Coord
 	c.Node, c.Ckpt, c.Baseline, c.OpNode = none, 1, 1, none
 	if cfg.has(FeatEpochs) {
@@ -131,6 +134,12 @@ func step(cfg *Config, s *State, a Action, e *emitter) {
 		s.Restarts++
 		s.NodeSt[a.Node] = nodeAlive
 		s.Inc[a.Node]++
+		// The coordinator's bootstrap of a joining node is taken with the
+		// join: the node's manager knows the current coordinator, and its
+		// answer (a fresh node runs no maintainer) adds nothing. At HEAD a
+		// request reaching it before the bootstrap request is dropped and
+		// re-sent (maintainer_manager.go:216 isBootstrap): a delay only.
+		s.MgrCoord[a.Node] = s.coordID()
 		if e != nil {
 			e.add(spec.Event{Kind: spec.NodeJoined, Node: NodeName(s.Ident(a.Node))})
 		}
@@ -292,9 +301,17 @@ func deliver(cfg *Config, s *State, m Msg, e *emitter) {
 	case mStatus:
 		coordHandleStatus(cfg, s, m, e)
 	case mAddMaintainer:
-		managerHandleAdd(cfg, s, m, e)
+		if managerFromCoordinator(s, m) {
+			managerHandleAdd(cfg, s, m, e)
+		}
 	case mRemoveMaintainer:
-		managerHandleRemove(cfg, s, m, e)
+		if managerFromCoordinator(s, m) {
+			managerHandleRemove(cfg, s, m, e)
+		}
+	case mCoordBootReq:
+		managerHandleCoordBootstrap(s, m)
+	case mCoordBootResp:
+		coordHandleBootstrapResponse(cfg, s, m, e)
 	case mBootReq:
 		dmHandleBootstrap(cfg, s, m, e)
 	case mSchedule:
@@ -372,14 +389,14 @@ func appendActions(cfg *Config, s *State, buf []Action, withFaults bool) []Actio
 	}
 	// coordinator
 	c := &s.Coord
-	if c.Op == copNone && c.Repl == replAbsent && !c.RetryWait && running(c) {
+	if c.Op == copNone && c.Repl == replAbsent && !c.RetryWait && running(c) && !c.Booting {
 		for i := uint8(0); i < uint8(cfg.Nodes); i++ {
 			if s.NodeSt[i] == nodeAlive {
 				buf = append(buf, Action{Kind: ACoordSchedule, Node: i})
 			}
 		}
 	}
-	if c.Op != copNone && coordWouldResend(s) {
+	if coordTickEnabled(s) {
 		buf = append(buf, Action{Kind: ACoordTick})
 	}
 	if c.RetryWait {

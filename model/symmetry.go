@@ -210,6 +210,8 @@ func permute(s *State, g *perm) State {
 		j := g.slot[i]
 		t.Inc[j], t.NodeSt[j] = s.Inc[i], s.NodeSt[i]
 		t.Maint[j], t.DMs[j] = s.Maint[i], s.DMs[i]
+		t.MgrCoord[j] = s.MgrCoord[i] // a coordinator identity: no slot to map
+		t.Coord.BootEp[j], t.Coord.BootCk[j] = s.Coord.BootEp[i], s.Coord.BootCk[i]
 	}
 	for i := 0; i <= MaxTables; i++ {
 		j := g.table[i]
@@ -217,6 +219,7 @@ func permute(s *State, g *perm) State {
 	}
 	c := &t.Coord
 	c.Node, c.OpNode, c.OpOrigin = g.id(c.Node), g.id(c.OpNode), g.id(c.OpOrigin)
+	c.BootWait, c.BootHas = g.mask(c.BootWait), g.mask(c.BootHas)
 	t.Hand.Origin = g.id(t.Hand.Origin)
 	for i := range t.Maint {
 		// Every field is mapped whether or not its part exists: the maps
@@ -355,6 +358,8 @@ var symmetryRoles = map[string]string{
 	"Coord.Ckpt": roleNone, "Coord.BootDone": roleNone, "Coord.Retrying": roleNone, "Coord.Retries": roleNone, "Coord.Restarting": roleNone,
 	"Coord.Baseline": roleNone, "Coord.RetryWait": roleNone, "Coord.Op": roleNone, "Coord.OpNode": roleIdentity,
 	"Coord.OpEpoch": roleNone,
+	"Coord.Booting": roleNone, "Coord.BootWait": roleSlotMask, "Coord.BootHas": roleSlotMask, "Coord.Prog": roleNone,
+	"Coord.BootEp": roleSlotArray, "Coord.BootCk": roleSlotArray, "MgrCoord": roleSlotArray,
 
 	"Maint":          roleSlotArray,
 	"Maint[].Exists": roleNone, "Maint[].RemovalOnly": roleNone, "Maint[].Bootstrapped": roleNone,

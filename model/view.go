@@ -195,7 +195,7 @@ func (m Msg) KindName() string { return msgNames[m.Kind] }
 
 // ToCoordinator reports whether m is addressed to the coordinator (and not
 // to a node's maintainer manager or dispatcher manager).
-func (m Msg) ToCoordinator() bool { return m.Dst == coordSlot }
+func (m Msg) ToCoordinator() bool { return isCoord(m.Dst) }
 
 // DstSlot is the node slot m is addressed to (meaningless when
 // ToCoordinator).
@@ -213,7 +213,7 @@ func (s *State) DispatcherSlot(id uint8) (uint8, bool) {
 func IdentOf(slot, inc uint8) uint8 { return ident(slot, inc) }
 
 // FromCoordinator reports whether m was sent by the coordinator.
-func (m Msg) FromCoordinator() bool { return m.Src == coordSlot }
+func (m Msg) FromCoordinator() bool { return isCoord(m.Src) }
 
 // IsCreate reports whether m is a ScheduleDispatcherRequest that creates a
 // dispatcher (and not one that removes it).

@@ -426,6 +426,15 @@ func (d *Driver) apply(st Step) (apiErr, err error) {
 		_, apiErr = s.Inject(sim.Injection{Fault: spec.FaultAddCapture})
 	case OpDropMessages, OpDupMessages, OpDelayMessages:
 		r := sim.Rule{Type: st.MsgType, Count: st.Count, DelayMs: st.DelayMs}
+		if st.Op == OpDelayMessages && st.MsgType == "BlockStatusRequest" {
+			// The one stretched window the search keeps (SPEC.md 8.6): a
+			// block status held in the heartbeat collector's queue while
+			// the other collector goroutine's heartbeats pass. At HEAD
+			// that lasts a goroutine's scheduling delay; #5401's story
+			// (trigger-passes-add-table-ddl) needs it. Every other delay
+			// waits on the stream.
+			r.HoldInSendQueue = true
+		}
 		if st.To >= 0 {
 			n, err := d.node(st.To)
 			if err != nil {

@@ -52,6 +52,9 @@ func modelKinds(m core.Message) []string {
 		return []string{"HeartBeatResponse(ACK)"}
 	case core.CoordinatorBootstrapRequest, *core.CoordinatorBootstrapRequest,
 		core.CoordinatorBootstrapResponse, *core.CoordinatorBootstrapResponse:
+		// The model starts with its coordinator bootstrapped and has these
+		// messages only after a coordinator failover (model/lifecycle.go),
+		// where the Tracker stops following.
 		return nil
 	}
 	return []string{m.TypeName()}

@@ -26,7 +26,8 @@ import (
 //   - Two sending queues sit before the stream: the heartbeat collector
 //     sends HeartBeatRequests and BlockStatusRequests from two goroutines
 //     (heartBeatReqQueue, blockStatusReqQueue), so those two may swap with
-//     each other, and a later direct send may overtake them.
+//     each other, and a later direct send may overtake them within the
+//     goroutines' scheduling delay; they never hold a message longer.
 //   - Two receiving queues admit selectively: the dispatcher orchestrator
 //     keeps one pending message per (changefeed, message type) and lets a
 //     newer epoch replace it in place (pendingMessageQueue.TryEnqueue), and
@@ -45,9 +46,10 @@ import (
 // stream (network delay; everything behind a delayed message waits), and
 // its receiving queue, FIFO per stream (the order across senders is free
 // anyway), with a 0-2 ms queueing delay so that the queues of one stream
-// interleave. A targeted "delay" rule holds its message in its sending
-// queue if it has one (a stalled collector goroutine), else on the stream
-// (a congested connection); what is behind it there waits too.
+// interleave. A targeted "delay" rule holds its message on the stream (a
+// congested connection), where what is behind it waits too; never in a
+// sending queue, which TiCDC's collector drains without blocking
+// (spec.MessageWaits lists where each message type may wait).
 
 // sendQueue is where a message waits on the sending node before
 // messageCenter.SendCommand.
@@ -180,8 +182,9 @@ type blockKey struct {
 }
 
 // sendMessageCenter takes a message into its sending queue (or straight
-// onto its stream). net is the network delay, ruleDelay a targeted rule's.
-func (s *Sim) sendMessageCenter(env core.Envelope, net, ruleDelay int64) {
+// onto its stream). net is the network delay, ruleDelay a targeted rule's,
+// held on the stream unless hold (Rule.HoldInSendQueue).
+func (s *Sim) sendMessageCenter(env core.Envelope, net, ruleDelay int64, hold bool) {
 	sq, rq, cf := route(env.Msg)
 	f := &inFlight{env: env, id: s.msgID, net: net, send: sq, recv: rq, cf: cf}
 	if sq == sendDirect {
@@ -189,10 +192,17 @@ func (s *Sim) sendMessageCenter(env core.Envelope, net, ruleDelay int64) {
 		s.enterStream(f)
 		return
 	}
-	// HeartBeatCollector's sending goroutines: FIFO per queue, a little
-	// scheduling delay, and a rule's delay held here (the queue stalls).
+	// HeartBeatCollector's sending goroutines: FIFO per queue and a little
+	// scheduling delay; they never hold a message (SendCommand does not
+	// block, spec.MessageWaits), so a rule's delay waits on the stream.
+	holdMs := int64(0)
+	if hold {
+		holdMs = ruleDelay
+	} else {
+		f.net += ruleDelay
+	}
 	k := sendQueueKey{env.From, sq}
-	at := s.now + s.laneRng.Int64N(3) + ruleDelay
+	at := s.now + s.laneRng.Int64N(3) + holdMs
 	if last, ok := s.sendQueues[k]; ok && last > at {
 		at = last
 	}

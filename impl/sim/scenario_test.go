@@ -373,6 +373,12 @@ func (h *harness) inject(d *datadriven.TestData, f spec.Fault) (string, error) {
 			}
 			in.Rule.DelayMs = ms
 		}
+		if v, ok := arg(d, "hold"); ok {
+			if v != "send-queue" {
+				return "", fmt.Errorf("%s: hold=%q: want send-queue", d.Pos, v)
+			}
+			in.Rule.HoldInSendQueue = true
+		}
 	case spec.FaultRandomMessageFaults:
 		in.Faults = Faults{DelayMinMs: 1, DelayMaxMs: 5}
 		if v, ok := arg(d, "drop"); ok {

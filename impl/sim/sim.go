@@ -89,6 +89,14 @@ type Rule struct {
 	Action   string // "drop" | "delay" | "dup"
 	DelayMs  int64
 	Count    int
+	// HoldInSendQueue (a "delay" of a HeartBeatRequest or
+	// BlockStatusRequest under the message center): hold the message in
+	// the heartbeat collector's sending queue instead of on its stream, so
+	// that later direct sends pass it. At HEAD the collector's SendCommand
+	// never blocks (spec.MessageWaits): such an overtaking lasts at most
+	// the collector goroutine's scheduling delay. A story that stretches
+	// that window must say so; chaos runs never set it.
+	HoldInSendQueue bool
 }
 
 // ruleActions maps each fault of the vocabulary that is a Rule to the
@@ -515,6 +523,7 @@ func (s *Sim) send(env core.Envelope) {
 	}
 	dup := false
 	var ruleDelay int64
+	ruleHold := false
 	var staleCopyAt int64 // a rule's "dup" with DelayMs: a stale copy outside the stream order
 rules:
 	for i := range s.rules {
@@ -528,7 +537,7 @@ rules:
 			s.observeDrop(env, s.msgID, "rule")
 			return
 		case "delay":
-			ruleDelay = r.DelayMs
+			ruleDelay, ruleHold = r.DelayMs, r.HoldInSendQueue
 		case "dup":
 			if r.DelayMs > 0 {
 				staleCopyAt = s.now + delay + r.DelayMs
@@ -547,7 +556,7 @@ rules:
 	}
 	if s.delivery == spec.DeliveryMessageCenter {
 		// AddRule and SetFaults refuse duplicates under the message center.
-		s.sendMessageCenter(env, delay, ruleDelay)
+		s.sendMessageCenter(env, delay, ruleDelay, ruleHold)
 		return
 	}
 	delay += ruleDelay
