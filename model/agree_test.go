@@ -231,15 +231,13 @@ func (j *judge) settle() bool {
 	for _, v := range j.chk.Observe(qev) {
 		reported[propIndex[v.Property]] = true
 	}
-	goals := []struct {
+	type goal struct {
 		p   spec.Property
 		msg string
-	}{
-		{spec.EverySpanReplicated, goalEverySpanReplicated(j.cfg, &j.s)},
-		{spec.CheckpointAdvancesAfterHeal, goalCheckpointAdvancesAfterHeal(j.cfg, &j.s, target)},
-		{spec.BarrierEventuallyPasses, goalBarrierEventuallyPasses(j.cfg, &j.s)},
-		{spec.TableSetFollowsDDLs, goalTableSetFollowsDDLs(j.cfg, &j.s)},
-		{spec.StopClosesDispatchers, goalStopClosesDispatchers(j.cfg, &j.s)},
+	}
+	var goals []goal
+	for _, g := range goalProps {
+		goals = append(goals, goal{g.name, g.fn(j.cfg, &j.s, target)})
 	}
 	for _, g := range goals {
 		i := propIndex[g.p]

@@ -174,22 +174,73 @@ func (c *Config) MonitorConfig() spec.Config {
 	return spec.Config{ErrorStuckRestarts: c.ErrorStuckRestarts}
 }
 
+// modelProp is the model's side of one row of spec's property table: a
+// safety predicate judged on every step, a liveness goal judged at the fair
+// schedule's quiescence (target: the upstream resolved ts at heal time), or
+// the reason the model does not judge the property.
+type modelProp struct {
+	name   spec.Property
+	safety func(cfg *Config, prev, s *State) string
+	goal   func(cfg *Config, s *State, target uint8) string
+	reason string
+}
+
+// modelProps registers the model's predicate per property: the safety
+// predicates in the order checkSafety tries them, the liveness goals in the
+// order checkGoals judges them (a stuck barrier also stops the checkpoint;
+// the barrier goals come first so the story names the cause).
+// TestEveryPropertyHasAModelPredicate fails when a property of the table has
+// neither a predicate nor a reason.
+var modelProps = []modelProp{
+	{name: spec.ErrorNeverDropped, safety: invErrorNeverDropped},
+	{name: spec.CheckpointMonotonic, safety: invCheckpointMonotonic},
+	{name: spec.CheckpointNotPastUnflushed, safety: invCheckpointNotPastUnflushed},
+	{name: spec.AtMostOneDispatcherPerSpan, safety: invAtMostOneDispatcherPerSpan},
+	{name: spec.RunningMaintainerBootstrapped, safety: invRunningMaintainerBootstrapped},
+	{name: spec.SingleMaintainerGeneration, safety: invSingleMaintainerGeneration},
+	{name: spec.HandoffKeepsCheckpoint, safety: invHandoffKeepsCheckpoint},
+	{name: spec.ErrorStuckFails, safety: invErrorStuckFails},
+	{name: spec.DDLOrderedWithRows, safety: invDDLOrderedWithRows},
+	{name: spec.EverySpanReplicated, goal: func(cfg *Config, s *State, _ uint8) string { return goalEverySpanReplicated(cfg, s) }},
+	{name: spec.BarrierEventuallyPasses, goal: func(cfg *Config, s *State, _ uint8) string { return goalBarrierEventuallyPasses(cfg, s) }},
+	{name: spec.TableSetFollowsDDLs, goal: func(cfg *Config, s *State, _ uint8) string { return goalTableSetFollowsDDLs(cfg, s) }},
+	{name: spec.CheckpointAdvancesAfterHeal, goal: goalCheckpointAdvancesAfterHeal},
+	{name: spec.StopClosesDispatchers, goal: func(cfg *Config, s *State, _ uint8) string { return goalStopClosesDispatchers(cfg, s) }},
+}
+
 type safetyProp struct {
 	name spec.Property
 	fn   func(cfg *Config, prev, s *State) string
 }
 
-var safetyProps = []safetyProp{
-	{spec.ErrorNeverDropped, invErrorNeverDropped},
-	{spec.CheckpointMonotonic, invCheckpointMonotonic},
-	{spec.CheckpointNotPastUnflushed, invCheckpointNotPastUnflushed},
-	{spec.AtMostOneDispatcherPerSpan, invAtMostOneDispatcherPerSpan},
-	{spec.RunningMaintainerBootstrapped, invRunningMaintainerBootstrapped},
-	{spec.SingleMaintainerGeneration, invSingleMaintainerGeneration},
-	{spec.HandoffKeepsCheckpoint, invHandoffKeepsCheckpoint},
-	{spec.ErrorStuckFails, invErrorStuckFails},
-	{spec.DDLOrderedWithRows, invDDLOrderedWithRows},
+// safetyProps are modelProps' safety predicates, in order.
+var safetyProps = func() []safetyProp {
+	var out []safetyProp
+	for _, p := range modelProps {
+		if p.safety != nil {
+			out = append(out, safetyProp{p.name, p.safety})
+		}
+	}
+	return out
+}()
+
+// goalProp is a liveness goal of modelProps.
+type goalProp struct {
+	name spec.Property
+	fn   func(cfg *Config, s *State, target uint8) string
 }
+
+// goalProps are modelProps' liveness goals, in the order checkGoals judges
+// them.
+var goalProps = func() []goalProp {
+	var out []goalProp
+	for _, p := range modelProps {
+		if p.goal != nil {
+			out = append(out, goalProp{p.name, p.goal})
+		}
+	}
+	return out
+}()
 
 // safetyNames names safetyProps, in order (the search's property indices).
 var safetyNames = func() []spec.Property {
