@@ -201,6 +201,7 @@ var modelProps = []modelProp{
 	{name: spec.HandoffKeepsCheckpoint, safety: invHandoffKeepsCheckpoint},
 	{name: spec.ErrorStuckFails, safety: invErrorStuckFails},
 	{name: spec.DDLOrderedWithRows, safety: invDDLOrderedWithRows},
+	{name: spec.StoppedStaysStopped, safety: invStoppedStaysStopped},
 	{name: spec.EverySpanReplicated, goal: func(cfg *Config, s *State, _ uint8) string { return goalEverySpanReplicated(cfg, s) }},
 	{name: spec.BarrierEventuallyPasses, goal: func(cfg *Config, s *State, _ uint8) string { return goalBarrierEventuallyPasses(cfg, s) }},
 	{name: spec.TableSetFollowsDDLs, goal: func(cfg *Config, s *State, _ uint8) string { return goalTableSetFollowsDDLs(cfg, s) }},
@@ -342,4 +343,59 @@ func goalStopClosesDispatchers(cfg *Config, s *State) string {
 	d := &s.Disp[first]
 	return fmt.Sprintf("a stopped changefeed must close every dispatcher, but after faults healed and the cluster quiesced the %s changefeed still has %d live dispatcher(s), first %s on node %s (span %s): changefeed %s, node %s, epoch %d",
 		cfStateName(s.Coord.State), n, dispName(d.ID), NodeName(s.Ident(d.Node)), partSpan(d.Table, d.Part), Changefeed, NodeName(s.Ident(d.Node)), s.Coord.Epoch)
+}
+
+// invStoppedStaysStopped: until a resume, a paused, failed or removed
+// changefeed keeps its state, and once its stop finished it gets no new
+// dispatcher and no maintainer that schedules (C.2, C.3, C.4;
+// coordinator/changefeed/changefeed_db.go StopByChangefeedID clears the
+// node, so coordinator/controller.go validateMaintainerNode drops the late
+// statuses of the stopped maintainer). The stop finished when the
+// changefeed is stopped and no stop operator runs (a new coordinator's stop
+// reopens the window, as the monitor's MaintainerOpStarted does). A client
+// request (ClientOps) is the only way back to running.
+func invStoppedStaysStopped(cfg *Config, prev, s *State) string {
+	if prev == nil || running(&prev.Coord) {
+		return ""
+	}
+	c := &s.Coord
+	if running(c) && s.ClientOps == prev.ClientOps {
+		return fmt.Sprintf("a stopped changefeed must stay stopped until a resume, but after it was %s its state went back to %s without a resume: changefeed %s, epoch %d",
+			cfStateName(prev.Coord.State), cfStateName(c.State), Changefeed, c.Epoch)
+	}
+	if prev.Coord.Op != copNone || s.ClientOps != prev.ClientOps {
+		return "" // the stop has not finished: what it has not closed yet it will
+	}
+	for i := range s.Disp {
+		d := &s.Disp[i]
+		if d.ID != 0 && !hasDisp(prev, d.ID, d.Node) {
+			return fmt.Sprintf("a stopped changefeed must stay stopped until a resume, but after it was %s dispatcher %s was created on node %s: changefeed %s, node %s, span %s",
+				cfStateName(prev.Coord.State), dispName(d.ID), NodeName(s.Ident(d.Node)), Changefeed, NodeName(s.Ident(d.Node)), partSpan(d.Table, d.Part))
+		}
+	}
+	for i := range s.Maint {
+		mt, was := &s.Maint[i], &prev.Maint[i]
+		if !mt.Exists || s.NodeSt[i] != nodeAlive {
+			continue
+		}
+		switch {
+		case !mt.RemovalOnly && (!was.Exists || was.RemovalOnly || s.Ident(uint8(i)) != prev.Ident(uint8(i))):
+			return fmt.Sprintf("a stopped changefeed must stay stopped until a resume, but after it was %s a maintainer that schedules (not removal-only) was created on node %s: changefeed %s, node %s, epoch %d",
+				cfStateName(prev.Coord.State), NodeName(s.Ident(uint8(i))), Changefeed, NodeName(s.Ident(uint8(i))), mt.Epoch)
+		case mt.Bootstrapped && !was.Bootstrapped:
+			return fmt.Sprintf("a stopped changefeed must stay stopped until a resume, but after it was %s a maintainer bootstrapped on node %s: changefeed %s, node %s, epoch %d",
+				cfStateName(prev.Coord.State), NodeName(s.Ident(uint8(i))), Changefeed, NodeName(s.Ident(uint8(i))), mt.Epoch)
+		}
+	}
+	return ""
+}
+
+// hasDisp reports whether s has dispatcher id on node slot.
+func hasDisp(s *State, id, node uint8) bool {
+	for i := range s.Disp {
+		if s.Disp[i].ID == id && s.Disp[i].Node == node {
+			return true
+		}
+	}
+	return false
 }

@@ -44,3 +44,31 @@ func TestEveryPropertyHasAModelPredicate(t *testing.T) {
 		}
 	}
 }
+
+// TestStoppedStaysStoppedAgreesUnderMutation: no standard configuration
+// breaks stopped-stays-stopped, so TestPredicatesAgreeWithMonitors shows
+// only that neither side fires without the other. With the guard
+// stop-clears-node off (a stopped changefeed keeps its node, so its
+// maintainer's late statuses are accepted), random walks in lifecycle break
+// it; the predicate and the monitor must fire on the same steps.
+func TestStoppedStaysStoppedAgreesUnderMutation(t *testing.T) {
+	base, ok := Standard("lifecycle")
+	if !ok {
+		t.Fatal("no standard configuration lifecycle")
+	}
+	base.Mutations = base.Mutations.With(MutStopClearsNode)
+	i := propIndex[spec.StoppedStaysStopped]
+	violating := 0
+	walkCombos([]combo{{cfg: base}}, 300, 0x5709, func(c *combo, w int, j *judge, live bool) {
+		if len(j.problems) > 0 {
+			t.Errorf("walk %d: the model's predicates and the spec monitors disagree:\n%s", w, j.report())
+		}
+		if j.modelAt[i] != 0 && j.monitorAt[i] != 0 {
+			violating++
+		}
+	})
+	t.Logf("%d of 300 walks violate %s", violating, spec.StoppedStaysStopped)
+	if violating < 10 {
+		t.Fatalf("only %d of 300 walks violate %s with stop-clears-node off; the comparison is hollow", violating, spec.StoppedStaysStopped)
+	}
+}

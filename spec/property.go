@@ -131,6 +131,12 @@ var propertyTable = []PropertyDef{
 		Logs: LogNeeds{Kinds: []Kind{BackoffStarted}, Blind: "no backoff lines"},
 	},
 	{
+		Info:  Info{StoppedStaysStopped, Safety, "until a resume, a paused, failed, finished or removed changefeed keeps its state (no late status or bootstrap report turns it back to normal) and, once its stop finished, gets no new dispatcher and no maintainer that schedules", "C.2, C.3, C.4; coordinator/controller.go validateMaintainerNode, coordinator/changefeed/changefeed_db.go StopByChangefeedID; pingcap/ticdc#396 (a stopped changefeed loses its node)"},
+		New:   func(Config) Monitor { return NewStoppedStaysStopped() },
+		Kinds: stoppedKinds,
+		Logs:  LogNeeds{Kinds: []Kind{StateChanged}, Blind: "no changefeed state change was logged (\"changefeed status changed\"; a pause logs none)"},
+	},
+	{
 		Info:  Info{EverySpanReplicated, Liveness, "once faults stop, every table of a running changefeed is covered by exactly one working dispatcher", "D.L1; #3411 (fixed by #3691), #4763, #3126"},
 		New:   func(Config) Monitor { return NewEverySpanReplicated() },
 		Kinds: kindSet(dispatcherKinds, feedKinds, []Kind{Quiesced}),
