@@ -149,7 +149,7 @@ var propertyTable = []PropertyDef{
 		Logs:  LogNeeds{Kinds: []Kind{FaultsHealed}, Blind: "needs a heal marker; see checkpoint-stuck instead"},
 	},
 	{
-		Info: Info{DDLOrderedWithRows, Safety, "a blocking DDL at commitTs T is written exactly once, only after every dispatcher of the tables it blocks has flushed every row with commitTs < T, and no dispatcher of those tables writes a row with commitTs > T before the DDL is written", "A.7; #3799 (fixed by #3802), #3443"},
+		Info: Info{DDLOrderedWithRows, Safety, "a blocking DDL at commitTs T is written exactly once, only after every dispatcher of the tables it blocks has flushed every row with commitTs < T, and no dispatcher of those tables, nor of a table the DDL creates or truncates, writes a row with commitTs > T before the DDL is written", "A.7; #3799 (fixed by #3802), #3443; issue 26 (created and truncated tables)"},
 		New:  func(Config) Monitor { return NewDDLOrderedWithRows() },
 		Kinds: kindSet(dispatcherKinds, tableSetKinds, []Kind{DDLCommitted, ChangefeedCreated, ChangefeedResumed,
 			ChangefeedRemoved, DataWritten, DataFlushed, DDLWritten}),
