@@ -100,8 +100,8 @@ type judge struct {
 	actions []string     // the walk as scenario lines, for failure reports
 	events  []spec.Event // every event observed, with Time = step
 
-	modelAt   [16]int // step of the model's first violation of each property (0: none)
-	monitorAt [16]int // step of the monitors' first report of each property
+	modelAt   [32]int // step of the model's first violation of each property (0: none)
+	monitorAt [32]int // step of the monitors' first report of each property
 	errLag    int     // steps from the model's error-never-dropped to the monitor's report
 	stopped   bool    // a safety property other than error-never-dropped broke: the walk ends
 	noQuiesce bool    // the fair schedule hit its bound: liveness not judged
@@ -132,7 +132,7 @@ func (j *judge) do(a Action, before ...spec.Event) {
 
 // observe feeds the step's events and compares the verdicts.
 func (j *judge) observe(prev *State, evs []spec.Event) {
-	var reported [16]*spec.Violation
+	var reported [32]*spec.Violation
 	for _, e := range evs {
 		e.Time = int64(j.steps)
 		j.events = append(j.events, e)
@@ -225,21 +225,19 @@ func (j *judge) settle() bool {
 		j.steps++
 		j.observe(&j.s, []spec.Event{healed})
 	}
-	var reported [16]bool
+	var reported [32]bool
 	qev := spec.Event{Kind: spec.Quiesced, Changefeed: Changefeed, Time: int64(j.steps)}
 	j.events = append(j.events, qev)
 	for _, v := range j.chk.Observe(qev) {
 		reported[propIndex[v.Property]] = true
 	}
-	goals := []struct {
+	type goal struct {
 		p   spec.Property
 		msg string
-	}{
-		{spec.EverySpanReplicated, goalEverySpanReplicated(j.cfg, &j.s)},
-		{spec.CheckpointAdvancesAfterHeal, goalCheckpointAdvancesAfterHeal(j.cfg, &j.s, target)},
-		{spec.BarrierEventuallyPasses, goalBarrierEventuallyPasses(j.cfg, &j.s)},
-		{spec.TableSetFollowsDDLs, goalTableSetFollowsDDLs(j.cfg, &j.s)},
-		{spec.StopClosesDispatchers, goalStopClosesDispatchers(j.cfg, &j.s)},
+	}
+	var goals []goal
+	for _, g := range goalProps {
+		goals = append(goals, goal{g.name, g.fn(j.cfg, &j.s, target)})
 	}
 	for _, g := range goals {
 		i := propIndex[g.p]
@@ -285,7 +283,7 @@ func (j *judge) report() string {
 // agreeStats counts, per property, the walks that judged it and the walks
 // in which both sides saw it violated.
 type agreeStats struct {
-	walks, violating [16]int
+	walks, violating [32]int
 	errUnjudged      int // drops the monitor could not judge: no accepted status followed
 	noQuiesce        int // fair schedules that hit their bound
 	maxErrLag        int

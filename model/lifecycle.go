@@ -165,7 +165,13 @@ func stopChangefeed(cfg *Config, s *State, remove bool, e *emitter) {
 	c.Op, c.OpNode, c.OpEpoch, c.OpRemove = copStop, node, epoch, remove
 	clearMove(c)
 	handoffOtherOpStarted(s)
-	c.Repl, c.Node = replAbsent, none
+	c.Repl = replAbsent
+	if !cfg.mut(MutStopClearsNode) {
+		// StopByChangefeedID: cf.SetNodeID("") (changefeed_db.go:129 at
+		// b813e76f9), so the stopped maintainer's late statuses fail
+		// validateMaintainerNode.
+		c.Node = none
+	}
 	if e != nil {
 		e.add(spec.Event{Kind: spec.MaintainerOpStarted, Op: spec.OpStop, Node: NodeName(node), Epoch: uint64(epoch), Removed: remove})
 	}

@@ -16,30 +16,24 @@ import (
 // every action that stays enabled is taken in every round. Balance moves,
 // DDLs and upstream advances are not part of the schedule.
 
-// livenessNames are the liveness goals, in the order checkGoals judges them.
-// A stuck barrier also stops the checkpoint; the barrier goals come first
-// so the story names the cause.
-var livenessNames = []spec.Property{spec.EverySpanReplicated, spec.BarrierEventuallyPasses, spec.TableSetFollowsDDLs, spec.CheckpointAdvancesAfterHeal,
-	spec.StopClosesDispatchers}
+// livenessNames are the liveness goals (goalProps), in the order
+// checkGoals judges them.
+var livenessNames = func() []spec.Property {
+	out := make([]spec.Property, len(goalProps))
+	for i, g := range goalProps {
+		out[i] = g.name
+	}
+	return out
+}()
 
 // checkGoals judges the liveness goals at quiescence: the index into
 // livenessNames of the first unmet goal and its message, or -1. The target
 // of the checkpoint is the upstream resolved ts at heal time.
 func checkGoals(cfg *Config, healed, s *State) (int, string) {
-	if msg := goalEverySpanReplicated(cfg, s); msg != "" {
-		return 0, msg
-	}
-	if msg := goalBarrierEventuallyPasses(cfg, s); msg != "" {
-		return 1, msg
-	}
-	if msg := goalTableSetFollowsDDLs(cfg, s); msg != "" {
-		return 2, msg
-	}
-	if msg := goalCheckpointAdvancesAfterHeal(cfg, s, healed.UpTs); msg != "" {
-		return 3, msg
-	}
-	if msg := goalStopClosesDispatchers(cfg, s); msg != "" {
-		return 4, msg
+	for i, g := range goalProps {
+		if msg := g.fn(cfg, s, healed.UpTs); msg != "" {
+			return i, msg
+		}
 	}
 	return -1, ""
 }

@@ -174,22 +174,74 @@ func (c *Config) MonitorConfig() spec.Config {
 	return spec.Config{ErrorStuckRestarts: c.ErrorStuckRestarts}
 }
 
+// modelProp is the model's side of one row of spec's property table: a
+// safety predicate judged on every step, a liveness goal judged at the fair
+// schedule's quiescence (target: the upstream resolved ts at heal time), or
+// the reason the model does not judge the property.
+type modelProp struct {
+	name   spec.Property
+	safety func(cfg *Config, prev, s *State) string
+	goal   func(cfg *Config, s *State, target uint8) string
+	reason string
+}
+
+// modelProps registers the model's predicate per property: the safety
+// predicates in the order checkSafety tries them, the liveness goals in the
+// order checkGoals judges them (a stuck barrier also stops the checkpoint;
+// the barrier goals come first so the story names the cause).
+// TestEveryPropertyHasAModelPredicate fails when a property of the table has
+// neither a predicate nor a reason.
+var modelProps = []modelProp{
+	{name: spec.ErrorNeverDropped, safety: invErrorNeverDropped},
+	{name: spec.CheckpointMonotonic, safety: invCheckpointMonotonic},
+	{name: spec.CheckpointNotPastUnflushed, safety: invCheckpointNotPastUnflushed},
+	{name: spec.AtMostOneDispatcherPerSpan, safety: invAtMostOneDispatcherPerSpan},
+	{name: spec.RunningMaintainerBootstrapped, safety: invRunningMaintainerBootstrapped},
+	{name: spec.SingleMaintainerGeneration, safety: invSingleMaintainerGeneration},
+	{name: spec.HandoffKeepsCheckpoint, safety: invHandoffKeepsCheckpoint},
+	{name: spec.ErrorStuckFails, safety: invErrorStuckFails},
+	{name: spec.DDLOrderedWithRows, safety: invDDLOrderedWithRowsAndCreated},
+	{name: spec.StoppedStaysStopped, safety: invStoppedStaysStopped},
+	{name: spec.EverySpanReplicated, goal: func(cfg *Config, s *State, _ uint8) string { return goalEverySpanReplicated(cfg, s) }},
+	{name: spec.BarrierEventuallyPasses, goal: func(cfg *Config, s *State, _ uint8) string { return goalBarrierEventuallyPasses(cfg, s) }},
+	{name: spec.TableSetFollowsDDLs, goal: func(cfg *Config, s *State, _ uint8) string { return goalTableSetFollowsDDLs(cfg, s) }},
+	{name: spec.CheckpointAdvancesAfterHeal, goal: goalCheckpointAdvancesAfterHeal},
+	{name: spec.StopClosesDispatchers, goal: func(cfg *Config, s *State, _ uint8) string { return goalStopClosesDispatchers(cfg, s) }},
+}
+
 type safetyProp struct {
 	name spec.Property
 	fn   func(cfg *Config, prev, s *State) string
 }
 
-var safetyProps = []safetyProp{
-	{spec.ErrorNeverDropped, invErrorNeverDropped},
-	{spec.CheckpointMonotonic, invCheckpointMonotonic},
-	{spec.CheckpointNotPastUnflushed, invCheckpointNotPastUnflushed},
-	{spec.AtMostOneDispatcherPerSpan, invAtMostOneDispatcherPerSpan},
-	{spec.RunningMaintainerBootstrapped, invRunningMaintainerBootstrapped},
-	{spec.SingleMaintainerGeneration, invSingleMaintainerGeneration},
-	{spec.HandoffKeepsCheckpoint, invHandoffKeepsCheckpoint},
-	{spec.ErrorStuckFails, invErrorStuckFails},
-	{spec.DDLOrderedWithRows, invDDLOrderedWithRows},
+// safetyProps are modelProps' safety predicates, in order.
+var safetyProps = func() []safetyProp {
+	var out []safetyProp
+	for _, p := range modelProps {
+		if p.safety != nil {
+			out = append(out, safetyProp{p.name, p.safety})
+		}
+	}
+	return out
+}()
+
+// goalProp is a liveness goal of modelProps.
+type goalProp struct {
+	name spec.Property
+	fn   func(cfg *Config, s *State, target uint8) string
 }
+
+// goalProps are modelProps' liveness goals, in the order checkGoals judges
+// them.
+var goalProps = func() []goalProp {
+	var out []goalProp
+	for _, p := range modelProps {
+		if p.goal != nil {
+			out = append(out, goalProp{p.name, p.goal})
+		}
+	}
+	return out
+}()
 
 // safetyNames names safetyProps, in order (the search's property indices).
 var safetyNames = func() []spec.Property {
@@ -291,4 +343,81 @@ func goalStopClosesDispatchers(cfg *Config, s *State) string {
 	d := &s.Disp[first]
 	return fmt.Sprintf("a stopped changefeed must close every dispatcher, but after faults healed and the cluster quiesced the %s changefeed still has %d live dispatcher(s), first %s on node %s (span %s): changefeed %s, node %s, epoch %d",
 		cfStateName(s.Coord.State), n, dispName(d.ID), NodeName(s.Ident(d.Node)), partSpan(d.Table, d.Part), Changefeed, NodeName(s.Ident(d.Node)), s.Coord.Epoch)
+}
+
+// invStoppedStaysStopped: until a resume, a paused, failed or removed
+// changefeed keeps its state, and once its stop finished it gets no new
+// dispatcher and no maintainer that schedules (C.2, C.3, C.4;
+// coordinator/changefeed/changefeed_db.go StopByChangefeedID clears the
+// node, so coordinator/controller.go validateMaintainerNode drops the late
+// statuses of the stopped maintainer). The stop finished when the
+// changefeed is stopped and no stop operator runs (a new coordinator's stop
+// reopens the window, as the monitor's MaintainerOpStarted does). A client
+// request (ClientOps) is the only way back to running.
+func invStoppedStaysStopped(cfg *Config, prev, s *State) string {
+	if prev == nil || running(&prev.Coord) {
+		return ""
+	}
+	c := &s.Coord
+	if running(c) && s.ClientOps == prev.ClientOps {
+		return fmt.Sprintf("a stopped changefeed must stay stopped until a resume, but after it was %s its state went back to %s without a resume: changefeed %s, epoch %d",
+			cfStateName(prev.Coord.State), cfStateName(c.State), Changefeed, c.Epoch)
+	}
+	if prev.Coord.Op != copNone || s.ClientOps != prev.ClientOps {
+		return "" // the stop has not finished: what it has not closed yet it will
+	}
+	for i := range s.Disp {
+		d := &s.Disp[i]
+		if d.ID != 0 && !hasDisp(prev, d.ID, d.Node) {
+			return fmt.Sprintf("a stopped changefeed must stay stopped until a resume, but after it was %s dispatcher %s was created on node %s: changefeed %s, node %s, span %s",
+				cfStateName(prev.Coord.State), dispName(d.ID), NodeName(s.Ident(d.Node)), Changefeed, NodeName(s.Ident(d.Node)), partSpan(d.Table, d.Part))
+		}
+	}
+	for i := range s.Maint {
+		mt, was := &s.Maint[i], &prev.Maint[i]
+		if !mt.Exists || s.NodeSt[i] != nodeAlive {
+			continue
+		}
+		switch {
+		case !mt.RemovalOnly && (!was.Exists || was.RemovalOnly || s.Ident(uint8(i)) != prev.Ident(uint8(i))):
+			return fmt.Sprintf("a stopped changefeed must stay stopped until a resume, but after it was %s a maintainer that schedules (not removal-only) was created on node %s: changefeed %s, node %s, epoch %d",
+				cfStateName(prev.Coord.State), NodeName(s.Ident(uint8(i))), Changefeed, NodeName(s.Ident(uint8(i))), mt.Epoch)
+		case mt.Bootstrapped && !was.Bootstrapped:
+			return fmt.Sprintf("a stopped changefeed must stay stopped until a resume, but after it was %s a maintainer bootstrapped on node %s: changefeed %s, node %s, epoch %d",
+				cfStateName(prev.Coord.State), NodeName(s.Ident(uint8(i))), Changefeed, NodeName(s.Ident(uint8(i))), mt.Epoch)
+		}
+	}
+	return ""
+}
+
+// hasDisp reports whether s has dispatcher id on node slot.
+func hasDisp(s *State, id, node uint8) bool {
+	for i := range s.Disp {
+		if s.Disp[i].ID == id && s.Disp[i].Node == node {
+			return true
+		}
+	}
+	return false
+}
+
+// invDDLOrderedWithRowsAndCreated is ddl-ordered-with-rows: the barrier
+// rules of invDDLOrderedWithRows (barrier.go), and no row of the table the
+// barrier DDL creates (a truncate's new table, whose rows start above the
+// DDL: TableT = BlkT) reaches the sink before the DDL is written. That none
+// of its rows is lost across the DDL is invCheckpointNotPastUnflushed's gap
+// rule: the ghost Flushed tracks it from the DDL's ts.
+func invDDLOrderedWithRowsAndCreated(cfg *Config, prev, s *State) string {
+	if msg := invDDLOrderedWithRows(cfg, prev, s); msg != "" {
+		return msg
+	}
+	k := barrierOf(cfg)
+	if k == nil || !k.add || s.BlkT == 0 || s.DDLWrit != 0 {
+		return ""
+	}
+	nt := newBarrierTable(cfg)
+	if s.Flushed[nt] <= s.BlkT {
+		return ""
+	}
+	return fmt.Sprintf("no row of a table a DDL creates or truncates may be written before the DDL, but the sink holds the rows of table %d up to ts %d while the %s at commitTs %d (influence %s) was not written: changefeed %s, span %s, ts %d",
+		nt, s.Flushed[nt], k.reason, s.BlkT, k.influence, Changefeed, spec.WholeTable(int64(nt)), s.BlkT)
 }

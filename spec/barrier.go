@@ -38,8 +38,9 @@ const (
 const (
 	// DDLOrderedWithRows (safety): a blocking DDL at commitTs T is written
 	// exactly once; only after every dispatcher of the tables it blocks has
-	// flushed every row with commitTs < T; and no dispatcher of those tables
-	// writes a row with commitTs > T before the DDL is written.
+	// flushed every row with commitTs < T; and no dispatcher of those tables,
+	// nor of a table it creates or truncates, writes a row with commitTs > T
+	// before the DDL is written.
 	DDLOrderedWithRows Property = "ddl-ordered-with-rows"
 	// BarrierEventuallyPasses (liveness): once faults stop, every blocked
 	// dispatcher resumes.
@@ -147,7 +148,12 @@ type ddlFeed struct {
 	old map[*liveDispatcher]bool
 }
 
-// ddlOrderedWithRows checks DDLOrderedWithRows. Allowance: a DDL written
+// ddlOrderedWithRows checks DDLOrderedWithRows. The tables a DDL creates
+// (DDLCommitted.Added: a create, a recover, the new ID of a truncate) count
+// as blocked for the rows above it: none of their rows may reach the sink
+// before the DDL is written (their rows start above it; that none is lost
+// across it is checkpoint-not-past-unflushed's gap rule, which tracks a
+// table from its creation). Allowance: a DDL written
 // again after its first writer stopped running (removed by a move, its
 // manager closed, its node gone) is not a violation: the writer's DONE may
 // have been lost with it, and TiCDC then has the span's next dispatcher
@@ -246,15 +252,20 @@ func (m *ddlOrderedWithRows) flushed(e Event) []Violation {
 	}
 	for _, k := range sortedKeysOf(f.ddls) {
 		d := f.ddls[k]
-		if d.written != nil || !hasTable(d.blocked, e.Span.Table) {
+		created := hasTable(d.committed.Added, e.Span.Table)
+		if d.written != nil || !(hasTable(d.blocked, e.Span.Table) || created) {
 			continue
+		}
+		what := "no row above a blocking DDL may be written before the DDL"
+		if created {
+			what = "no row of a table a DDL creates or truncates may be written before the DDL"
 		}
 		for _, r := range acked {
 			if r.Checkpoint > k.ts {
 				return []Violation{{
 					Property: DDLOrderedWithRows, Changefeed: e.Changefeed, Node: e.Node, Span: e.Span, Ts: k.ts,
-					Message: fmt.Sprintf("no row above a blocking DDL may be written before the DDL, but dispatcher %s flushed the row of table %d at commitTs %d while the %s (%s) was not written: %s",
-						e.Dispatcher, e.Span.Table, r.Checkpoint, k, describeDDL(d.committed), coords(e.Changefeed, e.Node, e.Span, 0, k.ts)),
+					Message: fmt.Sprintf("%s, but dispatcher %s flushed the row of table %d at commitTs %d while the %s (%s) was not written: %s",
+						what, e.Dispatcher, e.Span.Table, r.Checkpoint, k, describeDDL(d.committed), coords(e.Changefeed, e.Node, e.Span, 0, k.ts)),
 					Evidence: []Event{d.committed, r, e},
 				}}
 			}

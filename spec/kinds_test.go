@@ -8,8 +8,10 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// allKinds hides a monitor's kindReader: Checker gives it every event.
+// allKinds hides its property's row's Kinds: Checker gives it every event.
 type allKinds struct{ Monitor }
+
+func (allKinds) everyKind() {}
 
 // TestCheckerRoutesByKind checks that routing events by the kinds each
 // monitor reads, and sharing one dispatcher tracker among the monitors

@@ -187,6 +187,8 @@ var catalogue = []entry{
 		keys: m("Changefeed", "id,"+cfKeys, "Checkpoint", "checkpointTs", "State", "state", "Tables", "tables")},
 	{msg: "resume changefeed", files: files("controller.go"), kind: spec.ChangefeedResumed, v: "cdcspec",
 		keys: m("Changefeed", cfKeys, "Checkpoint", "checkpointTs,overwriteCheckpointTs")},
+	{msg: "resume changefeed successfully", files: files("changefeed.go"), kind: spec.ChangefeedResumed, v: "HEAD (api/v2)",
+		keys: m("Changefeed", cfKeys)},
 	{msg: "remove changefeed", files: files("changefeed_db.go"), kind: spec.ChangefeedRemoved, v: "HEAD",
 		keys: m("Changefeed", cfKeys)},
 	{msg: "changefeed epoch bumped", files: files("operator_controller.go"), kind: spec.EpochBumped, v: "cdcspec",

@@ -88,9 +88,10 @@ func (c *Coverage) count(it *Item) {
 	}
 }
 
-// needs lists, per property, the event kinds (any of) it is judged on in
-// logs, and what is missing otherwise.
-var needs = []struct {
+// logNeed says when a property is judged on logs: the event kinds (any
+// of) it is judged on, the symptoms that also count, and what is missing
+// otherwise.
+type logNeed struct {
 	prop  string
 	kinds []spec.Kind
 	syms  []Symptom
@@ -98,24 +99,28 @@ var needs = []struct {
 	// also: kinds that must all be present too for kinds to count (a
 	// liveness property judged at a marker); symptoms count regardless.
 	also []spec.Kind
-}{
-	{string(spec.ErrorNeverDropped), []spec.Kind{spec.DispatcherErrorReported, spec.SinkError, spec.StatusReceived}, nil, "no dispatcher error was logged", nil},
-	{string(spec.CheckpointMonotonic), []spec.Kind{spec.CheckpointStored, spec.BackoffErrorSeen, spec.BackoffStarted}, nil, "the stored checkpoint is logged only at DEBUG (and by backoff lines)", nil},
-	{string(spec.CheckpointNotPastUnflushed), []spec.Kind{spec.DataWritten}, nil, "production logs have no per-row lines; judged only on cdcspec's own runs", nil},
-	{string(spec.AtMostOneDispatcherPerSpan), []spec.Kind{spec.DispatcherCreated, spec.WorkingTableIgnored, spec.SpanNotFound}, nil, "no dispatcher creation lines", nil},
-	{string(spec.RunningMaintainerBootstrapped), []spec.Kind{spec.MaintainerOpFinished}, nil, "no coordinator \"operator finished\" lines", nil},
-	{string(spec.SingleMaintainerGeneration), []spec.Kind{spec.MaintainerBootstrapped}, nil, "no \"changefeed maintainer bootstrapped\" lines", nil},
-	{string(spec.EverySpanReplicated), []spec.Kind{spec.Quiesced}, nil, "needs a quiescence marker; production logs never quiesce", nil},
-	{string(spec.CheckpointAdvancesAfterHeal), []spec.Kind{spec.FaultsHealed}, nil, "needs a heal marker; see checkpoint-stuck instead", nil},
-	{PropOperatorStuck, []spec.Kind{spec.MaintainerOpStarted, spec.DispatcherOpStarted}, []Symptom{SymOperatorStillRunning}, "no operator lines", nil},
-	{PropCheckpointStuck, []spec.Kind{spec.BackoffErrorSeen, spec.BackoffStarted, spec.CheckpointStored}, []Symptom{SymRedoMetaStuck, SymCheckpointBlocked}, "no line carries the changefeed checkpoint", nil},
-	{PropBootstrapFailed, []spec.Kind{spec.MaintainerBootstrapFailed, spec.MaintainerBootstrapped}, []Symptom{SymPanic}, "no bootstrap lines", nil},
-	{PropCaptureSuicide, []spec.Kind{spec.CaptureSuicide}, []Symptom{SymSessionLost}, "no capture exit", nil},
-	{string(spec.DDLOrderedWithRows), []spec.Kind{spec.DDLWritten}, nil, "needs the upstream's DDL history and the DDLs written (cdcspec's own lines; rows at DEBUG); TiCDC's logs cannot show it", []spec.Kind{spec.DDLCommitted}},
-	{string(spec.BarrierEventuallyPasses), []spec.Kind{spec.BlockStatusReported}, nil, "needs block-status lines (cdcspec's own) and a quiescence marker; see barrier-stuck instead", []spec.Kind{spec.Quiesced}},
-	{string(spec.StopClosesDispatchers), []spec.Kind{spec.Quiesced}, nil, "needs a quiescence marker; production logs never quiesce", nil},
-	{string(spec.TableSetFollowsDDLs), []spec.Kind{spec.DDLCommitted}, []Symptom{SymDDLScheduled}, "needs the upstream's DDL history and a quiescence marker, or the maintainer's \"add new table\"/\"remove table\" lines (their order)", []spec.Kind{spec.Quiesced}},
-	{PropBarrierStuck, []spec.Kind{spec.BlockStatusReported}, []Symptom{SymBarrierCreated, SymBarrierStuck, SymBlockWaiting}, "no block event or block-status lines", nil},
+}
+
+// needs lists the spec properties (their rows' LogNeeds, in the table's
+// order, with the symptoms of specSyms) and then the trace checker's own.
+var needs = func() []logNeed {
+	var out []logNeed
+	for _, d := range spec.PropertyTable() {
+		out = append(out, logNeed{string(d.Name), d.Logs.Kinds, specSyms[d.Name], d.Logs.Blind, d.Logs.Also})
+	}
+	return append(out,
+		logNeed{PropOperatorStuck, []spec.Kind{spec.MaintainerOpStarted, spec.DispatcherOpStarted}, []Symptom{SymOperatorStillRunning}, "no operator lines", nil},
+		logNeed{PropCheckpointStuck, []spec.Kind{spec.BackoffErrorSeen, spec.BackoffStarted, spec.CheckpointStored}, []Symptom{SymRedoMetaStuck, SymCheckpointBlocked}, "no line carries the changefeed checkpoint", nil},
+		logNeed{PropBootstrapFailed, []spec.Kind{spec.MaintainerBootstrapFailed, spec.MaintainerBootstrapped}, []Symptom{SymPanic}, "no bootstrap lines", nil},
+		logNeed{PropCaptureSuicide, []spec.Kind{spec.CaptureSuicide}, []Symptom{SymSessionLost}, "no capture exit", nil},
+		logNeed{PropBarrierStuck, []spec.Kind{spec.BlockStatusReported}, []Symptom{SymBarrierCreated, SymBarrierStuck, SymBlockWaiting}, "no block event or block-status lines", nil},
+	)
+}()
+
+// specSyms are the trace symptoms that judge a spec property besides its
+// events.
+var specSyms = map[spec.Property][]Symptom{
+	spec.TableSetFollowsDDLs: {SymDDLScheduled},
 }
 
 func (c *Coverage) finish() {
