@@ -35,37 +35,45 @@ func (l *stringList) Set(v string) error { *l = append(*l, v); return nil }
 
 // checkJSON is the --format json output.
 type checkJSON struct {
-	Result          string         `json:"result"`
-	Reason          string         `json:"reason,omitempty"`
-	Config          configJSON     `json:"config"`
-	Bugs            []string       `json:"bugs"`
-	DistinctStates  int64          `json:"distinct_states"`
-	Transitions     int64          `json:"transitions"`
-	Depth           int            `json:"depth"`
-	Seconds         float64        `json:"seconds"`
-	StatesPerSecond float64        `json:"states_per_second"`
-	SymmetryGroup   int            `json:"symmetry_group"`
-	Collision       float64        `json:"collision_probability"`
-	SpilledBytes    int64          `json:"spilled_bytes,omitempty"`
-	Coverage        *coverageJSON  `json:"coverage,omitempty"`
-	Properties      []propJSON     `json:"properties"`
-	Violation       *violationJSON `json:"violation,omitempty"`
-	Artifacts       string         `json:"artifacts,omitempty"`
+	Result          string     `json:"result"`
+	Reason          string     `json:"reason,omitempty"`
+	Config          configJSON `json:"config"`
+	Bugs            []string   `json:"bugs"`
+	DistinctStates  int64      `json:"distinct_states"`
+	Transitions     int64      `json:"transitions"`
+	Depth           int        `json:"depth"`
+	Seconds         float64    `json:"seconds"`
+	StatesPerSecond float64    `json:"states_per_second"`
+	SymmetryGroup   int        `json:"symmetry_group"`
+	Collision       float64    `json:"collision_probability"`
+	SpilledBytes    int64      `json:"spilled_bytes,omitempty"`
+	// Reduction names the reduction beside symmetry ("none", "delay-bound
+	// k=K"); CompleteUpToDelays is K when every schedule within K delays
+	// was explored without a violation and nothing else cut the search.
+	Reduction          string         `json:"reduction"`
+	CompleteUpToDelays *int           `json:"complete_up_to_delays,omitempty"`
+	DelayPruned        int64          `json:"delay_pruned_transitions,omitempty"`
+	Coverage           *coverageJSON  `json:"coverage,omitempty"`
+	Properties         []propJSON     `json:"properties"`
+	Violation          *violationJSON `json:"violation,omitempty"`
+	Artifacts          string         `json:"artifacts,omitempty"`
 }
 
 // configJSON is the model configuration and the search bounds, as one
 // object (the bounds were once model fields; the keys stay).
 type configJSON struct {
 	model.Config
-	MaxDepth  int    `json:"max_depth,omitempty"`
-	MaxStates int    `json:"max_states,omitempty"`
-	Liveness  bool   `json:"liveness"`
-	Features  string `json:"features"`
-	Mode      string `json:"mode"`
-	Seed      uint64 `json:"seed,omitempty"`
-	Walks     int    `json:"walks,omitempty"`
-	Memory    int64  `json:"memory_bytes,omitempty"`
-	Time      string `json:"time,omitempty"`
+	MaxDepth  int `json:"max_depth,omitempty"`
+	MaxStates int `json:"max_states,omitempty"`
+	// DelayBound is --delay-bound (nil: none).
+	DelayBound *int   `json:"delay_bound,omitempty"`
+	Liveness   bool   `json:"liveness"`
+	Features   string `json:"features"`
+	Mode       string `json:"mode"`
+	Seed       uint64 `json:"seed,omitempty"`
+	Walks      int    `json:"walks,omitempty"`
+	Memory     int64  `json:"memory_bytes,omitempty"`
+	Time       string `json:"time,omitempty"`
 }
 
 // coverageJSON is a swarm's coverage (--time).
@@ -133,6 +141,8 @@ func runCheck(args []string, stdout, stderr io.Writer) int {
 	symmetry := fs.Bool("symmetry", true, "reduce by symmetry over interchangeable node slots (3 nodes)")
 	budget := fs.Duration("time", 0, "swarm mode: parallel random walks and bounded searches for this long (e.g. 10m), then a coverage report (exit 3 without a violation)")
 	maxDepth := fs.Int("max-depth", 0, "do not expand states deeper than this (exit 3 if it cut)")
+	delayBound := fs.Int("delay-bound", 0, fmt.Sprintf("explore only the schedules within K delays (0..%d) of the default scheduler "+
+		"(docs/reduction.md); the result is \"complete up to K delays\" (exit 3), or a violation", search.MaxDelayBound))
 	format := fs.String("format", "text", "output format: text or json")
 	simulate := fs.Bool("simulate", false, "random walks instead of exhaustive search")
 	seed := fs.Uint64("seed", 1, "random-walk seed")
@@ -236,7 +246,15 @@ func runCheck(args []string, stdout, stderr io.Writer) int {
 		return exitUsage
 	}
 	bounds := search.Bounds{Workers: *workers, MaxStates: *maxStates, MaxDepth: *maxDepth, SafetyOnly: !*liveness,
-		NoSymmetry: !*symmetry, SpillDir: *spillDir}
+		NoSymmetry: !*symmetry, SpillDir: *spillDir, DelayBounded: set["delay-bound"], DelayBound: *delayBound}
+	if set["delay-bound"] && (*delayBound < 0 || *delayBound > search.MaxDelayBound) {
+		fmt.Fprintf(stderr, "cdcspec check: --delay-bound must be in 0..%d, got %d\n", search.MaxDelayBound, *delayBound)
+		return exitUsage
+	}
+	if set["delay-bound"] && (*simulate || set["time"]) {
+		fmt.Fprintln(stderr, "cdcspec check: --delay-bound bounds the exhaustive search; it does not apply to --simulate or --time")
+		return exitUsage
+	}
 	var memBytes int64
 	if set["memory"] {
 		var err error
@@ -348,6 +366,10 @@ func runCheck(args []string, stdout, stderr io.Writer) int {
 	}
 	if mode != "simulate" {
 		fmt.Fprintf(stdout, "fingerprints: 64-bit, probability of a collision %.1e\n", res.Collision)
+	}
+	if res.DelayBounded {
+		fmt.Fprintf(stdout, "reduction: %s: %d transitions past the bound not taken, %d states expanded again with fewer delays\n",
+			res.Reduction, res.DelayPruned, res.Reexpanded)
 	}
 	if memBytes > 0 {
 		fmt.Fprintf(stdout, "memory: budget %d MB, search tables and frontier peaked at %d MB, %d MB spilled to disk\n",
@@ -503,7 +525,17 @@ func toJSON(res *model.Result, mode string, seed uint64, walks int) checkJSON {
 		DistinctStates: res.Distinct, Transitions: res.Transitions, Depth: res.Depth,
 		Seconds: res.Seconds, StatesPerSecond: res.StatesPerSecond(),
 		SymmetryGroup: res.Symmetry, Collision: res.Collision, SpilledBytes: res.Spilled,
-		Properties: propStatuses(res),
+		Properties: propStatuses(res), Reduction: res.Reduction, DelayPruned: res.DelayPruned,
+	}
+	if out.Reduction == "" {
+		out.Reduction = "none" // random walks and swarms reduce nothing
+	}
+	if b.DelayBounded {
+		k := b.DelayBound
+		out.Config.DelayBound = &k
+	}
+	if k, ok := res.CompleteUpToDelays(); ok {
+		out.CompleteUpToDelays = &k
 	}
 	if c := res.Coverage; c != nil {
 		cj := &coverageJSON{Walks: c.Walks, Searches: c.Searches, Depths: c.Depths, Actions: c.Actions,
