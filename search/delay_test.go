@@ -2,6 +2,7 @@ package search
 
 import (
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -115,4 +116,36 @@ func TestDelayBoundValidate(t *testing.T) {
 	assert.Error(t, Bounds{DelayBounded: true, DelayBound: MaxDelayBound + 1}.Validate())
 	assert.NoError(t, Bounds{DelayBounded: true, DelayBound: MaxDelayBound}.Validate())
 	assert.Contains(t, Bounds{DelayBounded: true, DelayBound: 2}.String(), "delays<=2")
+}
+
+// TestCheckDelays: the deepening search returns the largest k that
+// completed, or the first violation (at the smallest k that shows it), or
+// the exhaustive search once a bound cuts nothing.
+func TestCheckDelays(t *testing.T) {
+	g := cornerGrid{grid{Max: 6}, 3}
+	r, tries, err := CheckDelays[gridState, gridAct](g, Bounds{}, time.Minute, nil)
+	require.NoError(t, err)
+	require.Equal(t, Violation, r.Outcome)
+	assert.Equal(t, 3, r.DelayBound)
+	assert.Len(t, tries, 4, "k = 0, 1, 2, 3")
+	assert.Len(t, r.Violation.Path, 3)
+
+	r, tries, err = CheckDelays[gridState, gridAct](grid{Max: 4}, Bounds{DelayBound: 2}, time.Minute, nil)
+	require.NoError(t, err)
+	assert.Equal(t, OK, r.Outcome, "k = 4 cuts nothing on a 4 x 4 grid")
+	assert.Len(t, tries, 3, "k = 2, 3, 4")
+
+	// A budget that runs out: the last search is cut, the one before it
+	// is returned.
+	stop := make(chan struct{})
+	close(stop)
+	r, tries, err = CheckDelays[gridState, gridAct](grid{Max: 200}, Bounds{Stop: stop}, time.Minute, nil)
+	require.NoError(t, err)
+	require.Len(t, tries, 1)
+	assert.Equal(t, BoundReached, r.Outcome, "nothing completed: the cut search")
+	_, ok := r.CompleteUpToDelays()
+	assert.False(t, ok)
+
+	_, _, err = CheckDelays[gridState, gridAct](grid{Max: 2}, Bounds{}, 0, nil)
+	assert.Error(t, err)
 }

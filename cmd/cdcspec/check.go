@@ -53,6 +53,7 @@ type checkJSON struct {
 	Reduction          string         `json:"reduction"`
 	CompleteUpToDelays *int           `json:"complete_up_to_delays,omitempty"`
 	DelayPruned        int64          `json:"delay_pruned_transitions,omitempty"`
+	DelayTries         []delayTryJSON `json:"delay_tries,omitempty"` // --delay-budget: every search run
 	Coverage           *coverageJSON  `json:"coverage,omitempty"`
 	Properties         []propJSON     `json:"properties"`
 	Violation          *violationJSON `json:"violation,omitempty"`
@@ -86,6 +87,16 @@ type coverageJSON struct {
 	FairRuns     map[string]int64 `json:"fair_schedules_by_verdict"`
 	Safety       []string         `json:"safety_properties"`
 	Liveness     []string         `json:"liveness_properties"`
+}
+
+// delayTryJSON is one search of --delay-budget.
+type delayTryJSON struct {
+	K              int     `json:"k"`
+	Result         string  `json:"result"`
+	Reason         string  `json:"reason,omitempty"`
+	DistinctStates int64   `json:"distinct_states"`
+	Depth          int     `json:"depth"`
+	Seconds        float64 `json:"seconds"`
 }
 
 type propJSON struct {
@@ -143,6 +154,8 @@ func runCheck(args []string, stdout, stderr io.Writer) int {
 	maxDepth := fs.Int("max-depth", 0, "do not expand states deeper than this (exit 3 if it cut)")
 	delayBound := fs.Int("delay-bound", 0, fmt.Sprintf("explore only the schedules within K delays (0..%d) of the default scheduler "+
 		"(docs/reduction.md); the result is \"complete up to K delays\" (exit 3), or a violation", search.MaxDelayBound))
+	delayBudget := fs.Duration("delay-budget", 0, "run delay-bounded searches for K = --delay-bound, K+1, ... for this long (e.g. 10m) "+
+		"and report the largest K that completed, or the first violation")
 	format := fs.String("format", "text", "output format: text or json")
 	simulate := fs.Bool("simulate", false, "random walks instead of exhaustive search")
 	seed := fs.Uint64("seed", 1, "random-walk seed")
@@ -251,8 +264,12 @@ func runCheck(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "cdcspec check: --delay-bound must be in 0..%d, got %d\n", search.MaxDelayBound, *delayBound)
 		return exitUsage
 	}
-	if set["delay-bound"] && (*simulate || set["time"]) {
-		fmt.Fprintln(stderr, "cdcspec check: --delay-bound bounds the exhaustive search; it does not apply to --simulate or --time")
+	if (set["delay-bound"] || set["delay-budget"]) && (*simulate || set["time"]) {
+		fmt.Fprintln(stderr, "cdcspec check: --delay-bound and --delay-budget bound the exhaustive search; they do not apply to --simulate or --time")
+		return exitUsage
+	}
+	if set["delay-budget"] && *delayBudget <= 0 {
+		fmt.Fprintf(stderr, "cdcspec check: --delay-budget must be > 0, got %s\n", *delayBudget)
 		return exitUsage
 	}
 	var memBytes int64
@@ -295,6 +312,7 @@ func runCheck(args []string, stdout, stderr io.Writer) int {
 	defer cancel()
 	bounds.Stop = ctx.Done()
 	var res model.Result
+	var tries []search.Stats
 	var err error
 	mode := "exhaustive"
 	progress, clear := progressWriter(stderr)
@@ -305,6 +323,8 @@ func runCheck(args []string, stdout, stderr io.Writer) int {
 	case set["time"]:
 		mode = "swarm"
 		res, err = model.Swarm(cfg, bounds, search.Swarm{Seed: *seed, Time: *budget}, progress)
+	case set["delay-budget"]:
+		res, tries, err = model.CheckDelays(cfg, bounds, *delayBudget, progress)
 	default:
 		res, err = model.Check(cfg, bounds, progress)
 	}
@@ -340,6 +360,10 @@ func runCheck(args []string, stdout, stderr io.Writer) int {
 	}
 	if *format == "json" {
 		out := toJSON(&res, mode, *seed, *walks)
+		for _, st := range tries {
+			out.DelayTries = append(out.DelayTries, delayTryJSON{K: st.DelayBound, Result: resultName(st.Outcome), Reason: st.Reason,
+				DistinctStates: st.Distinct, Depth: st.Depth, Seconds: st.Seconds})
+		}
 		out.Artifacts = dir
 		out.Config.Memory = memBytes
 		if set["time"] {
@@ -352,8 +376,24 @@ func runCheck(args []string, stdout, stderr io.Writer) int {
 		}
 		return code
 	}
-	fmt.Fprintf(stdout, "config %s %s\n", cfg.String(), bounds.String())
+	fmt.Fprintf(stdout, "config %s %s\n", cfg.String(), res.Bounds.String())
 	fmt.Fprintf(stdout, "mode %s\n", mode)
+	total := 0.0
+	for _, st := range tries {
+		total += st.Seconds
+		if _, ok := st.CompleteUpToDelays(); ok {
+			fmt.Fprintf(stdout, "delay bound %d: complete", st.DelayBound)
+		} else {
+			fmt.Fprintf(stdout, "delay bound %d: %s", st.DelayBound, resultName(st.Outcome))
+			if st.Reason != "" {
+				fmt.Fprintf(stdout, " (%s)", st.Reason)
+			}
+		}
+		fmt.Fprintf(stdout, ", %d states, depth %d, %.2f s\n", st.Distinct, st.Depth, st.Seconds)
+	}
+	if len(tries) > 0 {
+		fmt.Fprintf(stdout, "delay searches: %d in %.2f s; the result is the largest bound that completed\n", len(tries), total)
+	}
 	fmt.Fprintf(stdout, "result %s", resultName(res.Outcome))
 	if res.Reason != "" {
 		fmt.Fprintf(stdout, " (%s)", res.Reason)

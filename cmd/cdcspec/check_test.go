@@ -89,6 +89,8 @@ func TestCheckUsageErrors(t *testing.T) {
 		{"check", "--delay-bound", "-1"},
 		{"check", "--delay-bound", "63"},
 		{"check", "--delay-bound", "2", "--simulate"},
+		{"check", "--delay-budget", "0s"},
+		{"check", "--delay-budget", "1m", "--time", "1m"},
 	} {
 		if code, _, errs := runCheckCmd(args...); code != exitUsage || errs == "" {
 			t.Errorf("%v: exit %d, stderr %q; want %d and a message", args, code, errs, exitUsage)
@@ -140,6 +142,25 @@ func TestCheckDelayBound(t *testing.T) {
 	assert.Equal(t, "none", plain.Reduction)
 	assert.Nil(t, plain.CompleteUpToDelays)
 	assert.Equal(t, plain.DistinctStates, full.DistinctStates, "a bound that cuts nothing explores every state")
+}
+
+// TestCheckDelayBudget: --delay-budget deepens the bound until a
+// catalogued bug shows, and reports every search it ran.
+func TestCheckDelayBudget(t *testing.T) {
+	code, out, errs := runCheckCmd("check", "--bug", "add-accepts-unbootstrapped-maintainer", "--delay-budget", "1m",
+		"--format", "json", "--artifacts", t.TempDir())
+	require.Equal(t, exitViolation, code, errs)
+	var j checkJSON
+	require.NoError(t, json.Unmarshal([]byte(out), &j))
+	require.NotEmpty(t, j.DelayTries)
+	last := j.DelayTries[len(j.DelayTries)-1]
+	assert.Equal(t, "violation", last.Result)
+	for _, try := range j.DelayTries[:len(j.DelayTries)-1] {
+		assert.Equal(t, "incomplete", try.Result, "k=%d: complete up to k delays", try.K)
+	}
+	require.NotNil(t, j.Config.DelayBound)
+	assert.Equal(t, last.K, *j.Config.DelayBound)
+	assert.Equal(t, string(spec.RunningMaintainerBootstrapped), j.Violation.Property)
 }
 
 // TestCheckSwarm: --time runs a swarm; without a violation it exits 3
