@@ -3,7 +3,7 @@ GO ?= go
 PKGS := ./...
 BIN := bin/cdcspec
 
-.PHONY: build run test lint race test-long bench bench-model bench-mem bench-sim bench-trace bench-run bench-run-mem bench-proptest fuzz soak bugs report-test mutate
+.PHONY: build run test lint race test-long bench bench-model bench-mem bench-sim bench-trace bench-run bench-run-mem bench-proptest fuzz soak bugs report-test mutate oracle
 
 build:
 	$(GO) build -o $(BIN) ./cmd/cdcspec
@@ -115,6 +115,17 @@ report-test:
 # named configurations within a state budget (CDCSPEC_MUTATE_STATES); each
 # must be caught or documented redundant (model/mutate.go, SPEC.md section 10).
 # Prints the score and the table. About 30-60 minutes on 2 cores.
+# The delay-bound oracle (docs/reduction.md): every standard configuration
+# and every mutation row, unreduced and by deepening delay-bounded searches;
+# a violation within a delay bound must replay and must not contradict a
+# complete unreduced search, and every violation the unreduced search finds
+# the delay searches must find (same property). Prints the table.
+CDCSPEC_ORACLE_STATES ?= 500000
+CDCSPEC_ORACLE_TIME ?= 60s
+oracle:
+	CDCSPEC_ORACLE=1 CDCSPEC_ORACLE_STATES=$(CDCSPEC_ORACLE_STATES) CDCSPEC_ORACLE_TIME=$(CDCSPEC_ORACLE_TIME) \
+	  $(GO) test -count=1 -timeout 180m ./model -run '^TestDelayBoundOracle$$' -v
+
 CDCSPEC_MUTATE_STATES ?= 500000
 mutate:
 	CDCSPEC_MUTATE=1 CDCSPEC_MUTATE_STATES=$(CDCSPEC_MUTATE_STATES) $(GO) test -count=1 -timeout 120m ./model -run '^TestMutations$$' -v
