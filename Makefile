@@ -3,7 +3,7 @@ GO ?= go
 PKGS := ./...
 BIN := bin/cdcspec
 
-.PHONY: build run test lint race test-long bench bench-model bench-mem bench-sim bench-trace bench-run bench-run-mem bench-proptest fuzz soak bugs report-test mutate oracle
+.PHONY: build run test lint race test-long bench bench-model bench-mem bench-sim bench-trace bench-run bench-run-mem bench-proptest fuzz soak bugs report-test mutate oracle bench-delay
 
 build:
 	$(GO) build -o $(BIN) ./cmd/cdcspec
@@ -49,6 +49,16 @@ bench-model: build
 	  END {printf "default configuration: %s states/s with liveness | %s states/s safety only\n", l, s}' bench-model.out
 	@rm -f bench-model.out
 	./$(BIN) check --format json | grep -E '"(distinct_states|seconds|states_per_second|collision_probability)"'
+
+# The largest delay bound that completes in 10 minutes (docs/reduction.md)
+# for the configurations that do not complete unreduced: each line a
+# search of the deepening, then the result. About an hour on 2 cores.
+DELAY_BUDGET ?= 10m
+bench-delay: build
+	@for c in lifecycle sink-error barrier barrier-create-syncpoint move-failover; do \
+	  ./$(BIN) check --config $$c --delay-budget $(DELAY_BUDGET) --memory 3GB | grep -E '^(config|delay|result|distinct|memory)'; \
+	done
+	@./$(BIN) check --nodes 3 --tables 2 --moves --crashes 1 --delay-budget $(DELAY_BUDGET) --memory 3GB | grep -E '^(config|delay|result|distinct|memory)'
 
 # Peak memory of the model checker's tests, summed over the go command and
 # the test binary (the target: under 2 GB, so that make test stays under 3 GB).
