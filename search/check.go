@@ -83,6 +83,10 @@ func Check[S, A any](sys System[S, A], b Bounds, progress func(Progress)) (Resul
 	}
 	res.Seconds = time.Since(r.start).Seconds()
 	res.Collision = CollisionProbability(res.Distinct)
+	if r.delay {
+		// The visited set's keys leave out the delay bits.
+		res.Collision = math.Min(1, res.Collision*(1<<delayBits))
+	}
 	if r.memo != nil {
 		m := float64(r.memo.len())
 		res.Collision = math.Min(1, res.Collision+m*m/math.Exp2(2*64-memoBits-1))
