@@ -187,8 +187,9 @@ func runCheck(args []string, stdout, stderr io.Writer) int {
 	if set["faults"] {
 		cfg.Crashes, cfg.SinkErrors = *faults, *faults
 	}
-	// A configuration too big for exhaustive search names its random walks.
-	if cfg.Walks > 0 && !set["simulate"] {
+	// A configuration too big for exhaustive search names its random walks,
+	// unless a delay bound makes the search small enough.
+	if cfg.Walks > 0 && !set["simulate"] && !set["delay-bound"] && !set["delay-budget"] {
 		*simulate = true
 		if !set["walks"] {
 			*walks = cfg.Walks

@@ -144,6 +144,19 @@ func TestCheckDelayBound(t *testing.T) {
 	assert.Equal(t, plain.DistinctStates, full.DistinctStates, "a bound that cuts nothing explores every state")
 }
 
+// TestCheckDelayBoundWalksConfig: a configuration that names random walks
+// (too big for the exhaustive search) is searched exhaustively within a
+// delay bound.
+func TestCheckDelayBoundWalksConfig(t *testing.T) {
+	code, out, errs := runCheckCmd("check", "--config", "barrier-writer-move", "--delay-bound", "2", "--format", "json")
+	require.Equal(t, exitIncomplete, code, errs)
+	var j checkJSON
+	require.NoError(t, json.Unmarshal([]byte(out), &j))
+	assert.Equal(t, "exhaustive", j.Config.Mode)
+	require.NotNil(t, j.CompleteUpToDelays)
+	assert.Equal(t, 2, *j.CompleteUpToDelays)
+}
+
 // TestCheckDelayBudget: --delay-budget deepens the bound until a
 // catalogued bug shows, and reports every search it ran.
 func TestCheckDelayBudget(t *testing.T) {
