@@ -3,7 +3,7 @@ GO ?= go
 PKGS := ./...
 BIN := bin/cdcspec
 
-.PHONY: build run test lint race test-long docs-check numbers bench bench-model bench-mem bench-sim bench-trace bench-run bench-run-mem bench-proptest fuzz soak bugs report-test mutate
+.PHONY: build run test lint race test-long docs-check numbers bench bench-model bench-mem bench-sim bench-trace bench-run bench-run-mem bench-proptest fuzz soak bugs report-test mutate oracle bench-delay
 
 build:
 	$(GO) build -o $(BIN) ./cmd/cdcspec
@@ -61,6 +61,16 @@ bench-model: build
 	  END {printf "default configuration: %s states/s with liveness | %s states/s safety only\n", l, s}' bench-model.out
 	@rm -f bench-model.out
 	./$(BIN) check --format json | grep -E '"(distinct_states|seconds|states_per_second|collision_probability)"'
+
+# The largest delay bound that completes in 10 minutes (docs/reduction.md)
+# for the configurations that do not complete unreduced: each line a
+# search of the deepening, then the result. About an hour on 2 cores.
+DELAY_BUDGET ?= 10m
+bench-delay: build
+	@for c in lifecycle sink-error barrier barrier-create-syncpoint move-failover; do \
+	  ./$(BIN) check --config $$c --delay-budget $(DELAY_BUDGET) --memory 3GB | grep -E '^(config|delay|result|distinct|memory)'; \
+	done
+	@./$(BIN) check --nodes 3 --tables 2 --moves --crashes 1 --delay-budget $(DELAY_BUDGET) --memory 3GB | grep -E '^(config|delay|result|distinct|memory)'
 
 # Peak memory of the model checker's tests, summed over the go command and
 # the test binary (the target: under 2 GB, so that make test stays under 3 GB).
@@ -127,6 +137,17 @@ report-test:
 # named configurations within a state budget (CDCSPEC_MUTATE_STATES); each
 # must be caught or documented redundant (model/mutate.go, SPEC.md section 10).
 # Prints the score and the table. About 30-60 minutes on 2 cores.
+# The delay-bound oracle (docs/reduction.md): every standard configuration
+# and every mutation row, unreduced and by deepening delay-bounded searches;
+# a violation within a delay bound must replay and must not contradict a
+# complete unreduced search, and every violation the unreduced search finds
+# the delay searches must find (same property). Prints the table.
+CDCSPEC_ORACLE_STATES ?= 500000
+CDCSPEC_ORACLE_TIME ?= 60s
+oracle:
+	CDCSPEC_ORACLE=1 CDCSPEC_ORACLE_STATES=$(CDCSPEC_ORACLE_STATES) CDCSPEC_ORACLE_TIME=$(CDCSPEC_ORACLE_TIME) \
+	  $(GO) test -count=1 -timeout 180m ./model -run '^TestDelayBoundOracle$$' -v
+
 CDCSPEC_MUTATE_STATES ?= 500000
 mutate:
 	CDCSPEC_MUTATE=1 CDCSPEC_MUTATE_STATES=$(CDCSPEC_MUTATE_STATES) $(GO) test -count=1 -timeout 120m ./model -run '^TestMutations$$' -v

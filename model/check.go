@@ -1,6 +1,8 @@
 package model
 
 import (
+	"time"
+
 	"cdcspec/search"
 	"cdcspec/spec"
 )
@@ -67,6 +69,19 @@ func Check(cfg Config, b search.Bounds, progress func(search.Progress)) (Result,
 	}
 	r, err := search.Check[State, Action](newSystem(&cfg), b, progress)
 	return result(&cfg, b, r), err
+}
+
+// CheckDelays runs delay-bounded searches for k = b.DelayBound, k+1, ...
+// within budget (see search.CheckDelays) and returns the one of the
+// largest k that completed, or the first violation, with the numbers of
+// every search run.
+func CheckDelays(cfg Config, b search.Bounds, budget time.Duration, progress func(search.Progress)) (Result, []search.Stats, error) {
+	if err := cfg.Validate(); err != nil {
+		return Result{Config: cfg, Bounds: b}, nil, err
+	}
+	r, tries, err := search.CheckDelays[State, Action](newSystem(&cfg), b, budget, progress)
+	b.DelayBounded, b.DelayBound = true, r.DelayBound
+	return result(&cfg, b, r), tries, err
 }
 
 // Simulate runs random walks (see search.Simulate); the outcome is

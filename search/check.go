@@ -83,17 +83,30 @@ func Check[S, A any](sys System[S, A], b Bounds, progress func(Progress)) (Resul
 	}
 	res.Seconds = time.Since(r.start).Seconds()
 	res.Collision = CollisionProbability(res.Distinct)
+	if r.delay {
+		// The visited set's keys leave out the delay bits.
+		res.Collision = math.Min(1, res.Collision*(1<<delayBits))
+	}
 	if r.memo != nil {
 		m := float64(r.memo.len())
 		res.Collision = math.Min(1, res.Collision+m*m/math.Exp2(2*64-memoBits-1))
 	}
 	res.Spilled = r.spilled.Load()
 	res.PeakMemory = r.peak.Load()
+	res.Reduction = "none"
+	if r.delay {
+		res.Reduction = fmt.Sprintf("delay-bound k=%d", b.DelayBound)
+		res.DelayBounded, res.DelayBound = true, b.DelayBound
+		res.DelayPruned, res.Reexpanded = r.pruned.Load(), r.reexpanded.Load()
+	}
 	switch {
 	case best != nil:
 		res.Outcome = Violation
 	case r.cut != "":
 		res.Outcome, res.Reason = BoundReached, r.cut
+	case res.DelayPruned > 0:
+		// Every schedule within the bound, and nothing else cut.
+		res.Outcome, res.Reason = BoundReached, delayReason(b.DelayBound)
 	default:
 		res.Outcome = OK
 	}
@@ -126,7 +139,17 @@ type run[S, A any] struct {
 	level    int    // depth of the frontier being expanded
 	cut      string // why the search is incomplete ("" = it is not)
 
+	// Delay bounding (Bounds.DelayBounded): the visited set's value is a
+	// state's fewest delays, and the frontier's and the trail's
+	// fingerprints carry the delays of their path in their low delayBits
+	// bits (fpMask), which the visited set's keys leave out.
+	sched    Scheduler[S, A] // nil: the first enabled action is the default
+	delay    bool
+	fpMask   uint64
+	maxDelay uint64
+
 	distinct, transitions atomic.Int64
+	pruned, reexpanded    atomic.Int64 // delay bounding
 	queue, depth          atomic.Int64 // for progress
 	spilled, peak         atomic.Int64
 
@@ -141,7 +164,13 @@ func newRun[S, A any](sys System[S, A], b Bounds) *run[S, A] {
 		r.mem = &memBudget{limit: b.Memory}
 		r.spill = newSpiller[S](b.SpillDir)
 	}
-	r.seen = newFPTable(0, r.mem)
+	if b.DelayBounded {
+		r.delay, r.fpMask, r.maxDelay = true, 1<<delayBits-1, uint64(b.DelayBound)
+		r.sched, _ = sys.(Scheduler[S, A])
+		r.seen = newFPTable(delayBits, r.mem)
+	} else {
+		r.seen = newFPTable(0, r.mem)
+	}
 	if r.workers <= 0 {
 		r.workers = runtime.GOMAXPROCS(0)
 	}
@@ -283,7 +312,8 @@ func (r *run[S, A]) initialLevel() []*block[S] {
 		s := r.inits[i]
 		var fp uint64
 		fp, canon = r.key(&s, canon)
-		if r.seen.insert(fp, 0) != fpAdded {
+		fp &^= r.fpMask // no delays yet
+		if r.admit(fp, 0) != fpAdded {
 			continue
 		}
 		b0.states = append(b0.states, s)
@@ -295,6 +325,16 @@ func (r *run[S, A]) initialLevel() []*block[S] {
 	r.nextBase = int64(b0.n)
 	r.distinct.Store(r.nextBase)
 	return []*block[S]{b0}
+}
+
+// admit adds fp, reached with d delays, to the visited set: fpAdded (a new
+// state), fpPresent (seen, with no more delays when delay bounding),
+// fpLowered (seen, but with more delays: expand it again) or fpFull.
+func (r *run[S, A]) admit(fp, d uint64) int {
+	if r.delay {
+		return r.seen.lower(fp, d)
+	}
+	return r.seen.insert(fp, 0)
 }
 
 // finding is a violation found while exploring, not yet ranked.
@@ -434,7 +474,7 @@ func (w *worker[S, A]) visit(st *S, fp uint64, gi int64, expand bool) {
 		w.cut = true
 		return
 	}
-	w.expand(st, gi)
+	w.expand(st, fp, gi)
 }
 
 // checkLiveness judges st by fair settling, through the memo. st is a
@@ -459,14 +499,30 @@ func (w *worker[S, A]) checkLiveness(st *S, fp uint64, gi int64) {
 	}
 }
 
-// expand steps every action enabled in st, judges safety on each
-// transition, and keeps the successors not seen before.
-func (w *worker[S, A]) expand(st *S, gi int64) {
+// expand steps every action enabled in st (fp is its fingerprint, with
+// its path's delays when delay bounding), judges safety on each
+// transition, and keeps the successors not seen before (or, delay
+// bounding, seen only with more delays).
+func (w *worker[S, A]) expand(st *S, fp0 uint64, gi int64) {
 	r := w.r
 	w.acts = r.sys.Actions(st, w.acts[:0])
-	var added int64
+	var added, pruned, again int64
+	d0, def := fp0&r.fpMask, -1
+	if r.delay {
+		def = 0
+		if r.sched != nil {
+			def = r.sched.DefaultAction(st, w.acts)
+		}
+	}
 	nx := &w.next
 	for ai := range w.acts {
+		d := d0
+		if r.delay && ai != def {
+			if d++; d > r.maxDelay {
+				pruned++
+				continue
+			}
+		}
 		*nx = *st
 		r.sys.Step(nx, w.acts[ai])
 		if idx, msg := r.sys.Safety(st, nx); idx >= 0 {
@@ -475,25 +531,29 @@ func (w *worker[S, A]) expand(st *S, gi int64) {
 		}
 		var fp uint64
 		fp, w.canon = r.key(nx, w.canon)
-		slot := &w.recent[fp&(recentSlots-1)]
-		if *slot == fp {
-			continue // seen: recently by this worker
+		fp = fp&^r.fpMask | d
+		slot := &w.recent[(fp>>delayBits)&(recentSlots-1)]
+		if s := *slot; s&^r.fpMask == fp&^r.fpMask && s&r.fpMask <= d {
+			continue // seen (with no more delays): recently by this worker
 		}
-		switch r.seen.insert(fp, 0) {
+		switch r.admit(fp, d) {
 		case fpPresent:
 			*slot = fp
 			continue
 		case fpFull:
 			r.memoryFull()
 			continue
-		}
-		if m := r.b.MaxStates; m > 0 && r.distinct.Add(1) > int64(m) {
-			// Exact: the state bound admits no state past it.
-			r.distinct.Add(-1)
-			r.stopWith(fmt.Sprintf("stopped at the state bound (%d states)", m))
-			continue
-		} else if m == 0 {
-			added++
+		case fpLowered:
+			again++ // not a new state: a new frontier entry
+		default:
+			if m := r.b.MaxStates; m > 0 && r.distinct.Add(1) > int64(m) {
+				// Exact: the state bound admits no state past it.
+				r.distinct.Add(-1)
+				r.stopWith(fmt.Sprintf("stopped at the state bound (%d states)", m))
+				continue
+			} else if m == 0 {
+				added++
+			}
 		}
 		*slot = fp
 		if w.cur == nil || len(w.cur.states) == cap(w.cur.states) {
@@ -507,9 +567,15 @@ func (w *worker[S, A]) expand(st *S, gi int64) {
 		cur.parents = append(cur.parents, gi)
 	}
 	// One update of the shared counters per state, not per transition.
-	r.transitions.Add(int64(len(w.acts)))
+	r.transitions.Add(int64(len(w.acts)) - pruned)
 	if added > 0 {
 		r.distinct.Add(added)
+	}
+	if pruned > 0 {
+		r.pruned.Add(pruned)
+	}
+	if again > 0 {
+		r.reexpanded.Add(again)
 	}
 	r.note()
 }
@@ -624,7 +690,7 @@ func pathTo[S, A any](r *run[S, A], chain []uint64) (start, end S, path []A) {
 		s := r.inits[i]
 		var fp uint64
 		fp, canon = r.key(&s, canon)
-		if len(chain) > 0 && fp == chain[0] {
+		if len(chain) > 0 && fp&^r.fpMask == chain[0]&^r.fpMask {
 			start = r.inits[i]
 			break
 		}
@@ -640,7 +706,7 @@ func pathTo[S, A any](r *run[S, A], chain []uint64) (start, end S, path []A) {
 			k := nx
 			var fp uint64
 			fp, canon = r.key(&k, canon)
-			if fp == want {
+			if fp&^r.fpMask == want&^r.fpMask {
 				path = append(path, a)
 				s = nx
 				ok = true

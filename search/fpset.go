@@ -114,14 +114,32 @@ const (
 	fpFull           // the key is new and the memory budget refused room for it
 )
 
+// fpLowered: the key was there with a greater value, now replaced by the
+// smaller one (lower).
+const fpLowered = fpFull + 1
+
+// How add treats a present key's value.
+const (
+	keepValue  = iota // keep it
+	setValue          // replace it
+	lowerValue        // replace it when the new value is smaller (fpLowered)
+)
+
 // insert adds fp (with value v in the value bits) and reports whether it
 // was new; a present key keeps its value.
 func (t *fpTable) insert(fp uint64, v uint64) int {
-	return t.add(fp, v, false)
+	return t.add(fp, v, keepValue)
 }
 
-// add adds fp with value v; a present key keeps its value unless set.
-func (t *fpTable) add(fp uint64, v uint64, set bool) int {
+// lower adds fp with value v, or lowers a present key's value to v: the
+// visited set of a delay-bounded search, whose value is the fewest delays
+// a state was reached with. fpPresent: the key was there with a value <= v.
+func (t *fpTable) lower(fp uint64, v uint64) int {
+	return t.add(fp, v, lowerValue)
+}
+
+// add adds fp with value v; a present key's value is treated by mode.
+func (t *fpTable) add(fp uint64, v uint64, mode int) int {
 	k := t.key(fp)
 	sh := &t.shards[fp>>56]
 	sh.mu.Lock()
@@ -139,10 +157,7 @@ func (t *fpTable) add(fp uint64, v uint64, set bool) int {
 			if i < 0 {
 				return fpFull
 			}
-			if set {
-				sh.slots[i] = k | v&(1<<t.valueBits-1)
-			}
-			return fpPresent
+			return sh.update(i, k, v, t.valueBits, mode)
 		}
 	}
 	mask := uint64(len(sh.slots) - 1)
@@ -155,18 +170,29 @@ func (t *fpTable) add(fp uint64, v uint64, set bool) int {
 			sh.n++
 			return fpAdded
 		case e&^vm == k:
-			if set {
-				sh.slots[i] = k | v&vm
-			}
-			return fpPresent
+			return sh.update(int(i), k, v, t.valueBits, mode)
 		}
 	}
+}
+
+// update treats the value of the present key k in slot i by mode. The
+// caller holds the lock.
+func (sh *fpShard) update(i int, k, v uint64, vb uint, mode int) int {
+	vm := uint64(1)<<vb - 1
+	switch {
+	case mode == setValue:
+		sh.slots[i] = k | v&vm
+	case mode == lowerValue && v&vm < sh.slots[i]&vm:
+		sh.slots[i] = k | v&vm
+		return fpLowered
+	}
+	return fpPresent
 }
 
 // put sets fp's value, adding it when absent; it reports false when the
 // budget refused the room.
 func (t *fpTable) put(fp uint64, v uint64) bool {
-	return t.add(fp, v, true) != fpFull
+	return t.add(fp, v, setValue) != fpFull
 }
 
 // get returns fp's value and whether fp is present.

@@ -78,11 +78,30 @@ type Bounds struct {
 	// SpillDir is the directory of the spill file ("" = the system's
 	// temporary directory).
 	SpillDir string
+	// DelayBounded keeps only the schedules within DelayBound delays of
+	// the system's default scheduler (delay-bounded search: Emmi, Qadeer
+	// and Rakamarić, POPL 2011). In each state the scheduler's choice
+	// (Scheduler.DefaultAction; the first enabled action when the system
+	// has no Scheduler) costs nothing and every other enabled action costs
+	// one delay; a transition past the bound is not taken. A state is
+	// expanded again when it is reached with fewer delays than before, so
+	// every run within the bound is explored, and the result is "complete
+	// up to DelayBound delays" (Stats.CompleteUpToDelays). With symmetry
+	// the default scheduler chooses among the representative's actions.
+	DelayBounded bool
+	DelayBound   int // 0..MaxDelayBound; read only when DelayBounded
 	// Stop, when it is closed, stops the search at once (an interrupt):
 	// the result is BoundReached with what was explored, and the spill
 	// files are removed. nil = never.
 	Stop <-chan struct{}
 }
+
+// MaxDelayBound is the largest delay bound: the visited set keeps a
+// state's fewest delays in the low delayBits bits of its slot.
+const MaxDelayBound = 1<<delayBits - 2
+
+// delayBits are the value bits of a delay-bounded search's visited set.
+const delayBits = 6
 
 // MinMemory is the smallest memory budget a search accepts: the empty
 // tables and a few frontier blocks.
@@ -96,6 +115,9 @@ func (b Bounds) Validate() error {
 	if b.Workers < 0 || b.MaxStates < 0 || b.MaxDepth < 0 || b.MaxFairSteps < 0 || b.Memory < 0 {
 		return fmt.Errorf("search bounds must be >= 0: workers %d, max states %d, max depth %d, max fair steps %d, memory %d",
 			b.Workers, b.MaxStates, b.MaxDepth, b.MaxFairSteps, b.Memory)
+	}
+	if b.DelayBounded && (b.DelayBound < 0 || b.DelayBound > MaxDelayBound) {
+		return fmt.Errorf("search delay bound %d is out of range 0..%d", b.DelayBound, MaxDelayBound)
 	}
 	if b.Memory > 0 && b.Memory < MinMemory {
 		return fmt.Errorf("search memory budget %d bytes is below the minimum of %d MB", b.Memory, MinMemory>>20)
@@ -128,6 +150,9 @@ func (b Bounds) String() string {
 	}
 	if b.NoSymmetry {
 		parts = append(parts, "symmetry=off")
+	}
+	if b.DelayBounded {
+		parts = append(parts, fmt.Sprintf("delays<=%d", b.DelayBound))
 	}
 	if b.Memory > 0 {
 		parts = append(parts, fmt.Sprintf("search-memory<=%dMB", b.Memory>>20))
@@ -186,6 +211,37 @@ type Stats struct {
 	// PeakMemory is the most bytes the search's tables and in-memory
 	// frontier held (its own accounting, not the process's RSS).
 	PeakMemory int64
+	// Reduction names the reduction of the state space the search ran
+	// beside symmetry: "none", or "delay-bound k=K".
+	Reduction string
+	// DelayPruned is the transitions a delay bound kept the search from
+	// taking; 0 with a delay bound means the bound cut nothing, and the
+	// search was exhaustive.
+	DelayPruned int64
+	// Reexpanded is the states a delay-bounded search expanded again,
+	// reached with fewer delays than before (not counted in Distinct).
+	Reexpanded int64
+	// DelayBounded and DelayBound: the search kept only the schedules
+	// within DelayBound delays (Bounds.DelayBounded).
+	DelayBounded bool
+	DelayBound   int
+}
+
+// CompleteUpToDelays reports the delay bound k when the search explored
+// every schedule within k delays of the default scheduler and found no
+// violation, and nothing but the delay bound cut it: a verdict "complete up
+// to k delays". It is false for a search without a delay bound (OK is its
+// completion) and for one cut by another bound.
+func (s *Stats) CompleteUpToDelays() (int, bool) {
+	if !s.DelayBounded || s.Outcome != BoundReached || s.Reason != delayReason(s.DelayBound) {
+		return 0, false
+	}
+	return s.DelayBound, true
+}
+
+// delayReason is the Reason of a search that only its delay bound k cut.
+func delayReason(k int) string {
+	return fmt.Sprintf("complete up to %d delays: every schedule within %d delays of the default scheduler was explored", k, k)
 }
 
 // StatesPerSecond is distinct states per wall-clock second.
@@ -248,6 +304,15 @@ type Symmetric[S, A any] interface {
 	// SymmetryGroup is the number of permutations Represent chooses from
 	// (1: the configuration has no symmetry).
 	SymmetryGroup() int
+}
+
+// Scheduler is a System with a deterministic default scheduler, for
+// delay-bounded search (Bounds.DelayBounded).
+type Scheduler[S, A any] interface {
+	// DefaultAction returns the index into acts (the actions Actions
+	// listed for *s, in its order) of the scheduler's choice in *s, or -1
+	// when every choice costs a delay.
+	DefaultAction(s *S, acts []A) int
 }
 
 // Perm identifies a permutation of a Symmetric system; its meaning is the

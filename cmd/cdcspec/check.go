@@ -57,36 +57,45 @@ func (l *stringList) Set(v string) error { *l = append(*l, v); return nil }
 
 // checkJSON is the --format json output.
 type checkJSON struct {
-	Result          string         `json:"result"`
-	Reason          string         `json:"reason,omitempty"`
-	Config          configJSON     `json:"config"`
-	Bugs            []string       `json:"bugs"`
-	DistinctStates  int64          `json:"distinct_states"`
-	Transitions     int64          `json:"transitions"`
-	Depth           int            `json:"depth"`
-	Seconds         float64        `json:"seconds"`
-	StatesPerSecond float64        `json:"states_per_second"`
-	SymmetryGroup   int            `json:"symmetry_group"`
-	Collision       float64        `json:"collision_probability"`
-	SpilledBytes    int64          `json:"spilled_bytes,omitempty"`
-	Coverage        *coverageJSON  `json:"coverage,omitempty"`
-	Properties      []propJSON     `json:"properties"`
-	Violation       *violationJSON `json:"violation,omitempty"`
-	Artifacts       string         `json:"artifacts,omitempty"`
+	Result          string     `json:"result"`
+	Reason          string     `json:"reason,omitempty"`
+	Config          configJSON `json:"config"`
+	Bugs            []string   `json:"bugs"`
+	DistinctStates  int64      `json:"distinct_states"`
+	Transitions     int64      `json:"transitions"`
+	Depth           int        `json:"depth"`
+	Seconds         float64    `json:"seconds"`
+	StatesPerSecond float64    `json:"states_per_second"`
+	SymmetryGroup   int        `json:"symmetry_group"`
+	Collision       float64    `json:"collision_probability"`
+	SpilledBytes    int64      `json:"spilled_bytes,omitempty"`
+	// Reduction names the reduction beside symmetry ("none", "delay-bound
+	// k=K"); CompleteUpToDelays is K when every schedule within K delays
+	// was explored without a violation and nothing else cut the search.
+	Reduction          string         `json:"reduction"`
+	CompleteUpToDelays *int           `json:"complete_up_to_delays,omitempty"`
+	DelayPruned        int64          `json:"delay_pruned_transitions,omitempty"`
+	DelayTries         []delayTryJSON `json:"delay_tries,omitempty"` // --delay-budget: every search run
+	Coverage           *coverageJSON  `json:"coverage,omitempty"`
+	Properties         []propJSON     `json:"properties"`
+	Violation          *violationJSON `json:"violation,omitempty"`
+	Artifacts          string         `json:"artifacts,omitempty"`
 }
 
 // configJSON is the model configuration and the search bounds, as one
 // object (the bounds were once model fields; the keys stay).
 type configJSON struct {
 	model.Config
-	MaxDepth  int    `json:"max_depth,omitempty"`
-	MaxStates int    `json:"max_states,omitempty"`
-	Liveness  bool   `json:"liveness"`
-	Features  string `json:"features"`
-	Mode      string `json:"mode"`
-	Seed      uint64 `json:"seed,omitempty"`
-	Walks     int    `json:"walks,omitempty"`
-	Memory    int64  `json:"memory_bytes,omitempty"`
+	MaxDepth  int `json:"max_depth,omitempty"`
+	MaxStates int `json:"max_states,omitempty"`
+	// DelayBound is --delay-bound (nil: none).
+	DelayBound *int   `json:"delay_bound,omitempty"`
+	Liveness   bool   `json:"liveness"`
+	Features   string `json:"features"`
+	Mode       string `json:"mode"`
+	Seed       uint64 `json:"seed,omitempty"`
+	Walks      int    `json:"walks,omitempty"`
+	Memory     int64  `json:"memory_bytes,omitempty"`
 	// MemoryDefault: the budget is the default (no --memory).
 	MemoryDefault bool   `json:"memory_default,omitempty"`
 	Time          string `json:"time,omitempty"`
@@ -102,6 +111,16 @@ type coverageJSON struct {
 	FairRuns     map[string]int64 `json:"fair_schedules_by_verdict"`
 	Safety       []string         `json:"safety_properties"`
 	Liveness     []string         `json:"liveness_properties"`
+}
+
+// delayTryJSON is one search of --delay-budget.
+type delayTryJSON struct {
+	K              int     `json:"k"`
+	Result         string  `json:"result"`
+	Reason         string  `json:"reason,omitempty"`
+	DistinctStates int64   `json:"distinct_states"`
+	Depth          int     `json:"depth"`
+	Seconds        float64 `json:"seconds"`
 }
 
 type propJSON struct {
@@ -160,6 +179,10 @@ func runCheck(args []string, stdout, stderr io.Writer) int {
 	symmetry := fs.Bool("symmetry", true, "reduce by symmetry over interchangeable node slots (3 nodes)")
 	budget := fs.Duration("time", 0, "swarm mode: parallel random walks and bounded searches for this long (e.g. 10m), then a coverage report (exit 3 without a violation)")
 	maxDepth := fs.Int("max-depth", 0, "do not expand states deeper than this (exit 3 if it cut)")
+	delayBound := fs.Int("delay-bound", 0, fmt.Sprintf("explore only the schedules within K delays (0..%d) of the default scheduler "+
+		"(docs/reduction.md); the result is \"complete up to K delays\" (exit 3), or a violation", search.MaxDelayBound))
+	delayBudget := fs.Duration("delay-budget", 0, "run delay-bounded searches for K = --delay-bound, K+1, ... for this long (e.g. 10m) "+
+		"and report the largest K that completed, or the first violation")
 	format := fs.String("format", "text", "output `format`: text or json")
 	simulate := fs.Bool("simulate", false, "random walks instead of exhaustive search")
 	seed := fs.Uint64("seed", 1, "random-walk seed")
@@ -209,8 +232,9 @@ func runCheck(args []string, stdout, stderr io.Writer) int {
 		}
 		cfg.Crashes, cfg.SinkErrors = *faults, *faults
 	}
-	// A configuration too big for exhaustive search names its random walks.
-	if cfg.Walks > 0 && !set["simulate"] {
+	// A configuration too big for exhaustive search names its random walks,
+	// unless a delay bound makes the search small enough.
+	if cfg.Walks > 0 && !set["simulate"] && !set["delay-bound"] && !set["delay-budget"] {
 		*simulate = true
 		if !set["walks"] {
 			*walks = cfg.Walks
@@ -284,7 +308,19 @@ func runCheck(args []string, stdout, stderr io.Writer) int {
 		return exitUsage
 	}
 	bounds := search.Bounds{Workers: *workers, MaxStates: *maxStates, MaxDepth: *maxDepth, SafetyOnly: !*liveness,
-		NoSymmetry: !*symmetry, SpillDir: *spillDir}
+		NoSymmetry: !*symmetry, SpillDir: *spillDir, DelayBounded: set["delay-bound"], DelayBound: *delayBound}
+	if set["delay-bound"] && (*delayBound < 0 || *delayBound > search.MaxDelayBound) {
+		fmt.Fprintf(stderr, "cdcspec check: --delay-bound must be in 0..%d, got %d\n", search.MaxDelayBound, *delayBound)
+		return exitUsage
+	}
+	if (set["delay-bound"] || set["delay-budget"]) && (*simulate || set["time"]) {
+		fmt.Fprintln(stderr, "cdcspec check: --delay-bound and --delay-budget bound the exhaustive search; they do not apply to --simulate or --time")
+		return exitUsage
+	}
+	if set["delay-budget"] && *delayBudget <= 0 {
+		fmt.Fprintf(stderr, "cdcspec check: --delay-budget must be > 0, got %s\n", *delayBudget)
+		return exitUsage
+	}
 	var memBytes int64
 	memDefault := !set["memory"]
 	if memDefault {
@@ -325,6 +361,7 @@ func runCheck(args []string, stdout, stderr io.Writer) int {
 	defer cancel()
 	bounds.Stop = ctx.Done()
 	var res model.Result
+	var tries []search.Stats
 	var err error
 	mode := "exhaustive"
 	progress, clear := progressWriter(stderr, memBytes)
@@ -335,6 +372,8 @@ func runCheck(args []string, stdout, stderr io.Writer) int {
 	case set["time"]:
 		mode = "swarm"
 		res, err = model.Swarm(cfg, bounds, search.Swarm{Seed: *seed, Time: *budget}, progress)
+	case set["delay-budget"]:
+		res, tries, err = model.CheckDelays(cfg, bounds, *delayBudget, progress)
 	default:
 		res, err = model.Check(cfg, bounds, progress)
 	}
@@ -370,6 +409,10 @@ func runCheck(args []string, stdout, stderr io.Writer) int {
 	}
 	if *format == "json" {
 		out := toJSON(&res, mode, *seed, *walks)
+		for _, st := range tries {
+			out.DelayTries = append(out.DelayTries, delayTryJSON{K: st.DelayBound, Result: resultName(st.Outcome), Reason: st.Reason,
+				DistinctStates: st.Distinct, Depth: st.Depth, Seconds: st.Seconds})
+		}
 		out.Artifacts = dir
 		out.Config.Memory = memBytes
 		out.Config.MemoryDefault = memDefault
@@ -383,8 +426,24 @@ func runCheck(args []string, stdout, stderr io.Writer) int {
 		}
 		return code
 	}
-	fmt.Fprintf(stdout, "config %s %s\n", cfg.String(), bounds.String())
+	fmt.Fprintf(stdout, "config %s %s\n", cfg.String(), res.Bounds.String())
 	fmt.Fprintf(stdout, "mode %s\n", mode)
+	total := 0.0
+	for _, st := range tries {
+		total += st.Seconds
+		if _, ok := st.CompleteUpToDelays(); ok {
+			fmt.Fprintf(stdout, "delay bound %d: complete", st.DelayBound)
+		} else {
+			fmt.Fprintf(stdout, "delay bound %d: %s", st.DelayBound, resultName(st.Outcome))
+			if st.Reason != "" {
+				fmt.Fprintf(stdout, " (%s)", st.Reason)
+			}
+		}
+		fmt.Fprintf(stdout, ", %d states, depth %d, %.2f s\n", st.Distinct, st.Depth, st.Seconds)
+	}
+	if len(tries) > 0 {
+		fmt.Fprintf(stdout, "delay searches: %d in %.2f s; the result is the largest bound that completed\n", len(tries), total)
+	}
 	fmt.Fprintf(stdout, "result %s", resultName(res.Outcome))
 	if res.Reason != "" {
 		fmt.Fprintf(stdout, " (%s)", res.Reason)
@@ -397,6 +456,10 @@ func runCheck(args []string, stdout, stderr io.Writer) int {
 	}
 	if mode != "simulate" {
 		fmt.Fprintf(stdout, "fingerprints: 64-bit, probability of a collision %.1e\n", res.Collision)
+	}
+	if res.DelayBounded {
+		fmt.Fprintf(stdout, "reduction: %s: %d transitions past the bound not taken, %d states expanded again with fewer delays\n",
+			res.Reduction, res.DelayPruned, res.Reexpanded)
 	}
 	if memBytes > 0 {
 		fmt.Fprintf(stdout, "memory: budget %d MB%s, search tables and frontier peaked at %d MB (of the search's half, %d MB), %d MB spilled to disk\n",
@@ -553,7 +616,17 @@ func toJSON(res *model.Result, mode string, seed uint64, walks int) checkJSON {
 		DistinctStates: res.Distinct, Transitions: res.Transitions, Depth: res.Depth,
 		Seconds: res.Seconds, StatesPerSecond: res.StatesPerSecond(),
 		SymmetryGroup: res.Symmetry, Collision: res.Collision, SpilledBytes: res.Spilled,
-		Properties: propStatuses(res),
+		Properties: propStatuses(res), Reduction: res.Reduction, DelayPruned: res.DelayPruned,
+	}
+	if out.Reduction == "" {
+		out.Reduction = "none" // random walks and swarms reduce nothing
+	}
+	if b.DelayBounded {
+		k := b.DelayBound
+		out.Config.DelayBound = &k
+	}
+	if k, ok := res.CompleteUpToDelays(); ok {
+		out.CompleteUpToDelays = &k
 	}
 	if c := res.Coverage; c != nil {
 		cj := &coverageJSON{Walks: c.Walks, Searches: c.Searches, Depths: c.Depths, Actions: c.Actions,

@@ -6,6 +6,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
 	"cdcspec/model"
 	"cdcspec/spec"
 )
@@ -83,6 +86,11 @@ func TestCheckUsageErrors(t *testing.T) {
 		{"check", "--time", "1s", "--simulate"},
 		{"check", "--max-moves", "1"},
 		{"check", "--moves", "--max-moves", "8"},
+		{"check", "--delay-bound", "-1"},
+		{"check", "--delay-bound", "63"},
+		{"check", "--delay-bound", "2", "--simulate"},
+		{"check", "--delay-budget", "0s"},
+		{"check", "--delay-budget", "1m", "--time", "1m"},
 	} {
 		if code, _, errs := runCheckCmd(args...); code != exitUsage || errs == "" {
 			t.Errorf("%v: exit %d, stderr %q; want %d and a message", args, code, errs, exitUsage)
@@ -105,6 +113,67 @@ func TestCheckIncomplete(t *testing.T) {
 	if j.Collision <= 0 || j.Collision > 1e-9 {
 		t.Errorf("collision probability %g for 1000 states", j.Collision)
 	}
+}
+
+// TestCheckDelayBound: --delay-bound 2 on the default configuration is
+// complete up to 2 delays (exit 3, the JSON says so), and a bound the
+// configuration never reaches is an exhaustive search (exit 0) with the
+// states of the unbounded one (without crashes, safety only: 338 k states).
+func TestCheckDelayBound(t *testing.T) {
+	code, out, errs := runCheckCmd("check", "--delay-bound", "2", "--format", "json")
+	require.Equal(t, exitIncomplete, code, errs)
+	var j checkJSON
+	require.NoError(t, json.Unmarshal([]byte(out), &j))
+	assert.Equal(t, "delay-bound k=2", j.Reduction)
+	require.NotNil(t, j.CompleteUpToDelays)
+	assert.Equal(t, 2, *j.CompleteUpToDelays)
+	require.NotNil(t, j.Config.DelayBound)
+	assert.Positive(t, j.DelayPruned)
+
+	args := []string{"check", "--crashes", "0", "--liveness=false", "--format", "json"}
+	code, out, errs = runCheckCmd(append(args, "--delay-bound", "62")...)
+	require.Equal(t, exitOK, code, errs)
+	var full checkJSON
+	require.NoError(t, json.Unmarshal([]byte(out), &full))
+	code, out, errs = runCheckCmd(args...)
+	require.Equal(t, exitOK, code, errs)
+	var plain checkJSON
+	require.NoError(t, json.Unmarshal([]byte(out), &plain))
+	assert.Equal(t, "none", plain.Reduction)
+	assert.Nil(t, plain.CompleteUpToDelays)
+	assert.Equal(t, plain.DistinctStates, full.DistinctStates, "a bound that cuts nothing explores every state")
+}
+
+// TestCheckDelayBoundWalksConfig: a configuration that names random walks
+// (too big for the exhaustive search) is searched exhaustively within a
+// delay bound.
+func TestCheckDelayBoundWalksConfig(t *testing.T) {
+	code, out, errs := runCheckCmd("check", "--config", "barrier-writer-move", "--delay-bound", "2", "--format", "json")
+	require.Equal(t, exitIncomplete, code, errs)
+	var j checkJSON
+	require.NoError(t, json.Unmarshal([]byte(out), &j))
+	assert.Equal(t, "exhaustive", j.Config.Mode)
+	require.NotNil(t, j.CompleteUpToDelays)
+	assert.Equal(t, 2, *j.CompleteUpToDelays)
+}
+
+// TestCheckDelayBudget: --delay-budget deepens the bound until a
+// catalogued bug shows, and reports every search it ran.
+func TestCheckDelayBudget(t *testing.T) {
+	code, out, errs := runCheckCmd("check", "--bug", "add-accepts-unbootstrapped-maintainer", "--delay-budget", "1m",
+		"--format", "json", "--artifacts", t.TempDir())
+	require.Equal(t, exitViolation, code, errs)
+	var j checkJSON
+	require.NoError(t, json.Unmarshal([]byte(out), &j))
+	require.NotEmpty(t, j.DelayTries)
+	last := j.DelayTries[len(j.DelayTries)-1]
+	assert.Equal(t, "violation", last.Result)
+	for _, try := range j.DelayTries[:len(j.DelayTries)-1] {
+		assert.Equal(t, "incomplete", try.Result, "k=%d: complete up to k delays", try.K)
+	}
+	require.NotNil(t, j.Config.DelayBound)
+	assert.Equal(t, last.K, *j.Config.DelayBound)
+	assert.Equal(t, string(spec.RunningMaintainerBootstrapped), j.Violation.Property)
 }
 
 // TestCheckSwarm: --time runs a swarm; without a violation it exits 3
