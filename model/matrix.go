@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"sort"
 
+	"cdcspec/search"
 	"cdcspec/spec"
 )
 
@@ -81,6 +82,35 @@ type RowSearch struct {
 	// deviations from the default schedule (delay-bounded search): the
 	// row is then "complete up to k delays". 0: every schedule.
 	DelayBound int
+}
+
+// Apply returns b with the row's search settings. It refuses a setting the
+// search does not have yet (a delay bound) rather than run the row without
+// it. This is the one place a row's settings meet search.Bounds.
+func (rs RowSearch) Apply(b search.Bounds) (search.Bounds, error) {
+	if rs.DelayBound < 0 {
+		return b, fmt.Errorf("delay bound must be >= 0, got %d", rs.DelayBound)
+	}
+	if rs.DelayBound > 0 {
+		return b, fmt.Errorf("delay bound %d: this search has no delay-bounded mode", rs.DelayBound)
+	}
+	// NoReduce: the search has no reduction yet, so every row runs unreduced.
+	return b, nil
+}
+
+// String says the settings, "" for the defaults.
+func (rs RowSearch) String() string {
+	s := ""
+	if rs.NoReduce {
+		s = "no reduction"
+	}
+	if rs.DelayBound > 0 {
+		if s != "" {
+			s += ", "
+		}
+		s += fmt.Sprintf("up to %d delays", rs.DelayBound)
+	}
+	return s
 }
 
 // MatrixRow is one configuration of the matrix.

@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"cdcspec/search"
 	"cdcspec/spec"
 )
 
@@ -26,7 +27,8 @@ func TestMatrixRows(t *testing.T) {
 		assert.Equal(t, r.Name, r.Config.Name, "row %q: its Config is named %q", r.Name, r.Config.Name)
 		assert.NotEmpty(t, r.Reason, "row %q has no reason", r.Name)
 		assert.NoError(t, r.Config.Validate(), "row %q", r.Name)
-		assert.GreaterOrEqual(t, r.Search.DelayBound, 0, "row %q", r.Name)
+		_, err := r.Search.Apply(search.Bounds{})
+		assert.NoError(t, err, "row %q: its search settings", r.Name)
 		assert.Zero(t, r.Config.Bugs, "row %q: matrix rows run with every catalogued fix on", r.Name)
 	}
 	for _, n := range StandardNames() {
@@ -110,4 +112,16 @@ func TestMatrixImpossibleFeaturePairsRefused(t *testing.T) {
 			assert.False(t, fa.In(&r.Config) && fb.In(&r.Config), "row %q combines %s and %s, listed as impossible", r.Name, p.A, p.B)
 		}
 	}
+}
+
+// TestRowSearchApply: a setting the search lacks is refused, not ignored.
+func TestRowSearchApply(t *testing.T) {
+	_, err := RowSearch{DelayBound: 2}.Apply(search.Bounds{})
+	assert.ErrorContains(t, err, "delay bound 2")
+	_, err = RowSearch{DelayBound: -1}.Apply(search.Bounds{})
+	assert.Error(t, err)
+	b, err := RowSearch{}.Apply(search.Bounds{MaxDepth: 7})
+	require.NoError(t, err)
+	assert.Equal(t, 7, b.MaxDepth)
+	assert.Equal(t, "up to 2 delays", RowSearch{DelayBound: 2}.String())
 }
