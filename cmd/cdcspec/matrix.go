@@ -44,7 +44,7 @@ type matrixRowJSON struct {
 	Complete bool   `json:"complete"`
 	// Why says why a row is not complete: budget (--row-time), memory,
 	// states (--max-states), depth (--max-depth or the network bound),
-	// interrupted, not run (the matrix was interrupted before it), or
+	// interrupted, not-run (the matrix was interrupted before it), or
 	// error (the row's settings were refused).
 	Why             string  `json:"why,omitempty"`
 	Detail          string  `json:"detail,omitempty"` // the search's own reason
@@ -123,7 +123,7 @@ func runMatrix(ctx context.Context, rows []model.MatrixRow, o matrixOpts, args [
 		var j matrixRowJSON
 		if ctx.Err() != nil {
 			j = matrixRowJSON{Name: r.Name, Reason: r.Reason, Config: r.Config.String(), Search: r.Search.String(),
-				Why: "not run", Verdict: "no violation found"}
+				Why: "not-run", Verdict: "no violation found"}
 		} else {
 			fmt.Fprintf(stderr, "matrix: row %d/%d %s: %s\n", i+1, len(rows), r.Name, r.Reason)
 			j = runMatrixRow(ctx, r, bounds[i], o, args, stderr)

@@ -105,5 +105,5 @@ func TestRunMatrixVerdicts(t *testing.T) {
 	out.Reset()
 	code = runMatrix(ctx, []model.MatrixRow{clean}, o, nil, &out, &errb)
 	require.Equal(t, exitIncomplete, code)
-	assert.True(t, strings.Contains(out.String(), "not run"), out.String())
+	assert.True(t, strings.Contains(out.String(), "not-run"), out.String())
 }
