@@ -81,10 +81,17 @@ func TestRunMatrixVerdicts(t *testing.T) {
 	bug := model.MatrixRow{Name: "buggy", Reason: "a catalogued bug on", Config: buggy}
 	o := matrixOpts{rowTime: time.Minute, memory: 1 << 30, format: "text", bounds: search.Bounds{MaxDepth: 0}}
 
+	// A complete clean row, without its minute of search: the check
+	// reports OK as model.Check would.
+	o.check = func(c model.Config, b search.Bounds, _ func(search.Progress)) (model.Result, error) {
+		return model.Result{Config: c, Bounds: b, Stats: search.Stats{Outcome: search.OK, Distinct: 42, Depth: 7, Seconds: 0.5}}, nil
+	}
 	var out, errb bytes.Buffer
 	code := runMatrix(context.Background(), []model.MatrixRow{clean}, o, nil, &out, &errb)
 	require.Equal(t, exitOK, code, "%s%s", out.String(), errb.String())
-	assert.Regexp(t, `(?m)^small +complete +- +[0-9]+ `, out.String())
+	assert.Regexp(t, `(?m)^small +complete +- +42 +7 +0.5 `, out.String())
+	assert.Regexp(t, `(?m)^total: 1 rows, 1 complete, 0 with a violation`, out.String())
+	o.check = nil
 
 	o.artifacts = t.TempDir()
 	o.bounds.MaxStates = 2000 // cuts the clean row; the buggy one's violation is shallower
@@ -98,6 +105,14 @@ func TestRunMatrixVerdicts(t *testing.T) {
 	cmd, err := os.ReadFile(filepath.Join(o.artifacts, "buggy", "command.txt"))
 	require.NoError(t, err)
 	assert.Contains(t, string(cmd), "--matrix-rows ^buggy$")
+
+	// A row whose search settings the search lacks is refused up front.
+	delayed := clean
+	delayed.Search.DelayBound = 2
+	errb.Reset()
+	code = runMatrix(context.Background(), []model.MatrixRow{delayed}, o, nil, &out, &errb)
+	require.Equal(t, exitUsage, code)
+	assert.Contains(t, errb.String(), `matrix row "small": delay bound 2`)
 
 	// An interrupted matrix runs no further row.
 	ctx, cancel := context.WithCancel(context.Background())
