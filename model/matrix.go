@@ -275,6 +275,38 @@ func Matrix() []MatrixRow {
 	return out
 }
 
+// MatrixCell is one feature x fault pair of the matrix: the rows that
+// cover it, or why none can.
+type MatrixCell struct {
+	Feature    string   `json:"feature"`
+	Fault      string   `json:"fault"`
+	Rows       []string `json:"rows,omitempty"`
+	Impossible string   `json:"impossible,omitempty"`
+}
+
+// MatrixCells lists every feature x fault pair, features in axis order,
+// then faults in axis order.
+func MatrixCells() []MatrixCell {
+	why := map[[2]string]string{}
+	for _, p := range matrixImpossible {
+		why[[2]string{p.A, p.B}] = p.Reason
+		why[[2]string{p.B, p.A}] = p.Reason
+	}
+	var out []MatrixCell
+	for _, f := range matrixFeatures {
+		for _, x := range matrixFaults {
+			c := MatrixCell{Feature: f.Name, Fault: x.Name, Impossible: why[[2]string{f.Name, x.Name}]}
+			for i := range matrixRows {
+				if f.In(&matrixRows[i].Config) && x.In(&matrixRows[i].Config) {
+					c.Rows = append(c.Rows, matrixRows[i].Name)
+				}
+			}
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
 // MatrixGap is a feature x fault pair that no row covers and no
 // MatrixImpossible entry explains, or an impossible entry a row covers.
 type MatrixGap struct {

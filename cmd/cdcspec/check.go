@@ -143,6 +143,7 @@ func runCheck(args []string, stdout, stderr io.Writer) int {
 	matrix := fs.Bool("matrix", false, "run every row of the configuration matrix (features x faults, docs/matrix.md) exhaustively, one after the other; --memory defaults to 3GB")
 	matrixRows := fs.String("matrix-rows", "", "with --matrix: run only the rows whose names match this regular expression")
 	rowTime := fs.Duration("row-time", 10*time.Minute, "with --matrix: each row's wall-clock budget (a row it stops is incomplete)")
+	matrixList := fs.Bool("list", false, "with --matrix: list the rows and which rows cover each feature x fault pair, and run nothing")
 	if code, ok := parseFlags(fs, args, false, stderr); !ok {
 		return code
 	}
@@ -153,11 +154,11 @@ func runCheck(args []string, stdout, stderr io.Writer) int {
 	set := map[string]bool{}
 	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
 	if *matrix {
-		return checkMatrix(set, matrixOpts{rows: *matrixRows, rowTime: *rowTime, format: *format, artifacts: *artifacts,
+		return checkMatrix(set, matrixOpts{rows: *matrixRows, rowTime: *rowTime, format: *format, artifacts: *artifacts, list: *matrixList,
 			bounds: search.Bounds{Workers: *workers, MaxStates: *maxStates, MaxDepth: *maxDepth, SafetyOnly: !*liveness,
 				NoSymmetry: !*symmetry, SpillDir: *spillDir}}, *memory, args, stdout, stderr)
 	}
-	for _, f := range []string{"matrix-rows", "row-time"} {
+	for _, f := range []string{"matrix-rows", "row-time", "list"} {
 		if set[f] {
 			fmt.Fprintf(stderr, "cdcspec check: --%s needs --matrix\n", f)
 			return exitUsage
@@ -411,6 +412,9 @@ func checkMatrix(set map[string]bool, o matrixOpts, memory string, args []string
 	if err != nil {
 		fmt.Fprintf(stderr, "cdcspec check: %v\n", err)
 		return exitUsage
+	}
+	if o.list {
+		return listMatrix(rows, o.format, stdout, stderr)
 	}
 	ctx, cancel := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer cancel()

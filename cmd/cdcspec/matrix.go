@@ -23,6 +23,7 @@ type matrixOpts struct {
 	bounds    search.Bounds // workers, states, depth, liveness, symmetry, spill dir
 	format    string
 	artifacts string // --artifacts: a row's counterexample goes to DIR/ROW ("": a new temporary directory per row)
+	list      bool   // --list: print the rows and the pairwise coverage, run nothing
 	// check searches one row; nil: model.Check (tests stand in for it).
 	check func(model.Config, search.Bounds, func(search.Progress)) (model.Result, error)
 }
@@ -276,4 +277,50 @@ func printMatrixRow(w io.Writer, j *matrixRowJSON) {
 		why = "-"
 	}
 	fmt.Fprintf(w, "%-30s %-10s %-11s %12d %5d %9.1f %10.0f  %s\n", j.Name, result, why, j.DistinctStates, j.Depth, j.Seconds, j.StatesPerSecond, verdict)
+}
+
+// matrixListJSON is `check --matrix --list --format json`.
+type matrixListJSON struct {
+	Rows  []matrixListRow    `json:"rows"`
+	Cells []model.MatrixCell `json:"cells"`
+}
+
+type matrixListRow struct {
+	Name   string `json:"name"`
+	Reason string `json:"reason"`
+	Config string `json:"config"`
+	Search string `json:"search,omitempty"`
+}
+
+// listMatrix prints the selected rows, then every feature x fault pair with
+// the rows (of the whole matrix) that cover it or why none can.
+func listMatrix(rows []model.MatrixRow, format string, stdout, stderr io.Writer) int {
+	out := matrixListJSON{Cells: model.MatrixCells()}
+	for _, r := range rows {
+		out.Rows = append(out.Rows, matrixListRow{Name: r.Name, Reason: r.Reason, Config: r.Config.String(), Search: r.Search.String()})
+	}
+	if format == "json" {
+		enc := json.NewEncoder(stdout)
+		enc.SetIndent("", "  ")
+		if err := enc.Encode(out); err != nil {
+			fmt.Fprintf(stderr, "cdcspec check: %v\n", err)
+		}
+		return exitOK
+	}
+	fmt.Fprintf(stdout, "%d rows\n", len(out.Rows))
+	for _, r := range out.Rows {
+		fmt.Fprintf(stdout, "%-30s %s\n%-30s   %s\n", r.Name, r.Reason, "", r.Config)
+		if r.Search != "" {
+			fmt.Fprintf(stdout, "%-30s   search: %s\n", "", r.Search)
+		}
+	}
+	fmt.Fprintln(stdout, "\nfeature x fault pairs (rows of the whole matrix)")
+	for _, c := range out.Cells {
+		cover := strings.Join(c.Rows, ", ")
+		if c.Impossible != "" {
+			cover = c.Impossible
+		}
+		fmt.Fprintf(stdout, "%-22s %-20s %s\n", c.Feature, c.Fault, cover)
+	}
+	return exitOK
 }

@@ -34,6 +34,7 @@ func TestCheckMatrixFlags(t *testing.T) {
 		{[]string{"--matrix", "--memory", "1MB"}, "--memory"},
 		{[]string{"--matrix-rows", "default"}, "--matrix-rows needs --matrix"},
 		{[]string{"--row-time", "1m"}, "--row-time needs --matrix"},
+		{[]string{"--list"}, "--list needs --matrix"},
 	} {
 		code, _, errs := runCheckCmd(append([]string{"check"}, c.args...)...)
 		assert.Equal(t, exitUsage, code, "%v", c.args)
@@ -121,4 +122,23 @@ func TestRunMatrixVerdicts(t *testing.T) {
 	code = runMatrix(ctx, []model.MatrixRow{clean}, o, nil, &out, &errb)
 	require.Equal(t, exitIncomplete, code)
 	assert.True(t, strings.Contains(out.String(), "not-run"), out.String())
+}
+
+// TestCheckMatrixList: --list runs nothing and shows, per feature x fault
+// pair, the rows that cover it or why none can.
+func TestCheckMatrixList(t *testing.T) {
+	code, out, errs := runCheckCmd("check", "--matrix", "--list", "--format", "json")
+	require.Equal(t, exitOK, code, errs)
+	var j matrixListJSON
+	require.NoError(t, json.Unmarshal([]byte(out), &j))
+	assert.Len(t, j.Rows, len(model.Matrix()))
+	assert.Len(t, j.Cells, len(model.MatrixFeatures())*len(model.MatrixFaults()))
+	for _, c := range j.Cells {
+		assert.True(t, (len(c.Rows) > 0) != (c.Impossible != ""), "%+v", c)
+	}
+	code, out, _ = runCheckCmd("check", "--matrix", "--list", "--matrix-rows", "^move-loss$")
+	require.Equal(t, exitOK, code)
+	assert.Regexp(t, `(?m)^1 rows$`, out)
+	assert.Regexp(t, `(?m)^span-move +drop-messages +move-loss, move-crash-loss$`, out)
+	assert.Regexp(t, `(?m)^two-blocking-ddls +partition +impossible until `, out)
 }
