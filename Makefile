@@ -3,7 +3,7 @@ GO ?= go
 PKGS := ./...
 BIN := bin/cdcspec
 
-.PHONY: build run test lint race test-long docs-check numbers bench bench-model bench-mem bench-sim bench-trace bench-run bench-run-mem bench-proptest fuzz soak bugs report-test mutate oracle bench-delay
+.PHONY: build run test lint race test-long docs-check numbers bench bench-model bench-mem bench-sim bench-trace bench-run bench-run-mem bench-proptest fuzz soak bugs report-test mutate oracle bench-delay matrix
 
 build:
 	$(GO) build -o $(BIN) ./cmd/cdcspec
@@ -53,14 +53,27 @@ numbers: build
 bench: build
 	scripts/numbers.sh --all
 
+# The configuration matrix (model/matrix.go, docs/matrix.md): every row
+# exhaustively, one after the other, each within MATRIX_ROW_TIME and 3 GB;
+# exit 0 only when every row completes without a violation. MATRIX_ROWS
+# (a regular expression) picks rows.
+MATRIX_ROW_TIME ?= 10m
+MATRIX_ROWS ?= .
+matrix: build
+	./$(BIN) check --matrix --memory 3GB --row-time $(MATRIX_ROW_TIME) --matrix-rows '$(MATRIX_ROWS)'
+
 # The default configuration exhaustively, with liveness and safety only,
-# then the same through the CLI.
+# then the same through the CLI; then the time to complete each matrix row
+# (the figure that matters; "-" for a row that did not complete within
+# MATRIX_ROW_TIME) next to its states/s. The matrix takes up to
+# MATRIX_ROW_TIME per row: MATRIX_ROW_TIME=1m for a quick look.
 bench-model: build
 	$(GO) test ./model -run '^$$' -bench 'BenchmarkCheckDefault(Safety)?$$' -benchtime 1x | tee bench-model.out
 	@awk '/^BenchmarkCheckDefault-/ {l=$$(NF-1)} /^BenchmarkCheckDefaultSafety-/ {s=$$(NF-1)} \
 	  END {printf "default configuration: %s states/s with liveness | %s states/s safety only\n", l, s}' bench-model.out
 	@rm -f bench-model.out
 	./$(BIN) check --format json | grep -E '"(distinct_states|seconds|states_per_second|collision_probability)"'
+	scripts/bench-matrix.sh ./$(BIN) $(MATRIX_ROW_TIME) '$(MATRIX_ROWS)'
 
 # The largest delay bound that completes in 10 minutes (docs/reduction.md)
 # for the configurations that do not complete unreduced: each line a

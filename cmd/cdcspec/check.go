@@ -190,6 +190,10 @@ func runCheck(args []string, stdout, stderr io.Writer) int {
 	walkDepth := fs.Int("walk-depth", 60, "steps per random walk")
 	artifacts := fs.String("artifacts", "", "`directory` for the counterexample files (default: a new temporary directory)")
 	replayImplFlag := fs.Bool("replay-impl", false, "replay the model's counterexample on the implementation's simulation (impl/sim) and report whether it shows the same violation")
+	matrix := fs.Bool("matrix", false, "run every row of the configuration matrix (features x faults, docs/matrix.md) exhaustively, one after the other; --memory defaults to 3GB")
+	matrixRows := fs.String("matrix-rows", "", "with --matrix: run only the rows whose names match this regular expression")
+	rowTime := fs.Duration("row-time", 10*time.Minute, "with --matrix: each row's wall-clock budget (a row it stops is incomplete)")
+	matrixList := fs.Bool("list", false, "with --matrix: list the rows and which rows cover each feature x fault pair, and run nothing")
 	if code, ok := fs.parse(args, false); !ok {
 		return code
 	}
@@ -212,6 +216,17 @@ func runCheck(args []string, stdout, stderr io.Writer) int {
 	for _, b := range bugs {
 		if _, ok := spec.LookupBug(b); !ok {
 			return fs.usageError("unknown --bug %q (known: %s)", b, strings.Join(spec.BugNames(), ", "))
+		}
+	}
+	if *matrix {
+		return checkMatrix(set, matrixOpts{rows: *matrixRows, rowTime: *rowTime, format: *format, artifacts: *artifacts, list: *matrixList,
+			bounds: search.Bounds{Workers: *workers, MaxStates: *maxStates, MaxDepth: *maxDepth, SafetyOnly: !*liveness,
+				NoSymmetry: !*symmetry, SpillDir: *spillDir}}, *memory, args, stdout, stderr)
+	}
+	for _, f := range []string{"matrix-rows", "row-time", "list"} {
+		if set[f] {
+			fmt.Fprintf(stderr, "cdcspec check: --%s needs --matrix\n", f)
+			return exitUsage
 		}
 	}
 	// Without --config, a bug is checked in the configuration that exposes
@@ -479,6 +494,43 @@ func runCheck(args []string, stdout, stderr io.Writer) int {
 		}
 	}
 	return code
+}
+
+// checkMatrix checks the flags of `check --matrix` and runs the matrix.
+func checkMatrix(set map[string]bool, o matrixOpts, memory string, args []string, stdout, stderr io.Writer) int {
+	for _, f := range matrixExcludes {
+		if set[f] {
+			fmt.Fprintf(stderr, "cdcspec check: --matrix runs the matrix's own configurations; --%s does not apply (--matrix-rows picks rows)\n", f)
+			return exitUsage
+		}
+	}
+	if o.rowTime <= 0 {
+		fmt.Fprintf(stderr, "cdcspec check: --row-time must be > 0, got %s\n", o.rowTime)
+		return exitUsage
+	}
+	o.memory = defaultMatrixMemory
+	if set["memory"] {
+		var err error
+		if o.memory, err = parseBytes(memory); err != nil {
+			fmt.Fprintf(stderr, "cdcspec check: --memory: %v\n", err)
+			return exitUsage
+		}
+	}
+	if err := o.bounds.Validate(); err != nil {
+		fmt.Fprintf(stderr, "cdcspec check: %v\n", err)
+		return exitUsage
+	}
+	rows, err := selectRows(o.rows)
+	if err != nil {
+		fmt.Fprintf(stderr, "cdcspec check: %v\n", err)
+		return exitUsage
+	}
+	if o.list {
+		return listMatrix(rows, o.format, stdout, stderr)
+	}
+	ctx, cancel := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer cancel()
+	return runMatrix(ctx, rows, o, args, stdout, stderr)
 }
 
 // resultName is the outcome as the output names it: "ok", "violation" or
