@@ -118,12 +118,12 @@ func ModelOptions() Options {
 			"story.go", "view.go", "action.go", "canon.go", "census.go", "check.go",
 			"config.go", "mutate.go", "symmetry.go", "props.go", "liveness.go",
 		},
-		// Renderers, the configuration's validation, the replay helper and
-		// invariants (properties: mutating one weakens the check, not the
-		// protocol).
+		// Renderers, the configuration's validation and the replay helper;
+		// invariants and liveness goals are properties (mutating one weakens
+		// the check, not the protocol).
 		ExcludeFuncs: []string{"String", "Describe", "Actor", "MarshalJSON", "UnmarshalJSON", "NodeName", "Names", "Bytes",
 			"Replay", "validateBarrier", "Validate", "InitEvents", "barrierOf"},
-		ExcludeFuncPrefixes: []string{"inv"},
+		ExcludeFuncPrefixes: []string{"inv", "goal"},
 		StateTypes:          []string{"State"},
 		SwitchCalls:         []string{"mut", "bug", "has"},
 		NilIdents:           []string{"e", "err"},
