@@ -39,7 +39,7 @@ type result struct {
 	Config         string      `json:"config,omitempty"`           // the configuration that killed it
 	Property       string      `json:"property,omitempty"`         // the violated property, or "panic"
 	Detail         string      `json:"detail,omitempty"`           // a panic's or a build error's first line; an equivalence's reason
-	SameAsBaseline bool        `json:"same_as_baseline,omitempty"` // survived with the baseline's state and transition counts in every configuration
+	SameAsBaseline bool        `json:"same_as_baseline,omitempty"` // survived with the baseline's outcome, state and transition counts in every configuration (a hint, not a proof)
 	Seconds        float64     `json:"seconds"`
 	Checks         []checkLine `json:"checks,omitempty"`
 }
@@ -618,7 +618,7 @@ func printReport(w io.Writer, r *report) {
 		for _, x := range rows {
 			note := ""
 			if x.SameAsBaseline {
-				note = "  [same states as the original]"
+				note = "  [same counts as the original]"
 			}
 			if x.Detail != "" && st != stSurvived {
 				note += "  (" + x.Detail + ")"

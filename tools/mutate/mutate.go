@@ -122,7 +122,7 @@ func ModelOptions() Options {
 		// invariants and liveness goals are properties (mutating one weakens
 		// the check, not the protocol).
 		ExcludeFuncs: []string{"String", "Describe", "Actor", "MarshalJSON", "UnmarshalJSON", "NodeName", "Names", "Bytes",
-			"Replay", "validateBarrier", "Validate", "InitEvents", "barrierOf"},
+			"Replay", "validateBarrier", "Validate", "InitEvents", "barrierOf", "nodeName", "msgKindByName"},
 		ExcludeFuncPrefixes: []string{"inv", "goal"},
 		StateTypes:          []string{"State"},
 		SwitchCalls:         []string{"mut", "bug", "has"},
@@ -470,7 +470,7 @@ func (w *walker) cond(c ast.Expr) {
 	var atoms []atom
 	collectAtoms(c, token.ILLEGAL, &atoms)
 	for _, a := range atoms {
-		if w.switchOrNil(a.e) || w.configOnly(a.e) {
+		if w.switchOrNil(a.e) || w.configOnly(a.e) || w.configBound(a.e) {
 			continue
 		}
 		t := w.text(a.e)
@@ -533,6 +533,36 @@ func (w *walker) switchOrNil(e ast.Expr) bool {
 					return true
 				}
 			}
+		}
+	}
+	return false
+}
+
+// configBound: a comparison with a configuration parameter's field, a
+// budget of the configuration (int(s.Crashes) < cfg.Crashes, s.UpTs <
+// cfg.TsMax): the search's bounds, not a protocol rule.
+func (w *walker) configBound(e ast.Expr) bool {
+	b, ok := ast.Unparen(e).(*ast.BinaryExpr)
+	if !ok {
+		return false
+	}
+	switch b.Op {
+	case token.LSS, token.LEQ, token.GTR, token.GEQ:
+	default:
+		return false
+	}
+	for _, x := range []ast.Expr{b.X, b.Y} {
+		found := false
+		ast.Inspect(x, func(n ast.Node) bool {
+			if sel, ok := n.(*ast.SelectorExpr); ok {
+				if id, ok := sel.X.(*ast.Ident); ok && w.cfgIdents[id.Name] {
+					found = true
+				}
+			}
+			return !found
+		})
+		if found {
+			return true
 		}
 	}
 	return false
