@@ -126,8 +126,9 @@ mutate:
 # every standard configuration (those violated without a mutant dropped),
 # CDCSPEC_MUTATE_ALL_STATES states each (random walks: 200), stopping at the
 # first violation. Prints the score and the survivors; writes
-# artifacts/mutate-all[-i-of-n].json. About 5 s a mutant on a loaded 2-core
-# machine, 1,700 mutants: SHARD=i/6 runs one sixth in about 25 minutes.
+# artifacts/mutate-all[-i-of-n].json. 1,601 mutants; 8.9 s a mutant on the
+# shared 2-core machine (2026-12-03, load average 13-23): about 4 hours in
+# all, so SHARD=i/12 (i = 1..12) runs one twelfth in about 20 minutes.
 # Arguments for the runner: MUTATE_ALL_FLAGS (mutate-model run -h).
 SHARD ?=
 CDCSPEC_MUTATE_ALL_STATES ?= 20000

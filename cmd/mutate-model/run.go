@@ -584,7 +584,11 @@ func printReport(w io.Writer, r *report) {
 	kills := map[string]int{}
 	for _, x := range r.Results {
 		if x.Status == stKilled {
-			kills[x.Config+" "+x.Property]++
+			k := x.Config + " " + x.Property
+			if x.Config == "" {
+				k = "(a panic of the model)"
+			}
+			kills[k]++
 		}
 	}
 	var ks []string
