@@ -1,0 +1,652 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"cdcspec/tools/mutate"
+)
+
+// Status classes of a mutant.
+const (
+	stKilled     = "killed"
+	stSurvived   = "survived"
+	stEquivalent = "equivalent"
+	stBroken     = "broken"
+	stTimeout    = "timeout"
+)
+
+// result is one mutant's verdict.
+type result struct {
+	mutate.Mutant
+	Index          int         `json:"index"` // in the package's whole list (the schema's switch)
+	Status         string      `json:"status"`
+	Config         string      `json:"config,omitempty"`           // the configuration that killed it
+	Property       string      `json:"property,omitempty"`         // the violated property, or "panic"
+	Detail         string      `json:"detail,omitempty"`           // a panic's or a build error's first line; an equivalence's reason
+	SameAsBaseline bool        `json:"same_as_baseline,omitempty"` // survived with the baseline's outcome, state and transition counts in every configuration (a hint, not a proof)
+	Seconds        float64     `json:"seconds"`
+	Checks         []checkLine `json:"checks,omitempty"`
+}
+
+// report is the JSON the runner writes.
+type report struct {
+	Package    string      `json:"package"`
+	Mutants    int         `json:"mutants"` // in the package
+	Shard      string      `json:"shard,omitempty"`
+	Selected   int         `json:"selected"`
+	Configs    []string    `json:"configs"`
+	Dropped    []checkLine `json:"dropped_configs,omitempty"` // violated without a mutant: they cannot kill
+	MaxStates  int         `json:"max_states"`
+	Walks      int         `json:"walks"`
+	Baseline   []checkLine `json:"baseline"`
+	Killed     int         `json:"killed"`
+	Survived   int         `json:"survived"`
+	Timeouts   int         `json:"timeouts"`
+	Equivalent int         `json:"equivalent"`
+	Broken     int         `json:"broken"`
+	Score      float64     `json:"score_percent"` // killed / (selected - equivalent - broken)
+	Seconds    float64     `json:"seconds"`
+	Results    []result    `json:"results"`
+}
+
+type runFlags struct {
+	pkg, configs, shard, only, ops, jsonOut, equivalent string
+	maxStates, walks, parallel, limit                   int
+	timeout, perConfig                                  time.Duration
+	liveness, copyMode, keep, verbose                   bool
+}
+
+func runRun(args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("run", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	var f runFlags
+	fs.StringVar(&f.pkg, "pkg", "model", "package directory to mutate, relative to the module root")
+	fs.StringVar(&f.configs, "configs", "", "configurations to check each mutant in, in order (default: every standard configuration, default first)")
+	fs.StringVar(&f.shard, "shard", "", "run shard i of n (i/n, 1-based): every n-th mutant in ID order")
+	fs.StringVar(&f.only, "only", "", "run only these mutant IDs (comma-separated)")
+	fs.StringVar(&f.ops, "ops", "", "run only these operators (comma-separated: negate, drop, cmp, skip)")
+	fs.IntVar(&f.limit, "limit", 0, "run an even sample of this many mutants of the selection (0: all)")
+	fs.StringVar(&f.jsonOut, "json", "", "write the results as JSON to this file")
+	fs.StringVar(&f.equivalent, "equivalent", "tools/mutate/equivalent.tsv", "table of mutants argued equivalent (ID, tab, reason), relative to the module root")
+	fs.IntVar(&f.maxStates, "max-states", 20000, "state budget per exhaustive configuration")
+	fs.IntVar(&f.walks, "walks", 200, "random walks per configuration that names walks")
+	fs.IntVar(&f.parallel, "parallel", 1, "mutants checked at once")
+	fs.DurationVar(&f.timeout, "timeout", 5*time.Minute, "wall-clock limit per mutant")
+	fs.DurationVar(&f.perConfig, "time-per-config", 0, "stop each configuration's search after this long (0: the state budget only)")
+	fs.BoolVar(&f.liveness, "liveness", true, "check the liveness properties too")
+	fs.BoolVar(&f.copyMode, "copy", false, "apply one mutation to the copy and build once per mutant (slow), instead of one mutant schema")
+	fs.BoolVar(&f.keep, "keep", false, "keep the scratch directory")
+	fs.BoolVar(&f.verbose, "v", false, "print every mutant's verdict as it comes")
+	if err := fs.Parse(args); err != nil {
+		return exitUsage
+	}
+	if fs.NArg() > 0 {
+		fmt.Fprintf(stderr, "mutate-model run: unexpected argument %q\n", fs.Arg(0))
+		return exitUsage
+	}
+	if f.maxStates <= 0 || f.walks <= 0 || f.parallel <= 0 || f.limit < 0 || f.timeout <= 0 || f.perConfig < 0 {
+		fmt.Fprintln(stderr, "mutate-model run: --max-states, --walks, --parallel and --timeout must be > 0; --limit and --time-per-config >= 0")
+		return exitUsage
+	}
+	root, err := moduleRoot()
+	if err != nil {
+		fmt.Fprintf(stderr, "mutate-model run: %v\n", err)
+		return exitUsage
+	}
+	configs := splitList(f.configs)
+	if len(configs) == 0 {
+		configs = defaultConfigs()
+	}
+	for _, c := range configs {
+		if _, err := lookupConfig(c); err != nil {
+			fmt.Fprintf(stderr, "mutate-model run: --configs: %v\n", err)
+			return exitUsage
+		}
+	}
+	all, err := mutate.Find(filepath.Join(root, f.pkg), mutate.ModelOptions())
+	if err != nil {
+		fmt.Fprintf(stderr, "mutate-model run: --pkg %s: %v\n", f.pkg, err)
+		return exitUsage
+	}
+	sel, err := selectMutants(all, f)
+	if err != nil {
+		fmt.Fprintf(stderr, "mutate-model run: %v\n", err)
+		return exitUsage
+	}
+	equiv, err := readEquivalent(filepath.Join(root, f.equivalent))
+	if err != nil {
+		fmt.Fprintf(stderr, "mutate-model run: --equivalent: %v\n", err)
+		return exitUsage
+	}
+	start := time.Now()
+	rep, err := runMutants(root, all, sel, configs, equiv, f, stderr)
+	if err != nil {
+		fmt.Fprintf(stderr, "mutate-model run: %v\n", err)
+		return exitFail
+	}
+	rep.Seconds = time.Since(start).Seconds()
+	printReport(stdout, rep)
+	if f.jsonOut != "" {
+		if err := writeJSON(f.jsonOut, rep); err != nil {
+			fmt.Fprintf(stderr, "mutate-model run: --json: %v\n", err)
+			return exitFail
+		}
+		fmt.Fprintf(stdout, "results written to %s\n", f.jsonOut)
+	}
+	return exitOK
+}
+
+// selectMutants applies --only, --ops, --shard and --limit.
+func selectMutants(all []mutate.Mutant, f runFlags) ([]mutate.Mutant, error) {
+	sel := all
+	if f.only != "" {
+		want := map[string]bool{}
+		for _, id := range splitList(f.only) {
+			want[id] = true
+		}
+		sel = nil
+		for _, m := range all {
+			if want[m.ID] {
+				sel = append(sel, m)
+				delete(want, m.ID)
+			}
+		}
+		if len(want) > 0 {
+			var missing []string
+			for id := range want {
+				missing = append(missing, id)
+			}
+			sort.Strings(missing)
+			return nil, fmt.Errorf("--only: no mutant %s (mutate-model list shows them)", strings.Join(missing, ", "))
+		}
+	}
+	if f.ops != "" {
+		ops := map[mutate.Op]bool{}
+		for _, o := range splitList(f.ops) {
+			switch op := mutate.Op(o); op {
+			case mutate.OpNegate, mutate.OpDrop, mutate.OpCmp, mutate.OpSkip:
+				ops[op] = true
+			default:
+				return nil, fmt.Errorf("--ops: unknown operator %q (have negate, drop, cmp, skip)", o)
+			}
+		}
+		var out []mutate.Mutant
+		for _, m := range sel {
+			if ops[m.Op] {
+				out = append(out, m)
+			}
+		}
+		sel = out
+	}
+	if f.shard != "" {
+		i, n, err := parseShard(f.shard)
+		if err != nil {
+			return nil, err
+		}
+		sel = mutate.Shard(sel, i, n)
+	}
+	if f.limit > 0 && f.limit < len(sel) {
+		out := make([]mutate.Mutant, 0, f.limit)
+		for k := 0; k < f.limit; k++ {
+			out = append(out, sel[k*len(sel)/f.limit])
+		}
+		sel = out
+	}
+	return sel, nil
+}
+
+func parseShard(s string) (int, int, error) {
+	a, b, ok := strings.Cut(s, "/")
+	i, err1 := strconv.Atoi(a)
+	n, err2 := strconv.Atoi(b)
+	if !ok || err1 != nil || err2 != nil || n < 1 || i < 1 || i > n {
+		return 0, 0, fmt.Errorf("--shard must be i/n with 1 <= i <= n, got %q", s)
+	}
+	return i, n, nil
+}
+
+// readEquivalent reads the table of mutants argued equivalent: one ID, a
+// tab and the one-line reason a line; # starts a comment. A missing file is
+// an empty table.
+func readEquivalent(path string) (map[string]string, error) {
+	out := map[string]string{}
+	b, err := os.ReadFile(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return out, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	sc := bufio.NewScanner(bytes.NewReader(b))
+	for ln := 1; sc.Scan(); ln++ {
+		line := strings.TrimSpace(sc.Text())
+		if line == "" || strings.HasPrefix(line, "#") {
+			continue
+		}
+		id, reason, ok := strings.Cut(line, "\t")
+		if !ok || strings.TrimSpace(reason) == "" {
+			return nil, fmt.Errorf("%s:%d: want ID<tab>reason", path, ln)
+		}
+		out[strings.TrimSpace(id)] = strings.TrimSpace(reason)
+	}
+	return out, sc.Err()
+}
+
+func moduleRoot() (string, error) {
+	dir, err := os.Getwd()
+	if err != nil {
+		return "", err
+	}
+	for d := dir; ; d = filepath.Dir(d) {
+		if _, err := os.Stat(filepath.Join(d, "go.mod")); err == nil {
+			return d, nil
+		}
+		if filepath.Dir(d) == d {
+			return "", fmt.Errorf("no go.mod above %s: run it inside the module", dir)
+		}
+	}
+}
+
+// copyModule copies the module to dst, without .git and the build outputs.
+func copyModule(root, dst string) error {
+	return filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(root, p)
+		if d.IsDir() {
+			if rel == ".git" || rel == "bin" || rel == "artifacts" {
+				return filepath.SkipDir
+			}
+			return os.MkdirAll(filepath.Join(dst, rel), 0o755)
+		}
+		if !d.Type().IsRegular() {
+			return nil
+		}
+		b, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		return os.WriteFile(filepath.Join(dst, rel), b, 0o644)
+	})
+}
+
+// build builds this command in dir to out; the error carries the
+// compiler's first lines.
+func build(dir, out string) error {
+	cmd := exec.Command("go", "build", "-trimpath", "-o", out, "./cmd/mutate-model")
+	cmd.Dir = dir
+	b, err := cmd.CombinedOutput()
+	if err != nil {
+		lines := strings.Split(strings.TrimSpace(string(b)), "\n")
+		if len(lines) > 5 {
+			lines = lines[:5]
+		}
+		return fmt.Errorf("%v: %s", err, strings.Join(lines, " | "))
+	}
+	return nil
+}
+
+func runMutants(root string, all, sel []mutate.Mutant, configs []string, equiv map[string]string, f runFlags, stderr io.Writer) (*report, error) {
+	index := map[string]int{}
+	for i, m := range all {
+		index[m.ID] = i
+	}
+	scratch, err := os.MkdirTemp("", "mutate-model-")
+	if err != nil {
+		return nil, err
+	}
+	if f.keep {
+		fmt.Fprintf(stderr, "scratch directory: %s\n", scratch)
+	} else {
+		defer os.RemoveAll(scratch)
+	}
+	mod := filepath.Join(scratch, "mod")
+	if err := copyModule(root, mod); err != nil {
+		return nil, fmt.Errorf("copying the module: %v", err)
+	}
+	pkgDir := filepath.Join(mod, f.pkg)
+	bin := filepath.Join(scratch, "checker")
+	t0 := time.Now()
+	if !f.copyMode {
+		files, err := mutate.Schema(pkgDir, filepath.Base(f.pkg), all)
+		if err != nil {
+			return nil, fmt.Errorf("mutant schema: %v", err)
+		}
+		for name, b := range files {
+			if err := os.WriteFile(filepath.Join(pkgDir, name), b, 0o644); err != nil {
+				return nil, err
+			}
+		}
+	}
+	if err := build(mod, bin); err != nil {
+		return nil, fmt.Errorf("building the checker (mutant schema) failed, a bug of the mutator: %v", err)
+	}
+	fmt.Fprintf(stderr, "%d mutants in %s, %d selected; checker built in %.1f s\n", len(all), f.pkg, len(sel), time.Since(t0).Seconds())
+
+	checkArgs := []string{"check", "--max-states", strconv.Itoa(f.maxStates), "--walks", strconv.Itoa(f.walks),
+		"--time-per-config", f.perConfig.String(), "--liveness=" + strconv.FormatBool(f.liveness)}
+	// The baseline: the same build with no mutant switched on, every
+	// configuration. A configuration violated there cannot kill a mutant.
+	t0 = time.Now()
+	base, _, err := runChecker(bin, -1, append(checkArgs, "--all", "--configs", strings.Join(configs, ",")), 0)
+	if err != nil {
+		return nil, fmt.Errorf("baseline: %v", err)
+	}
+	rep := &report{Package: f.pkg, Mutants: len(all), Shard: f.shard, Selected: len(sel), MaxStates: f.maxStates, Walks: f.walks, Baseline: base}
+	baseBy := map[string]checkLine{}
+	for _, l := range base {
+		if l.Outcome == "violation" {
+			rep.Dropped = append(rep.Dropped, l)
+			continue
+		}
+		baseBy[l.Config] = l
+		rep.Configs = append(rep.Configs, l.Config)
+	}
+	fmt.Fprintf(stderr, "baseline: %d configurations in %.1f s", len(base), time.Since(t0).Seconds())
+	for _, d := range rep.Dropped {
+		fmt.Fprintf(stderr, "; %s dropped (violated without a mutant: %s)", d.Config, d.Property)
+	}
+	fmt.Fprintln(stderr)
+	if len(rep.Configs) == 0 {
+		return nil, errors.New("every configuration is violated without a mutant")
+	}
+	args := append(checkArgs, "--configs", strings.Join(rep.Configs, ","))
+
+	results := make([]result, len(sel))
+	var mu sync.Mutex
+	var wg sync.WaitGroup
+	jobs := make(chan int)
+	done := 0
+	worker := func(w int) {
+		defer wg.Done()
+		wbin, wmod := bin, mod
+		if f.copyMode {
+			wmod = filepath.Join(scratch, fmt.Sprintf("mod%d", w))
+			if w > 0 {
+				if err := copyModule(mod, wmod); err != nil {
+					fmt.Fprintf(stderr, "worker %d: copying the module: %v\n", w, err)
+					return
+				}
+			} else {
+				wmod = mod
+			}
+			wbin = filepath.Join(scratch, fmt.Sprintf("checker%d", w))
+		}
+		for k := range jobs {
+			m := sel[k]
+			r := result{Mutant: m, Index: index[m.ID]}
+			t := time.Now()
+			if f.copyMode {
+				r = runCopy(r, wmod, wbin, f, args)
+			} else {
+				r = classify(r, wbin, r.Index, args, f.timeout)
+			}
+			r.Seconds = time.Since(t).Seconds()
+			finish(&r, baseBy, equiv)
+			mu.Lock()
+			results[k] = r
+			done++
+			if f.verbose {
+				fmt.Fprintf(stderr, "[%d/%d] %s %s %s %s (%.1f s)\n", done, len(sel), r.ID, r.Status, r.Config, r.Property, r.Seconds)
+			} else if done%25 == 0 {
+				fmt.Fprintf(stderr, "%d/%d mutants, %.0f s\n", done, len(sel), time.Since(t0).Seconds())
+			}
+			mu.Unlock()
+		}
+	}
+	for w := 0; w < f.parallel; w++ {
+		wg.Add(1)
+		go worker(w)
+	}
+	for k := range sel {
+		jobs <- k
+	}
+	close(jobs)
+	wg.Wait()
+	rep.Results = results
+	for _, r := range results {
+		switch r.Status {
+		case stKilled:
+			rep.Killed++
+		case stSurvived:
+			rep.Survived++
+		case stTimeout:
+			rep.Timeouts++
+		case stEquivalent:
+			rep.Equivalent++
+		case stBroken:
+			rep.Broken++
+		}
+	}
+	if n := rep.Killed + rep.Survived + rep.Timeouts; n > 0 {
+		rep.Score = 100 * float64(rep.Killed) / float64(n)
+	}
+	return rep, nil
+}
+
+// runCopy applies the one mutation to the module copy, builds, checks and
+// restores the file.
+func runCopy(r result, mod, bin string, f runFlags, args []string) result {
+	path := filepath.Join(mod, f.pkg, r.File)
+	orig, err := os.ReadFile(path)
+	if err != nil {
+		r.Status, r.Detail = stBroken, err.Error()
+		return r
+	}
+	defer os.WriteFile(path, orig, 0o644)
+	mut, err := mutate.Apply(orig, r.Mutant)
+	if err == nil {
+		err = os.WriteFile(path, mut, 0o644)
+	}
+	if err == nil {
+		err = build(mod, bin)
+	}
+	if err != nil {
+		r.Status, r.Detail = stBroken, err.Error()
+		return r
+	}
+	return classify(r, bin, -1, args, f.timeout)
+}
+
+// classify runs the checker on one mutant.
+func classify(r result, bin string, mutant int, args []string, timeout time.Duration) result {
+	lines, crash, err := runChecker(bin, mutant, args, timeout)
+	r.Checks = lines
+	switch {
+	case errors.Is(err, context.DeadlineExceeded):
+		r.Status, r.Detail = stTimeout, "no verdict within --timeout"
+	case crash == "init":
+		r.Status, r.Detail = stBroken, "panics at start-up"
+	case crash != "":
+		r.Status, r.Property, r.Detail = stKilled, "panic", crash
+	case err != nil:
+		r.Status, r.Detail = stBroken, err.Error()
+	default:
+		r.Status = stSurvived
+		for _, l := range lines {
+			if l.Outcome == "violation" {
+				r.Status, r.Config, r.Property = stKilled, l.Config, l.Property
+			}
+		}
+	}
+	return r
+}
+
+// finish compares a survivor with the baseline and the equivalence table.
+func finish(r *result, base map[string]checkLine, equiv map[string]string) {
+	reason, argued := equiv[r.ID]
+	if r.Status != stSurvived {
+		if argued && r.Status == stKilled {
+			r.Detail = "listed equivalent, but killed: the table's reason is stale"
+		}
+		return
+	}
+	same, complete := len(r.Checks) == len(base), true
+	for _, l := range r.Checks {
+		b := base[l.Config]
+		if l.Distinct != b.Distinct || l.Transitions != b.Transitions || l.Outcome != b.Outcome {
+			same = false
+		}
+		if b.Outcome != "ok" {
+			complete = false
+		}
+	}
+	r.SameAsBaseline = same
+	switch {
+	case same && complete:
+		r.Status, r.Detail = stEquivalent, "complete search: the same states and transitions as the original in every configuration"
+	case argued:
+		r.Status, r.Detail = stEquivalent, reason
+	}
+}
+
+// runChecker runs the checker binary with the mutant switched on (-1:
+// none) and parses its lines. crash is "init" when it panicked before it
+// started checking, else a panic's first line, or "".
+func runChecker(bin string, mutant int, args []string, timeout time.Duration) ([]checkLine, string, error) {
+	ctx := context.Background()
+	if timeout > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, timeout)
+		defer cancel()
+	}
+	cmd := exec.CommandContext(ctx, bin, args...)
+	cmd.Env = append(os.Environ(), fmt.Sprintf("%s=%d", mutate.SchemaEnv, mutant))
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	err := cmd.Run()
+	if ctx.Err() != nil {
+		return nil, "", ctx.Err()
+	}
+	var lines []checkLine
+	ready := false
+	for _, l := range strings.Split(out.String(), "\n") {
+		if l == readyLine {
+			ready = true
+			continue
+		}
+		if l == "" {
+			continue
+		}
+		var c checkLine
+		if jerr := json.Unmarshal([]byte(l), &c); jerr != nil {
+			return lines, "", fmt.Errorf("checker output %q: %v", l, jerr)
+		}
+		lines = append(lines, c)
+	}
+	if i := strings.Index(errb.String(), "panic: "); i >= 0 {
+		first := strings.SplitN(errb.String()[i:], "\n", 2)[0]
+		if !ready {
+			return lines, "init", nil
+		}
+		return lines, first, nil
+	}
+	var ee *exec.ExitError
+	if errors.As(err, &ee) && ee.ExitCode() == exitFail {
+		return lines, "", nil // a violation
+	}
+	if err != nil {
+		return lines, "", fmt.Errorf("checker: %v: %s", err, strings.TrimSpace(errb.String()))
+	}
+	return lines, "", nil
+}
+
+func printReport(w io.Writer, r *report) {
+	shard := ""
+	if r.Shard != "" {
+		shard = ", shard " + r.Shard
+	}
+	fmt.Fprintf(w, "mutate-all: %d mutants in %s%s, %d checked in %.0f s (%.1f s each); budget %d states or %d walks per configuration\n",
+		r.Mutants, r.Package, shard, r.Selected, r.Seconds, r.Seconds/float64(max(1, r.Selected)), r.MaxStates, r.Walks)
+	fmt.Fprintf(w, "configurations: %s\n", strings.Join(r.Configs, ", "))
+	for _, d := range r.Dropped {
+		fmt.Fprintf(w, "  dropped %s: violated without a mutant (%s)\n", d.Config, d.Property)
+	}
+	fmt.Fprintf(w, "score: %d killed of %d non-equivalent (%.1f %%); %d survived, %d timed out, %d equivalent, %d broken\n",
+		r.Killed, r.Killed+r.Survived+r.Timeouts, r.Score, r.Survived, r.Timeouts, r.Equivalent, r.Broken)
+	kills := map[string]int{}
+	for _, x := range r.Results {
+		if x.Status == stKilled {
+			k := x.Config + " " + x.Property
+			if x.Config == "" {
+				k = "(a panic of the model)"
+			}
+			kills[k]++
+		}
+	}
+	var ks []string
+	for k := range kills {
+		ks = append(ks, k)
+	}
+	sort.Slice(ks, func(a, b int) bool {
+		return kills[ks[a]] > kills[ks[b]] || kills[ks[a]] == kills[ks[b]] && ks[a] < ks[b]
+	})
+	fmt.Fprintln(w, "killed by:")
+	for _, k := range ks {
+		fmt.Fprintf(w, "  %4d  %s\n", kills[k], k)
+	}
+	for _, st := range []string{stSurvived, stTimeout, stEquivalent, stBroken} {
+		var rows []result
+		for _, x := range r.Results {
+			if x.Status == st {
+				rows = append(rows, x)
+			}
+		}
+		if len(rows) == 0 {
+			continue
+		}
+		sort.Slice(rows, func(a, b int) bool {
+			if rows[a].File != rows[b].File {
+				return rows[a].File < rows[b].File
+			}
+			return rows[a].Line < rows[b].Line
+		})
+		fmt.Fprintf(w, "%s (%d):\n", st, len(rows))
+		for _, x := range rows {
+			note := ""
+			if x.SameAsBaseline {
+				note = "  [same counts as the original]"
+			}
+			if x.Detail != "" && st != stSurvived {
+				note += "  (" + x.Detail + ")"
+			}
+			fmt.Fprintf(w, "  %s  %s:%d  %s  [%s => %s]%s\n", x.ID, x.File, x.Line, x.Source, oneLine(x.Orig), oneLine(x.Repl), note)
+		}
+	}
+}
+
+func writeJSON(path string, r *report) error {
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return err
+	}
+	b, err := json.MarshalIndent(r, "", "  ")
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(path, append(b, '\n'), 0o644)
+}
+
+func oneLine(s string) string {
+	s = strings.Join(strings.Fields(s), " ")
+	if len(s) > 80 {
+		s = s[:77] + "..."
+	}
+	return s
+}
