@@ -1,8 +1,6 @@
 package model
 
 import (
-	"time"
-
 	"cdcspec/search"
 	"cdcspec/spec"
 )
@@ -75,7 +73,7 @@ func Check(cfg Config, b search.Bounds, progress func(search.Progress)) (Result,
 // within budget (see search.CheckDelays) and returns the one of the
 // largest k that completed, or the first violation, with the numbers of
 // every search run.
-func CheckDelays(cfg Config, b search.Bounds, budget time.Duration, progress func(search.Progress)) (Result, []search.Stats, error) {
+func CheckDelays(cfg Config, b search.Bounds, budget search.Budget, progress func(search.Progress)) (Result, []search.Stats, error) {
 	if err := cfg.Validate(); err != nil {
 		return Result{Config: cfg, Bounds: b}, nil, err
 	}

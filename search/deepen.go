@@ -5,6 +5,11 @@ import (
 	"time"
 )
 
+// Budget is the wall-clock budget of a deepening search. The search, not
+// the system it explores, reads the clock (spec/purity_test.go), so a
+// system passes a Budget on without importing time.
+type Budget = time.Duration
+
 // CheckDelays runs delay-bounded searches (Check with b.DelayBounded) for
 // k = b.DelayBound, k+1, ... within budget of wall-clock time, and returns
 // the search of the largest k that completed: complete up to k delays, or
@@ -16,7 +21,7 @@ import (
 // every search run, in order. Each k explores again what k-1 explored: the
 // runs within k delays grow geometrically with k, so the repeated work is
 // a fraction of the last search.
-func CheckDelays[S, A any](sys System[S, A], b Bounds, budget time.Duration, progress func(Progress)) (res Result[S, A], tries []Stats, err error) {
+func CheckDelays[S, A any](sys System[S, A], b Bounds, budget Budget, progress func(Progress)) (res Result[S, A], tries []Stats, err error) {
 	if budget <= 0 {
 		return res, nil, fmt.Errorf("the delay search's time budget must be > 0, got %s", budget)
 	}
