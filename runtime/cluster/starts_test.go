@@ -180,7 +180,7 @@ func TestRunSignalEachPhase(t *testing.T) {
 		{PhaseSettle, syscall.SIGINT, []string{"--rate", "200", "--duration", "3s", "--faults", "sink-error"}, "healed; waiting", 0,
 			[]string{"checkpoint: final "}},
 		{PhaseCheck, syscall.SIGINT, []string{"--rate", "40000", "--tables", "2", "--duration", "4s", "--faults", "none"}, "checking topic", 0,
-			[]string{"unchecked:  data: the topic read was cut"}},
+			nil},
 	} {
 		t.Run(c.phase, func(t *testing.T) {
 			args := append(append(append([]string{}, base...), c.args...), "--log-dir", t.TempDir())
@@ -215,6 +215,17 @@ func TestRunSignalEachPhase(t *testing.T) {
 			require.Contains(t, out.String(), "cdcspec run: INTERRUPTED (received "+c.sig.String()+") during "+c.phase+": partial report")
 			for _, w := range c.stdout {
 				require.Contains(t, out.String(), w)
+			}
+			if c.phase == PhaseCheck {
+				// On an idle machine the topic read may finish before the
+				// signal lands: then the data check's verdict is in the
+				// report instead of the cut.
+				oneOf := []string{"unchecked:  data: the topic read was cut", "data:       datacheck"}
+				found := false
+				for _, w := range oneOf {
+					found = found || strings.Contains(out.String(), w)
+				}
+				require.True(t, found, "none of %q in the report: %s", oneOf, out.String())
 			}
 		})
 	}
