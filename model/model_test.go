@@ -178,7 +178,7 @@ func TestPinnedStateCounts(t *testing.T) {
 		{"maintainer-move", 16, 147540},
 	}
 	full := map[string]int64{
-		"default": 1042254,
+		"default": 995140,
 	}
 	for _, p := range pins {
 		t.Run(p.config, func(t *testing.T) {
