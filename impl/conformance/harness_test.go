@@ -1041,6 +1041,9 @@ func (h *harness) printState(b *strings.Builder, comp string) error {
 			if c.Operator != "" {
 				l.kv("op", strconv.Quote(cfNameIn(c.Operator)))
 			}
+			if c.MoveState != "" {
+				l.kv("move-state", c.MoveState)
+			}
 			b.WriteString(l.String() + "\n")
 		}
 		if len(h.coord.Changefeeds()) == 0 {

@@ -816,6 +816,7 @@ type ChangefeedState struct {
 	Stored        uint64 // last saved to etcd
 	BootstrapDone bool
 	Operator      string // "" or the operator's String()
+	MoveState     string // a move operator's state (operator_move.go:33-37), else ""
 	NextRetry     int64
 	Retrying      bool
 }
@@ -833,6 +834,9 @@ func (c *Coordinator) Changefeeds() []ChangefeedState {
 		}
 		if op := c.oc.ops[id]; op != nil {
 			st.Operator = op.String()
+			if m, ok := op.(*MoveMaintainerOperator); ok {
+				st.MoveState = m.state.String()
+			}
 		}
 		out = append(out, st)
 	}

@@ -248,6 +248,12 @@ const (
 	moveDoneNoPostFinish
 )
 
+// String names the state as operator_move.go:33-37 does, without the
+// moveMaintainerState prefix.
+func (s moveState) String() string {
+	return [...]string{"RemoveOrigin", "OriginStopped", "AddTarget", "DoneSuccess", "DoneNoPostFinish"}[s]
+}
+
 // MoveMaintainerOperator (operator_move.go): RemoveOrigin -> OriginStopped ->
 // AddTarget -> DoneSuccess (or DoneNoPostFinish).
 type MoveMaintainerOperator struct {
