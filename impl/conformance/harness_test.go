@@ -44,6 +44,11 @@ import (
 //	execute on=n1 cf=.. [advance=D]                          one operator-controller poll (Controller.Execute)
 //	update-status                                              Changefeed.UpdateStatus with the input's "status ..." line
 //	start-finished | reset-err-retry                           the add operator's PostFinish / Backoff.resetErrRetry
+//	db OP [cf=..] [node=..] [flags]                            one coordinator ChangefeedDB (unit tests of
+//	                                                           changefeed_db_test.go): new, add-absent, add-stopped,
+//	                                                           add-replicating, stop, move-to-scheduling-queue, bind,
+//	                                                           mark-scheduling, mark-replicating, mark-absent, get,
+//	                                                           waiting max=N (see cmdDB)
 //	sink-result on=n1 cf=.. id=D to=TS [err=..]                a sink write's outcome
 //	local-fence on=n1 [cf=CF] | set-stopping on=n1 | failpoint on=n1 block-create=B not-ready-to-close=B
 //	                                                           (local-fence with cf fences that DM only)
@@ -68,6 +73,7 @@ type harness struct {
 	mgrs      map[core.NodeID]*maintainer.Manager
 	orchs     map[core.NodeID]*dispatcher.Orchestrator
 	cf        *coordinator.Changefeed
+	db        *coordinator.ChangefeedDB
 
 	outbox      []core.Envelope
 	revision    int64
@@ -91,7 +97,7 @@ func (h *harness) reset(opts core.Options, now int64) {
 	h.lg = logging.New(h.logw, h, "warn")
 	h.ids = newIDAliases()
 	h.codec = msgCodec{ids: h.ids}
-	h.coordSelf, h.coord, h.cf = "", nil, nil
+	h.coordSelf, h.coord, h.cf, h.db = "", nil, nil, nil
 	h.mgrs = map[core.NodeID]*maintainer.Manager{}
 	h.orchs = map[core.NodeID]*dispatcher.Orchestrator{}
 	h.outbox = nil
@@ -713,6 +719,8 @@ func (h *harness) command(b *strings.Builder, d *datadriven.TestData) error {
 		}
 		h.printChangefeed(b)
 		return nil
+	case "db":
+		return h.cmdDB(b, d)
 	case "start-finished", "reset-err-retry":
 		if h.cf == nil {
 			return fmt.Errorf("no changefeed")
@@ -1132,4 +1140,153 @@ func (h *harness) printChangefeed(b *strings.Builder) {
 		bl.kv("next-retry", fmt.Sprintf("+%d", bv.NextRetryTime-h.now))
 	}
 	b.WriteString(bl.String() + "\n")
+}
+
+// cmdDB drives one ChangefeedDB the way TiCDC's changefeed_db_test.go does.
+// A changefeed is made on its first add as changefeed.NewChangefeed would
+// (checkpoint=TS, default 0), with its backoff's baseline=TS (default the
+// checkpoint) and failed/restarting flags set as the TiCDC test sets them.
+// Every changing operation prints the DB's views afterwards.
+func (h *harness) cmdDB(b *strings.Builder, d *datadriven.TestData) error {
+	if len(d.CmdArgs) == 0 {
+		return fmt.Errorf("db: want an operation")
+	}
+	op := d.CmdArgs[0].Key
+	if op == "new" {
+		h.db = coordinator.NewChangefeedDBForConformance(h.lg)
+		h.printDB(b)
+		return nil
+	}
+	if h.db == nil {
+		return fmt.Errorf("db %s: no ChangefeedDB (db new)", op)
+	}
+	name, _ := arg(d, "cf")
+	id := cfID(name)
+	node, _ := arg(d, "node")
+	_, flagRemove := arg(d, "remove")
+	cfOf := func() (*coordinator.Changefeed, error) {
+		cf := h.db.GetByID(id)
+		if cf == nil {
+			return nil, fmt.Errorf("db %s: no changefeed %s", op, name)
+		}
+		return cf, nil
+	}
+	switch op {
+	case "add-absent", "add-stopped", "add-replicating":
+		cp, err := argU64(d, "checkpoint")
+		if err != nil {
+			return err
+		}
+		baseline := cp
+		if _, ok := arg(d, "baseline"); ok {
+			if baseline, err = argU64(d, "baseline"); err != nil {
+				return err
+			}
+		}
+		_, failed := arg(d, "failed")
+		cf := coordinator.NewChangefeedForConformance(h.now, id, cp, &h.opts, h.rnd, h.lg)
+		cf.SetBackoffForConformance(baseline, failed, false)
+		switch op {
+		case "add-absent":
+			h.db.AddAbsentChangefeed(cf)
+		case "add-stopped":
+			h.db.AddStoppedChangefeed(cf)
+		default:
+			h.db.AddReplicatingMaintainer(cf, core.NodeID(node))
+		}
+	case "stop":
+		fmt.Fprintf(b, "node=%q\n", string(h.db.StopByChangefeedID(id, flagRemove)))
+	case "move-to-scheduling-queue":
+		_, reset := arg(d, "reset-backoff")
+		h.db.MoveToSchedulingQueue(h.now, id, reset)
+	case "bind", "mark-scheduling", "mark-replicating", "mark-absent", "restarting":
+		cf, err := cfOf()
+		if err != nil {
+			return err
+		}
+		switch op {
+		case "bind":
+			h.db.BindChangefeedToNode(cf, core.NodeID(node))
+		case "mark-scheduling":
+			h.db.MarkMaintainerScheduling(cf)
+		case "mark-replicating":
+			h.db.MarkMaintainerReplicating(cf)
+		case "mark-absent":
+			h.db.MarkMaintainerAbsent(cf)
+		case "restarting":
+			v := cf.BackoffView()
+			cf.SetBackoffForConformance(v.Baseline, v.Failed, true)
+		}
+	case "get":
+		cf := h.db.GetByID(id)
+		if cf == nil {
+			b.WriteString("nil\n")
+			return nil
+		}
+		b.WriteString(h.dbLine(cf) + "\n")
+		return nil
+	case "waiting":
+		v, _ := arg(d, "max")
+		maxSize, err := strconv.Atoi(v)
+		if err != nil {
+			return fmt.Errorf("db waiting max=%q: %v", v, err)
+		}
+		cfs, sizes := h.db.GetWaitingSchedulingChangefeeds(h.now, maxSize)
+		fmt.Fprintf(b, "waiting: %s\nsize-per-node: %s\n", dbNames(cfs), fmtSizes(sizes))
+		return nil
+	default:
+		return fmt.Errorf("db: unknown operation %q", op)
+	}
+	h.drainLog(b)
+	h.printDB(b)
+	return nil
+}
+
+func dbNames(cfs []*coordinator.Changefeed) string {
+	var names []string
+	for _, cf := range cfs {
+		names = append(names, cfName(cf.ID))
+	}
+	return "[" + strings.Join(names, " ") + "]"
+}
+
+func fmtSizes(m map[core.NodeID]int) string {
+	var parts []string
+	for _, n := range core.SortedKeys(m) {
+		parts = append(parts, fmt.Sprintf("%s=%d", n, m[n]))
+	}
+	return "{" + strings.Join(parts, " ") + "}"
+}
+
+func (h *harness) dbLine(cf *coordinator.Changefeed) string {
+	v := cf.BackoffView()
+	l := newLine("changefeed "+cfName(cf.ID)).flag("stopped", h.db.IsStopped(cf.ID))
+	if cf.NodeID() != "" {
+		l.kv("node", string(cf.NodeID()))
+	}
+	l.u("checkpoint", cf.Status().CheckpointTs).u("baseline", v.Baseline).flag("failed", v.Failed).flag("restarting", v.Restarting)
+	return l.String()
+}
+
+// printDB prints the ChangefeedDB's views: every changefeed, then the
+// absent (runnable), scheduling, replicating and stopped sets, the sizes,
+// and the tasks per node.
+func (h *harness) printDB(b *strings.Builder) {
+	for _, id := range h.db.IDs() {
+		b.WriteString(h.dbLine(h.db.GetByID(id)) + "\n")
+	}
+	var stopped []*coordinator.Changefeed
+	for _, id := range h.db.IDs() {
+		if h.db.IsStopped(id) {
+			stopped = append(stopped, h.db.GetByID(id))
+		}
+	}
+	fmt.Fprintf(b, "absent: %s scheduling: %s replicating: %s stopped: %s\n",
+		dbNames(h.db.GetAbsent(h.now)), dbNames(h.db.GetScheduling()), dbNames(h.db.GetReplicating()), dbNames(stopped))
+	fmt.Fprintf(b, "size=%d absent-size=%d stopped-size=%d size-per-node: %s\n",
+		h.db.GetSize(), h.db.GetAbsentSize(), h.db.GetStoppedSize(), fmtSizes(h.db.GetTaskSizePerNode()))
+	sizes := h.db.GetTaskSizePerNode()
+	for _, n := range core.SortedKeys(sizes) {
+		fmt.Fprintf(b, "by-node %s: %s\n", n, dbNames(h.db.GetByNodeID(n)))
+	}
 }

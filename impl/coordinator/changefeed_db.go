@@ -10,9 +10,12 @@ import (
 	"cdcspec/spec"
 )
 
-// ChangefeedDB is coordinator/changefeed/changefeed_db.go: running
-// changefeeds (absent/scheduling/replicating with a nodeID) and the stopped
-// ones (failed/stopped/finished).
+// ChangefeedDB is coordinator/changefeed/changefeed_db.go at b813e76f9:
+// running changefeeds (absent/scheduling/replicating, the latter two with a
+// nodeID) and the stopped ones (failed/stopped/finished). Method names
+// follow HEAD's; HEAD's replica.ReplicationDB keeps the absent, scheduling
+// and replicating sets and a per-node map, here each changefeed's state and
+// nodeID are the one record they are derived from.
 type ChangefeedDB struct {
 	changefeeds map[core.ChangefeedID]*Changefeed
 	// stopped holds changefeeds that are not scheduled; also in changefeeds.
@@ -24,10 +27,36 @@ func newChangefeedDB(lg *logging.Logger) *ChangefeedDB {
 	return &ChangefeedDB{changefeeds: map[core.ChangefeedID]*Changefeed{}, stopped: map[core.ChangefeedID]bool{}, lg: lg}
 }
 
-// Get returns a changefeed (running or stopped).
+// AddAbsentChangefeed adds a changefeed to be scheduled later
+// (changefeed_db.go:75-85).
+func (db *ChangefeedDB) AddAbsentChangefeed(cf *Changefeed) {
+	db.changefeeds[cf.ID] = cf
+	cf.state = Absent
+}
+
+// AddStoppedChangefeed adds a changefeed that is not scheduled
+// (changefeed_db.go:87-95).
+func (db *ChangefeedDB) AddStoppedChangefeed(cf *Changefeed) {
+	db.changefeeds[cf.ID] = cf
+	db.stopped[cf.ID] = true
+}
+
+// AddReplicatingMaintainer adds a changefeed whose maintainer already runs
+// on n (changefeed_db.go:97-110).
+func (db *ChangefeedDB) AddReplicatingMaintainer(cf *Changefeed, n core.NodeID) {
+	cf.nodeID = n
+	db.lg.Info("changefeed_db.go", 103, "add an replicating maintainer", zap.String("nodeID", string(n)), zap.String("changefeed", string(cf.ID)))
+	db.changefeeds[cf.ID] = cf
+	cf.state = Replicating
+}
+
+// GetByID returns a changefeed (running or stopped), nil if unknown.
+func (db *ChangefeedDB) GetByID(id core.ChangefeedID) *Changefeed { return db.changefeeds[id] }
+
+// Get is GetByID.
 func (db *ChangefeedDB) Get(id core.ChangefeedID) *Changefeed { return db.changefeeds[id] }
 
-// IDs returns every changefeed ID, sorted.
+// IDs returns every changefeed ID, sorted (GetAllChangefeeds).
 func (db *ChangefeedDB) IDs() []core.ChangefeedID {
 	out := make([]core.ChangefeedID, 0, len(db.changefeeds))
 	for id := range db.changefeeds {
@@ -40,65 +69,60 @@ func (db *ChangefeedDB) IDs() []core.ChangefeedID {
 // IsStopped reports whether the changefeed is in the stopped map.
 func (db *ChangefeedDB) IsStopped(id core.ChangefeedID) bool { return db.stopped[id] }
 
-// MarkReplicaAbsent clears the node and marks the changefeed absent.
-func (db *ChangefeedDB) MarkReplicaAbsent(cf *Changefeed) {
-	db.lg.Info("changefeed_db.go", 309, "marking changefeed absent", zap.String("changefeed", string(cf.ID)), zap.String("node", string(cf.nodeID)))
-	cf.nodeID = ""
-	cf.state = Absent
-}
+// GetSize is the number of changefeeds, stopped ones included.
+func (db *ChangefeedDB) GetSize() int { return len(db.changefeeds) }
 
-// BindReplicaToNode sets the node and marks scheduling.
-func (db *ChangefeedDB) BindReplicaToNode(cf *Changefeed, n core.NodeID) {
-	db.lg.Info("changefeed_db.go", 216, "bind changefeed to node", zap.String("changefeed", string(cf.ID)),
-		zap.String("oldNode", string(cf.nodeID)), zap.String("node", string(n)))
-	cf.nodeID = n
-	cf.state = Scheduling
-}
+// GetStoppedSize is the number of stopped changefeeds.
+func (db *ChangefeedDB) GetStoppedSize() int { return len(db.stopped) }
 
-// MarkReplicaScheduling marks the changefeed scheduling, keeping its node
-// (changefeed_db.go MarkMaintainerScheduling: a move's Start).
-func (db *ChangefeedDB) MarkReplicaScheduling(cf *Changefeed) {
-	db.lg.Info("changefeed_db.go", 320, "marking changefeed scheduling", zap.String("ChangefeedDB", string(cf.ID)))
-	cf.state = Scheduling
-}
-
-// MarkReplicaReplicating marks the changefeed replicating on its node.
-func (db *ChangefeedDB) MarkReplicaReplicating(cf *Changefeed) {
-	db.lg.Info("changefeed_db.go", 228, "marking changefeed replicating", zap.String("changefeed", string(cf.ID)), zap.String("node", string(cf.nodeID)))
-	cf.state = Replicating
-}
-
-// MoveToSchedulingQueue makes a changefeed absent (runnable again).
-// resetBackoff is used by resume; overwrite replaces the checkpoint.
-func (db *ChangefeedDB) MoveToSchedulingQueue(now int64, cf *Changefeed, resetBackoff bool, checkpoint uint64) {
-	delete(db.stopped, cf.ID)
-	if resetBackoff {
-		cf.backoff.resetBackoff(now, checkpoint)
+// running returns the running changefeeds in state s, sorted by ID.
+func (db *ChangefeedDB) running(s SchedState) []*Changefeed {
+	var out []*Changefeed
+	for _, id := range db.IDs() {
+		if cf := db.changefeeds[id]; !db.stopped[id] && cf.state == s {
+			out = append(out, cf)
+		}
 	}
-	db.lg.Info("changefeed_db.go", 291, "move a changefeed to scheduling queue, it will be scheduled later",
-		zap.String("changefeed", string(cf.ID)), zap.Uint64("checkpointTs", cf.status.CheckpointTs),
-		zap.Time("nextScheduleTime", unixMs(cf.backoff.nextRetryTime)))
-	cf.nodeID = ""
-	cf.state = Absent
+	return out
 }
 
-// StopChangefeed moves a changefeed to the stopped map (removed=false) or
-// deletes it (removed=true), clearing its node; its statuses are ignored
-// from here on.
-func (db *ChangefeedDB) StopChangefeed(cf *Changefeed, removed bool) {
-	db.lg.Info("changefeed_db.go", 149, "stop changefeed", zap.String("changefeed", string(cf.ID)))
-	cf.nodeID = ""
-	cf.state = Absent
-	if removed {
-		delete(db.changefeeds, cf.ID)
-		delete(db.stopped, cf.ID)
-		return
+// GetAbsent returns the absent changefeeds whose backoff lets them run at
+// now (pkg/scheduler/replica/replication_group.go GetAbsent filters by
+// ShouldRun), sorted by ID.
+func (db *ChangefeedDB) GetAbsent(now int64) []*Changefeed {
+	var out []*Changefeed
+	for _, cf := range db.running(Absent) {
+		if cf.backoff.ShouldRun(now) {
+			out = append(out, cf)
+		}
 	}
-	db.stopped[cf.ID] = true
+	return out
 }
 
-// countByNode counts scheduling+replicating changefeeds per node.
-func (db *ChangefeedDB) countByNode() map[core.NodeID]int {
+// GetAbsentSize is the number of absent changefeeds, runnable or not.
+func (db *ChangefeedDB) GetAbsentSize() int { return len(db.running(Absent)) }
+
+// GetScheduling returns the scheduling changefeeds, sorted by ID.
+func (db *ChangefeedDB) GetScheduling() []*Changefeed { return db.running(Scheduling) }
+
+// GetReplicating returns the replicating changefeeds, sorted by ID.
+func (db *ChangefeedDB) GetReplicating() []*Changefeed { return db.running(Replicating) }
+
+// GetByNodeID returns the scheduling and replicating changefeeds bound to
+// n, sorted by ID.
+func (db *ChangefeedDB) GetByNodeID(n core.NodeID) []*Changefeed {
+	var out []*Changefeed
+	for _, id := range db.IDs() {
+		if cf := db.changefeeds[id]; !db.stopped[id] && cf.nodeID == n && n != "" {
+			out = append(out, cf)
+		}
+	}
+	return out
+}
+
+// GetTaskSizePerNode counts scheduling and replicating changefeeds per
+// node; a node without any is absent from the map.
+func (db *ChangefeedDB) GetTaskSizePerNode() map[core.NodeID]int {
 	out := map[core.NodeID]int{}
 	for id, cf := range db.changefeeds {
 		if !db.stopped[id] && cf.nodeID != "" {
@@ -106,6 +130,88 @@ func (db *ChangefeedDB) countByNode() map[core.NodeID]int {
 		}
 	}
 	return out
+}
+
+// GetWaitingSchedulingChangefeeds returns at most maxSize runnable absent
+// changefeeds and the task size per node (changefeed_db.go:234-242).
+func (db *ChangefeedDB) GetWaitingSchedulingChangefeeds(now int64, maxSize int) ([]*Changefeed, map[core.NodeID]int) {
+	absent := db.GetAbsent(now)
+	if len(absent) > maxSize {
+		absent = absent[:maxSize]
+	}
+	return absent, db.GetTaskSizePerNode()
+}
+
+// MarkMaintainerAbsent clears the node and marks the changefeed absent.
+func (db *ChangefeedDB) MarkMaintainerAbsent(cf *Changefeed) {
+	db.lg.Info("changefeed_db.go", 309, "marking changefeed absent", zap.String("changefeed", string(cf.ID)), zap.String("node", string(cf.nodeID)))
+	cf.nodeID = ""
+	cf.state = Absent
+}
+
+// BindChangefeedToNode sets the node and marks scheduling.
+func (db *ChangefeedDB) BindChangefeedToNode(cf *Changefeed, n core.NodeID) {
+	db.lg.Info("changefeed_db.go", 216, "bind changefeed to node", zap.String("changefeed", string(cf.ID)),
+		zap.String("oldNode", string(cf.nodeID)), zap.String("node", string(n)))
+	cf.nodeID = n
+	cf.state = Scheduling
+}
+
+// MarkMaintainerScheduling marks the changefeed scheduling, keeping its
+// node (a move's Start).
+func (db *ChangefeedDB) MarkMaintainerScheduling(cf *Changefeed) {
+	db.lg.Info("changefeed_db.go", 320, "marking changefeed scheduling", zap.String("ChangefeedDB", string(cf.ID)))
+	cf.state = Scheduling
+}
+
+// MarkMaintainerReplicating marks the changefeed replicating on its node
+// and ends its restart (changefeed_db.go:223-232: task.StartFinished()).
+func (db *ChangefeedDB) MarkMaintainerReplicating(cf *Changefeed) {
+	db.lg.Info("changefeed_db.go", 228, "marking changefeed replicating", zap.String("changefeed", string(cf.ID)), zap.String("node", string(cf.nodeID)))
+	cf.state = Replicating
+	cf.backoff.StartFinished()
+}
+
+// MoveToSchedulingQueue makes a changefeed absent (runnable again). With
+// resetBackoff (resume, create) the backoff is reset and its baseline moves
+// to the changefeed's status checkpoint (changefeed_db.go:267-297).
+func (db *ChangefeedDB) MoveToSchedulingQueue(now int64, id core.ChangefeedID, resetBackoff bool) {
+	cf := db.changefeeds[id]
+	if cf == nil {
+		return
+	}
+	if resetBackoff {
+		cf.backoff.resetBackoff(now, cf.status.CheckpointTs)
+	}
+	delete(db.stopped, cf.ID)
+	db.lg.Info("changefeed_db.go", 291, "move a changefeed to scheduling queue, it will be scheduled later",
+		zap.String("changefeed", string(cf.ID)), zap.Uint64("checkpointTs", cf.status.CheckpointTs),
+		zap.Time("nextScheduleTime", unixMs(cf.backoff.nextRetryTime)))
+	cf.nodeID = ""
+	cf.state = Absent
+}
+
+// StopByChangefeedID moves a changefeed to the stopped map (remove=false)
+// or deletes it (remove=true), clearing its node, and returns the node it
+// was bound to ("" for an unknown changefeed). Its statuses are ignored from
+// here on. Follows changefeed_db.go:112-162.
+func (db *ChangefeedDB) StopByChangefeedID(id core.ChangefeedID, remove bool) core.NodeID {
+	cf := db.changefeeds[id]
+	if cf == nil {
+		return ""
+	}
+	n := cf.nodeID
+	cf.nodeID = ""
+	cf.state = Absent
+	if remove {
+		db.lg.Info("changefeed_db.go", 129, "remove changefeed", zap.String("changefeed", string(cf.ID)))
+		delete(db.changefeeds, cf.ID)
+		delete(db.stopped, cf.ID)
+		return n
+	}
+	db.lg.Info("changefeed_db.go", 149, "stop changefeed", zap.String("changefeed", string(cf.ID)))
+	db.stopped[cf.ID] = true
+	return n
 }
 
 func (db *ChangefeedDB) emitRemoved(out *core.Effects, id core.ChangefeedID) {

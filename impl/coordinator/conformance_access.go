@@ -46,3 +46,14 @@ func (c *Changefeed) StartFinished() { c.backoff.StartFinished() }
 // ResetErrRetry is Backoff.resetErrRetry, which TiCDC's TestRetry calls
 // directly: baseline and restarting marker stay.
 func (c *Changefeed) ResetErrRetry(now int64) { c.backoff.resetErrRetry(now) }
+
+// NewChangefeedDBForConformance returns an empty ChangefeedDB, as TiCDC's
+// changefeed.NewChangefeedDB does for coordinator/changefeed/changefeed_db_test.go.
+func NewChangefeedDBForConformance(lg *logging.Logger) *ChangefeedDB { return newChangefeedDB(lg) }
+
+// SetBackoffForConformance sets what TiCDC's ChangefeedDB tests set on a
+// changefeed's backoff: the baseline checkpoint (NewBackoff's checkpointTs),
+// failed and the restarting marker.
+func (c *Changefeed) SetBackoffForConformance(baseline uint64, failed, restarting bool) {
+	c.backoff.checkpointTs, c.backoff.failed, c.backoff.isRestarting = baseline, failed, restarting
+}

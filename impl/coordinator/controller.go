@@ -123,7 +123,7 @@ func (c *Coordinator) OnNodesChanged(now int64, alive []core.NodeID, out *core.E
 		for _, id := range c.db.IDs() {
 			cf := c.db.Get(id)
 			if cf.nodeID == n && c.oc.ops[id] == nil {
-				c.db.MarkReplicaAbsent(cf)
+				c.db.MarkMaintainerAbsent(cf)
 			}
 		}
 		c.oc.onNodeRemoved(n, out)
@@ -309,8 +309,7 @@ func (c *Coordinator) maybeInitialize(now int64, out *core.Effects) {
 			delete(running, id)
 			continue
 		case st.Progress == ProgressStopping || info.State == spec.StateStopped || info.State == spec.StateFailed || info.State == spec.StateFinished:
-			c.db.changefeeds[id] = cf
-			c.db.stopped[id] = true
+			c.db.AddStoppedChangefeed(cf)
 			if st.Progress == ProgressStopping {
 				node, epoch := c.self, info.Epoch
 				if rs := running[id]; len(rs) > 0 {
@@ -322,7 +321,7 @@ func (c *Coordinator) maybeInitialize(now int64, out *core.Effects) {
 			delete(running, id)
 			continue
 		}
-		c.db.changefeeds[id] = cf
+		c.db.AddAbsentChangefeed(cf)
 		adopted := false
 		for _, r := range running[id] {
 			if !adopted && (r.s.Epoch == 0 || r.s.Epoch == info.Epoch) {
@@ -337,9 +336,8 @@ func (c *Coordinator) maybeInitialize(now int64, out *core.Effects) {
 				adoptedCf := c.newChangefeed(now, id, info, r.s.CheckpointTs)
 				adoptedCf.infoModRev, adoptedCf.isNew, adoptedCf.progress = cf.infoModRev, cf.isNew, cf.progress
 				adoptedCf.status.Epoch = r.s.Epoch
-				adoptedCf.nodeID, adoptedCf.state = r.node, Replicating
 				cf = adoptedCf
-				c.db.changefeeds[id] = cf
+				c.db.AddReplicatingMaintainer(cf, r.node)
 				continue
 			}
 			// As coordinator/controller.go stopStaleBootstrapMaintainers at
@@ -540,7 +538,7 @@ func (c *Coordinator) handleStateChange(now int64, cf *Changefeed, state string,
 			c.lg.Event(out, spec.Event{Kind: spec.StateChanged, Changefeed: string(cf.ID), State: state, Err: errMsg})
 		}
 		c.oc.replaceWithStop(&StopChangefeedOperator{c: c, id: cf.ID, node: node, removed: false, epoch: oldEpoch}, out)
-		c.db.MoveToSchedulingQueue(now, cf, false, 0)
+		c.db.MoveToSchedulingQueue(now, cf.ID, false)
 	case spec.StateFailed, spec.StateFinished:
 		node := cf.nodeID
 		if node == "" {
@@ -552,7 +550,7 @@ func (c *Coordinator) handleStateChange(now int64, cf *Changefeed, state string,
 			putOp(StatusKey(cf.ID), ChangefeedStatus{CheckpointTs: cf.status.CheckpointTs, Progress: ProgressStopping}, -1))
 		c.be.markInfo()
 		c.lg.Event(out, spec.Event{Kind: spec.StateChanged, Changefeed: string(cf.ID), State: state, Err: errMsg})
-		c.db.StopChangefeed(cf, false)
+		c.db.StopByChangefeedID(cf.ID, false)
 		c.oc.replaceWithStop(&StopChangefeedOperator{c: c, id: cf.ID, node: node, removed: false, epoch: cf.Info.Epoch}, out)
 	case spec.StateNormal:
 		cf.Info.State, cf.Info.Error = spec.StateNormal, nil
@@ -596,10 +594,9 @@ func (c *Coordinator) basicSchedule(now int64, out *core.Effects) {
 	if len(nodes) == 0 {
 		return
 	}
-	counts := c.db.countByNode()
-	for _, id := range c.db.IDs() {
-		cf := c.db.Get(id)
-		if c.db.IsStopped(id) || cf.state != Absent || c.oc.ops[id] != nil || !cf.backoff.ShouldRun(now) {
+	counts := c.db.GetTaskSizePerNode()
+	for _, cf := range c.db.GetAbsent(now) {
+		if c.oc.ops[cf.ID] != nil {
 			continue
 		}
 		dest := nodes[0]
@@ -624,7 +621,7 @@ func (c *Coordinator) balanceSchedule(now int64, out *core.Effects) {
 	if len(nodes) < 2 {
 		return
 	}
-	counts := c.db.countByNode()
+	counts := c.db.GetTaskSizePerNode()
 	for _, id := range c.db.IDs() {
 		if !c.db.IsStopped(id) && c.db.Get(id).state != Replicating {
 			return
@@ -688,9 +685,9 @@ func (c *Coordinator) CreateChangefeed(now int64, id core.ChangefeedID, startTs 
 	c.be.addAPI(out, id, "create", func(out *core.Effects) {
 		cf := c.newChangefeed(now, id, info, startTs)
 		cf.isNew = true
-		c.db.changefeeds[id] = cf
+		c.db.AddAbsentChangefeed(cf)
 		c.lg.Event(out, spec.Event{Kind: spec.ChangefeedCreated, Changefeed: string(id), Checkpoint: startTs, State: spec.StateNormal, Tables: tables})
-		c.db.MoveToSchedulingQueue(now, cf, true, startTs)
+		c.db.MoveToSchedulingQueue(now, id, true)
 	}, putOp(InfoKey(id), info, 0),
 		putOp(StatusKey(id), ChangefeedStatus{CheckpointTs: startTs, Progress: ProgressNone}, 0))
 	c.be.markInfo()
@@ -729,7 +726,7 @@ func (c *Coordinator) PauseChangefeed(now int64, id core.ChangefeedID, out *core
 		cf.Info.State = spec.StateStopped
 		cf.progress = ProgressStopping
 		c.lg.Event(out, spec.Event{Kind: spec.StateChanged, Changefeed: string(id), State: spec.StateStopped})
-		c.db.StopChangefeed(cf, false)
+		c.db.StopByChangefeedID(cf.ID, false)
 		c.oc.replaceWithStop(&StopChangefeedOperator{c: c, id: id, node: node, removed: false, epoch: cf.Info.Epoch}, out)
 	}, putOp(InfoKey(id), info, -1),
 		putOp(StatusKey(id), ChangefeedStatus{CheckpointTs: cf.status.CheckpointTs, Progress: ProgressStopping}, -1))
@@ -778,7 +775,7 @@ func (c *Coordinator) ResumeChangefeed(now int64, id core.ChangefeedID, overwrit
 		cf.status = core.MaintainerStatus{Changefeed: id, State: core.ComponentWorking, CheckpointTs: checkpoint, Epoch: e}
 		cf.lastSavedCheckpointTs = checkpoint
 		cf.progress = ProgressNone
-		c.db.MoveToSchedulingQueue(now, cf, true, checkpoint)
+		c.db.MoveToSchedulingQueue(now, id, true)
 	}, putOp(InfoKey(id), info, cf.infoModRev),
 		putOp(StatusKey(id), ChangefeedStatus{CheckpointTs: checkpoint, Progress: ProgressNone}, -1))
 	c.be.markInfo()
@@ -797,7 +794,7 @@ func (c *Coordinator) RemoveChangefeed(now int64, id core.ChangefeedID, out *cor
 			node = c.self
 		}
 		c.lg.Event(out, spec.Event{Kind: spec.StateChanged, Changefeed: string(id), State: spec.StateRemoved})
-		c.db.StopChangefeed(cf, true)
+		c.db.StopByChangefeedID(cf.ID, true)
 		c.oc.replaceWithStop(&StopChangefeedOperator{c: c, id: id, node: node, removed: true, epoch: cf.Info.Epoch}, out)
 	}, putOp(StatusKey(id), ChangefeedStatus{CheckpointTs: cf.status.CheckpointTs, Progress: ProgressRemoving}, -1))
 	return nil

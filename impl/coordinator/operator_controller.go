@@ -180,7 +180,7 @@ type AddMaintainerOperator struct {
 
 func (o *AddMaintainerOperator) ID() core.ChangefeedID { return o.cf.ID }
 func (o *AddMaintainerOperator) Type() spec.Op         { return spec.OpAdd }
-func (o *AddMaintainerOperator) Start()                { o.c.db.BindReplicaToNode(o.cf, o.dest) }
+func (o *AddMaintainerOperator) Start()                { o.c.db.BindChangefeedToNode(o.cf, o.dest) }
 func (o *AddMaintainerOperator) Schedule() (core.NodeID, core.Message) {
 	if o.finished {
 		return "", nil
@@ -217,11 +217,10 @@ func (o *AddMaintainerOperator) PostFinish(out *core.Effects) {
 		return
 	}
 	if o.removed {
-		o.c.db.MarkReplicaAbsent(o.cf)
+		o.c.db.MarkMaintainerAbsent(o.cf)
 		return
 	}
-	o.c.db.MarkReplicaReplicating(o.cf)
-	o.cf.backoff.StartFinished()
+	o.c.db.MarkMaintainerReplicating(o.cf)
 	o.cf.isNew = false
 }
 func (o *AddMaintainerOperator) String() string {
@@ -271,13 +270,13 @@ type MoveMaintainerOperator struct {
 
 func (o *MoveMaintainerOperator) ID() core.ChangefeedID { return o.cf.ID }
 func (o *MoveMaintainerOperator) Type() spec.Op         { return spec.OpMove }
-func (o *MoveMaintainerOperator) Start()                { o.c.db.MarkReplicaScheduling(o.cf) }
+func (o *MoveMaintainerOperator) Start()                { o.c.db.MarkMaintainerScheduling(o.cf) }
 func (o *MoveMaintainerOperator) Schedule() (core.NodeID, core.Message) {
 	switch o.state {
 	case moveRemoveOrigin:
 		return o.origin, &core.RemoveMaintainerRequest{Changefeed: o.cf.ID, Cascade: false, Removed: false, Epoch: o.originEpoch}
 	case moveOriginStopped:
-		o.c.db.BindReplicaToNode(o.cf, o.dest)
+		o.c.db.BindChangefeedToNode(o.cf, o.dest)
 		o.state = moveAddTarget
 		fallthrough
 	case moveAddTarget:
@@ -359,7 +358,7 @@ func (o *MoveMaintainerOperator) abort() {
 	o.c.lg.Info("operator_move.go", 205, "move maintainer operator aborted, mark changefeed absent", zap.String("changefeed", string(o.cf.ID)))
 	o.state = moveDoneNoPostFinish
 	if o.c.db.Get(o.cf.ID) == o.cf {
-		o.c.db.MarkReplicaAbsent(o.cf)
+		o.c.db.MarkMaintainerAbsent(o.cf)
 	}
 }
 
@@ -371,8 +370,7 @@ func (o *MoveMaintainerOperator) PostFinish(out *core.Effects) {
 		return
 	}
 	o.c.lg.Info("operator_move.go", 295, "move changefeed operator finished", zap.String("changefeed", string(o.cf.ID)))
-	o.c.db.MarkReplicaReplicating(o.cf)
-	o.cf.backoff.StartFinished()
+	o.c.db.MarkMaintainerReplicating(o.cf)
 }
 func (o *MoveMaintainerOperator) String() string {
 	return fmt.Sprintf("move maintainer operator: %s, origin:%s, dest:%s", o.cf.ID, o.origin, o.dest)
