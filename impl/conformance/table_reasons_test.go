@@ -49,6 +49,16 @@ var implementedFeatures = []implementedFeature{
 		phrases: []string{"split is not implemented", "split operators are not implemented"},
 	},
 	{
+		name: "the coordinator's ChangefeedDB with HEAD's API (add/stop/bind/mark, GetAbsent, GetWaitingSchedulingChangefeeds)",
+		file: "../coordinator/changefeed_db.go", decl: "func (db *ChangefeedDB) GetWaitingSchedulingChangefeeds(",
+		phrases: []string{"changefeeddb is internal", "changefeeddb bookkeeping accessor"},
+	},
+	{
+		name: "the coordinator's basic and balance schedulers",
+		file: "../coordinator/controller.go", decl: "func (c *Coordinator) balanceSchedule(",
+		phrases: []string{"cover scheduling", "balance scheduler is not implemented"},
+	},
+	{
 		name: "maintainer move (coordinator move operator, non-cascade remove)",
 		file: "../coordinator/operator_controller.go", decl: "type MoveMaintainerOperator struct",
 		phrases: []string{"maintainer move is not implemented", "move maintainer is not implemented"},
