@@ -53,7 +53,8 @@ import (
 //	local-fence on=n1 [cf=CF] | set-stopping on=n1 | failpoint on=n1 block-create=B not-ready-to-close=B
 //	                                                           (local-fence with cf fences that DM only)
 //	fail-persist                                               the coordinator's next etcd txn fails
-//	state [of=COMP]                                            observable state
+//	state [of=COMP] [span-status]                              observable state (span-status: each span's last
+//	                                                           stored dispatcher state too)
 //
 // COMP is coordinator, manager@NODE or orchestrator@NODE. Every command
 // prints the effects its handlers returned: persisted keys, sends, sink
@@ -78,6 +79,7 @@ type harness struct {
 	outbox      []core.Envelope
 	revision    int64
 	failPersist bool
+	spanStatus  bool // the current state command prints span statuses
 
 	model modelRun
 }
@@ -809,6 +811,7 @@ func (h *harness) command(b *strings.Builder, d *datadriven.TestData) error {
 		if v, ok := arg(d, "of"); ok {
 			comps = strings.Split(v, ",")
 		}
+		_, h.spanStatus = arg(d, "span-status")
 		for _, c := range comps {
 			if err := h.printState(b, c); err != nil {
 				return err
@@ -1077,6 +1080,9 @@ func (h *harness) printState(b *strings.Builder, comp string) error {
 					sl.kv("node", string(s.Node))
 				}
 				sl.u("checkpoint", s.Checkpoint)
+				if h.spanStatus {
+					sl.kv("status", s.Status.String())
+				}
 				if s.Operator != "" {
 					sl.kv("op", strconv.Quote(h.ids.scrub(s.Operator)))
 				}

@@ -289,6 +289,9 @@ type SpanInfo struct {
 	State      string
 	Checkpoint uint64
 	Operator   string
+	// Status is the state of the last stored TableSpanStatus (HEAD's
+	// SpanReplication.status, which IsWorking reads).
+	Status core.ComponentState
 }
 
 // Spans lists the span controller sorted by span (table, start).
@@ -296,7 +299,7 @@ func (m *Maintainer) Spans() []SpanInfo {
 	var out []SpanInfo
 	for _, id := range m.spans.sortedIDs() {
 		s := m.spans.spans[id]
-		si := SpanInfo{ID: s.ID, Span: s.Span, Node: s.nodeID, State: s.state.String(), Checkpoint: s.checkpointTs}
+		si := SpanInfo{ID: s.ID, Span: s.Span, Node: s.nodeID, State: s.state.String(), Checkpoint: s.checkpointTs, Status: s.status}
 		if op := m.ops.GetOperator(id); op != nil {
 			si.Operator = op.String()
 		}
