@@ -39,25 +39,34 @@ func nodeAction(a model.Action, s *model.State, sl uint8) bool {
 }
 
 // modelKinds maps an implementation message to the model message kinds it
-// carries; nil for messages the model does not have.
+// carries and the Tracker follows (core.MessageKind.ModelKinds without
+// untracked); nil for messages it does not.
 func modelKinds(m core.Message) []string {
-	switch m.(type) {
-	case core.MaintainerHeartbeat, *core.MaintainerHeartbeat:
-		return []string{"MaintainerStatus"}
-	case core.HeartBeatRequest, *core.HeartBeatRequest:
-		return []string{"HeartBeatRequest(watermark)", "HeartBeatRequest(status)", "HeartBeatRequest(err)"}
-	case core.BlockStatusRequest, *core.BlockStatusRequest:
-		return []string{"BlockStatusRequest(NONE)"}
-	case core.HeartBeatResponse, *core.HeartBeatResponse:
-		return []string{"HeartBeatResponse(ACK)"}
-	case core.CoordinatorBootstrapRequest, *core.CoordinatorBootstrapRequest,
-		core.CoordinatorBootstrapResponse, *core.CoordinatorBootstrapResponse:
-		// The model starts with its coordinator bootstrapped and has these
-		// messages only after a coordinator failover (model/lifecycle.go),
-		// where the Tracker stops following.
+	k, ok := core.KindOf(m)
+	if !ok {
 		return nil
 	}
-	return []string{m.TypeName()}
+	var out []string
+	for _, mk := range k.ModelKinds {
+		if untracked[mk] == "" {
+			out = append(out, mk)
+		}
+	}
+	return out
+}
+
+// untracked are the model's message kinds the Tracker never matches a
+// delivery against, with the reason.
+var untracked = map[string]string{
+	// The model starts with its coordinator bootstrapped and has these
+	// messages only after a coordinator failover (model/lifecycle.go),
+	// where the Tracker stops following.
+	"CoordinatorBootstrapRequest":  "coordinator failover: the Tracker stops",
+	"CoordinatorBootstrapResponse": "coordinator failover: the Tracker stops",
+	// The Tracker stops at a blocking DDL or syncpoint (refinement.go, the
+	// steps it does not follow), so no barrier message reaches a match.
+	"BlockStatusRequest":        "blocking DDL: the Tracker stops",
+	"HeartBeatResponse(action)": "blocking DDL: the Tracker stops",
 }
 
 // mapStep maps one implementation step to a description, the model actions
@@ -329,7 +338,7 @@ func (t *Tracker) deliverMatching(s model.State, st sim.Step, kinds []string) mo
 	if _, ok := st.Msg.(*core.MergeDispatcherRequest); ok {
 		return s // taken at a tick of the receiver (see mapStep)
 	}
-	toCoord := st.Msg.Topic() == core.TopicCoordinator
+	toCoord := core.TopicOf(st.Msg) == core.TopicCoordinator
 	fromSl, fromOK := t.slot[st.From]
 	toSl := t.slot[st.Node]
 	// A heartbeat batches the statuses of several dispatchers, the model
