@@ -137,6 +137,7 @@ type item struct {
 	env  core.Envelope
 	msg  uint64 // message ID (send order; a duplicate shares its original's)
 	sr   core.SinkResult
+	from uint64 // a sink result's write's FromTs (a cut reports ToTs = from)
 	ls   int64
 	// Message-center bookkeeping (delivery.go): flight is a message between
 	// stages; slot the orchestrator queue slot a delivery drains (its
@@ -476,12 +477,20 @@ func (n *simNode) Send(env core.Envelope) { n.s.send(env) }
 func (n *simNode) SinkWrite(w core.SinkWrite) {
 	s := n.s
 	r := s.sink.Write(w)
-	s.push(&item{at: s.now + 5 + s.rng.Int64N(15), kind: itemSinkResult, node: n.cap.ID, sr: r})
+	s.push(&item{at: s.now + 5 + s.rng.Int64N(15), kind: itemSinkResult, node: n.cap.ID, sr: r, from: w.FromTs})
 }
 
-// SinkCancel does nothing (capture.IO): a simulated write completes 5-20
-// ms after it starts, so a removing dispatcher never waits long for it.
-func (n *simNode) SinkCancel(core.SinkCancel) {}
+// SinkCancel cuts the dispatcher's write in flight (capture.IO): its rows
+// are in the sink already (at-least-once duplicates for the span's next
+// replicator), and its result, still due at its time, reports nothing
+// newly flushed (ToTs = FromTs).
+func (n *simNode) SinkCancel(c core.SinkCancel) {
+	for _, it := range n.s.q {
+		if it.kind == itemSinkResult && it.node == n.cap.ID && it.sr.Sink == c.Sink && it.sr.Dispatcher == c.Dispatcher {
+			it.sr.ToTs = it.from
+		}
+	}
+}
 
 // CoordinatorExited resigns ownership if n still holds it (capture.IO).
 func (n *simNode) CoordinatorExited() {

@@ -85,3 +85,22 @@ func TestChaosDelaysEveryDelayableType(t *testing.T) {
 		assert.NotEqual(t, spec.ActionMergeTable, e.action, "chaosMenu merges: MergeDispatcherRequest leaves chaosNeverSends")
 	}
 }
+
+// TestSinkCancelCutsWriteInFlight: a cancel cuts the named dispatcher's
+// write in flight (its result reports ToTs = FromTs) and leaves the
+// others' alone (core.Effects, step 3).
+func TestSinkCancelCutsWriteInFlight(t *testing.T) {
+	s := New(Config{Seed: 1, Nodes: 1})
+	n := s.nodes[s.Captures()[0]]
+	n.SinkWrite(core.SinkWrite{Changefeed: "ks/cf", Sink: 7, Dispatcher: "d1", FromTs: 10, ToTs: 20})
+	n.SinkWrite(core.SinkWrite{Changefeed: "ks/cf", Sink: 7, Dispatcher: "d2", FromTs: 10, ToTs: 20})
+	n.SinkCancel(core.SinkCancel{Sink: 7, Dispatcher: "d1"})
+	n.SinkCancel(core.SinkCancel{Sink: 8, Dispatcher: "d2"}) // another sink: nothing to cut
+	got := map[core.DispatcherID]uint64{}
+	for _, it := range s.q {
+		if it.kind == itemSinkResult {
+			got[it.sr.Dispatcher] = it.sr.ToTs
+		}
+	}
+	assert.Equal(t, map[core.DispatcherID]uint64{"d1": 10, "d2": 20}, got)
+}
