@@ -55,6 +55,11 @@ var msgNames = [...]string{
 	mCoordBootResp:    "CoordinatorBootstrapResponse",
 }
 
+// MessageKindNames lists the model's message kinds by name, in kind order
+// (without the zero kind). impl/core's registry names, per TiCDC message
+// type, the kinds it carries; TestRegistryMatchesModelKinds ties the two.
+func MessageKindNames() []string { return append([]string(nil), msgNames[1:]...) }
+
 func msgKindByName(s string) (uint8, bool) {
 	for i, n := range msgNames {
 		if n == s && i != 0 {

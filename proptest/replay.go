@@ -118,17 +118,12 @@ func (r *replayer) endpoint(id uint8) (int, bool) {
 	return r.slotIndex(id & 3)
 }
 
-// implMsgType maps a model message kind name to the impl's message type.
+// implMsgType maps a model message kind name to the impl's message type
+// that carries it (core.MessageKind.ModelKinds); a name no type carries is
+// returned as is.
 func implMsgType(modelKind string) string {
-	switch {
-	case modelKind == "MaintainerStatus":
-		return "MaintainerHeartbeat"
-	case strings.HasPrefix(modelKind, "HeartBeatRequest"):
-		return "HeartBeatRequest"
-	case strings.HasPrefix(modelKind, "HeartBeatResponse"):
-		return "HeartBeatResponse"
-	case strings.HasPrefix(modelKind, "BlockStatusRequest"):
-		return "BlockStatusRequest"
+	if k, ok := core.KindOfModel(modelKind); ok {
+		return k.Name
 	}
 	return modelKind
 }

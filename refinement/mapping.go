@@ -39,111 +39,45 @@ func nodeAction(a model.Action, s *model.State, sl uint8) bool {
 }
 
 // modelKinds maps an implementation message to the model message kinds it
-// carries; nil for messages the model does not have.
+// carries and the Tracker follows (core.MessageKind.ModelKinds without
+// untracked); nil for messages it does not.
 func modelKinds(m core.Message) []string {
-	switch m.(type) {
-	case core.MaintainerHeartbeat, *core.MaintainerHeartbeat:
-		return []string{"MaintainerStatus"}
-	case core.HeartBeatRequest, *core.HeartBeatRequest:
-		return []string{"HeartBeatRequest(watermark)", "HeartBeatRequest(status)", "HeartBeatRequest(err)"}
-	case core.BlockStatusRequest, *core.BlockStatusRequest:
-		return []string{"BlockStatusRequest(NONE)"}
-	case core.HeartBeatResponse, *core.HeartBeatResponse:
-		return []string{"HeartBeatResponse(ACK)"}
-	case core.CoordinatorBootstrapRequest, *core.CoordinatorBootstrapRequest,
-		core.CoordinatorBootstrapResponse, *core.CoordinatorBootstrapResponse:
-		// The model starts with its coordinator bootstrapped and has these
-		// messages only after a coordinator failover (model/lifecycle.go),
-		// where the Tracker stops following.
+	k, ok := core.KindOf(m)
+	if !ok {
 		return nil
 	}
-	return []string{m.TypeName()}
+	var out []string
+	for _, mk := range k.ModelKinds {
+		if untracked[mk] == "" {
+			out = append(out, mk)
+		}
+	}
+	return out
+}
+
+// untracked are the model's message kinds the Tracker never matches a
+// delivery against, with the reason.
+var untracked = map[string]string{
+	// The model starts with its coordinator bootstrapped and has these
+	// messages only after a coordinator failover (model/lifecycle.go),
+	// where the Tracker stops following.
+	"CoordinatorBootstrapRequest":  "coordinator failover: the Tracker stops",
+	"CoordinatorBootstrapResponse": "coordinator failover: the Tracker stops",
+	// The Tracker stops at a blocking DDL or syncpoint (refinement.go, the
+	// steps it does not follow), so no barrier message reaches a match.
+	"BlockStatusRequest":        "blocking DDL: the Tracker stops",
+	"HeartBeatResponse(action)": "blocking DDL: the Tracker stops",
 }
 
 // mapStep maps one implementation step to a description, the model actions
 // it may stand for and whether at least one must be taken; or to the reason
 // the Tracker must stop following.
 func (t *Tracker) mapStep(st sim.Step) (what string, f filter, mustAct bool, stop string) {
-	slotOf := func(id core.NodeID) (uint8, bool) {
-		sl, ok := t.slot[id]
-		return sl, ok && t.ident[id] == t.current(sl)
-	}
 	switch st.Kind {
 	case sim.StepDeliver:
-		sl, ok := slotOf(st.Node)
-		what = fmt.Sprintf("%s delivered %s->%s", st.Msg.TypeName(), t.name(st.From), t.name(st.Node))
-		kinds := modelKinds(st.Msg)
-		if !ok || kinds == nil {
-			return what, nothing, false, ""
-		}
-		if rm, isRm := st.Msg.(*core.RemoveMaintainerRequest); isRm && !rm.Cascade && rm.Changefeed == t.Feed {
-			// The implementation's origin removes its table trigger over
-			// several steps (a Remove to its own DM, the trigger's async
-			// close, its Stopped, the next re-sent remove), the model's in
-			// one (SPEC.md 7.1, item 16): the model takes the remove at the
-			// step that closes the implementation's maintainer, and until
-			// then implView shows the origin as before the remove (see
-			// closingOrigin).
-			if info, ok := t.maintainerOn(st.Node); ok && info.Removing && !info.Removed {
-				t.closingOrigin[st.Node] = true
-				t.holdDelivery = true
-			} else if t.closingOrigin[st.Node] {
-				t.closedOrigin = true // this re-sent remove closed it: the model takes the remove now
-			}
-		}
-		if req, isReq := st.Msg.(*core.ScheduleDispatcherRequest); isReq && t.closingOrigin[st.Node] && req.Config.Span.Table == 0 && req.Action == core.ScheduleRemove {
-			// The closing origin's Remove of its own table trigger: the
-			// model has no such message (its remove took the trigger).
-			t.holdDelivery = true
-		}
-		if t.tsExhausted && t.reportsError(st.Msg) {
-			return what, nil, false, "an error report after the model's timestamps ran out: whether it comes with checkpoint progress, which decides the backoff, is beyond the model's ts range"
-		}
-		return what, func(a model.Action, s *model.State, depth int) bool {
-			return !periodicKind(a.Kind) && a.Kind != model.ADeliver && nodeAction(a, s, sl)
-		}, false, ""
+		return t.mapDeliver(st)
 	case sim.StepTick:
-		sl, ok := slotOf(st.Node)
-		what = "tick on " + t.name(st.Node)
-		if !ok {
-			return what, nothing, false, ""
-		}
-		return what, func(a model.Action, s *model.State, _ int) bool {
-			if a.Kind == model.ADeliver && !a.Msg.ToCoordinator() && a.Msg.DstSlot() == sl && s.CreateQueuedFor(sl) {
-				// The implementation's dispatcher manager creates a
-				// requested dispatcher at its next tick (the journaled
-				// Create); the model creates it on delivery, after what
-				// its channel holds ahead of the Create.
-				return true
-			}
-			if a.Kind == model.ADeliver && a.Msg.IsMerge() && !a.Msg.ToCoordinator() && a.Msg.DstSlot() == sl {
-				// The implementation's dispatcher manager journals a
-				// MergeDispatcherRequest on delivery and commits the merge
-				// at a later tick (doMerges, once no source has a write in
-				// flight); the model's commits on delivery (SPEC.md 7.1,
-				// item 14), so it takes the delivery at a tick.
-				return true
-			}
-			if a.Kind == model.AMaintTick && a.Node == sl && s.Maint[sl].Removed {
-				// The manager's tick sends its MaintainerHeartbeat, with a
-				// closed maintainer's Stopped status, and then deletes the
-				// closed maintainer (maintainer_manager.go Run at
-				// b813e76f9: sendHeartbeat, then
-				// cleanupRemovedMaintainers). The model's cleanup is an
-				// action of its own and the tick's periodic heartbeat is
-				// taken after the tick's choices, when the cleaned-up
-				// maintainer no longer reports: so the heartbeat may come
-				// first, as a choice, for the cleanup to follow it.
-				return true
-			}
-			if a.Kind == model.ACoordTick && sl == 0 {
-				// a coordinator tick that binds a moved changefeed to its
-				// target (see coordTickActs)
-				n, _ := model.Step(t.Cfg, *s, a)
-				return coordTickActs(s, &n)
-			}
-			return !periodicKind(a.Kind) && nodeAction(a, s, sl)
-		}, false, ""
+		return t.mapTick(st)
 	case sim.StepUpstream:
 		if !t.upstreamCanAdvance() {
 			t.tsExhausted = true
@@ -161,7 +95,7 @@ func (t *Tracker) mapStep(st sim.Step) (what string, f filter, mustAct bool, sto
 	case sim.StepMembership:
 		var left []uint8
 		for _, id := range st.Left {
-			if sl, ok := slotOf(id); ok {
+			if sl, ok := t.liveSlot(id); ok {
 				left = append(left, sl)
 				t.detected[sl] = true
 			}
@@ -177,34 +111,131 @@ func (t *Tracker) mapStep(st sim.Step) (what string, f filter, mustAct bool, sto
 	if st.Node != "" {
 		what += " " + t.name(st.Node)
 	}
+	if what, f, mustAct, stop, ok := t.mapFault(st, what); ok {
+		return what, f, mustAct, stop
+	}
+	return t.mapAction(st, what)
+}
+
+// liveSlot is the model slot of capture id, if id is the slot's current
+// identity.
+func (t *Tracker) liveSlot(id core.NodeID) (uint8, bool) {
+	sl, ok := t.slot[id]
+	return sl, ok && t.ident[id] == t.current(sl)
+}
+
+// mapDeliver maps a delivery (mapStep).
+func (t *Tracker) mapDeliver(st sim.Step) (what string, f filter, mustAct bool, stop string) {
+	sl, ok := t.liveSlot(st.Node)
+	what = fmt.Sprintf("%s delivered %s->%s", st.Msg.TypeName(), t.name(st.From), t.name(st.Node))
+	kinds := modelKinds(st.Msg)
+	if !ok || kinds == nil {
+		return what, nothing, false, ""
+	}
+	if rm, isRm := st.Msg.(*core.RemoveMaintainerRequest); isRm && !rm.Cascade && rm.Changefeed == t.Feed {
+		// The implementation's origin removes its table trigger over
+		// several steps (a Remove to its own DM, the trigger's async
+		// close, its Stopped, the next re-sent remove), the model's in
+		// one (SPEC.md 7.1, item 16): the model takes the remove at the
+		// step that closes the implementation's maintainer, and until
+		// then implView shows the origin as before the remove (see
+		// closingOrigin).
+		if info, ok := t.maintainerOn(st.Node); ok && info.Removing && !info.Removed {
+			t.closingOrigin[st.Node] = true
+			t.holdDelivery = true
+		} else if t.closingOrigin[st.Node] {
+			t.closedOrigin = true // this re-sent remove closed it: the model takes the remove now
+		}
+	}
+	if req, isReq := st.Msg.(*core.ScheduleDispatcherRequest); isReq && t.closingOrigin[st.Node] && req.Config.Span.Table == 0 && req.Action == core.ScheduleRemove {
+		// The closing origin's Remove of its own table trigger: the
+		// model has no such message (its remove took the trigger).
+		t.holdDelivery = true
+	}
+	if t.tsExhausted && t.reportsError(st.Msg) {
+		return what, nil, false, "an error report after the model's timestamps ran out: whether it comes with checkpoint progress, which decides the backoff, is beyond the model's ts range"
+	}
+	return what, func(a model.Action, s *model.State, depth int) bool {
+		return !periodicKind(a.Kind) && a.Kind != model.ADeliver && nodeAction(a, s, sl)
+	}, false, ""
+}
+
+// mapTick maps a node's tick (mapStep).
+func (t *Tracker) mapTick(st sim.Step) (what string, f filter, mustAct bool, stop string) {
+	sl, ok := t.liveSlot(st.Node)
+	what = "tick on " + t.name(st.Node)
+	if !ok {
+		return what, nothing, false, ""
+	}
+	return what, func(a model.Action, s *model.State, _ int) bool {
+		if a.Kind == model.ADeliver && !a.Msg.ToCoordinator() && a.Msg.DstSlot() == sl && s.CreateQueuedFor(sl) {
+			// The implementation's dispatcher manager creates a
+			// requested dispatcher at its next tick (the journaled
+			// Create); the model creates it on delivery, after what
+			// its channel holds ahead of the Create.
+			return true
+		}
+		if a.Kind == model.ADeliver && a.Msg.IsMerge() && !a.Msg.ToCoordinator() && a.Msg.DstSlot() == sl {
+			// The implementation's dispatcher manager journals a
+			// MergeDispatcherRequest on delivery and commits the merge
+			// at a later tick (doMerges, once no source has a write in
+			// flight); the model's commits on delivery (SPEC.md 7.1,
+			// item 14), so it takes the delivery at a tick.
+			return true
+		}
+		if a.Kind == model.AMaintTick && a.Node == sl && s.Maint[sl].Removed {
+			// The manager's tick sends its MaintainerHeartbeat, with a
+			// closed maintainer's Stopped status, and then deletes the
+			// closed maintainer (maintainer_manager.go Run at
+			// b813e76f9: sendHeartbeat, then
+			// cleanupRemovedMaintainers). The model's cleanup is an
+			// action of its own and the tick's periodic heartbeat is
+			// taken after the tick's choices, when the cleaned-up
+			// maintainer no longer reports: so the heartbeat may come
+			// first, as a choice, for the cleanup to follow it.
+			return true
+		}
+		if a.Kind == model.ACoordTick && sl == 0 {
+			// a coordinator tick that binds a moved changefeed to its
+			// target (see coordTickActs)
+			n, _ := model.Step(t.Cfg, *s, a)
+			return coordTickActs(s, &n)
+		}
+		return !periodicKind(a.Kind) && nodeAction(a, s, sl)
+	}, false, ""
+}
+
+// mapFault maps an injected fault (mapStep); handled is false for a step
+// that is not a fault.
+func (t *Tracker) mapFault(st sim.Step, what string) (_ string, f filter, mustAct bool, stop string, handled bool) {
 	switch spec.Fault(st.Name) {
 	case spec.FaultKillCapture, spec.FaultExpireSession:
-		sl, ok := slotOf(st.Node)
+		sl, ok := t.liveSlot(st.Node)
 		if !ok {
-			return what, nothing, false, ""
+			return what, nothing, false, "", true
 		}
 		if sl == 0 {
-			return what, nil, false, "the coordinator's capture died: the model's coordinator failover is a resign (slot 0 keeps its maintainer and dispatchers), not a kill"
+			return what, nil, false, "the coordinator's capture died: the model's coordinator failover is a resign (slot 0 keeps its maintainer and dispatchers), not a kill", true
 		}
 		if spec.Fault(st.Name) == spec.FaultExpireSession {
 			t.detected[sl] = true
 		} else {
 			return what, func(a model.Action, _ *model.State, depth int) bool {
 				return depth == 0 && a.Kind == model.ACrash && a.Node == sl
-			}, true, ""
+			}, true, "", true
 		}
 		return what, func(a model.Action, _ *model.State, depth int) bool {
 			return (depth == 0 && a.Kind == model.ACrash && a.Node == sl) || (depth == 1 && a.Kind == model.ADetect && a.Node == sl)
-		}, true, ""
+		}, true, "", true
 	case spec.FaultAddCapture:
 		sl, ok := t.restartSlot()
 		if !ok {
-			return what, nil, false, "a capture joined and no model slot is free"
+			return what, nil, false, "a capture joined and no model slot is free", true
 		}
 		if t.maintainerRuns() {
 			// HEAD's maintainer bootstraps a joining node
 			// (bootstrapper.HandleNewNodes); the model's does not.
-			return what, nil, false, "a capture joined while a maintainer runs: the model's maintainer does not bootstrap joining nodes"
+			return what, nil, false, "a capture joined while a maintainer runs: the model's maintainer does not bootstrap joining nodes", true
 		}
 		t.inc[sl]++
 		t.slot[st.Node], t.ident[st.Node] = sl, model.IdentOf(sl, t.inc[sl])
@@ -212,11 +243,11 @@ func (t *Tracker) mapStep(st sim.Step) (what string, f filter, mustAct bool, sto
 		what = string(spec.FaultAddCapture) + " " + t.name(st.Node)
 		return what, func(a model.Action, _ *model.State, depth int) bool {
 			return depth == 0 && a.Kind == model.ARestart && a.Node == sl
-		}, true, ""
+		}, true, "", true
 	case spec.FaultSinkError, spec.FaultFastFailError:
-		sl, ok := slotOf(st.Node)
+		sl, ok := t.liveSlot(st.Node)
 		if !ok {
-			return what, nothing, false, ""
+			return what, nothing, false, "", true
 		}
 		kind := model.ASinkError
 		if spec.Fault(st.Name) == spec.FaultFastFailError {
@@ -225,25 +256,30 @@ func (t *Tracker) mapStep(st sim.Step) (what string, f filter, mustAct bool, sto
 		return what, func(a model.Action, s *model.State, depth int) bool {
 			d, ok := s.DispatcherSlot(a.Arg)
 			return depth == 0 && a.Kind == kind && ok && d == sl
-		}, false, ""
+		}, false, "", true
 	case spec.FaultStallUpstream:
 		t.stalled = true
-		return what, only(model.AUpstreamStall), false, ""
+		return what, only(model.AUpstreamStall), false, "", true
 	case spec.FaultResumeUpstream:
 		t.stalled = false
-		return what, only(model.AUpstreamResume), false, ""
+		return what, only(model.AUpstreamResume), false, "", true
 	case spec.FaultHeal:
 		t.stalled = false
-		return what, nothing, false, ""
+		return what, nothing, false, "", true
 	case spec.FaultSlowCloseDispatcher:
 		// The failpoint only delays when the capture's dispatchers finish
 		// closing; the model's dispatcher-closed is a choice of any later
 		// tick already.
-		return what, nothing, false, ""
+		return what, nothing, false, "", true
 	case spec.FaultRandomMessageFaults, spec.FaultDropMessages, spec.FaultDuplicateMessages,
 		spec.FaultDelayMessages, spec.FaultPartition, spec.FaultHealNetwork:
-		return what, nothing, false, ""
+		return what, nothing, false, "", true
 	}
+	return what, nil, false, "", false
+}
+
+// mapAction maps an API call (mapStep).
+func (t *Tracker) mapAction(st sim.Step, what string) (_ string, f filter, mustAct bool, stop string) {
 	switch spec.Action(st.Name) {
 	case spec.ActionCreateTable:
 		if st.Arg > model.MaxTables {
@@ -329,7 +365,7 @@ func (t *Tracker) deliverMatching(s model.State, st sim.Step, kinds []string) mo
 	if _, ok := st.Msg.(*core.MergeDispatcherRequest); ok {
 		return s // taken at a tick of the receiver (see mapStep)
 	}
-	toCoord := st.Msg.Topic() == core.TopicCoordinator
+	toCoord := core.TopicOf(st.Msg) == core.TopicCoordinator
 	fromSl, fromOK := t.slot[st.From]
 	toSl := t.slot[st.Node]
 	// A heartbeat batches the statuses of several dispatchers, the model

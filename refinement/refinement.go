@@ -384,7 +384,7 @@ func (t *Tracker) noteHandoff(st sim.Step) {
 				h.removing = false
 			}
 		}
-	case st.Kind == sim.StepDeliver && st.From == h.origin && st.Msg.Topic() == core.TopicCoordinator:
+	case st.Kind == sim.StepDeliver && st.From == h.origin && core.TopicOf(st.Msg) == core.TopicCoordinator:
 		if hb := heartbeatOf(st.Msg); hb != nil {
 			for _, ms := range hb.Statuses {
 				if ms.Changefeed == t.Feed && ms.State != core.ComponentWorking {

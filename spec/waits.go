@@ -75,6 +75,13 @@ var MessageWaits = []MessageWait{
 	{"MergeDispatcherRequest", "", RecvMergeDispatcher, bothWaits, "heartbeat_collector.go mergeDispatcherRequestDynamicStream"},
 }
 
+// MayBeLost reports whether a message of this row may be lost on its way.
+// Every control message may (SPEC.md 8.1, Loss): SendCommand drops it when
+// the target is unknown, the stream is not ready or congested, a broken
+// connection loses what it carried, and a receiver without a handler, path
+// or maintainer drops it; every sender relies on its re-sends.
+func (w MessageWait) MayBeLost() bool { return true }
+
 // MessageWaitOf returns the row of a message type.
 func MessageWaitOf(typ string) (MessageWait, bool) {
 	for _, w := range MessageWaits {

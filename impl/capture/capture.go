@@ -66,7 +66,7 @@ func (c *Capture) OnNodesChanged(now int64, alive []core.NodeID, out *core.Effec
 
 // OnMessage routes by topic.
 func (c *Capture) OnMessage(now int64, from core.NodeID, msg core.Message, out *core.Effects) {
-	switch msg.Topic() {
+	switch core.TopicOf(msg) {
 	case core.TopicCoordinator:
 		if c.Coordinator != nil {
 			c.Coordinator.OnMessage(now, from, msg, out)

@@ -457,7 +457,7 @@ func (h *harness) deliver(b *strings.Builder, to string, from core.NodeID, msg c
 
 // componentFor routes an envelope by topic, as pkg/messaging does.
 func (h *harness) componentFor(env core.Envelope) (string, bool) {
-	switch env.Msg.Topic() {
+	switch core.TopicOf(env.Msg) {
 	case core.TopicCoordinator:
 		return "coordinator", h.coord != nil && env.To == h.coordSelf
 	case core.TopicMaintainerManager:

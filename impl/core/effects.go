@@ -17,15 +17,16 @@ import "cdcspec/spec"
 //     component re-sends what it needs.
 //  3. SinkWrites: in order, after Send. A write's outcome comes back later
 //     as OnSinkResult; a dispatcher never counts data as flushed before that.
-//     SinkCancels, after SinkWrites: the dispatcher named is being removed
-//     while a write of it is in flight. The runtime may cut that write
-//     anywhere; a cut write comes back as OnSinkResult with ToTs = FromTs
-//     (nothing newly flushed), so the dispatcher reports Stopped with the
-//     checkpoint it had, and rows the cut write already produced are
-//     at-least-once duplicates for whoever replicates the span next. A
-//     runtime whose writes cannot be cut may ignore it; the dispatcher then
-//     waits for the write as before. A cancel may repeat and may arrive
-//     after the write finished: it then names nothing.
+//     SinkCancels, after SinkWrites: the dispatcher named is being closed
+//     with its dispatcher manager while a write of it is in flight (TiCDC
+//     closes the manager's sink; a single dispatcher's remove waits for
+//     its write instead and asks for no cut). The runtime cuts that
+//     write, anywhere in it; a cut write comes back as OnSinkResult with
+//     ToTs = FromTs (nothing newly flushed), so the dispatcher reports
+//     Stopped with the checkpoint it had, and rows the cut write already
+//     produced are at-least-once duplicates for whoever replicates the
+//     span next. A cancel may repeat and may arrive after the write
+//     finished: it then names nothing.
 //  4. Events were already logged by the component (in TiCDC's format) when it
 //     appended them; the runtime forwards them to observers (spec monitors),
 //     in order, after 1-3 succeeded.

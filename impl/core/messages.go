@@ -57,9 +57,10 @@ func (t Topic) String() string {
 	return "unknown"
 }
 
-// Message is one control-plane message. Type names mirror heartbeatpb.
+// Message is one control-plane message. Type names mirror heartbeatpb;
+// everything else about a type (its topic, route, codec factory, model
+// kinds) is its MessageKind in the registry (registry.go).
 type Message interface {
-	Topic() Topic
 	TypeName() string
 }
 
@@ -374,21 +375,6 @@ type HeartBeatResponse struct {
 	Actions    []DispatcherAction
 	Epoch      uint64
 }
-
-func (CoordinatorBootstrapRequest) Topic() Topic  { return TopicMaintainerManager }
-func (CoordinatorBootstrapResponse) Topic() Topic { return TopicCoordinator }
-func (MaintainerHeartbeat) Topic() Topic          { return TopicCoordinator }
-func (AddMaintainerRequest) Topic() Topic         { return TopicMaintainerManager }
-func (RemoveMaintainerRequest) Topic() Topic      { return TopicMaintainerManager }
-func (MaintainerBootstrapRequest) Topic() Topic   { return TopicDispatcherManagers }
-func (MaintainerBootstrapResponse) Topic() Topic  { return TopicMaintainerManager }
-func (MaintainerCloseRequest) Topic() Topic       { return TopicDispatcherManagers }
-func (MaintainerCloseResponse) Topic() Topic      { return TopicMaintainerManager }
-func (ScheduleDispatcherRequest) Topic() Topic    { return TopicHeartbeatCollector }
-func (HeartBeatRequest) Topic() Topic             { return TopicMaintainerManager }
-func (BlockStatusRequest) Topic() Topic           { return TopicMaintainerManager }
-func (HeartBeatResponse) Topic() Topic            { return TopicHeartbeatCollector }
-func (MergeDispatcherRequest) Topic() Topic       { return TopicHeartbeatCollector }
 
 func (CoordinatorBootstrapRequest) TypeName() string  { return "CoordinatorBootstrapRequest" }
 func (CoordinatorBootstrapResponse) TypeName() string { return "CoordinatorBootstrapResponse" }

@@ -413,9 +413,16 @@ func (dm *DispatcherManager) cleanRemoved(out *core.Effects, closing bool) {
 		switch {
 		case d.state == core.ComponentRemoving && !d.inflight:
 			removable = append(removable, id)
-		case d.state == core.ComponentRemoving && out != nil:
-			// A lagging dispatcher's write can cover minutes of rows:
-			// ask the runtime to cut it rather than wait it out.
+		case d.state == core.ComponentRemoving && dm.closing && out != nil:
+			// The manager is closing: TiCDC closes every dispatcher
+			// without waiting (closeAllDispatchers calls TryClose once,
+			// then Remove: dispatcher_manager_helper.go:319-320) and
+			// then the sink (dispatcher_manager.go:1149), which cuts
+			// the writes in flight; a lagging dispatcher's write can
+			// cover minutes of rows. A single dispatcher's remove waits
+			// for its write instead (TryClose answers false while its
+			// table progress is not empty: basic_dispatcher.go:1352-1389,
+			// retried by dispatcher_manager_helper.go:43).
 			out.SinkCancels = append(out.SinkCancels, core.SinkCancel{Sink: dm.sinkID, Dispatcher: id})
 		}
 	}

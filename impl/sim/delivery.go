@@ -93,40 +93,46 @@ const (
 	recvMerge
 )
 
-var recvQueueNames = [...]string{recvCoordinator: "coordinator", recvManager: "maintainer-manager", recvMaintainer: "maintainer",
-	recvOrchestrator: "dispatcher-orchestrator", recvSchedule: "schedule-dispatcher", recvHeartbeatResponse: "heartbeat-response", recvMerge: "merge-dispatcher"}
+var recvQueueNames = [...]string{recvCoordinator: spec.RecvCoordinator, recvManager: spec.RecvManager, recvMaintainer: spec.RecvMaintainer,
+	recvOrchestrator: spec.RecvOrchestrator, recvSchedule: spec.RecvSchedule, recvHeartbeatResponse: spec.RecvHeartbeatResp, recvMerge: spec.RecvMergeDispatcher}
 
 func (q recvQueue) String() string { return recvQueueNames[q] }
 
+// nodeWide: the queue is one per node, not one per changefeed.
+func (q recvQueue) nodeWide() bool { return q == recvCoordinator || q == recvManager }
+
+// sendQueues and recvQueues name the simulation's queues by the
+// spec.MessageWaits names.
+var (
+	sendQueues = map[string]sendQueue{"": sendDirect, spec.SendHeartbeatQueue: sendHeartbeatQueue, spec.SendBlockStatusQueue: sendBlockStatusQueue}
+	recvQueues = func() map[string]recvQueue {
+		out := map[string]recvQueue{}
+		for q, n := range recvQueueNames {
+			if n != "" {
+				out[n] = recvQueue(q)
+			}
+		}
+		return out
+	}()
+)
+
 // route is where a message waits on both nodes: its sending queue, its
 // receiving queue and the changefeed that keys the receiving queue ("" for
-// node-wide queues). Each message type has exactly one route in TiCDC.
+// node-wide queues). Each message type has exactly one route in TiCDC: its
+// registry row (core.MessageKind.Wait, spec.MessageWaits).
 func route(msg core.Message) (sendQueue, recvQueue, core.ChangefeedID) {
-	switch m := msg.(type) {
-	case *core.CoordinatorBootstrapRequest, *core.AddMaintainerRequest, *core.RemoveMaintainerRequest:
-		return sendDirect, recvManager, ""
-	case *core.CoordinatorBootstrapResponse, *core.MaintainerHeartbeat:
-		return sendDirect, recvCoordinator, ""
-	case *core.MaintainerBootstrapRequest:
-		return sendDirect, recvOrchestrator, m.Changefeed
-	case *core.MaintainerCloseRequest:
-		return sendDirect, recvOrchestrator, m.Changefeed
-	case *core.MaintainerBootstrapResponse: // DispatcherOrchestrator.sendResponse
-		return sendDirect, recvMaintainer, m.Changefeed
-	case *core.MaintainerCloseResponse:
-		return sendDirect, recvMaintainer, m.Changefeed
-	case *core.HeartBeatRequest:
-		return sendHeartbeatQueue, recvMaintainer, m.Changefeed
-	case *core.BlockStatusRequest:
-		return sendBlockStatusQueue, recvMaintainer, m.Changefeed
-	case *core.ScheduleDispatcherRequest: // maintainer operator controller
-		return sendDirect, recvSchedule, m.Changefeed
-	case *core.HeartBeatResponse:
-		return sendDirect, recvHeartbeatResponse, m.Changefeed
-	case *core.MergeDispatcherRequest: // maintainer operator controller
-		return sendDirect, recvMerge, m.Changefeed
+	k, ok := core.KindOf(msg)
+	if !ok {
+		panic(fmt.Sprintf("sim: message %T is not in the message registry (impl/core/registry.go)", msg))
 	}
-	panic(fmt.Sprintf("sim: message %T has no route in the message center; add it to route", msg))
+	sq, rq := sendQueues[k.Wait.SendQueue], recvQueues[k.Wait.RecvQueue]
+	if sq == 0 || rq == 0 {
+		panic(fmt.Sprintf("sim: %s's route (%q, %q) names a queue the simulation does not have", k.Name, k.Wait.SendQueue, k.Wait.RecvQueue))
+	}
+	if rq.nodeWide() {
+		return sq, rq, ""
+	}
+	return sq, rq, k.Changefeed(msg)
 }
 
 // streamKey is one command stream (or the local channel when from == to).

@@ -137,6 +137,7 @@ type item struct {
 	env  core.Envelope
 	msg  uint64 // message ID (send order; a duplicate shares its original's)
 	sr   core.SinkResult
+	from uint64 // a sink result's write's FromTs (a cut reports ToTs = from)
 	ls   int64
 	// Message-center bookkeeping (delivery.go): flight is a message between
 	// stages; slot the orchestrator queue slot a delivery drains (its
@@ -150,6 +151,7 @@ type item struct {
 }
 
 type simNode struct {
+	s     *Sim // the run, for the node's capture.IO
 	cap   *capture.Capture
 	lease int64
 	alive bool
@@ -461,40 +463,39 @@ func (s *Sim) buf() *core.Effects {
 
 func (s *Sim) release() { s.depth-- }
 
-// exec runs a handler's Effects in the documented order: Persist (stop at
-// the first failed txn and drop the batch's sends), Send, SinkWrites.
-// Meta results are fed back to the capture before anything else happens.
-func (s *Sim) exec(n *simNode, out *core.Effects) {
-	failed := false
-	var results []core.MetaResult
-	for _, t := range out.Persist {
-		r := s.store.Txn(t)
-		results = append(results, r)
-		if !r.OK {
-			failed = true
-			break
+// exec runs a handler's Effects on n (capture.Apply, with n as its IO).
+func (s *Sim) exec(n *simNode, out *core.Effects) { n.cap.Apply(out, n) }
+
+// Txn applies a txn to the run's metadata store (capture.IO).
+func (n *simNode) Txn(t core.MetaTxn) core.MetaResult { return n.s.store.Txn(t) }
+
+// Send sends through the simulated network (capture.IO).
+func (n *simNode) Send(env core.Envelope) { n.s.send(env) }
+
+// SinkWrite writes to the in-memory sink at once and reports the outcome
+// 5-20 ms later (capture.IO).
+func (n *simNode) SinkWrite(w core.SinkWrite) {
+	s := n.s
+	r := s.sink.Write(w)
+	s.push(&item{at: s.now + 5 + s.rng.Int64N(15), kind: itemSinkResult, node: n.cap.ID, sr: r, from: w.FromTs})
+}
+
+// SinkCancel cuts the dispatcher's write in flight (capture.IO): its rows
+// are in the sink already (at-least-once duplicates for the span's next
+// replicator), and its result, still due at its time, reports nothing
+// newly flushed (ToTs = FromTs).
+func (n *simNode) SinkCancel(c core.SinkCancel) {
+	for _, it := range n.s.q {
+		if it.kind == itemSinkResult && it.node == n.cap.ID && it.sr.Sink == c.Sink && it.sr.Dispatcher == c.Dispatcher {
+			it.sr.ToTs = it.from
 		}
 	}
-	if !failed {
-		for _, env := range out.Send {
-			s.send(env)
-		}
-	}
-	for _, w := range out.SinkWrites {
-		r := s.sink.Write(w)
-		s.push(&item{at: s.now + 5 + s.rng.Int64N(15), kind: itemSinkResult, node: n.cap.ID, sr: r})
-	}
-	// SinkCancels are not acted on: a simulated write completes 5-20 ms
-	// after it starts, so a removing dispatcher never waits long for it
-	// (core.Effects allows a runtime to ignore them).
-	for _, r := range results {
-		o := s.buf()
-		n.cap.OnMetaResult(r, o)
-		s.exec(n, o)
-		s.release()
-	}
-	if n.cap.Coordinator != nil && n.cap.Coordinator.Exited() && s.owner == n.cap.ID {
-		s.resign(n)
+}
+
+// CoordinatorExited resigns ownership if n still holds it (capture.IO).
+func (n *simNode) CoordinatorExited() {
+	if n.s.owner == n.cap.ID {
+		n.s.resign(n)
 	}
 }
 
@@ -625,7 +626,7 @@ func (s *Sim) AddCapture() core.NodeID {
 	id := s.newNodeID()
 	s.nodeSeq++
 	rnd := rand.New(rand.NewPCG(s.cfg.Seed, 0x6e6f6465+s.nodeSeq))
-	n := &simNode{alive: true, rnd: rnd}
+	n := &simNode{s: s, alive: true, rnd: rnd}
 	n.cap = capture.New(id, &s.opts, rnd, s.up, s.lg)
 	n.lease = s.store.Grant(s.cfg.SessionTTLMs)
 	if _, err := s.store.PutWithLease(captureKey(id), []byte(`{"id":"`+string(id)+`"}`), n.lease); err != nil {

@@ -9,8 +9,8 @@
 // where "type" is the message's TypeName (heartbeatpb's names) and "msg" the
 // message struct encoded by encoding/json. Decode returns a pointer to the
 // concrete type (components switch on *core.X). JSON keeps the frames
-// readable in a packet capture and needs no registration beyond the table
-// below; an unknown type name is an error naming it.
+// readable in a packet capture and needs no registration beyond the message
+// registry (core.MessageKinds); an unknown type name is an error naming it.
 package codec
 
 import (
@@ -20,41 +20,25 @@ import (
 	"cdcspec/impl/core"
 )
 
-// factories builds an empty message per TypeName. Every concrete message
-// type of impl/core must be here; codec_test checks it against the source.
-var factories = map[string]func() core.Message{
-	"CoordinatorBootstrapRequest":  func() core.Message { return &core.CoordinatorBootstrapRequest{} },
-	"CoordinatorBootstrapResponse": func() core.Message { return &core.CoordinatorBootstrapResponse{} },
-	"MaintainerHeartbeat":          func() core.Message { return &core.MaintainerHeartbeat{} },
-	"AddMaintainerRequest":         func() core.Message { return &core.AddMaintainerRequest{} },
-	"RemoveMaintainerRequest":      func() core.Message { return &core.RemoveMaintainerRequest{} },
-	"MaintainerBootstrapRequest":   func() core.Message { return &core.MaintainerBootstrapRequest{} },
-	"MaintainerBootstrapResponse":  func() core.Message { return &core.MaintainerBootstrapResponse{} },
-	"MaintainerCloseRequest":       func() core.Message { return &core.MaintainerCloseRequest{} },
-	"MaintainerCloseResponse":      func() core.Message { return &core.MaintainerCloseResponse{} },
-	"ScheduleDispatcherRequest":    func() core.Message { return &core.ScheduleDispatcherRequest{} },
-	"HeartBeatRequest":             func() core.Message { return &core.HeartBeatRequest{} },
-	"BlockStatusRequest":           func() core.Message { return &core.BlockStatusRequest{} },
-	"HeartBeatResponse":            func() core.Message { return &core.HeartBeatResponse{} },
-	"MergeDispatcherRequest":       func() core.Message { return &core.MergeDispatcherRequest{} },
-}
-
-// TypeNames lists every message type the codec knows.
+// TypeNames lists every message type the codec knows: the registry's
+// (core.MessageKinds), in its order.
 func TypeNames() []string {
-	out := make([]string, 0, len(factories))
-	for n := range factories {
-		out = append(out, n)
+	kinds := core.MessageKinds()
+	out := make([]string, len(kinds))
+	for i, k := range kinds {
+		out[i] = k.Name
 	}
 	return out
 }
 
-// New returns an empty message of the given TypeName.
+// New returns an empty message of the given TypeName (its registry
+// factory, core.MessageKind.New).
 func New(typeName string) (core.Message, bool) {
-	f, ok := factories[typeName]
+	k, ok := core.KindNamed(typeName)
 	if !ok {
 		return nil, false
 	}
-	return f(), true
+	return k.New(), true
 }
 
 type wire struct {
@@ -70,7 +54,7 @@ func Encode(env core.Envelope) ([]byte, error) {
 		return nil, fmt.Errorf("codec: envelope %s->%s has no message", env.From, env.To)
 	}
 	name := env.Msg.TypeName()
-	if _, ok := factories[name]; !ok {
+	if _, ok := core.KindNamed(name); !ok {
 		return nil, fmt.Errorf("codec: unknown message type %q", name)
 	}
 	body, err := json.Marshal(env.Msg)
@@ -88,11 +72,10 @@ func Decode(b []byte) (core.Envelope, error) {
 	if err := json.Unmarshal(b, &w); err != nil {
 		return core.Envelope{}, fmt.Errorf("codec: bad frame (%d bytes): %w", len(b), err)
 	}
-	f, ok := factories[w.Type]
+	m, ok := New(w.Type)
 	if !ok {
 		return core.Envelope{}, fmt.Errorf("codec: unknown message type %q from %s", w.Type, w.From)
 	}
-	m := f()
 	if len(w.Msg) == 0 || w.Msg[0] != '{' {
 		return core.Envelope{}, fmt.Errorf("codec: %s from %s has no message object", w.Type, w.From)
 	}

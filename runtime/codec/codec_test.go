@@ -1,86 +1,38 @@
 package codec
 
 import (
-	"go/ast"
-	"go/parser"
-	"go/token"
 	"reflect"
 	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 
 	"cdcspec/impl/core"
 )
 
-// all lists one value per concrete message type. Adding a message type to
-// impl/core without listing it here (and in factories) fails
-// TestEveryMessageTypeCovered.
-var all = []core.Message{
-	&core.CoordinatorBootstrapRequest{},
-	&core.CoordinatorBootstrapResponse{},
-	&core.MaintainerHeartbeat{},
-	&core.AddMaintainerRequest{},
-	&core.RemoveMaintainerRequest{},
-	&core.MaintainerBootstrapRequest{},
-	&core.MaintainerBootstrapResponse{},
-	&core.MaintainerCloseRequest{},
-	&core.MaintainerCloseResponse{},
-	&core.ScheduleDispatcherRequest{},
-	&core.HeartBeatRequest{},
-	&core.BlockStatusRequest{},
-	&core.HeartBeatResponse{},
-	&core.MergeDispatcherRequest{},
-}
-
-// messageTypesInSource parses impl/core/messages.go and returns every type
-// with a TypeName method.
-func messageTypesInSource(t *testing.T) map[string]bool {
-	t.Helper()
-	fs := token.NewFileSet()
-	f, err := parser.ParseFile(fs, "../../impl/core/messages.go", nil, 0)
-	if err != nil {
-		t.Fatalf("parsing impl/core/messages.go: %v", err)
-	}
-	out := map[string]bool{}
-	for _, d := range f.Decls {
-		fd, ok := d.(*ast.FuncDecl)
-		if !ok || fd.Recv == nil || fd.Name.Name != "TypeName" {
-			continue
-		}
-		rt := fd.Recv.List[0].Type
-		if st, ok := rt.(*ast.StarExpr); ok {
-			rt = st.X
-		}
-		if id, ok := rt.(*ast.Ident); ok {
-			out[id.Name] = true
-		}
-	}
-	if len(out) == 0 {
-		t.Fatal("no message types found in impl/core/messages.go")
+// all is one value per message type of the registry (core.MessageKinds);
+// impl/core's TestRegistryCoversEveryMessageType ties the registry to the
+// types messages.go defines.
+var all = func() []core.Message {
+	var out []core.Message
+	for _, n := range TypeNames() {
+		m, _ := New(n)
+		out = append(out, m)
 	}
 	return out
-}
+}()
 
-func TestEveryMessageTypeCovered(t *testing.T) {
-	src := messageTypesInSource(t)
-	listed := map[string]bool{}
+// TestCodecKnowsEveryRegisteredType: every registry type is encoded and
+// decoded as itself (its TypeName is its Go type's name), and an unknown
+// name has no factory.
+func TestCodecKnowsEveryRegisteredType(t *testing.T) {
+	require.Len(t, all, len(core.MessageKinds()))
 	for _, m := range all {
-		listed[reflect.TypeOf(m).Elem().Name()] = true
-		if m.TypeName() != reflect.TypeOf(m).Elem().Name() {
-			t.Errorf("%T.TypeName() = %q, want the type's name", m, m.TypeName())
-		}
+		require.NotNil(t, m)
+		assert.Equal(t, reflect.TypeOf(m).Elem().Name(), m.TypeName(), "%T.TypeName()", m)
 	}
-	for name := range src {
-		if !listed[name] {
-			t.Errorf("message type %s is missing from the test list", name)
-		}
-		if _, ok := factories[name]; !ok {
-			t.Errorf("message type %s is missing from codec factories", name)
-		}
-	}
-	for name := range factories {
-		if !src[name] {
-			t.Errorf("codec knows %s, which impl/core does not define", name)
-		}
-	}
+	_, ok := New("Nope")
+	assert.False(t, ok, "a factory for an unknown type")
 }
 
 // fill sets every field of v to a non-zero value derived from seed.

@@ -364,45 +364,34 @@ func (s *Server) suicide() error {
 	return ErrCaptureSuicide
 }
 
-// exec runs Effects in impl/core's documented order: Persist (stop at the
-// first failed txn; a failure drops the batch's sends), Send, SinkWrites,
-// then the meta results are fed back. It reports whether every txn applied.
-func (s *Server) exec(out *core.Effects) bool {
-	ok := true
-	var results []core.MetaResult
-	for _, t := range out.Persist {
-		r := s.meta.Txn(t)
-		results = append(results, r)
-		if !r.OK {
-			ok = false
-			s.lg.Warn("etcd_backend.go", 1, "meta txn failed", zap.Uint64("token", t.Token), zap.String("error", r.Err))
-			break
-		}
+// exec runs Effects on the capture (capture.Apply) with real IO, and
+// reports whether every txn applied.
+func (s *Server) exec(out *core.Effects) bool { return s.cap.Apply(out, serverIO{s}) }
+
+// serverIO is the server's capture.IO: etcd, the TCP transport, the Kafka
+// sinks, the election.
+type serverIO struct{ s *Server }
+
+func (io serverIO) Txn(t core.MetaTxn) core.MetaResult {
+	r := io.s.meta.Txn(t)
+	if !r.OK {
+		io.s.lg.Warn("etcd_backend.go", 1, "meta txn failed", zap.Uint64("token", t.Token), zap.String("error", r.Err))
 	}
-	if ok {
-		for _, env := range out.Send {
-			s.send(env)
-		}
+	return r
+}
+
+func (io serverIO) Send(env core.Envelope)       { io.s.send(env) }
+func (io serverIO) SinkWrite(w core.SinkWrite)   { io.s.sinks.Submit(w) }
+func (io serverIO) SinkCancel(c core.SinkCancel) { io.s.sinks.Cancel(c) }
+
+// CoordinatorExited drops the exited coordinator and asks the election
+// loop to resign.
+func (io serverIO) CoordinatorExited() {
+	io.s.cap.Coordinator = nil
+	select {
+	case io.s.resign <- struct{}{}:
+	default:
 	}
-	for _, w := range out.SinkWrites {
-		s.sinks.Submit(w)
-	}
-	for _, c := range out.SinkCancels {
-		s.sinks.Cancel(c)
-	}
-	for _, r := range results {
-		o := &core.Effects{}
-		s.cap.OnMetaResult(r, o)
-		s.exec(o)
-	}
-	if c := s.cap.Coordinator; c != nil && c.Exited() {
-		s.cap.Coordinator = nil
-		select {
-		case s.resign <- struct{}{}:
-		default:
-		}
-	}
-	return ok
 }
 
 func (s *Server) send(env core.Envelope) {
