@@ -160,21 +160,6 @@ func isBoundary(k model.ActKind) bool {
 	return isEnv(k) && k != model.ACoordSchedule && k != model.AMaintSchedule && k != model.AMaintMove
 }
 
-// msgName is the model's exported name of a message kind (its JSON form).
-func msgName(a model.Action) string {
-	b, err := a.MarshalJSON()
-	if err != nil {
-		return ""
-	}
-	const key = `"msg":{"kind":"`
-	i := strings.Index(string(b), key)
-	if i < 0 {
-		return ""
-	}
-	rest := string(b)[i+len(key):]
-	return rest[:strings.IndexByte(rest, '"')]
-}
-
 // translate builds the script from the counterexample.
 func translate(cfg model.Config, actions []model.Action) ([]scriptItem, error) {
 	states, _, err := model.Replay(cfg, actions)
@@ -231,11 +216,9 @@ func translate(cfg model.Config, actions []model.Action) ([]scriptItem, error) {
 				return Step{Op: OpRestartCapture, Ms: 1000}, true
 			}})
 		case model.ASinkError:
-			sl := uint8(0xFF)
-			for _, d := range s.Disp {
-				if d.ID == a.Arg {
-					sl = d.Node
-				}
+			sl, ok := s.DispatcherSlot(a.Arg)
+			if !ok {
+				sl = 0xFF // no capture: the step is skipped
 			}
 			items = append(items, scriptItem{at: i, text: fmt.Sprintf("sink-error on slot %d", sl), step: func(r *replayer) (Step, bool) {
 				n, ok := r.slotIndex(sl)
@@ -293,7 +276,7 @@ func translate(cfg model.Config, actions []model.Action) ([]scriptItem, error) {
 				continue
 			}
 			action := map[model.ActKind]Op{model.ADeliver: OpDelayMessages, model.ADrop: OpDropMessages, model.ADuplicate: OpDupMessages}[a.Kind]
-			typ := implMsgType(msgName(a))
+			typ := implMsgType(a.Msg.KindName())
 			src, dst := a.Msg.Src, a.Msg.Dst
 			at := segOf[sent]
 			if isEnv(actions[sent].Kind) {
@@ -354,7 +337,7 @@ func silencedChannels(actions []model.Action, states []model.State, segOf []int)
 		for k := start; k < len(actions); k++ { // delivered in the segment, or late (a delay rule covers it)
 			if actions[k].Kind == model.ADeliver {
 				m := actions[k].Msg
-				delivered[ch{msgName(actions[k]), m.Src, m.Dst}] = true
+				delivered[ch{actions[k].Msg.KindName(), m.Src, m.Dst}] = true
 			}
 		}
 		seen := map[ch]bool{}
@@ -368,7 +351,7 @@ func silencedChannels(actions []model.Action, states []model.State, segOf []int)
 			if m.Kind == 0 || m.Src == model.MaxNodes || m.Src&3 != a.Node {
 				continue
 			}
-			name := msgName(model.Action{Kind: model.ADeliver, Msg: m})
+			name := m.KindName()
 			key := ch{name, m.Src, m.Dst}
 			if delivered[key] || seen[key] {
 				continue
@@ -395,11 +378,8 @@ func silencedChannels(actions []model.Action, states []model.State, segOf []int)
 
 // statusKind is the model's MaintainerStatus message kind.
 func statusKind() uint8 {
-	var a model.Action
-	if err := a.UnmarshalJSON([]byte(`{"kind":"deliver","msg":{"kind":"MaintainerStatus"}}`)); err != nil {
-		return 0
-	}
-	return a.Msg.Kind
+	k, _ := model.MsgKind("MaintainerStatus")
+	return k
 }
 
 // ReplayModel drives the simulation through a model counterexample's
