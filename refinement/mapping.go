@@ -64,86 +64,11 @@ func modelKinds(m core.Message) []string {
 // it may stand for and whether at least one must be taken; or to the reason
 // the Tracker must stop following.
 func (t *Tracker) mapStep(st sim.Step) (what string, f filter, mustAct bool, stop string) {
-	slotOf := func(id core.NodeID) (uint8, bool) {
-		sl, ok := t.slot[id]
-		return sl, ok && t.ident[id] == t.current(sl)
-	}
 	switch st.Kind {
 	case sim.StepDeliver:
-		sl, ok := slotOf(st.Node)
-		what = fmt.Sprintf("%s delivered %s->%s", st.Msg.TypeName(), t.name(st.From), t.name(st.Node))
-		kinds := modelKinds(st.Msg)
-		if !ok || kinds == nil {
-			return what, nothing, false, ""
-		}
-		if rm, isRm := st.Msg.(*core.RemoveMaintainerRequest); isRm && !rm.Cascade && rm.Changefeed == t.Feed {
-			// The implementation's origin removes its table trigger over
-			// several steps (a Remove to its own DM, the trigger's async
-			// close, its Stopped, the next re-sent remove), the model's in
-			// one (SPEC.md 7.1, item 16): the model takes the remove at the
-			// step that closes the implementation's maintainer, and until
-			// then implView shows the origin as before the remove (see
-			// closingOrigin).
-			if info, ok := t.maintainerOn(st.Node); ok && info.Removing && !info.Removed {
-				t.closingOrigin[st.Node] = true
-				t.holdDelivery = true
-			} else if t.closingOrigin[st.Node] {
-				t.closedOrigin = true // this re-sent remove closed it: the model takes the remove now
-			}
-		}
-		if req, isReq := st.Msg.(*core.ScheduleDispatcherRequest); isReq && t.closingOrigin[st.Node] && req.Config.Span.Table == 0 && req.Action == core.ScheduleRemove {
-			// The closing origin's Remove of its own table trigger: the
-			// model has no such message (its remove took the trigger).
-			t.holdDelivery = true
-		}
-		if t.tsExhausted && t.reportsError(st.Msg) {
-			return what, nil, false, "an error report after the model's timestamps ran out: whether it comes with checkpoint progress, which decides the backoff, is beyond the model's ts range"
-		}
-		return what, func(a model.Action, s *model.State, depth int) bool {
-			return !periodicKind(a.Kind) && a.Kind != model.ADeliver && nodeAction(a, s, sl)
-		}, false, ""
+		return t.mapDeliver(st)
 	case sim.StepTick:
-		sl, ok := slotOf(st.Node)
-		what = "tick on " + t.name(st.Node)
-		if !ok {
-			return what, nothing, false, ""
-		}
-		return what, func(a model.Action, s *model.State, _ int) bool {
-			if a.Kind == model.ADeliver && !a.Msg.ToCoordinator() && a.Msg.DstSlot() == sl && s.CreateQueuedFor(sl) {
-				// The implementation's dispatcher manager creates a
-				// requested dispatcher at its next tick (the journaled
-				// Create); the model creates it on delivery, after what
-				// its channel holds ahead of the Create.
-				return true
-			}
-			if a.Kind == model.ADeliver && a.Msg.IsMerge() && !a.Msg.ToCoordinator() && a.Msg.DstSlot() == sl {
-				// The implementation's dispatcher manager journals a
-				// MergeDispatcherRequest on delivery and commits the merge
-				// at a later tick (doMerges, once no source has a write in
-				// flight); the model's commits on delivery (SPEC.md 7.1,
-				// item 14), so it takes the delivery at a tick.
-				return true
-			}
-			if a.Kind == model.AMaintTick && a.Node == sl && s.Maint[sl].Removed {
-				// The manager's tick sends its MaintainerHeartbeat, with a
-				// closed maintainer's Stopped status, and then deletes the
-				// closed maintainer (maintainer_manager.go Run at
-				// b813e76f9: sendHeartbeat, then
-				// cleanupRemovedMaintainers). The model's cleanup is an
-				// action of its own and the tick's periodic heartbeat is
-				// taken after the tick's choices, when the cleaned-up
-				// maintainer no longer reports: so the heartbeat may come
-				// first, as a choice, for the cleanup to follow it.
-				return true
-			}
-			if a.Kind == model.ACoordTick && sl == 0 {
-				// a coordinator tick that binds a moved changefeed to its
-				// target (see coordTickActs)
-				n, _ := model.Step(t.Cfg, *s, a)
-				return coordTickActs(s, &n)
-			}
-			return !periodicKind(a.Kind) && nodeAction(a, s, sl)
-		}, false, ""
+		return t.mapTick(st)
 	case sim.StepUpstream:
 		if !t.upstreamCanAdvance() {
 			t.tsExhausted = true
@@ -159,91 +84,195 @@ func (t *Tracker) mapStep(st sim.Step) (what string, f filter, mustAct bool, sto
 		// View) or records a sink error the model took at the fault.
 		return "sink result on " + t.name(st.Node), nothing, false, ""
 	case sim.StepMembership:
-		var left []uint8
-		for _, id := range st.Left {
-			if sl, ok := slotOf(id); ok {
-				left = append(left, sl)
-				t.detected[sl] = true
-			}
-		}
-		what = fmt.Sprintf("capture keys expired: %v left", st.Left)
-		if len(left) == 0 {
-			return what, nothing, false, ""
-		}
-		return what, detects(left), true, ""
+		return t.mapMembership(st)
 	}
 	// Faults and API calls.
 	what = st.Name
 	if st.Node != "" {
 		what += " " + t.name(st.Node)
 	}
+	if f, mustAct, stop, ok := t.mapFault(st, &what); ok {
+		return what, f, mustAct, stop
+	}
+	return t.mapAction(st, what)
+}
+
+// mapDeliver maps a delivery: the model's deliveries of the message's
+// kinds (deliverMatching) and the receiver's own follow-up actions.
+func (t *Tracker) mapDeliver(st sim.Step) (what string, f filter, mustAct bool, stop string) {
+	sl, ok := t.currentSlot(st.Node)
+	what = fmt.Sprintf("%s delivered %s->%s", st.Msg.TypeName(), t.name(st.From), t.name(st.Node))
+	kinds := modelKinds(st.Msg)
+	if !ok || kinds == nil {
+		return what, nothing, false, ""
+	}
+	if rm, isRm := st.Msg.(*core.RemoveMaintainerRequest); isRm && !rm.Cascade && rm.Changefeed == t.Feed {
+		// The implementation's origin removes its table trigger over
+		// several steps (a Remove to its own DM, the trigger's async
+		// close, its Stopped, the next re-sent remove), the model's in
+		// one (SPEC.md 7.1, item 16): the model takes the remove at the
+		// step that closes the implementation's maintainer, and until
+		// then implView shows the origin as before the remove (see
+		// closingOrigin).
+		if info, ok := t.maintainerOn(st.Node); ok && info.Removing && !info.Removed {
+			t.closingOrigin[st.Node] = true
+			t.holdDelivery = true
+		} else if t.closingOrigin[st.Node] {
+			t.closedOrigin = true // this re-sent remove closed it: the model takes the remove now
+		}
+	}
+	if req, isReq := st.Msg.(*core.ScheduleDispatcherRequest); isReq && t.closingOrigin[st.Node] && req.Config.Span.Table == 0 && req.Action == core.ScheduleRemove {
+		// The closing origin's Remove of its own table trigger: the
+		// model has no such message (its remove took the trigger).
+		t.holdDelivery = true
+	}
+	if t.tsExhausted && t.reportsError(st.Msg) {
+		return what, nil, false, "an error report after the model's timestamps ran out: whether it comes with checkpoint progress, which decides the backoff, is beyond the model's ts range"
+	}
+	return what, func(a model.Action, s *model.State, depth int) bool {
+		return !periodicKind(a.Kind) && a.Kind != model.ADeliver && nodeAction(a, s, sl)
+	}, false, ""
+}
+
+// mapTick maps a tick of a node: its periodic actions (Tracker.periodic)
+// and the choices the implementation makes at a tick.
+func (t *Tracker) mapTick(st sim.Step) (what string, f filter, mustAct bool, stop string) {
+	sl, ok := t.currentSlot(st.Node)
+	what = "tick on " + t.name(st.Node)
+	if !ok {
+		return what, nothing, false, ""
+	}
+	return what, func(a model.Action, s *model.State, _ int) bool {
+		if a.Kind == model.ADeliver && !a.Msg.ToCoordinator() && a.Msg.DstSlot() == sl && s.CreateQueuedFor(sl) {
+			// The implementation's dispatcher manager creates a
+			// requested dispatcher at its next tick (the journaled
+			// Create); the model creates it on delivery, after what
+			// its channel holds ahead of the Create.
+			return true
+		}
+		if a.Kind == model.ADeliver && a.Msg.IsMerge() && !a.Msg.ToCoordinator() && a.Msg.DstSlot() == sl {
+			// The implementation's dispatcher manager journals a
+			// MergeDispatcherRequest on delivery and commits the merge
+			// at a later tick (doMerges, once no source has a write in
+			// flight); the model's commits on delivery (SPEC.md 7.1,
+			// item 14), so it takes the delivery at a tick.
+			return true
+		}
+		if a.Kind == model.AMaintTick && a.Node == sl && s.Maint[sl].Removed {
+			// The manager's tick sends its MaintainerHeartbeat, with a
+			// closed maintainer's Stopped status, and then deletes the
+			// closed maintainer (maintainer_manager.go Run at
+			// b813e76f9: sendHeartbeat, then
+			// cleanupRemovedMaintainers). The model's cleanup is an
+			// action of its own and the tick's periodic heartbeat is
+			// taken after the tick's choices, when the cleaned-up
+			// maintainer no longer reports: so the heartbeat may come
+			// first, as a choice, for the cleanup to follow it.
+			return true
+		}
+		if a.Kind == model.ACoordTick && sl == 0 {
+			// a coordinator tick that binds a moved changefeed to its
+			// target (see coordTickActs)
+			n, _ := model.Step(t.Cfg, *s, a)
+			return coordTickActs(s, &n)
+		}
+		return !periodicKind(a.Kind) && nodeAction(a, s, sl)
+	}, false, ""
+}
+
+// mapMembership maps capture keys expiring: the model detects every
+// mapped slot that left.
+func (t *Tracker) mapMembership(st sim.Step) (what string, f filter, mustAct bool, stop string) {
+	var left []uint8
+	for _, id := range st.Left {
+		if sl, ok := t.currentSlot(id); ok {
+			left = append(left, sl)
+			t.detected[sl] = true
+		}
+	}
+	what = fmt.Sprintf("capture keys expired: %v left", st.Left)
+	if len(left) == 0 {
+		return what, nothing, false, ""
+	}
+	return what, detects(left), true, ""
+}
+
+// mapFault maps a fault of the vocabulary; ok is false for a name it
+// does not map (mapAction then judges it). It may rename *what.
+func (t *Tracker) mapFault(st sim.Step, what *string) (filter, bool, string, bool) {
 	switch spec.Fault(st.Name) {
 	case spec.FaultKillCapture, spec.FaultExpireSession:
-		sl, ok := slotOf(st.Node)
+		sl, ok := t.currentSlot(st.Node)
 		if !ok {
-			return what, nothing, false, ""
+			return nothing, false, "", true
 		}
 		if sl == 0 {
-			return what, nil, false, "the coordinator's capture died: the model's coordinator failover is a resign (slot 0 keeps its maintainer and dispatchers), not a kill"
+			return nil, false, "the coordinator's capture died: the model's coordinator failover is a resign (slot 0 keeps its maintainer and dispatchers), not a kill", true
 		}
 		if spec.Fault(st.Name) == spec.FaultExpireSession {
 			t.detected[sl] = true
 		} else {
-			return what, func(a model.Action, _ *model.State, depth int) bool {
+			return func(a model.Action, _ *model.State, depth int) bool {
 				return depth == 0 && a.Kind == model.ACrash && a.Node == sl
-			}, true, ""
+			}, true, "", true
 		}
-		return what, func(a model.Action, _ *model.State, depth int) bool {
+		return func(a model.Action, _ *model.State, depth int) bool {
 			return (depth == 0 && a.Kind == model.ACrash && a.Node == sl) || (depth == 1 && a.Kind == model.ADetect && a.Node == sl)
-		}, true, ""
+		}, true, "", true
 	case spec.FaultAddCapture:
 		sl, ok := t.restartSlot()
 		if !ok {
-			return what, nil, false, "a capture joined and no model slot is free"
+			return nil, false, "a capture joined and no model slot is free", true
 		}
 		if t.maintainerRuns() {
 			// HEAD's maintainer bootstraps a joining node
 			// (bootstrapper.HandleNewNodes); the model's does not.
-			return what, nil, false, "a capture joined while a maintainer runs: the model's maintainer does not bootstrap joining nodes"
+			return nil, false, "a capture joined while a maintainer runs: the model's maintainer does not bootstrap joining nodes", true
 		}
 		t.inc[sl]++
 		t.slot[st.Node], t.ident[st.Node] = sl, model.IdentOf(sl, t.inc[sl])
 		t.detected[sl] = false
-		what = string(spec.FaultAddCapture) + " " + t.name(st.Node)
-		return what, func(a model.Action, _ *model.State, depth int) bool {
+		*what = string(spec.FaultAddCapture) + " " + t.name(st.Node)
+		return func(a model.Action, _ *model.State, depth int) bool {
 			return depth == 0 && a.Kind == model.ARestart && a.Node == sl
-		}, true, ""
+		}, true, "", true
 	case spec.FaultSinkError, spec.FaultFastFailError:
-		sl, ok := slotOf(st.Node)
+		sl, ok := t.currentSlot(st.Node)
 		if !ok {
-			return what, nothing, false, ""
+			return nothing, false, "", true
 		}
 		kind := model.ASinkError
 		if spec.Fault(st.Name) == spec.FaultFastFailError {
 			kind = model.AFastFail
 		}
-		return what, func(a model.Action, s *model.State, depth int) bool {
+		return func(a model.Action, s *model.State, depth int) bool {
 			d, ok := s.DispatcherSlot(a.Arg)
 			return depth == 0 && a.Kind == kind && ok && d == sl
-		}, false, ""
+		}, false, "", true
 	case spec.FaultStallUpstream:
 		t.stalled = true
-		return what, only(model.AUpstreamStall), false, ""
+		return only(model.AUpstreamStall), false, "", true
 	case spec.FaultResumeUpstream:
 		t.stalled = false
-		return what, only(model.AUpstreamResume), false, ""
+		return only(model.AUpstreamResume), false, "", true
 	case spec.FaultHeal:
 		t.stalled = false
-		return what, nothing, false, ""
+		return nothing, false, "", true
 	case spec.FaultSlowCloseDispatcher:
 		// The failpoint only delays when the capture's dispatchers finish
 		// closing; the model's dispatcher-closed is a choice of any later
 		// tick already.
-		return what, nothing, false, ""
+		return nothing, false, "", true
 	case spec.FaultRandomMessageFaults, spec.FaultDropMessages, spec.FaultDuplicateMessages,
 		spec.FaultDelayMessages, spec.FaultPartition, spec.FaultHealNetwork:
-		return what, nothing, false, ""
+		return nothing, false, "", true
 	}
+	return nil, false, "", false
+}
+
+// mapAction maps a domain action (an API call); anything else stops the
+// Tracker.
+func (t *Tracker) mapAction(st sim.Step, what string) (string, filter, bool, string) {
 	switch spec.Action(st.Name) {
 	case spec.ActionCreateTable:
 		if st.Arg > model.MaxTables {
@@ -522,9 +551,9 @@ func heartbeatOf(m core.Message) *core.MaintainerHeartbeat {
 	return nil
 }
 
-// maintSlot is the model slot of the maintainer's capture a request step
-// names, if the Tracker maps it.
-func (t *Tracker) maintSlot(id core.NodeID) (uint8, bool) {
+// currentSlot is the model slot of implementation node id, if the Tracker
+// maps it and id is the slot's current incarnation.
+func (t *Tracker) currentSlot(id core.NodeID) (uint8, bool) {
 	sl, ok := t.slot[id]
 	return sl, ok && t.ident[id] == t.current(sl)
 }
@@ -535,7 +564,7 @@ func (t *Tracker) maintSlot(id core.NodeID) (uint8, bool) {
 // or two (a split table's halves). The step does not name the destination:
 // any, the Views that follow tell them apart. The request may start nothing.
 func (t *Tracker) mapMoveTable(st sim.Step, what string) (string, filter, bool, string) {
-	sl, ok := t.maintSlot(st.Node)
+	sl, ok := t.currentSlot(st.Node)
 	switch {
 	case !ok:
 		return what, nothing, false, ""
@@ -557,7 +586,7 @@ func (t *Tracker) mapMoveTable(st sim.Step, what string) (string, filter, bool, 
 // EnableTableAcrossNodes). The request may start nothing (the halves are
 // not both replicating on one node).
 func (t *Tracker) mapMerge(st sim.Step, what string) (string, filter, bool, string) {
-	sl, ok := t.maintSlot(st.Node)
+	sl, ok := t.currentSlot(st.Node)
 	switch {
 	case !ok:
 		return what, nothing, false, ""
