@@ -325,6 +325,60 @@ func (d *Driver) Do(st Step) error {
 }
 
 func (d *Driver) apply(st Step) (apiErr, err error) {
+	switch st.Op {
+	case OpCreateChangefeed, OpPauseChangefeed, OpResumeChangefeed, OpRemoveChangefeed, OpMoveMaintainer:
+		return d.applyChangefeed(st)
+	case OpCreateTable, OpBlockingDDL, OpMoveTable, OpSplitTable, OpMergeTable, OpRemoveTable:
+		return d.applyTable(st)
+	case OpKillCapture, OpExpireSession, OpKillMaintainer, OpRestartCapture, OpAddCapture:
+		return d.applyCapture(st)
+	case OpDropMessages, OpDupMessages, OpDelayMessages, OpRandomFaults, OpPartition, OpHealNetwork:
+		return d.applyNetwork(st)
+	}
+	s := d.Sim
+	switch st.Op {
+	case OpSinkError, OpFastFail:
+		if d.feeds[st.Feed] == "" {
+			return nil, skip("changefeed %s does not exist", st.Feed)
+		}
+		n, err := d.node(st.Node)
+		if err != nil {
+			return nil, err
+		}
+		if _, err := s.Inject(sim.Injection{Fault: spec.Fault(st.Op), Changefeed: st.Feed, Node: n}); err != nil {
+			return nil, skip("no dispatcher manager of %s on node #%d", st.Feed, st.Node)
+		}
+	case OpStallUpstream:
+		if d.stalled {
+			return nil, skip("upstream already stalled")
+		}
+		d.stalled = true
+		_, apiErr = s.Inject(sim.Injection{Fault: spec.FaultStallUpstream})
+	case OpResumeUpstream:
+		if !d.stalled {
+			return nil, skip("upstream not stalled")
+		}
+		d.stalled = false
+		_, apiErr = s.Inject(sim.Injection{Fault: spec.FaultResumeUpstream})
+	case OpBlockCreate, OpSlowClose:
+		n, err := d.node(st.Node)
+		if err != nil {
+			return nil, err
+		}
+		_, apiErr = s.Inject(sim.Injection{Fault: spec.Fault(st.Op), Node: n, Off: !st.On})
+	case OpAdvanceTime:
+		if st.Ms <= 0 {
+			return nil, skip("advance-time needs ms > 0")
+		}
+	default:
+		return nil, fmt.Errorf("unknown step op %q", st.Op)
+	}
+	return apiErr, nil
+}
+
+// applyChangefeed applies a changefeed API call (create, pause, resume,
+// remove, move its maintainer).
+func (d *Driver) applyChangefeed(st Step) (apiErr, err error) {
 	s := d.Sim
 	switch st.Op {
 	case OpCreateChangefeed:
@@ -364,6 +418,15 @@ func (d *Driver) apply(st Step) (apiErr, err error) {
 			return nil, err
 		}
 		apiErr = s.MoveMaintainer(st.Feed, n)
+	}
+	return apiErr, nil
+}
+
+// applyTable applies an upstream DDL or a table API call of the
+// maintainer (move, split, merge, remove its dispatchers).
+func (d *Driver) applyTable(st Step) (apiErr, err error) {
+	s := d.Sim
+	switch st.Op {
 	case OpCreateTable:
 		if len(s.Upstream().Tables()) >= 8 {
 			return nil, skip("enough tables")
@@ -398,6 +461,14 @@ func (d *Driver) apply(st Step) (apiErr, err error) {
 		default:
 			_, apiErr = s.RemoveTableDispatchers(st.Feed, st.Table)
 		}
+	}
+	return apiErr, nil
+}
+
+// applyCapture kills, restarts or adds a capture.
+func (d *Driver) applyCapture(st Step) (apiErr, err error) {
+	s := d.Sim
+	switch st.Op {
 	case OpKillCapture, OpExpireSession, OpKillMaintainer:
 		if len(s.Captures()) <= d.MinCaptures {
 			return nil, skip("keep %d captures running", d.MinCaptures)
@@ -424,6 +495,15 @@ func (d *Driver) apply(st Step) (apiErr, err error) {
 			return nil, skip("five captures run")
 		}
 		_, apiErr = s.Inject(sim.Injection{Fault: spec.FaultAddCapture})
+	}
+	return apiErr, nil
+}
+
+// applyNetwork injects a message fault: a rule (drop, duplicate,
+// delay), random faults, a partition or its heal.
+func (d *Driver) applyNetwork(st Step) (apiErr, err error) {
+	s := d.Sim
+	switch st.Op {
 	case OpDropMessages, OpDupMessages, OpDelayMessages:
 		r := sim.Rule{Type: st.MsgType, Count: st.Count, DelayMs: st.DelayMs}
 		if st.Op == OpDelayMessages && st.MsgType == "BlockStatusRequest" {
@@ -466,41 +546,6 @@ func (d *Driver) apply(st Step) (apiErr, err error) {
 		_, apiErr = s.Inject(sim.Injection{Fault: spec.FaultPartition, Node: n})
 	case OpHealNetwork:
 		_, apiErr = s.Inject(sim.Injection{Fault: spec.FaultHealNetwork})
-	case OpSinkError, OpFastFail:
-		if d.feeds[st.Feed] == "" {
-			return nil, skip("changefeed %s does not exist", st.Feed)
-		}
-		n, err := d.node(st.Node)
-		if err != nil {
-			return nil, err
-		}
-		if _, err := s.Inject(sim.Injection{Fault: spec.Fault(st.Op), Changefeed: st.Feed, Node: n}); err != nil {
-			return nil, skip("no dispatcher manager of %s on node #%d", st.Feed, st.Node)
-		}
-	case OpStallUpstream:
-		if d.stalled {
-			return nil, skip("upstream already stalled")
-		}
-		d.stalled = true
-		_, apiErr = s.Inject(sim.Injection{Fault: spec.FaultStallUpstream})
-	case OpResumeUpstream:
-		if !d.stalled {
-			return nil, skip("upstream not stalled")
-		}
-		d.stalled = false
-		_, apiErr = s.Inject(sim.Injection{Fault: spec.FaultResumeUpstream})
-	case OpBlockCreate, OpSlowClose:
-		n, err := d.node(st.Node)
-		if err != nil {
-			return nil, err
-		}
-		_, apiErr = s.Inject(sim.Injection{Fault: spec.Fault(st.Op), Node: n, Off: !st.On})
-	case OpAdvanceTime:
-		if st.Ms <= 0 {
-			return nil, skip("advance-time needs ms > 0")
-		}
-	default:
-		return nil, fmt.Errorf("unknown step op %q", st.Op)
 	}
 	return apiErr, nil
 }
