@@ -261,47 +261,9 @@ func translate(cfg model.Config, actions []model.Action) ([]scriptItem, error) {
 				return Step{Op: OpMoveTable, Feed: ShadowFeed, Table: it, Node: n, Ms: 2000}, ok && ok2
 			}})
 		case model.ADeliver, model.ADrop, model.ADuplicate:
-			// when was it sent?
-			sent := i
-			for sent > 0 && netHas(&states[sent], a.Msg) {
-				sent--
+			if it, ok := messageRule(i, actions, states, segOf); ok {
+				items = append(items, it)
 			}
-			late := false
-			for k := sent + 1; k < i; k++ {
-				if isEnv(actions[k].Kind) && actions[k].Kind != model.AMaintSchedule && actions[k].Kind != model.AMaintMove {
-					late = true
-				}
-			}
-			if a.Kind == model.ADeliver && !late {
-				continue
-			}
-			action := map[model.ActKind]Op{model.ADeliver: OpDelayMessages, model.ADrop: OpDropMessages, model.ADuplicate: OpDupMessages}[a.Kind]
-			typ := implMsgType(a.Msg.KindName())
-			src, dst := a.Msg.Src, a.Msg.Dst
-			at := segOf[sent]
-			if isEnv(actions[sent].Kind) {
-				at = sent // sent by a scripted step itself: add the rule just before it
-			}
-			items = append(items, scriptItem{at: at, rule: true, text: fmt.Sprintf("%s %s %d->%d", action, typ, src, dst), step: func(r *replayer) (Step, bool) {
-				st := Step{Op: action, MsgType: typ, Count: 1, To: -1}
-				if action != OpDropMessages {
-					st.DelayMs = 30_000
-				}
-				if r.anyNode {
-					// bound to the type only: catch every message of the
-					// type the segment sends (the model's one message is one
-					// of them)
-					st.Count = 1
-				} else {
-					if f, ok := r.endpoint(src); ok {
-						st.From = &f
-					}
-					if t, ok := r.endpoint(dst); ok {
-						st.To = t
-					}
-				}
-				return st, true
-			}})
 		}
 	}
 	items = append(items, silencedChannels(actions, states, segOf)...)
@@ -312,6 +274,54 @@ func translate(cfg model.Config, actions []model.Action) ([]scriptItem, error) {
 		return items[i].rule && !items[j].rule
 	})
 	return items, nil
+}
+
+// messageRule is the script's rule for the message action actions[i]
+// (see the table above): a drop or duplicate, or a delivery that comes
+// after an environment action the message was sent before (a late one),
+// bound to the segment in which the message was sent. ok is false for a
+// delivery in its own segment, which the simulation's scheduler makes.
+func messageRule(i int, actions []model.Action, states []model.State, segOf []int) (scriptItem, bool) {
+	a := actions[i]
+	sent := i
+	for sent > 0 && netHas(&states[sent], a.Msg) {
+		sent--
+	}
+	late := false
+	for k := sent + 1; k < i; k++ {
+		if isEnv(actions[k].Kind) && actions[k].Kind != model.AMaintSchedule && actions[k].Kind != model.AMaintMove {
+			late = true
+		}
+	}
+	if a.Kind == model.ADeliver && !late {
+		return scriptItem{}, false
+	}
+	action := map[model.ActKind]Op{model.ADeliver: OpDelayMessages, model.ADrop: OpDropMessages, model.ADuplicate: OpDupMessages}[a.Kind]
+	typ := implMsgType(a.Msg.KindName())
+	src, dst := a.Msg.Src, a.Msg.Dst
+	at := segOf[sent]
+	if isEnv(actions[sent].Kind) {
+		at = sent // sent by a scripted step itself: add the rule just before it
+	}
+	return scriptItem{at: at, rule: true, text: fmt.Sprintf("%s %s %d->%d", action, typ, src, dst), step: func(r *replayer) (Step, bool) {
+		st := Step{Op: action, MsgType: typ, Count: 1, To: -1}
+		if action != OpDropMessages {
+			st.DelayMs = 30_000
+		}
+		if r.anyNode {
+			// bound to the type only: catch every message of the type
+			// the segment sends (the model's one message is one of them)
+			st.Count = 1
+		} else {
+			if f, ok := r.endpoint(src); ok {
+				st.From = &f
+			}
+			if t, ok := r.endpoint(dst); ok {
+				st.To = t
+			}
+		}
+		return st, true
+	}}, true
 }
 
 // silencedChannels: a node the model crashes had sent messages on a channel
