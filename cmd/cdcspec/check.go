@@ -441,6 +441,27 @@ func runCheck(args []string, stdout, stderr io.Writer) int {
 		}
 		return code
 	}
+	printCheck(stdout, checkReport{cfg: &cfg, res: &res, mode: mode, tries: tries, memBytes: memBytes, memDefault: memDefault,
+		searchMemory: bounds.Memory, dir: dir})
+	return code
+}
+
+// checkReport is what printCheck prints: a check's result and how it ran.
+type checkReport struct {
+	cfg          *model.Config
+	res          *model.Result
+	mode         string         // exhaustive | simulate | swarm
+	tries        []search.Stats // the delay-bounded searches of --delay-budget
+	memBytes     int64          // the memory budget; searchMemory is the search's half
+	memDefault   bool
+	searchMemory int64
+	dir          string // the counterexample's artifacts, "" if none
+}
+
+// printCheck prints a check's text report: configuration, result,
+// statistics, each property's status and the counterexample.
+func printCheck(stdout io.Writer, r checkReport) {
+	cfg, res, mode, tries, memBytes, memDefault, dir := r.cfg, r.res, r.mode, r.tries, r.memBytes, r.memDefault, r.dir
 	fmt.Fprintf(stdout, "config %s %s\n", cfg.String(), res.Bounds.String())
 	fmt.Fprintf(stdout, "mode %s\n", mode)
 	total := 0.0
@@ -478,12 +499,12 @@ func runCheck(args []string, stdout, stderr io.Writer) int {
 	}
 	if memBytes > 0 {
 		fmt.Fprintf(stdout, "memory: budget %d MB%s, search tables and frontier peaked at %d MB (of the search's half, %d MB), %d MB spilled to disk\n",
-			memBytes>>20, memoryOrigin(memDefault), res.PeakMemory>>20, bounds.Memory>>20, res.Spilled>>20)
+			memBytes>>20, memoryOrigin(memDefault), res.PeakMemory>>20, r.searchMemory>>20, res.Spilled>>20)
 	}
 	if c := res.Coverage; c != nil {
 		printCoverage(stdout, c)
 	}
-	for _, p := range propStatuses(&res) {
+	for _, p := range propStatuses(res) {
 		fmt.Fprintf(stdout, "  %-32s %s\n", p.Name, p.Status)
 	}
 	if res.Violation != nil {
@@ -493,7 +514,6 @@ func runCheck(args []string, stdout, stderr io.Writer) int {
 			fmt.Fprintf(stdout, "\ncounterexample written to %s\n", dir)
 		}
 	}
-	return code
 }
 
 // checkMatrix checks the flags of `check --matrix` and runs the matrix.
