@@ -38,6 +38,7 @@ test-long:
 	CDCSPEC_XCHECK=1 $(GO) test -count=1 -timeout 30m ./traces/xcheck/
 	CDCSPEC_LONG=1 $(GO) test -count=1 -timeout 60m ./linearizability/ ./runtime/cluster/ ./runtime/tikv/
 	$(GO) test -count=1 -timeout 60m ./model -long
+	$(GO) test -count=1 -timeout 60m ./proptest -run '^TestPlantedBugGate$$' -long
 
 # The commands shown in README.md and docs/ against the real binary,
 # Makefile and packages (docs/docs_test.go; part of make test as well).

@@ -3,6 +3,7 @@ package model
 import (
 	"fmt"
 	"sort"
+	"strconv"
 	"strings"
 )
 
@@ -254,4 +255,49 @@ func (s *State) StatusQueued(src, dst uint8, state string) bool {
 		}
 	}
 	return false
+}
+
+// WorkingDispatchers counts the Working dispatchers of table t (any span
+// part) on running nodes, as v.Disp lists them (DispView's rendering).
+func (v View) WorkingDispatchers(t int) int {
+	table := "t" + strconv.Itoa(t)
+	n := 0
+	for _, d := range v.Disp {
+		i, j := strings.IndexByte(d, '/'), strings.LastIndexByte(d, '/')
+		if i < 0 || j <= i || d[j+1:] != "Working" {
+			continue
+		}
+		if part := d[i+1 : j]; strings.TrimRight(part, PartLeft+PartRight) == table {
+			n++
+		}
+	}
+	return n
+}
+
+// ActiveMaintainers counts the running nodes whose maintainer of the
+// changefeed is bootstrapped, neither removal-only nor removing nor removed.
+func (v View) ActiveMaintainers() int {
+	active := MaintView(false, true, false, false)
+	n := 0
+	for _, m := range v.Maint {
+		if m == active {
+			n++
+		}
+	}
+	return n
+}
+
+// Checkpoint is the coordinator's stored checkpoint and the upstream's
+// resolved ts, in the model's timestamps (1..TsMax). The View leaves both
+// out: they compare with the implementation's only as an order.
+func (s *State) Checkpoint() (stored, upstream int) { return int(s.Coord.Ckpt), int(s.UpTs) }
+
+// MsgKind is the message kind KindName renders as name, if there is one.
+func MsgKind(name string) (uint8, bool) {
+	for k, n := range msgNames {
+		if n == name && n != "" {
+			return uint8(k), true
+		}
+	}
+	return 0, false
 }

@@ -335,9 +335,6 @@ func (d *Driver) Do(st Step) error {
 	return apiErr
 }
 
-// apply runs one step on the simulation through the applier of its kind:
-// apiErr is the cluster's answer, err a skip (the step does not apply in
-// this state) or a bad step.
 func (d *Driver) apply(st Step) (apiErr, err error) {
 	switch st.Op {
 	case OpCreateChangefeed, OpPauseChangefeed, OpResumeChangefeed, OpRemoveChangefeed, OpMoveMaintainer:
@@ -348,8 +345,38 @@ func (d *Driver) apply(st Step) (apiErr, err error) {
 		return d.applyCapture(st)
 	case OpDropMessages, OpDupMessages, OpDelayMessages, OpRandomFaults, OpPartition, OpHealNetwork:
 		return d.applyNetwork(st)
-	case OpSinkError, OpFastFail, OpStallUpstream, OpResumeUpstream, OpBlockCreate, OpSlowClose:
-		return d.applyComponent(st)
+	}
+	s := d.Sim
+	switch st.Op {
+	case OpSinkError, OpFastFail:
+		if d.feeds[st.Feed] == "" {
+			return nil, skip("changefeed %s does not exist", st.Feed)
+		}
+		n, err := d.node(st.Node)
+		if err != nil {
+			return nil, err
+		}
+		if _, err := s.Inject(sim.Injection{Fault: spec.Fault(st.Op), Changefeed: st.Feed, Node: n}); err != nil {
+			return nil, skip("no dispatcher manager of %s on node #%d", st.Feed, st.Node)
+		}
+	case OpStallUpstream:
+		if d.stalled {
+			return nil, skip("upstream already stalled")
+		}
+		d.stalled = true
+		_, apiErr = s.Inject(sim.Injection{Fault: spec.FaultStallUpstream})
+	case OpResumeUpstream:
+		if !d.stalled {
+			return nil, skip("upstream not stalled")
+		}
+		d.stalled = false
+		_, apiErr = s.Inject(sim.Injection{Fault: spec.FaultResumeUpstream})
+	case OpBlockCreate, OpSlowClose:
+		n, err := d.node(st.Node)
+		if err != nil {
+			return nil, err
+		}
+		_, apiErr = s.Inject(sim.Injection{Fault: spec.Fault(st.Op), Node: n, Off: !st.On})
 	case OpAdvanceTime:
 		if st.Ms <= 0 {
 			return nil, skip("advance-time needs ms > 0")
@@ -357,11 +384,11 @@ func (d *Driver) apply(st Step) (apiErr, err error) {
 	default:
 		return nil, fmt.Errorf("unknown step op %q", st.Op)
 	}
-	return nil, nil
+	return apiErr, nil
 }
 
-// applyChangefeed applies the changefeed lifecycle steps: create, pause,
-// resume, remove, move its maintainer.
+// applyChangefeed applies a changefeed API call (create, pause, resume,
+// remove, move its maintainer).
 func (d *Driver) applyChangefeed(st Step) (apiErr, err error) {
 	s := d.Sim
 	switch st.Op {
@@ -406,8 +433,8 @@ func (d *Driver) applyChangefeed(st Step) (apiErr, err error) {
 	return apiErr, nil
 }
 
-// applyTable applies the upstream tables and the maintainer's table
-// operations: create, blocking DDL, move, split, merge, remove.
+// applyTable applies an upstream DDL or a table API call of the
+// maintainer (move, split, merge, remove its dispatchers).
 func (d *Driver) applyTable(st Step) (apiErr, err error) {
 	s := d.Sim
 	switch st.Op {
@@ -449,8 +476,7 @@ func (d *Driver) applyTable(st Step) (apiErr, err error) {
 	return apiErr, nil
 }
 
-// applyCapture applies the capture faults: kill, session expiry, kill the
-// maintainer's capture, restart, add.
+// applyCapture kills, restarts or adds a capture.
 func (d *Driver) applyCapture(st Step) (apiErr, err error) {
 	s := d.Sim
 	switch st.Op {
@@ -484,8 +510,8 @@ func (d *Driver) applyCapture(st Step) (apiErr, err error) {
 	return apiErr, nil
 }
 
-// applyNetwork applies the message and network faults: targeted rules,
-// random faults, partitions, heal.
+// applyNetwork injects a message fault: a rule (drop, duplicate,
+// delay), random faults, a partition or its heal.
 func (d *Driver) applyNetwork(st Step) (apiErr, err error) {
 	s := d.Sim
 	switch st.Op {
@@ -531,43 +557,6 @@ func (d *Driver) applyNetwork(st Step) (apiErr, err error) {
 		_, apiErr = s.Inject(sim.Injection{Fault: spec.FaultPartition, Node: n})
 	case OpHealNetwork:
 		_, apiErr = s.Inject(sim.Injection{Fault: spec.FaultHealNetwork})
-	}
-	return apiErr, nil
-}
-
-// applyComponent applies the sink, upstream and dispatcher faults.
-func (d *Driver) applyComponent(st Step) (apiErr, err error) {
-	s := d.Sim
-	switch st.Op {
-	case OpSinkError, OpFastFail:
-		if d.feeds[st.Feed] == "" {
-			return nil, skip("changefeed %s does not exist", st.Feed)
-		}
-		n, err := d.node(st.Node)
-		if err != nil {
-			return nil, err
-		}
-		if _, err := s.Inject(sim.Injection{Fault: spec.Fault(st.Op), Changefeed: st.Feed, Node: n}); err != nil {
-			return nil, skip("no dispatcher manager of %s on node #%d", st.Feed, st.Node)
-		}
-	case OpStallUpstream:
-		if d.stalled {
-			return nil, skip("upstream already stalled")
-		}
-		d.stalled = true
-		_, apiErr = s.Inject(sim.Injection{Fault: spec.FaultStallUpstream})
-	case OpResumeUpstream:
-		if !d.stalled {
-			return nil, skip("upstream not stalled")
-		}
-		d.stalled = false
-		_, apiErr = s.Inject(sim.Injection{Fault: spec.FaultResumeUpstream})
-	case OpBlockCreate, OpSlowClose:
-		n, err := d.node(st.Node)
-		if err != nil {
-			return nil, err
-		}
-		_, apiErr = s.Inject(sim.Injection{Fault: spec.Fault(st.Op), Node: n, Off: !st.On})
 	}
 	return apiErr, nil
 }

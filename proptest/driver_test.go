@@ -29,7 +29,7 @@ func TestStoryDeterministic(t *testing.T) {
 		if d.Shadow.Stopped != "" {
 			t.Fatalf("the shadow stopped following: %s", d.Shadow.Stopped)
 		}
-		if m, im := d.Shadow.ModelAbstract(), ImplAbstract(d); !m.same(im) || !im.Covered || !im.OneMaint || !im.CkptReached {
+		if m, im := d.Shadow.ModelQuiescence(), ImplQuiescence(d); !m.Agrees(im) || !im.Covered || !im.OneMaint || !im.CkptReached {
 			t.Fatalf("after quiescence: impl %s, model %s", im, m)
 		}
 	}

@@ -2,12 +2,12 @@ package proptest
 
 import (
 	"fmt"
-	"sort"
 	"strings"
 
 	"cdcspec/impl/core"
 	"cdcspec/impl/sim"
 	"cdcspec/model"
+	"cdcspec/refinement"
 	"cdcspec/spec"
 )
 
@@ -55,13 +55,8 @@ import (
 //	                                  advance to TsMax, settle      liveness check
 //
 // Compared at the end (changefeed cf1 only, both after heal and settle):
-//
-//	changefeed state        coordinator FeedState     == Coord.State (normal|warning|failed)
-//	tables covered          every table has exactly one working dispatcher on a running node (both)
-//	maintainer              exactly one bootstrapped maintainer on a running node and the coordinator
-//	                        marks the changefeed replicating (both)
-//	checkpoint              stored checkpoint >= the upstream resolved ts at heal time (impl) /
-//	                        Coord.Ckpt >= UpTs after heal (model)
+// refinement.Quiescence, the model's side read from its model.View (the
+// abstraction the refinement Tracker compares after every step).
 //
 // Blind spots: the model never sees tables beyond its three, nodes beyond
 // its three slots, split spans, message faults or a second changefeed; a run
@@ -282,10 +277,8 @@ func (sh *Shadow) killed(before, after []core.NodeID) (core.NodeID, bool) {
 }
 
 func (sh *Shadow) dispNode(id uint8) uint8 {
-	for _, d := range sh.State.Disp {
-		if d.ID == id {
-			return d.Node
-		}
+	if sl, ok := sh.State.DispatcherSlot(id); ok {
+		return sl
 	}
 	return 0xFF
 }
@@ -357,126 +350,21 @@ func (sh *Shadow) settle() {
 	sh.stop("the model did not settle within %d steps", maxSettleSteps)
 }
 
-// Abstract is the comparable part of both states, for changefeed cf1.
-type Abstract struct {
-	State        string // normal | warning | failed | stopped | ...
-	Covered      bool   // every table has exactly one working dispatcher
-	OneMaint     bool   // one bootstrapped maintainer, changefeed replicating
-	CkptReached  bool   // stored checkpoint reached the heal-time target
-	Detail       string
-	TablesJudged int
-}
-
-func (a Abstract) String() string {
-	return fmt.Sprintf("state=%s covered=%v one-maintainer=%v checkpoint-reached=%v (%d tables; %s)", a.State, a.Covered, a.OneMaint, a.CkptReached, a.TablesJudged, a.Detail)
-}
-
-func (a Abstract) same(b Abstract) bool {
-	return a.State == b.State && a.Covered == b.Covered && a.OneMaint == b.OneMaint && a.CkptReached == b.CkptReached
-}
-
-// ModelAbstract heals and settles the model and abstracts it.
-func (sh *Shadow) ModelAbstract() Abstract {
+// ModelQuiescence heals and settles the model and abstracts it
+// (refinement.Quiescence: the one abstraction of both sides).
+func (sh *Shadow) ModelQuiescence() refinement.Quiescence {
 	if sh.State.Stalled {
 		sh.apply(model.Action{Kind: model.AUpstreamResume})
 	}
 	for sh.apply(model.Action{Kind: model.AUpstreamAdvance}) {
 	}
 	sh.settle()
-	s := &sh.State
-	var a Abstract
-	a.State = [...]string{spec.StateNormal, spec.StateWarning, spec.StateFailed}[s.Coord.State%3]
-	a.Covered = true
-	var missing []string
-	for t := 1; t <= model.MaxTables; t++ {
-		if s.TableT[t] == 0xFF {
-			continue
-		}
-		a.TablesJudged++
-		n := 0
-		for _, d := range s.Disp {
-			if d.ID != 0 && int(d.Table) == t && d.St == 2 && s.NodeSt[d.Node] == 0 {
-				n++
-			}
-		}
-		if n != 1 {
-			a.Covered = false
-			missing = append(missing, fmt.Sprintf("t%d:%d", t, n))
-		}
-	}
-	maints := 0
-	for i, m := range s.Maint {
-		if m.Exists && m.Bootstrapped && !m.Removing && !m.RemovalOnly && !m.Removed && s.NodeSt[i] == 0 {
-			maints++
-		}
-	}
-	a.OneMaint = maints == 1 && s.Coord.Repl == 2
-	a.CkptReached = s.Coord.Ckpt >= s.UpTs
-	a.Detail = fmt.Sprintf("model ckpt %d upTs %d maintainers %d repl %d dispatchers/table %v", s.Coord.Ckpt, s.UpTs, maints, s.Coord.Repl, missing)
-	return a
+	return refinement.ModelQuiescence(&sh.State)
 }
 
-// ImplAbstract abstracts the implementation after Finish.
-func ImplAbstract(d *Driver) Abstract {
-	s := d.Sim
-	var a Abstract
-	id := sim.CfID(ShadowFeed)
-	st := s.State()
-	target := d.HealTarget
-	sched := ""
-	for _, cf := range st.Changefeeds {
-		if cf.ID == id {
-			a.State, sched = cf.State, cf.Sched
-		}
-	}
-	stored, _ := s.Stored(id)
-	a.CkptReached = stored.Status.CheckpointTs >= target
-	maints := 0
-	byTable := map[int64][]spec.Span{}
-	for _, n := range st.Nodes {
-		for _, m := range n.Maintainers {
-			if m.Changefeed == id && m.Bootstrapped && !m.Removing && !m.Removed && !m.RemovalOnly {
-				maints++
-			}
-		}
-		for _, dd := range n.Dispatchers {
-			if dd.Changefeed == id && !dd.Trigger && dd.State == "Working" {
-				byTable[dd.Span.Table] = append(byTable[dd.Span.Table], dd.Span)
-			}
-		}
-	}
-	a.OneMaint = maints == 1 && sched == "replicating"
-	a.Covered = true
-	var bad []string
-	for _, t := range s.Upstream().Tables() {
-		if ct, _ := s.Upstream().TableCreateTs(t); ct > stored.Status.CheckpointTs && ct > stored.Info.StartTs {
-			continue
-		}
-		a.TablesJudged++
-		if !tiles(byTable[t]) {
-			a.Covered = false
-			bad = append(bad, fmt.Sprintf("t%d", t))
-		}
-	}
-	a.Detail = fmt.Sprintf("impl stored %d target %d maintainers %d sched %q untiled %v", stored.Status.CheckpointTs, target, maints, sched, bad)
-	return a
-}
-
-// tiles reports whether spans cover one table exactly once.
-func tiles(spans []spec.Span) bool {
-	sort.Slice(spans, func(i, j int) bool { return spans[i].Start < spans[j].Start })
-	pos, end := "", false
-	for _, sp := range spans {
-		if end || sp.Start != pos {
-			return false
-		}
-		if sp.End == "" {
-			end = true
-		} else {
-			pos = sp.End
-		}
-	}
-	return end
+// ImplQuiescence abstracts the implementation after Finish.
+func ImplQuiescence(d *Driver) refinement.Quiescence {
+	return refinement.ImplQuiescence(d.Sim, sim.CfID(ShadowFeed), d.HealTarget)
 }
 
 // Compare heals and settles the model and compares it with the
@@ -486,12 +374,12 @@ func (sh *Shadow) Compare(d *Driver) string {
 	if sh.Stopped != "" || d.FeedState(ShadowFeed) != feedRunning {
 		return ""
 	}
-	m := sh.ModelAbstract()
+	m := sh.ModelQuiescence()
 	if sh.Stopped != "" {
 		return ""
 	}
-	i := ImplAbstract(d)
-	if m.same(i) {
+	i := ImplQuiescence(d)
+	if m.Agrees(i) {
 		return ""
 	}
 	var b strings.Builder

@@ -155,21 +155,6 @@ func isBoundary(k model.ActKind) bool {
 	return isEnv(k) && k != model.ACoordSchedule && k != model.AMaintSchedule && k != model.AMaintMove
 }
 
-// msgName is the model's exported name of a message kind (its JSON form).
-func msgName(a model.Action) string {
-	b, err := a.MarshalJSON()
-	if err != nil {
-		return ""
-	}
-	const key = `"msg":{"kind":"`
-	i := strings.Index(string(b), key)
-	if i < 0 {
-		return ""
-	}
-	rest := string(b)[i+len(key):]
-	return rest[:strings.IndexByte(rest, '"')]
-}
-
 // translate builds the script from the counterexample.
 func translate(cfg model.Config, actions []model.Action) ([]scriptItem, error) {
 	states, _, err := model.Replay(cfg, actions)
@@ -226,11 +211,9 @@ func translate(cfg model.Config, actions []model.Action) ([]scriptItem, error) {
 				return Step{Op: OpRestartCapture, Ms: 1000}, true
 			}})
 		case model.ASinkError:
-			sl := uint8(0xFF)
-			for _, d := range s.Disp {
-				if d.ID == a.Arg {
-					sl = d.Node
-				}
+			sl, ok := s.DispatcherSlot(a.Arg)
+			if !ok {
+				sl = 0xFF // no capture: the step is skipped
 			}
 			items = append(items, scriptItem{at: i, text: fmt.Sprintf("sink-error on slot %d", sl), step: func(r *replayer) (Step, bool) {
 				n, ok := r.slotIndex(sl)
@@ -273,47 +256,9 @@ func translate(cfg model.Config, actions []model.Action) ([]scriptItem, error) {
 				return Step{Op: OpMoveTable, Feed: ShadowFeed, Table: it, Node: n, Ms: 2000}, ok && ok2
 			}})
 		case model.ADeliver, model.ADrop, model.ADuplicate:
-			// when was it sent?
-			sent := i
-			for sent > 0 && netHas(&states[sent], a.Msg) {
-				sent--
+			if it, ok := messageRule(i, actions, states, segOf); ok {
+				items = append(items, it)
 			}
-			late := false
-			for k := sent + 1; k < i; k++ {
-				if isEnv(actions[k].Kind) && actions[k].Kind != model.AMaintSchedule && actions[k].Kind != model.AMaintMove {
-					late = true
-				}
-			}
-			if a.Kind == model.ADeliver && !late {
-				continue
-			}
-			action := map[model.ActKind]Op{model.ADeliver: OpDelayMessages, model.ADrop: OpDropMessages, model.ADuplicate: OpDupMessages}[a.Kind]
-			typ := implMsgType(msgName(a))
-			src, dst := a.Msg.Src, a.Msg.Dst
-			at := segOf[sent]
-			if isEnv(actions[sent].Kind) {
-				at = sent // sent by a scripted step itself: add the rule just before it
-			}
-			items = append(items, scriptItem{at: at, rule: true, text: fmt.Sprintf("%s %s %d->%d", action, typ, src, dst), step: func(r *replayer) (Step, bool) {
-				st := Step{Op: action, MsgType: typ, Count: 1, To: -1}
-				if action != OpDropMessages {
-					st.DelayMs = 30_000
-				}
-				if r.anyNode {
-					// bound to the type only: catch every message of the
-					// type the segment sends (the model's one message is one
-					// of them)
-					st.Count = 1
-				} else {
-					if f, ok := r.endpoint(src); ok {
-						st.From = &f
-					}
-					if t, ok := r.endpoint(dst); ok {
-						st.To = t
-					}
-				}
-				return st, true
-			}})
 		}
 	}
 	items = append(items, silencedChannels(actions, states, segOf)...)
@@ -324,6 +269,54 @@ func translate(cfg model.Config, actions []model.Action) ([]scriptItem, error) {
 		return items[i].rule && !items[j].rule
 	})
 	return items, nil
+}
+
+// messageRule is the script's rule for the message action actions[i]
+// (see the table above): a drop or duplicate, or a delivery that comes
+// after an environment action the message was sent before (a late one),
+// bound to the segment in which the message was sent. ok is false for a
+// delivery in its own segment, which the simulation's scheduler makes.
+func messageRule(i int, actions []model.Action, states []model.State, segOf []int) (scriptItem, bool) {
+	a := actions[i]
+	sent := i
+	for sent > 0 && netHas(&states[sent], a.Msg) {
+		sent--
+	}
+	late := false
+	for k := sent + 1; k < i; k++ {
+		if isEnv(actions[k].Kind) && actions[k].Kind != model.AMaintSchedule && actions[k].Kind != model.AMaintMove {
+			late = true
+		}
+	}
+	if a.Kind == model.ADeliver && !late {
+		return scriptItem{}, false
+	}
+	action := map[model.ActKind]Op{model.ADeliver: OpDelayMessages, model.ADrop: OpDropMessages, model.ADuplicate: OpDupMessages}[a.Kind]
+	typ := implMsgType(a.Msg.KindName())
+	src, dst := a.Msg.Src, a.Msg.Dst
+	at := segOf[sent]
+	if isEnv(actions[sent].Kind) {
+		at = sent // sent by a scripted step itself: add the rule just before it
+	}
+	return scriptItem{at: at, rule: true, text: fmt.Sprintf("%s %s %d->%d", action, typ, src, dst), step: func(r *replayer) (Step, bool) {
+		st := Step{Op: action, MsgType: typ, Count: 1, To: -1}
+		if action != OpDropMessages {
+			st.DelayMs = 30_000
+		}
+		if r.anyNode {
+			// bound to the type only: catch every message of the type
+			// the segment sends (the model's one message is one of them)
+			st.Count = 1
+		} else {
+			if f, ok := r.endpoint(src); ok {
+				st.From = &f
+			}
+			if t, ok := r.endpoint(dst); ok {
+				st.To = t
+			}
+		}
+		return st, true
+	}}, true
 }
 
 // silencedChannels: a node the model crashes had sent messages on a channel
@@ -349,7 +342,7 @@ func silencedChannels(actions []model.Action, states []model.State, segOf []int)
 		for k := start; k < len(actions); k++ { // delivered in the segment, or late (a delay rule covers it)
 			if actions[k].Kind == model.ADeliver {
 				m := actions[k].Msg
-				delivered[ch{msgName(actions[k]), m.Src, m.Dst}] = true
+				delivered[ch{actions[k].Msg.KindName(), m.Src, m.Dst}] = true
 			}
 		}
 		seen := map[ch]bool{}
@@ -363,7 +356,7 @@ func silencedChannels(actions []model.Action, states []model.State, segOf []int)
 			if m.Kind == 0 || m.Src == model.MaxNodes || m.Src&3 != a.Node {
 				continue
 			}
-			name := msgName(model.Action{Kind: model.ADeliver, Msg: m})
+			name := m.KindName()
 			key := ch{name, m.Src, m.Dst}
 			if delivered[key] || seen[key] {
 				continue
@@ -390,11 +383,8 @@ func silencedChannels(actions []model.Action, states []model.State, segOf []int)
 
 // statusKind is the model's MaintainerStatus message kind.
 func statusKind() uint8 {
-	var a model.Action
-	if err := a.UnmarshalJSON([]byte(`{"kind":"deliver","msg":{"kind":"MaintainerStatus"}}`)); err != nil {
-		return 0
-	}
-	return a.Msg.Kind
+	k, _ := model.MsgKind("MaintainerStatus")
+	return k
 }
 
 // ReplayModel drives the simulation through a model counterexample's

@@ -93,40 +93,23 @@ func (t *Tracker) mapStep(st sim.Step) (what string, f filter, mustAct bool, sto
 		// View) or records a sink error the model took at the fault.
 		return "sink result on " + t.name(st.Node), nothing, false, ""
 	case sim.StepMembership:
-		var left []uint8
-		for _, id := range st.Left {
-			if sl, ok := t.liveSlot(id); ok {
-				left = append(left, sl)
-				t.detected[sl] = true
-			}
-		}
-		what = fmt.Sprintf("capture keys expired: %v left", st.Left)
-		if len(left) == 0 {
-			return what, nothing, false, ""
-		}
-		return what, detects(left), true, ""
+		return t.mapMembership(st)
 	}
 	// Faults and API calls.
 	what = st.Name
 	if st.Node != "" {
 		what += " " + t.name(st.Node)
 	}
-	if what, f, mustAct, stop, ok := t.mapFault(st, what); ok {
+	if f, mustAct, stop, ok := t.mapFault(st, &what); ok {
 		return what, f, mustAct, stop
 	}
 	return t.mapAction(st, what)
 }
 
-// liveSlot is the model slot of capture id, if id is the slot's current
-// identity.
-func (t *Tracker) liveSlot(id core.NodeID) (uint8, bool) {
-	sl, ok := t.slot[id]
-	return sl, ok && t.ident[id] == t.current(sl)
-}
-
-// mapDeliver maps a delivery (mapStep).
+// mapDeliver maps a delivery: the model's deliveries of the message's
+// kinds (deliverMatching) and the receiver's own follow-up actions.
 func (t *Tracker) mapDeliver(st sim.Step) (what string, f filter, mustAct bool, stop string) {
-	sl, ok := t.liveSlot(st.Node)
+	sl, ok := t.currentSlot(st.Node)
 	what = fmt.Sprintf("%s delivered %s->%s", st.Msg.TypeName(), t.name(st.From), t.name(st.Node))
 	kinds := modelKinds(st.Msg)
 	if !ok || kinds == nil {
@@ -160,9 +143,10 @@ func (t *Tracker) mapDeliver(st sim.Step) (what string, f filter, mustAct bool, 
 	}, false, ""
 }
 
-// mapTick maps a node's tick (mapStep).
+// mapTick maps a tick of a node: its periodic actions (Tracker.periodic)
+// and the choices the implementation makes at a tick.
 func (t *Tracker) mapTick(st sim.Step) (what string, f filter, mustAct bool, stop string) {
-	sl, ok := t.liveSlot(st.Node)
+	sl, ok := t.currentSlot(st.Node)
 	what = "tick on " + t.name(st.Node)
 	if !ok {
 		return what, nothing, false, ""
@@ -205,81 +189,99 @@ func (t *Tracker) mapTick(st sim.Step) (what string, f filter, mustAct bool, sto
 	}, false, ""
 }
 
-// mapFault maps an injected fault (mapStep); handled is false for a step
-// that is not a fault.
-func (t *Tracker) mapFault(st sim.Step, what string) (_ string, f filter, mustAct bool, stop string, handled bool) {
+// mapMembership maps capture keys expiring: the model detects every
+// mapped slot that left.
+func (t *Tracker) mapMembership(st sim.Step) (what string, f filter, mustAct bool, stop string) {
+	var left []uint8
+	for _, id := range st.Left {
+		if sl, ok := t.currentSlot(id); ok {
+			left = append(left, sl)
+			t.detected[sl] = true
+		}
+	}
+	what = fmt.Sprintf("capture keys expired: %v left", st.Left)
+	if len(left) == 0 {
+		return what, nothing, false, ""
+	}
+	return what, detects(left), true, ""
+}
+
+// mapFault maps a fault of the vocabulary; ok is false for a name it
+// does not map (mapAction then judges it). It may rename *what.
+func (t *Tracker) mapFault(st sim.Step, what *string) (filter, bool, string, bool) {
 	switch spec.Fault(st.Name) {
 	case spec.FaultKillCapture, spec.FaultExpireSession:
-		sl, ok := t.liveSlot(st.Node)
+		sl, ok := t.currentSlot(st.Node)
 		if !ok {
-			return what, nothing, false, "", true
+			return nothing, false, "", true
 		}
 		if sl == 0 {
-			return what, nil, false, "the coordinator's capture died: the model's coordinator failover is a resign (slot 0 keeps its maintainer and dispatchers), not a kill", true
+			return nil, false, "the coordinator's capture died: the model's coordinator failover is a resign (slot 0 keeps its maintainer and dispatchers), not a kill", true
 		}
 		if spec.Fault(st.Name) == spec.FaultExpireSession {
 			t.detected[sl] = true
 		} else {
-			return what, func(a model.Action, _ *model.State, depth int) bool {
+			return func(a model.Action, _ *model.State, depth int) bool {
 				return depth == 0 && a.Kind == model.ACrash && a.Node == sl
 			}, true, "", true
 		}
-		return what, func(a model.Action, _ *model.State, depth int) bool {
+		return func(a model.Action, _ *model.State, depth int) bool {
 			return (depth == 0 && a.Kind == model.ACrash && a.Node == sl) || (depth == 1 && a.Kind == model.ADetect && a.Node == sl)
 		}, true, "", true
 	case spec.FaultAddCapture:
 		sl, ok := t.restartSlot()
 		if !ok {
-			return what, nil, false, "a capture joined and no model slot is free", true
+			return nil, false, "a capture joined and no model slot is free", true
 		}
 		if t.maintainerRuns() {
 			// HEAD's maintainer bootstraps a joining node
 			// (bootstrapper.HandleNewNodes); the model's does not.
-			return what, nil, false, "a capture joined while a maintainer runs: the model's maintainer does not bootstrap joining nodes", true
+			return nil, false, "a capture joined while a maintainer runs: the model's maintainer does not bootstrap joining nodes", true
 		}
 		t.inc[sl]++
 		t.slot[st.Node], t.ident[st.Node] = sl, model.IdentOf(sl, t.inc[sl])
 		t.detected[sl] = false
-		what = string(spec.FaultAddCapture) + " " + t.name(st.Node)
-		return what, func(a model.Action, _ *model.State, depth int) bool {
+		*what = string(spec.FaultAddCapture) + " " + t.name(st.Node)
+		return func(a model.Action, _ *model.State, depth int) bool {
 			return depth == 0 && a.Kind == model.ARestart && a.Node == sl
 		}, true, "", true
 	case spec.FaultSinkError, spec.FaultFastFailError:
-		sl, ok := t.liveSlot(st.Node)
+		sl, ok := t.currentSlot(st.Node)
 		if !ok {
-			return what, nothing, false, "", true
+			return nothing, false, "", true
 		}
 		kind := model.ASinkError
 		if spec.Fault(st.Name) == spec.FaultFastFailError {
 			kind = model.AFastFail
 		}
-		return what, func(a model.Action, s *model.State, depth int) bool {
+		return func(a model.Action, s *model.State, depth int) bool {
 			d, ok := s.DispatcherSlot(a.Arg)
 			return depth == 0 && a.Kind == kind && ok && d == sl
 		}, false, "", true
 	case spec.FaultStallUpstream:
 		t.stalled = true
-		return what, only(model.AUpstreamStall), false, "", true
+		return only(model.AUpstreamStall), false, "", true
 	case spec.FaultResumeUpstream:
 		t.stalled = false
-		return what, only(model.AUpstreamResume), false, "", true
+		return only(model.AUpstreamResume), false, "", true
 	case spec.FaultHeal:
 		t.stalled = false
-		return what, nothing, false, "", true
+		return nothing, false, "", true
 	case spec.FaultSlowCloseDispatcher:
 		// The failpoint only delays when the capture's dispatchers finish
 		// closing; the model's dispatcher-closed is a choice of any later
 		// tick already.
-		return what, nothing, false, "", true
+		return nothing, false, "", true
 	case spec.FaultRandomMessageFaults, spec.FaultDropMessages, spec.FaultDuplicateMessages,
 		spec.FaultDelayMessages, spec.FaultPartition, spec.FaultHealNetwork:
-		return what, nothing, false, "", true
+		return nothing, false, "", true
 	}
-	return what, nil, false, "", false
+	return nil, false, "", false
 }
 
-// mapAction maps an API call (mapStep).
-func (t *Tracker) mapAction(st sim.Step, what string) (_ string, f filter, mustAct bool, stop string) {
+// mapAction maps a domain action (an API call); anything else stops the
+// Tracker.
+func (t *Tracker) mapAction(st sim.Step, what string) (string, filter, bool, string) {
 	switch spec.Action(st.Name) {
 	case spec.ActionCreateTable:
 		if st.Arg > model.MaxTables {
@@ -558,9 +560,9 @@ func heartbeatOf(m core.Message) *core.MaintainerHeartbeat {
 	return nil
 }
 
-// maintSlot is the model slot of the maintainer's capture a request step
-// names, if the Tracker maps it.
-func (t *Tracker) maintSlot(id core.NodeID) (uint8, bool) {
+// currentSlot is the model slot of implementation node id, if the Tracker
+// maps it and id is the slot's current incarnation.
+func (t *Tracker) currentSlot(id core.NodeID) (uint8, bool) {
 	sl, ok := t.slot[id]
 	return sl, ok && t.ident[id] == t.current(sl)
 }
@@ -571,7 +573,7 @@ func (t *Tracker) maintSlot(id core.NodeID) (uint8, bool) {
 // or two (a split table's halves). The step does not name the destination:
 // any, the Views that follow tell them apart. The request may start nothing.
 func (t *Tracker) mapMoveTable(st sim.Step, what string) (string, filter, bool, string) {
-	sl, ok := t.maintSlot(st.Node)
+	sl, ok := t.currentSlot(st.Node)
 	switch {
 	case !ok:
 		return what, nothing, false, ""
@@ -593,7 +595,7 @@ func (t *Tracker) mapMoveTable(st sim.Step, what string) (string, filter, bool, 
 // EnableTableAcrossNodes). The request may start nothing (the halves are
 // not both replicating on one node).
 func (t *Tracker) mapMerge(st sim.Step, what string) (string, filter, bool, string) {
-	sl, ok := t.maintSlot(st.Node)
+	sl, ok := t.currentSlot(st.Node)
 	switch {
 	case !ok:
 		return what, nothing, false, ""

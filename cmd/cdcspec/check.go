@@ -144,34 +144,34 @@ type stepJSON struct {
 
 func runCheck(args []string, stdout, stderr io.Writer) int {
 	fs := newFlags("check", checkHelp, stdout, stderr)
-	configName := fs.String("config", "default", "standard configuration `name`: "+strings.Join(model.StandardNames(), ", "))
-	nodes := fs.Int("nodes", 0, "node slots (2..3)")
-	tables := fs.Int("tables", 0, "tables at changefeed creation")
-	ddl := fs.Int("ddl-tables", 0, "tables created by DDL while running")
-	tsMax := fs.Int("ts", 0, "upstream resolved ts range 1..N")
-	crashes := fs.Int("crashes", 0, "capture suicides")
-	faults := fs.Int("fault-budget", 0, "shorthand: crashes = sink errors = N (fault names are run's and sim's --faults)")
+	var mf checkModelFlags
+	mf.config = fs.String("config", "default", "standard configuration `name`: "+strings.Join(model.StandardNames(), ", "))
+	mf.nodes = fs.Int("nodes", 0, "node slots (2..3)")
+	mf.tables = fs.Int("tables", 0, "tables at changefeed creation")
+	mf.ddl = fs.Int("ddl-tables", 0, "tables created by DDL while running")
+	mf.tsMax = fs.Int("ts", 0, "upstream resolved ts range 1..N")
+	mf.crashes = fs.Int("crashes", 0, "capture suicides")
+	mf.faults = fs.Int("fault-budget", 0, "shorthand: crashes = sink errors = N (fault names are run's and sim's --faults)")
 	fs.Func("faults", "", func(string) error {
 		return fmt.Errorf("check's fault count is now --fault-budget N (crashes = sink errors = N); --faults takes fault names in run and sim ('cdcspec faults' lists them)")
 	})
 	fs.hide("faults")
-	restarts := fs.Int("restarts", 0, "restarts of crashed nodes")
-	drops := fs.Int("drops", 0, "messages lost")
-	dups := fs.Int("dups", 0, "messages duplicated")
-	sinkErrs := fs.Int("sink-errors", 0, "retryable sink errors")
-	stalls := fs.Int("stalls", 0, "upstream stalls")
-	fastFails := fs.Int("fast-fails", 0, "unretryable dispatcher errors (fault fast-fail-error)")
-	clientOps := fs.Int("client-ops", 0, "pause, resume and remove requests, in all")
-	coordFailovers := fs.Int("coord-failovers", 0, "coordinator failovers")
-	maintMoves := fs.Int("maint-moves", 0, "maintainer moves by the coordinator (balance, drain)")
-	moves := fs.Bool("moves", false, "the maintainer may move spans (balance)")
-	maxMoves := fs.Int("max-moves", 0, "bound the span moves of --moves (0: unbounded)")
-	puller := fs.Bool("puller", false, "model the upstream kv client (seed 004)")
+	mf.restarts = fs.Int("restarts", 0, "restarts of crashed nodes")
+	mf.drops = fs.Int("drops", 0, "messages lost")
+	mf.dups = fs.Int("dups", 0, "messages duplicated")
+	mf.sinkErrs = fs.Int("sink-errors", 0, "retryable sink errors")
+	mf.stalls = fs.Int("stalls", 0, "upstream stalls")
+	mf.fastFails = fs.Int("fast-fails", 0, "unretryable dispatcher errors (fault fast-fail-error)")
+	mf.clientOps = fs.Int("client-ops", 0, "pause, resume and remove requests, in all")
+	mf.coordFailovers = fs.Int("coord-failovers", 0, "coordinator failovers")
+	mf.maintMoves = fs.Int("maint-moves", 0, "maintainer moves by the coordinator (balance, drain)")
+	mf.moves = fs.Bool("moves", false, "the maintainer may move spans (balance)")
+	mf.maxMoves = fs.Int("max-moves", 0, "bound the span moves of --moves (0: unbounded)")
+	mf.puller = fs.Bool("puller", false, "model the upstream kv client (seed 004)")
 	liveness := fs.Bool("liveness", true, "check the liveness properties")
-	var bugs, without, mutate stringList
-	fs.Var(&bugs, "bug", "switch a catalogued bug back on by `name` (repeatable); see 'cdcspec bugs'")
-	fs.Var(&without, "without", "switch a protocol `feature` off (repeatable): "+strings.Join(model.FeatureNames(), ", "))
-	fs.Var(&mutate, "mutate", "switch a `guard` of the model off (repeatable; make mutate lists them)")
+	fs.Var(&mf.bugs, "bug", "switch a catalogued bug back on by `name` (repeatable); see 'cdcspec bugs'")
+	fs.Var(&mf.without, "without", "switch a protocol `feature` off (repeatable): "+strings.Join(model.FeatureNames(), ", "))
+	fs.Var(&mf.mutate, "mutate", "switch a `guard` of the model off (repeatable; make mutate lists them)")
 	workers := fs.Int("workers", 0, fmt.Sprintf("parallel workers, 1..%d (default GOMAXPROCS)", maxWorkers))
 	maxStates := fs.Int("max-states", 0, "stop at exactly this many distinct states (exit 3)")
 	memory := fs.String("memory", "", "memory `budget`, e.g. 2GB or 512MB: past it the frontier spills to disk, and the check stops (exit 3) when the visited set would not fit (default: half of the machine's memory, at most 8 GB)")
@@ -213,7 +213,7 @@ func runCheck(args []string, stdout, stderr io.Writer) int {
 			return fs.usageError("%v", err)
 		}
 	}
-	for _, b := range bugs {
+	for _, b := range mf.bugs {
 		if _, ok := spec.LookupBug(b); !ok {
 			return fs.usageError("unknown --bug %q (known: %s)", b, strings.Join(spec.BugNames(), ", "))
 		}
@@ -229,23 +229,9 @@ func runCheck(args []string, stdout, stderr io.Writer) int {
 			return exitUsage
 		}
 	}
-	// Without --config, a bug is checked in the configuration that exposes
-	// it (cdcspec bugs lists them); several bugs use the first bug's.
-	if !set["config"] && len(bugs) > 0 {
-		if name := model.BugConfig(bugs[0]); name != "" {
-			*configName = name
-		}
-	}
-	cfg, ok := model.Standard(*configName)
+	cfg, usage, ok := mf.build(fs, set, stderr)
 	if !ok {
-		fmt.Fprintf(stderr, "cdcspec check: unknown --config %q (have %s)\n", *configName, strings.Join(model.StandardNames(), ", "))
-		return exitUsage
-	}
-	if set["fault-budget"] {
-		if err := intIn("--fault-budget", *faults, 0, model.MaxFaultBudget); err != nil {
-			return fs.usageError("%v", err)
-		}
-		cfg.Crashes, cfg.SinkErrors = *faults, *faults
+		return usage
 	}
 	// A configuration too big for exhaustive search names its random walks,
 	// unless a delay bound makes the search small enough.
@@ -257,70 +243,6 @@ func runCheck(args []string, stdout, stderr io.Writer) int {
 		if !set["walk-depth"] && cfg.WalkDepth > 0 {
 			*walkDepth = cfg.WalkDepth
 		}
-	}
-	// Each bound is checked against its own range here, so the error
-	// names the flag (cfg.Validate names the configuration's fields).
-	const fb = model.MaxFaultBudget
-	ints := []struct {
-		name   string
-		dst    *int
-		v      int
-		lo, hi int
-	}{
-		{"nodes", &cfg.Nodes, *nodes, 2, model.MaxNodes}, {"tables", &cfg.Tables, *tables, 0, model.MaxTables},
-		{"ddl-tables", &cfg.DDLTables, *ddl, 0, model.MaxTables},
-		{"crashes", &cfg.Crashes, *crashes, 0, fb}, {"restarts", &cfg.Restarts, *restarts, 0, fb}, {"drops", &cfg.Drops, *drops, 0, fb},
-		{"dups", &cfg.Dups, *dups, 0, fb}, {"sink-errors", &cfg.SinkErrors, *sinkErrs, 0, fb}, {"stalls", &cfg.Stalls, *stalls, 0, fb},
-		{"fast-fails", &cfg.FastFails, *fastFails, 0, fb}, {"client-ops", &cfg.ClientOps, *clientOps, 0, fb},
-		{"coord-failovers", &cfg.CoordFailovers, *coordFailovers, 0, fb},
-		{"maint-moves", &cfg.MaintMoves, *maintMoves, 0, fb}, {"max-moves", &cfg.MaxMoves, *maxMoves, 0, fb},
-	}
-	for _, f := range ints {
-		if set[f.name] {
-			if err := intIn("--"+f.name, f.v, f.lo, f.hi); err != nil {
-				return fs.usageError("%v", err)
-			}
-			*f.dst = f.v
-		}
-	}
-	if set["ts"] {
-		if err := intIn("--ts", *tsMax, model.MinTs, model.MaxTs); err != nil {
-			return fs.usageError("%v", err)
-		}
-		cfg.TsMax = uint8(*tsMax)
-	}
-	if set["moves"] {
-		cfg.SpanMoves = *moves
-	}
-	if set["puller"] {
-		cfg.Puller = *puller
-	}
-	for _, b := range bugs {
-		e, _ := spec.LookupBug(b) // known: checked above
-		if e.ModelGap != "" {
-			return fs.usageError("--bug %s: the model cannot express it yet: %s; 'cdcspec sim --bug %s' runs it on the implementation", b, e.ModelGap, b)
-		}
-		cfg.Bugs = cfg.Bugs.With(e.ID)
-	}
-	for _, w := range without {
-		f, ok := model.ParseFeature(w)
-		if !ok {
-			fmt.Fprintf(stderr, "cdcspec check: unknown --without feature %q (have %s)\n", w, strings.Join(model.FeatureNames(), ", "))
-			return exitUsage
-		}
-		cfg.Features &^= f
-	}
-	for _, m := range mutate {
-		g, err := model.ParseMutation(m)
-		if err != nil {
-			fmt.Fprintf(stderr, "cdcspec check: --mutate: %v\n", err)
-			return exitUsage
-		}
-		cfg.Mutations = cfg.Mutations.With(g)
-	}
-	if err := cfg.Validate(); err != nil {
-		fmt.Fprintf(stderr, "cdcspec check: %v\n", err)
-		return exitUsage
 	}
 	bounds := search.Bounds{Workers: *workers, MaxStates: *maxStates, MaxDepth: *maxDepth, SafetyOnly: !*liveness,
 		NoSymmetry: !*symmetry, SpillDir: *spillDir, DelayBounded: set["delay-bound"], DelayBound: *delayBound}
@@ -410,7 +332,7 @@ func runCheck(args []string, stdout, stderr io.Writer) int {
 			if *format == "json" {
 				w = stderr
 			}
-			if _, err := replayImpl(cfg, res.Violation, []string(bugs), dir, w); err != nil {
+			if _, err := replayImpl(cfg, res.Violation, []string(mf.bugs), dir, w); err != nil {
 				fmt.Fprintf(stderr, "cdcspec check: replaying on the implementation: %v\n", err)
 			}
 		}
@@ -441,6 +363,126 @@ func runCheck(args []string, stdout, stderr io.Writer) int {
 		}
 		return code
 	}
+	printCheck(stdout, checkReport{cfg: &cfg, res: &res, mode: mode, tries: tries, memBytes: memBytes, memDefault: memDefault,
+		searchMemory: bounds.Memory, dir: dir})
+	return code
+}
+
+// checkModelFlags are check's flags that shape the model configuration.
+type checkModelFlags struct {
+	config                                                       *string
+	nodes, tables, ddl, tsMax, crashes, faults, restarts, drops  *int
+	dups, sinkErrs, stalls, fastFails, clientOps, coordFailovers *int
+	maintMoves, maxMoves                                         *int
+	moves, puller                                                *bool
+	bugs, without, mutate                                        stringList
+}
+
+// build builds the configuration the flags name (set: the flags given),
+// each flag checked against its own range; ok is false with the exit code
+// after a usage error.
+func (f *checkModelFlags) build(fs *cmdFlags, set map[string]bool, stderr io.Writer) (cfg model.Config, code int, ok bool) {
+	// Without --config, a bug is checked in the configuration that exposes
+	// it (cdcspec bugs lists them); several bugs use the first bug's.
+	if !set["config"] && len(f.bugs) > 0 {
+		if name := model.BugConfig(f.bugs[0]); name != "" {
+			*f.config = name
+		}
+	}
+	cfg, ok = model.Standard(*f.config)
+	if !ok {
+		fmt.Fprintf(stderr, "cdcspec check: unknown --config %q (have %s)\n", *f.config, strings.Join(model.StandardNames(), ", "))
+		return model.Config{}, exitUsage, false
+	}
+	if set["fault-budget"] {
+		if err := intIn("--fault-budget", *f.faults, 0, model.MaxFaultBudget); err != nil {
+			return model.Config{}, fs.usageError("%v", err), false
+		}
+		cfg.Crashes, cfg.SinkErrors = *f.faults, *f.faults
+	}
+	// Each bound is checked against its own range here, so the error
+	// names the flag (cfg.Validate names the configuration's fields).
+	const fb = model.MaxFaultBudget
+	ints := []struct {
+		name   string
+		dst    *int
+		v      int
+		lo, hi int
+	}{
+		{"nodes", &cfg.Nodes, *f.nodes, 2, model.MaxNodes}, {"tables", &cfg.Tables, *f.tables, 0, model.MaxTables},
+		{"ddl-tables", &cfg.DDLTables, *f.ddl, 0, model.MaxTables},
+		{"crashes", &cfg.Crashes, *f.crashes, 0, fb}, {"restarts", &cfg.Restarts, *f.restarts, 0, fb}, {"drops", &cfg.Drops, *f.drops, 0, fb},
+		{"dups", &cfg.Dups, *f.dups, 0, fb}, {"sink-errors", &cfg.SinkErrors, *f.sinkErrs, 0, fb}, {"stalls", &cfg.Stalls, *f.stalls, 0, fb},
+		{"fast-fails", &cfg.FastFails, *f.fastFails, 0, fb}, {"client-ops", &cfg.ClientOps, *f.clientOps, 0, fb},
+		{"coord-failovers", &cfg.CoordFailovers, *f.coordFailovers, 0, fb},
+		{"maint-moves", &cfg.MaintMoves, *f.maintMoves, 0, fb}, {"max-moves", &cfg.MaxMoves, *f.maxMoves, 0, fb},
+	}
+	for _, in := range ints {
+		if set[in.name] {
+			if err := intIn("--"+in.name, in.v, in.lo, in.hi); err != nil {
+				return model.Config{}, fs.usageError("%v", err), false
+			}
+			*in.dst = in.v
+		}
+	}
+	if set["ts"] {
+		if err := intIn("--ts", *f.tsMax, model.MinTs, model.MaxTs); err != nil {
+			return model.Config{}, fs.usageError("%v", err), false
+		}
+		cfg.TsMax = uint8(*f.tsMax)
+	}
+	if set["moves"] {
+		cfg.SpanMoves = *f.moves
+	}
+	if set["puller"] {
+		cfg.Puller = *f.puller
+	}
+	for _, b := range f.bugs {
+		e, _ := spec.LookupBug(b) // known: checked above
+		if e.ModelGap != "" {
+			return model.Config{}, fs.usageError("--bug %s: the model cannot express it yet: %s; 'cdcspec sim --bug %s' runs it on the implementation", b, e.ModelGap, b), false
+		}
+		cfg.Bugs = cfg.Bugs.With(e.ID)
+	}
+	for _, w := range f.without {
+		ft, ok := model.ParseFeature(w)
+		if !ok {
+			fmt.Fprintf(stderr, "cdcspec check: unknown --without feature %q (have %s)\n", w, strings.Join(model.FeatureNames(), ", "))
+			return model.Config{}, exitUsage, false
+		}
+		cfg.Features &^= ft
+	}
+	for _, m := range f.mutate {
+		g, err := model.ParseMutation(m)
+		if err != nil {
+			fmt.Fprintf(stderr, "cdcspec check: --mutate: %v\n", err)
+			return model.Config{}, exitUsage, false
+		}
+		cfg.Mutations = cfg.Mutations.With(g)
+	}
+	if err := cfg.Validate(); err != nil {
+		fmt.Fprintf(stderr, "cdcspec check: %v\n", err)
+		return model.Config{}, exitUsage, false
+	}
+	return cfg, 0, true
+}
+
+// checkReport is what printCheck prints: a check's result and how it ran.
+type checkReport struct {
+	cfg          *model.Config
+	res          *model.Result
+	mode         string         // exhaustive | simulate | swarm
+	tries        []search.Stats // the delay-bounded searches of --delay-budget
+	memBytes     int64          // the memory budget; searchMemory is the search's half
+	memDefault   bool
+	searchMemory int64
+	dir          string // the counterexample's artifacts, "" if none
+}
+
+// printCheck prints a check's text report: configuration, result,
+// statistics, each property's status and the counterexample.
+func printCheck(stdout io.Writer, r checkReport) {
+	cfg, res, mode, tries, memBytes, memDefault, dir := r.cfg, r.res, r.mode, r.tries, r.memBytes, r.memDefault, r.dir
 	fmt.Fprintf(stdout, "config %s %s\n", cfg.String(), res.Bounds.String())
 	fmt.Fprintf(stdout, "mode %s\n", mode)
 	total := 0.0
@@ -478,12 +520,12 @@ func runCheck(args []string, stdout, stderr io.Writer) int {
 	}
 	if memBytes > 0 {
 		fmt.Fprintf(stdout, "memory: budget %d MB%s, search tables and frontier peaked at %d MB (of the search's half, %d MB), %d MB spilled to disk\n",
-			memBytes>>20, memoryOrigin(memDefault), res.PeakMemory>>20, bounds.Memory>>20, res.Spilled>>20)
+			memBytes>>20, memoryOrigin(memDefault), res.PeakMemory>>20, r.searchMemory>>20, res.Spilled>>20)
 	}
 	if c := res.Coverage; c != nil {
 		printCoverage(stdout, c)
 	}
-	for _, p := range propStatuses(&res) {
+	for _, p := range propStatuses(res) {
 		fmt.Fprintf(stdout, "  %-32s %s\n", p.Name, p.Status)
 	}
 	if res.Violation != nil {
@@ -493,7 +535,6 @@ func runCheck(args []string, stdout, stderr io.Writer) int {
 			fmt.Fprintf(stdout, "\ncounterexample written to %s\n", dir)
 		}
 	}
-	return code
 }
 
 // checkMatrix checks the flags of `check --matrix` and runs the matrix.

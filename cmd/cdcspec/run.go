@@ -61,7 +61,7 @@ func runRun(args []string, stdout, stderr io.Writer) int {
 	rate := fl.Float64("rate", 2000, fmt.Sprintf("upstream row changes per second (all initial tables), 1..%g", maxRunRate))
 	duration := fl.Duration("duration", 60*time.Second, "fault phase length, 1s..24h")
 	settle := fl.Duration("settle-timeout", 120*time.Second, "how long to wait for the checkpoint after healing, 1s..1h")
-	scenario := fl.String("scenario", "", "run a seed's fault schedule instead: seed-5709, seed-3411, seed-6202, seed-5401, seed-5083, seed-3952, seed-9595")
+	scenario := fl.String("scenario", "", "run a seed's fault schedule instead (runtime/cluster/scenarios): "+strings.Join(cluster.Scenarios(), ", "))
 	seed := fl.Uint64("seed", 1, "seed of the upstream and of fault targets")
 	format := fl.String("format", "text", "report format: text or json")
 	logDir := fl.String("log-dir", "", "directory for the logs (default a new temp dir)")
@@ -91,18 +91,19 @@ func runRun(args []string, stdout, stderr io.Writer) int {
 		KafkaListen: *kafkaListen, LogDir: *logDir, SessionTTL: *ttl, KafkaTimeout: *kto}}
 	switch {
 	case *scenario != "":
-		steps, legacy, err := cluster.Scenario(*scenario)
+		sc, err := cluster.LoadScenario(*scenario)
 		if err != nil {
-			fmt.Fprintf(stderr, "cdcspec run: %v\n", err)
+			fmt.Fprintf(stderr, "cdcspec run: --scenario: %v\n", err)
 			return exitUsage
 		}
+		steps := sc.Steps
 		rc.Steps = steps
 		rc.Exact = true
-		rc.Cluster.LegacyRawWatermark = legacy
+		rc.Cluster.LegacyRawWatermark = sc.RawWatermark
 		nodesSet := false
 		fl.Visit(func(f *flag.Flag) { nodesSet = nodesSet || f.Name == "nodes" })
-		if n := cluster.ScenarioNodes(*scenario); n > 0 && !nodesSet {
-			rc.Cluster.Nodes = n
+		if sc.Captures > 0 && !nodesSet {
+			rc.Cluster.Nodes = sc.Captures
 		}
 		durSet := false
 		fl.Visit(func(f *flag.Flag) { durSet = durSet || f.Name == "duration" })

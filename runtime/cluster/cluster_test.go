@@ -165,10 +165,11 @@ func TestScenarioSeed5709(t *testing.T) {
 	if os.Getenv("CDCSPEC_LONG") == "" {
 		t.Skip("set CDCSPEC_LONG=1")
 	}
-	steps, legacy, err := Scenario("seed-5709")
+	sc, err := LoadScenario("seed-5709")
 	if err != nil {
 		t.Fatal(err)
 	}
+	steps, legacy := sc.Steps, sc.RawWatermark
 	for _, bug := range []string{"", "regressed-checkpoint-drops-error"} {
 		cfg := Config{Binary: binary, LogDir: t.TempDir(), LegacyRawWatermark: legacy, Progress: testLog{t}}
 		if bug != "" {

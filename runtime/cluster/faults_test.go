@@ -26,10 +26,10 @@ func TestInjectorsCoverTheVocabulary(t *testing.T) {
 	}
 	_, err := Schedule(DefaultFaults, 60)
 	require.NoError(t, err)
-	for _, name := range []string{"seed-5709", "seed-3411", "seed-6202", "seed-5401", "seed-5083", "seed-3952"} {
-		steps, _, err := Scenario(name)
+	for _, name := range Scenarios() {
+		sc, err := LoadScenario(name)
 		require.NoError(t, err)
-		for _, st := range steps {
+		for _, st := range sc.Steps {
 			assert.NoError(t, st.check(), "%s: %s", name, st.Name())
 		}
 	}

@@ -56,14 +56,6 @@ func init() {
 	}
 }
 
-// seed9595 is tiflow#9595's schedule: every TiKV store fails for 10 s, then
-// they come back and region leaders are elected and balanced. The captures'
-// receive loops are slowed (KVClientRecvDelay) as a TiCDC catching up after
-// the outage is: on an idle loopback the race's window is microseconds.
-func seed9595() []Step {
-	return []Step{{At: 4 * time.Second, Fault: spec.FaultStore, AllStores: true, SlowReceive: true, Dur: 10 * time.Second}}
-}
-
 // slowReceive switches failpoint KVClientRecvDelay in every capture.
 func (c *Cluster) slowReceive(on bool) error {
 	ctx, cancel := context.WithTimeout(c.ctx, 5*time.Second)

@@ -19,8 +19,9 @@ func TestScenarioSeed9595(t *testing.T) {
 	if os.Getenv("CDCSPEC_LONG") == "" {
 		t.Skip("set CDCSPEC_LONG=1")
 	}
-	steps, legacy, err := Scenario("seed-9595")
+	sc, err := LoadScenario("seed-9595")
 	require.NoError(t, err)
+	steps, legacy := sc.Steps, sc.RawWatermark
 	for _, bug := range []string{"", "stuck-after-upstream-failure"} {
 		cfg := Config{Binary: binary, LogDir: t.TempDir(), LegacyRawWatermark: legacy, Progress: testLog{t}}
 		if bug != "" {

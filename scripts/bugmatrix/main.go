@@ -70,7 +70,7 @@ func main() {
 	// proptest gate: one run, parse "<bug>: found <property> after <n> check(s), shrunk to <k> actions, <dur>".
 	fmt.Fprintln(os.Stderr, "proptest: planted-bug gate")
 	gate := regexp.MustCompile(`([a-z0-9-]+): found ([a-z-]+) after (\d+) check\(s\), shrunk to (\d+) actions, ([0-9.]+[a-zµ]*s)`)
-	out, _ := exec.Command("go", "test", "-count=1", "./proptest", "-run", "TestPlantedBugGate", "-v").CombinedOutput()
+	out, _ := exec.Command("go", "test", "-count=1", "./proptest", "-run", "TestPlantedBugGate", "-v", "-long").CombinedOutput()
 	for _, line := range lines(out) {
 		if m := gate.FindStringSubmatch(line); m != nil && rows[m[1]] != nil {
 			rows[m[1]].proptest = fmt.Sprintf("found after %s checks, shrunk to %s actions, %s", m[3], m[4], m[5])
