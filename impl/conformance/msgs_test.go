@@ -612,6 +612,7 @@ func (c msgCodec) build(from core.NodeID, h *fields, items []*fields) (core.Mess
 				return nil, err
 			}
 			a.Stage = core.StageNone
+			a.IsSyncPoint = it.flag("syncpoint")
 			m.ACKs = append(m.ACKs, a)
 		}
 		return m, nil
@@ -759,7 +760,7 @@ func (c msgCodec) format(msg core.Message) []string {
 	case *core.HeartBeatResponse:
 		out := []string{newLine(m.TypeName()).kv("cf", cfName(m.Changefeed)).u("epoch", m.Epoch).String()}
 		for _, a := range m.ACKs {
-			out = append(out, "  "+newLine("ack").kv("id", c.ids.alias(a.ID)).u("ts", a.BlockTs).String())
+			out = append(out, "  "+newLine("ack").kv("id", c.ids.alias(a.ID)).u("ts", a.BlockTs).flag("syncpoint", a.IsSyncPoint).String())
 		}
 		for _, a := range m.Actions {
 			out = append(out, "  "+newLine("action").kv("id", c.ids.alias(a.ID)).kv("do", a.Action.String()).u("ts", a.CommitTs).

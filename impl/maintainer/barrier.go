@@ -32,8 +32,17 @@ import (
 // responses; an event nobody completes is advanced once a related span's
 // checkpoint passed it (checkBlockedDispatchers).
 //
-// Where it differs from the model: Pass is sent at once on the writer's
-// DONE (the model sends it on its next resend); a WAITING after selection
+// One BlockStatusRequest gets one HeartBeatResponse to its sender: an ACK
+// for every status the barrier took (a WAITING or DONE of the trigger or of
+// a replicating span; a DONE only while its event exists), then the
+// actions for the sender's dispatchers; actions for dispatchers on other
+// nodes go in a response of their own (HandleStatus, barrier.go:82-191 at
+// b813e76f9). The writer's DONE does not send Pass: it makes the event due
+// at the next Resend (lastResendTime = now - 20 s, barrier.go:409-412).
+// A dispatcher still re-sends its WAITING after the ACK (impl's dispatcher
+// cancels a resend only for a NONE status; HEAD's cancels it on the ACK).
+//
+// Where it differs from the model: a WAITING after selection
 // un-reports its dispatcher (a moved incarnation owes a DONE of its own,
 // which the model gets from clearing non-replicating reports only); a
 // DB/All range checker forgets tables whose spans are all gone (an earlier
@@ -77,6 +86,9 @@ func (e *BarrierEvent) allInfluence() bool { return e.influence != spec.Influenc
 type Barrier struct {
 	m             *Maintainer
 	blockedEvents map[eventKey]*BarrierEvent
+	// reply collects the actions of the BlockStatusRequest being handled
+	// (nil outside one): they go out with its ACKs (onBlockStatusRequest).
+	reply map[core.NodeID][]core.DispatcherAction
 	// triggerCheckpointTs is the table trigger's checkpoint as its status
 	// carries it (the DDL span's status).
 	triggerCheckpointTs uint64
@@ -100,8 +112,9 @@ func (b *Barrier) sortedKeys() []eventKey {
 	return ks
 }
 
-// HandleStatus handles one WAITING or DONE block status from node from.
-func (b *Barrier) HandleStatus(from core.NodeID, bs *core.BlockStatus, out *core.Effects) {
+// HandleStatus handles one WAITING or DONE block status from node from and
+// reports whether it is ACKed (handleOneStatus's needACK with an event).
+func (b *Barrier) HandleStatus(from core.NodeID, bs *core.BlockStatus, out *core.Effects) bool {
 	m := b.m
 	table := int64(0)
 	if bs.ID != m.ddlSpanID {
@@ -109,12 +122,12 @@ func (b *Barrier) HandleStatus(from core.NodeID, bs *core.BlockStatus, out *core
 		if s == nil || s.nodeID != from {
 			m.lg.Info("barrier.go", 94, "Get block status from unexisted dispatcher, ignore it", logging.CF(m.id),
 				zap.String("dispatcher", string(bs.ID)), zap.Uint64("blockTs", bs.BlockTs), zap.String("stage", bs.Stage.String()))
-			return
+			return false
 		}
 		if s.state != SpanReplicating {
 			m.lg.Info("barrier.go", 102, "Get block status from unreplicating dispatcher, ignore it", logging.CF(m.id),
 				zap.String("dispatcher", string(bs.ID)), zap.Uint64("blockTs", bs.BlockTs), zap.String("stage", bs.Stage.String()))
-			return
+			return false
 		}
 		table = s.Span.Table
 		if bs.BlockTs-1 > s.checkpointTs {
@@ -122,10 +135,10 @@ func (b *Barrier) HandleStatus(from core.NodeID, bs *core.BlockStatus, out *core
 		}
 	}
 	if bs.Stage == core.StageDone {
-		b.handleEventDone(bs, out)
-		return
+		return b.handleEventDone(bs, out)
 	}
 	b.handleBlockState(bs, table, out)
+	return true
 }
 
 func (b *Barrier) newEvent(bs *core.BlockStatus, out *core.Effects) *BarrierEvent {
@@ -264,6 +277,12 @@ func (b *Barrier) action(ev *BarrierEvent, id core.DispatcherID, node core.NodeI
 
 func (b *Barrier) flush(acts map[core.NodeID][]core.DispatcherAction, out *core.Effects) {
 	m := b.m
+	if b.reply != nil {
+		for n, a := range acts {
+			b.reply[n] = append(b.reply[n], a...)
+		}
+		return
+	}
 	for _, n := range core.SortedKeys(acts) {
 		out.SendTo(m.self, n, &core.HeartBeatResponse{Changefeed: m.id, Actions: acts[n], Epoch: m.epoch})
 	}
@@ -323,27 +342,31 @@ func (b *Barrier) sendPass(ev *BarrierEvent, out *core.Effects) {
 	b.flush(acts, out)
 }
 
-// handleEventDone: the writer's DONE schedules the DDL's table changes;
-// every DONE is recorded and the event finishes once all reported.
-func (b *Barrier) handleEventDone(bs *core.BlockStatus, out *core.Effects) {
+// handleEventDone: the writer's DONE schedules the DDL's table changes and
+// makes Pass due at the next Resend (barrier.go:409-412); every DONE is
+// recorded and the event finishes once all reported. A DONE whose event
+// is gone is not ACKed (HandleStatus: the event is nil).
+func (b *Barrier) handleEventDone(bs *core.BlockStatus, out *core.Effects) bool {
 	m := b.m
 	ev := b.blockedEvents[eventKey{bs.BlockTs, bs.IsSyncPoint}]
 	if ev == nil {
 		m.lg.Debug("barrier.go", 374, "No block event found, ignore the event done message", logging.CF(m.id),
 			zap.String("dispatcher", string(bs.ID)), zap.Uint64("blockTs", bs.BlockTs))
-		return
+		return false
 	}
 	if ev.selected && ev.writerDispatcher == bs.ID && !ev.writerDispatcherAdvanced {
 		b.scheduleBlockEvent(ev, out)
 		ev.writerDispatcherAdvanced = true
-		b.markDispatcherEventDone(ev, bs.ID)
-		b.sendPass(ev, out)
-		ev.lastResend = m.now
-	} else {
-		b.markDispatcherEventDone(ev, bs.ID)
+		ev.lastResend = m.now - passResendDueMs
 	}
+	b.markDispatcherEventDone(ev, bs.ID)
 	b.checkEventFinish(ev, out)
+	return true
 }
+
+// passResendDueMs backdates an event's last resend once its writer is
+// done, so that the next Resend sends Pass (HEAD: now - 20 s).
+const passResendDueMs = 20_000
 
 // scheduleBlockEvent removes the dropped tables' spans and adds the new
 // tables' at commitTs.

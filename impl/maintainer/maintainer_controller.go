@@ -153,11 +153,14 @@ func (m *Maintainer) handleStatus(from core.NodeID, st *core.TableSpanStatus, ou
 
 // --- barrier ---
 
-// onBlockStatusRequest handles the table trigger's NONE status for an
-// add-table DDL: schedule the new tables at once (absent spans with
-// startTs = commitTs), then ACK; WAITING and DONE statuses go to the
-// barrier (barrier.go). Ignored before bootstrap (the dispatchers re-send)
-// and while removing.
+// onBlockStatusRequest is the barrier's HandleStatus (barrier.go:82-191
+// at b813e76f9): the table trigger's NONE status for an add-table DDL
+// schedules the new tables at once (absent spans with startTs =
+// commitTs); WAITING and DONE statuses go to the barrier. The sender gets
+// one HeartBeatResponse, even an empty one: an ACK for every status taken,
+// then the actions for its dispatchers; another node's actions go in a
+// response of their own. Ignored before bootstrap (the dispatchers
+// re-send) and while removing.
 func (m *Maintainer) onBlockStatusRequest(from core.NodeID, req *core.BlockStatusRequest, out *core.Effects) {
 	m.lg.Debug("barrier.go", 82, "handle block status", logging.CF(m.id), zap.String("from", string(from)),
 		zap.Int("statusCount", len(req.Statuses)), zap.Bool("bootstrapped", m.initialized), zap.Bool("removing", m.removing))
@@ -165,10 +168,14 @@ func (m *Maintainer) onBlockStatusRequest(from core.NodeID, req *core.BlockStatu
 		return
 	}
 	var acks []core.BlockStatus
+	m.barrier.reply = map[core.NodeID][]core.DispatcherAction{}
 	for i := range req.Statuses {
 		bs := &req.Statuses[i]
+		ack := core.BlockStatus{ID: bs.ID, BlockTs: bs.BlockTs, Stage: bs.Stage, IsSyncPoint: bs.IsSyncPoint}
 		if bs.Stage == core.StageWaiting || bs.Stage == core.StageDone {
-			m.barrier.HandleStatus(from, bs, out)
+			if m.barrier.HandleStatus(from, bs, out) {
+				acks = append(acks, ack)
+			}
 			continue
 		}
 		if bs.Stage != core.StageNone || bs.ID != m.ddlSpanID {
@@ -179,10 +186,18 @@ func (m *Maintainer) onBlockStatusRequest(from core.NodeID, req *core.BlockStatu
 				m.lg.Info("barrier_event.go", 339, "add new table", logging.CF(m.id), zap.Uint64("commitTs", bs.BlockTs), zap.Int64("table", t))
 			}
 		}
-		acks = append(acks, core.BlockStatus{ID: bs.ID, BlockTs: bs.BlockTs, Stage: core.StageNone})
+		acks = append(acks, ack)
 	}
-	if len(acks) > 0 {
-		out.SendTo(m.self, from, &core.HeartBeatResponse{Changefeed: m.id, ACKs: acks, Epoch: m.epoch})
+	acts := m.barrier.reply
+	m.barrier.reply = nil
+	if len(acks)+len(acts[from]) == 0 {
+		m.lg.Warn("barrier.go", 164, "no dispatcher status to send", zap.String("from", string(from)), zap.String("changefeed", string(m.id)))
+	}
+	out.SendTo(m.self, from, &core.HeartBeatResponse{Changefeed: m.id, ACKs: acks, Actions: acts[from], Epoch: m.epoch})
+	for _, n := range core.SortedKeys(acts) {
+		if n != from && len(acts[n]) > 0 {
+			out.SendTo(m.self, n, &core.HeartBeatResponse{Changefeed: m.id, Actions: acts[n], Epoch: m.epoch})
+		}
 	}
 }
 
