@@ -49,6 +49,7 @@ import (
 //	                                                           (local-fence with cf fences that DM only)
 //	fail-persist                                               the coordinator's next etcd txn fails
 //	state [of=COMP]                                            observable state
+//	barrier on=N cf=CF                                         the maintainer barrier's pending block events
 //
 // COMP is coordinator, manager@NODE or orchestrator@NODE. Every command
 // prints the effects its handlers returned: persisted keys, sends, sink
@@ -794,6 +795,8 @@ func (h *harness) command(b *strings.Builder, d *datadriven.TestData) error {
 		h.failPersist = true
 		b.WriteString("ok\n")
 		return nil
+	case "barrier":
+		return h.cmdBarrier(b, d)
 	case "model", "model-do", "model-state":
 		return h.modelCommand(b, d)
 	case "state":
@@ -1129,4 +1132,39 @@ func (h *harness) printChangefeed(b *strings.Builder) {
 		bl.kv("next-retry", fmt.Sprintf("+%d", bv.NextRetryTime-h.now))
 	}
 	b.WriteString(bl.String() + "\n")
+}
+
+// cmdBarrier prints the pending block events of a maintainer's barrier, as
+// HEAD's barrier tests read barrier.blockedEvents.
+func (h *harness) cmdBarrier(b *strings.Builder, d *datadriven.TestData) error {
+	on, _ := arg(d, "on")
+	mm := h.mgrs[core.NodeID(on)]
+	if mm == nil {
+		return fmt.Errorf("no manager@%s", on)
+	}
+	name, _ := arg(d, "cf")
+	m := mm.Get(cfID(name))
+	if m == nil {
+		return fmt.Errorf("no maintainer of %s on %s", name, on)
+	}
+	evs := m.BlockEvents()
+	if len(evs) == 0 {
+		b.WriteString("no block events\n")
+	}
+	for _, ev := range evs {
+		l := newLine("block-event").u("ts", ev.CommitTs).flag("syncpoint", ev.IsSyncPoint).flag("selected", ev.Selected)
+		if ev.Writer != "" {
+			l.kv("writer", h.ids.alias(ev.Writer))
+		}
+		l.flag("writer-advanced", ev.WriterAdvanced)
+		var rs []string
+		for _, id := range ev.Reported {
+			rs = append(rs, h.ids.alias(id))
+		}
+		if len(rs) > 0 {
+			l.kv("reported", strings.Join(rs, ","))
+		}
+		b.WriteString(l.String() + "\n")
+	}
+	return nil
 }

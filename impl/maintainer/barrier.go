@@ -497,3 +497,28 @@ func sortedTables(m map[int64]bool) []int64 {
 	sort.Slice(out, func(i, j int) bool { return out[i] < out[j] })
 	return out
 }
+
+// BlockEventInfo is a barrier event as tests see it (HEAD's unit tests
+// read barrier.blockedEvents directly).
+type BlockEventInfo struct {
+	CommitTs    uint64
+	IsSyncPoint bool
+	Selected    bool
+	Writer      core.DispatcherID
+	// WriterAdvanced: the writer reported DONE (Pass phase).
+	WriterAdvanced bool
+	// Reported: the dispatchers that reported, WAITING before the selection
+	// and DONE after it.
+	Reported []core.DispatcherID
+}
+
+// BlockEvents lists the barrier's pending events in key order.
+func (m *Maintainer) BlockEvents() []BlockEventInfo {
+	var out []BlockEventInfo
+	for _, k := range m.barrier.sortedKeys() {
+		ev := m.barrier.blockedEvents[k]
+		out = append(out, BlockEventInfo{CommitTs: k.commitTs, IsSyncPoint: k.isSyncPoint, Selected: ev.selected, Writer: ev.writerDispatcher,
+			WriterAdvanced: ev.writerDispatcherAdvanced, Reported: core.SortedKeys(ev.reportedDispatchers)})
+	}
+	return out
+}
