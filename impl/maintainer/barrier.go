@@ -112,23 +112,38 @@ func (b *Barrier) sortedKeys() []eventKey {
 	return ks
 }
 
+// admits is HandleStatus's filter (barrier.go:91-120): the trigger's
+// statuses, and those of a replicating span on the sending node (HEAD does
+// not check the sender; impl drops a span's status from another node).
+func (b *Barrier) admits(from core.NodeID, bs *core.BlockStatus) bool {
+	m := b.m
+	if bs.ID == m.ddlSpanID {
+		return true
+	}
+	s := m.spans.GetTaskByID(bs.ID)
+	if s == nil || s.nodeID != from {
+		m.lg.Info("barrier.go", 94, "Get block status from unexisted dispatcher, ignore it", logging.CF(m.id),
+			zap.String("dispatcher", string(bs.ID)), zap.Uint64("blockTs", bs.BlockTs), zap.String("stage", bs.Stage.String()))
+		return false
+	}
+	if s.state != SpanReplicating {
+		m.lg.Info("barrier.go", 102, "Get block status from unreplicating dispatcher, ignore it", logging.CF(m.id),
+			zap.String("dispatcher", string(bs.ID)), zap.Uint64("blockTs", bs.BlockTs), zap.String("stage", bs.Stage.String()))
+		return false
+	}
+	return true
+}
+
 // HandleStatus handles one WAITING or DONE block status from node from and
 // reports whether it is ACKed (handleOneStatus's needACK with an event).
 func (b *Barrier) HandleStatus(from core.NodeID, bs *core.BlockStatus, out *core.Effects) bool {
 	m := b.m
+	if !b.admits(from, bs) {
+		return false
+	}
 	table := int64(0)
 	if bs.ID != m.ddlSpanID {
 		s := m.spans.GetTaskByID(bs.ID)
-		if s == nil || s.nodeID != from {
-			m.lg.Info("barrier.go", 94, "Get block status from unexisted dispatcher, ignore it", logging.CF(m.id),
-				zap.String("dispatcher", string(bs.ID)), zap.Uint64("blockTs", bs.BlockTs), zap.String("stage", bs.Stage.String()))
-			return false
-		}
-		if s.state != SpanReplicating {
-			m.lg.Info("barrier.go", 102, "Get block status from unreplicating dispatcher, ignore it", logging.CF(m.id),
-				zap.String("dispatcher", string(bs.ID)), zap.Uint64("blockTs", bs.BlockTs), zap.String("stage", bs.Stage.String()))
-			return false
-		}
 		table = s.Span.Table
 		if bs.BlockTs-1 > s.checkpointTs {
 			s.checkpointTs = bs.BlockTs - 1

@@ -178,8 +178,15 @@ func (m *Maintainer) onBlockStatusRequest(from core.NodeID, req *core.BlockStatu
 			}
 			continue
 		}
-		if bs.Stage != core.StageNone || bs.ID != m.ddlSpanID {
+		if bs.Stage != core.StageNone || !m.barrier.admits(from, bs) {
 			continue
+		}
+		// A non-blocking DDL: drop, then add (scheduleBlockEvent,
+		// barrier_event.go:310-345). impl's dispatchers send one only from
+		// the trigger, for CREATE TABLE.
+		if len(bs.NeedDropped) > 0 {
+			m.ops.RemoveTasksByTableIDs(bs.NeedDropped, out)
+			m.lg.Info("barrier_event.go", 324, "remove table", logging.CF(m.id), zap.Uint64("commitTs", bs.BlockTs), zap.Int64s("table", bs.NeedDropped))
 		}
 		for _, t := range bs.NeedAdded {
 			if m.spans.AddNewTable(t, bs.BlockTs) {
