@@ -451,6 +451,11 @@ func (c msgCodec) build(from core.NodeID, h *fields, items []*fields) (core.Mess
 				if sp.CheckpointTs, err = it.u64("checkpoint"); err != nil {
 					return nil, err
 				}
+				if it.has("block-ts") {
+					if sp.BlockState, err = parseBootstrapBlockState(it, sp.ID); err != nil {
+						return nil, err
+					}
+				}
 				m.Spans = append(m.Spans, sp)
 			case "op-merge":
 				r, err := c.merge(it)
@@ -708,7 +713,22 @@ func (c msgCodec) format(msg core.Message) []string {
 		}
 		out := []string{l.String()}
 		for _, s := range m.Spans {
-			out = append(out, "  "+newLine("span").kv("id", c.ids.alias(s.ID)).kv("span", s.Span.String()).kv("state", s.State.String()).u("checkpoint", s.CheckpointTs).String())
+			l := newLine("span").kv("id", c.ids.alias(s.ID)).kv("span", s.Span.String()).kv("state", s.State.String()).u("checkpoint", s.CheckpointTs)
+			if b := s.BlockState; b != nil {
+				l.u("block-ts", b.BlockTs).kv("block-stage", stageNames[b.Stage])
+				if len(b.BlockTables) > 0 {
+					var ts []string
+					for _, t := range b.BlockTables {
+						ts = append(ts, strconv.FormatInt(t, 10))
+					}
+					l.kv("block-tables", strings.Join(ts, ","))
+				}
+				if b.Influence != "" && b.Influence != spec.InfluenceNormal {
+					l.kv("block-influence", b.Influence)
+				}
+				l.flag("block-syncpoint", b.IsSyncPoint)
+			}
+			out = append(out, "  "+l.String())
 		}
 		for i := range m.Operators {
 			word := "op-create"
@@ -777,4 +797,44 @@ func tsText(ts uint64) string {
 		return "max"
 	}
 	return strconv.FormatUint(ts, 10)
+}
+
+// parseBootstrapBlockState reads a bootstrap span's block state:
+// block-ts=TS block-stage=Waiting|Writing|Done|None [block-tables=0,1]
+// [block-influence=db|all] [block-syncpoint].
+func parseBootstrapBlockState(it *fields, id core.DispatcherID) (*core.BlockStatus, error) {
+	bs := &core.BlockStatus{ID: id, Influence: spec.InfluenceNormal}
+	var err error
+	if bs.BlockTs, err = it.u64("block-ts"); err != nil {
+		return nil, err
+	}
+	stage := it.str("block-stage")
+	found := false
+	for k, v := range stageNames {
+		if v == stage {
+			bs.Stage, found = k, true
+		}
+	}
+	if !found {
+		return nil, fmt.Errorf("block-stage=%q: want None, Waiting, Writing or Done", stage)
+	}
+	if it.has("block-tables") {
+		for _, t := range strings.Split(it.str("block-tables"), ",") {
+			n, err := strconv.ParseInt(t, 10, 64)
+			if err != nil {
+				return nil, fmt.Errorf("block-tables=%q: %v", it.str("block-tables"), err)
+			}
+			bs.BlockTables = append(bs.BlockTables, n)
+		}
+	}
+	if it.has("block-influence") {
+		switch v := it.str("block-influence"); v {
+		case spec.InfluenceNormal, spec.InfluenceDB, spec.InfluenceAll:
+			bs.Influence = v
+		default:
+			return nil, fmt.Errorf("block-influence=%q: want %s, %s or %s", v, spec.InfluenceNormal, spec.InfluenceDB, spec.InfluenceAll)
+		}
+	}
+	bs.IsSyncPoint = it.has("block-syncpoint")
+	return bs, nil
 }

@@ -467,8 +467,12 @@ func (b *Barrier) checkBlockedDispatchers(ev *BarrierEvent) {
 	clear(ev.reportedDispatchers)
 }
 
-// restore is handleBootstrapResponse: the WAITING block states of the
-// responses rebuild the events.
+// restore is handleBootstrapResponse (barrier.go:193-248): the block
+// states of the responses rebuild the events. A WAITING one only reports
+// (the dispatcher re-sends it); a WRITING one is the selected writer's, so
+// the event is selected with it as the writer (the maintainer re-sends
+// Write); a DONE one makes the event selected with its writer advanced
+// (the maintainer re-sends Pass). impl's dispatchers report only WAITING.
 func (b *Barrier) restore(resps map[core.NodeID]*core.MaintainerBootstrapResponse, out *core.Effects) {
 	m := b.m
 	var touched []*BarrierEvent
@@ -479,7 +483,7 @@ func (b *Barrier) restore(resps map[core.NodeID]*core.MaintainerBootstrapRespons
 		}
 		for _, ts := range r.Spans {
 			bs := ts.BlockState
-			if bs == nil || bs.Stage != core.StageWaiting {
+			if bs == nil || bs.Stage == core.StageNone {
 				continue
 			}
 			if ts.ID != m.ddlSpanID {
@@ -491,6 +495,12 @@ func (b *Barrier) restore(resps map[core.NodeID]*core.MaintainerBootstrapRespons
 			if ev == nil {
 				ev = b.newEvent(bs, out)
 				touched = append(touched, ev)
+			}
+			switch bs.Stage {
+			case core.StageWriting:
+				ev.selected, ev.writerDispatcher = true, ts.ID
+			case core.StageDone:
+				ev.selected, ev.writerDispatcherAdvanced = true, true
 			}
 			b.markDispatcherEventDone(ev, ts.ID)
 			m.lg.Info("barrier.go", 1, "restore block event from bootstrap response", logging.CF(m.id), zap.String("dispatcher", string(ts.ID)),
