@@ -779,6 +779,9 @@ func (c msgCodec) format(msg core.Message) []string {
 		return out
 	case *core.HeartBeatResponse:
 		out := []string{newLine(m.TypeName()).kv("cf", cfName(m.Changefeed)).u("epoch", m.Epoch).String()}
+		for _, a := range m.Ignored {
+			out = append(out, "  "+newLine("ignored").kv("id", c.ids.alias(a.ID)).u("ts", a.BlockTs).flag("syncpoint", a.IsSyncPoint).String())
+		}
 		for _, a := range m.ACKs {
 			out = append(out, "  "+newLine("ack").kv("id", c.ids.alias(a.ID)).u("ts", a.BlockTs).flag("syncpoint", a.IsSyncPoint).String())
 		}

@@ -366,10 +366,12 @@ type BlockStatusRequest struct {
 	Statuses   []BlockStatus
 }
 
-// HeartBeatResponse carries ACKs for NONE statuses and the barrier's
-// Write and Pass actions.
+// HeartBeatResponse carries the barrier's answer to block statuses: the
+// statuses it ignored for now (IgnoredBlockStatus: the dispatcher's span
+// is not replicating yet), ACKs, and Write and Pass actions.
 type HeartBeatResponse struct {
 	Changefeed ChangefeedID
+	Ignored    []BlockStatus // ID + BlockTs + IsSyncPoint, not taken yet
 	ACKs       []BlockStatus // ID + BlockTs acknowledged
 	Actions    []DispatcherAction
 	Epoch      uint64

@@ -89,6 +89,8 @@ type Barrier struct {
 	// reply collects the actions of the BlockStatusRequest being handled
 	// (nil outside one): they go out with its ACKs (onBlockStatusRequest).
 	reply map[core.NodeID][]core.DispatcherAction
+	// ignored collects the request's statuses of spans not replicating yet.
+	ignored []core.BlockStatus
 	// triggerCheckpointTs is the table trigger's checkpoint as its status
 	// carries it (the DDL span's status).
 	triggerCheckpointTs uint64
@@ -114,7 +116,11 @@ func (b *Barrier) sortedKeys() []eventKey {
 
 // admits is HandleStatus's filter (barrier.go:91-120): the trigger's
 // statuses, and those of a replicating span on the sending node (HEAD does
-// not check the sender; impl drops a span's status from another node).
+// not check the sender; impl drops a span's status from another node). A
+// status of a span that is not replicating yet is answered with an
+// IgnoredBlockStatus (the collected reply's ignored list), so that the
+// dispatcher keeps it and retries (HEAD: a fast retry; impl's dispatcher
+// re-sends on its usual period).
 func (b *Barrier) admits(from core.NodeID, bs *core.BlockStatus) bool {
 	m := b.m
 	if bs.ID == m.ddlSpanID {
@@ -129,6 +135,9 @@ func (b *Barrier) admits(from core.NodeID, bs *core.BlockStatus) bool {
 	if s.state != SpanReplicating {
 		m.lg.Info("barrier.go", 102, "Get block status from unreplicating dispatcher, ignore it", logging.CF(m.id),
 			zap.String("dispatcher", string(bs.ID)), zap.Uint64("blockTs", bs.BlockTs), zap.String("stage", bs.Stage.String()))
+		if b.reply != nil {
+			b.ignored = append(b.ignored, core.BlockStatus{ID: bs.ID, BlockTs: bs.BlockTs, IsSyncPoint: bs.IsSyncPoint})
+		}
 		return false
 	}
 	return true

@@ -157,7 +157,8 @@ func (m *Maintainer) handleStatus(from core.NodeID, st *core.TableSpanStatus, ou
 // at b813e76f9): the table trigger's NONE status for an add-table DDL
 // schedules the new tables at once (absent spans with startTs =
 // commitTs); WAITING and DONE statuses go to the barrier. The sender gets
-// one HeartBeatResponse, even an empty one: an ACK for every status taken,
+// one HeartBeatResponse, even an empty one: the statuses of spans not
+// replicating yet (IgnoredBlockStatus), an ACK for every status taken,
 // then the actions for its dispatchers; another node's actions go in a
 // response of their own. Ignored before bootstrap (the dispatchers
 // re-send) and while removing.
@@ -195,12 +196,12 @@ func (m *Maintainer) onBlockStatusRequest(from core.NodeID, req *core.BlockStatu
 		}
 		acks = append(acks, ack)
 	}
-	acts := m.barrier.reply
-	m.barrier.reply = nil
-	if len(acks)+len(acts[from]) == 0 {
+	acts, ignored := m.barrier.reply, m.barrier.ignored
+	m.barrier.reply, m.barrier.ignored = nil, nil
+	if len(ignored)+len(acks)+len(acts[from]) == 0 {
 		m.lg.Warn("barrier.go", 164, "no dispatcher status to send", zap.String("from", string(from)), zap.String("changefeed", string(m.id)))
 	}
-	out.SendTo(m.self, from, &core.HeartBeatResponse{Changefeed: m.id, ACKs: acks, Actions: acts[from], Epoch: m.epoch})
+	out.SendTo(m.self, from, &core.HeartBeatResponse{Changefeed: m.id, Ignored: ignored, ACKs: acks, Actions: acts[from], Epoch: m.epoch})
 	for _, n := range core.SortedKeys(acts) {
 		if n != from && len(acts[n]) > 0 {
 			out.SendTo(m.self, n, &core.HeartBeatResponse{Changefeed: m.id, Actions: acts[n], Epoch: m.epoch})
