@@ -322,6 +322,7 @@ func (c msgCodec) schedule(f *fields, action string) (core.ScheduleDispatcherReq
 	if r.Config.StartTs, err = f.u64("start"); err != nil {
 		return r, err
 	}
+	r.Config.SkipDMLAsStartTs = f.flag("skip-dml")
 	if f.has("type") {
 		if r.OpType, err = parseOpType(f.str("type")); err != nil {
 			return r, err
@@ -672,6 +673,7 @@ func (c msgCodec) format(msg core.Message) []string {
 		if r.Config.StartTs != 0 {
 			l.u("start", r.Config.StartTs)
 		}
+		l.flag("skip-dml", r.Config.SkipDMLAsStartTs)
 		if r.OpType != 0 {
 			l.kv("type", r.OpType.String())
 		}

@@ -244,6 +244,11 @@ type DispatcherConfig struct {
 	ID      DispatcherID
 	Span    spec.Span
 	StartTs uint64
+	// SkipDMLAsStartTs: the dispatcher is re-created at a DDL barrier's
+	// blockTs-1 to replay the DDL; it skips the DML at blockTs
+	// (NewAddDispatcherMessage). impl's dispatchers write nothing at a
+	// DDL's blockTs before the DDL, so they have nothing to skip.
+	SkipDMLAsStartTs bool
 }
 
 // MergeDispatcherRequest merges adjacent dispatchers of one table on one

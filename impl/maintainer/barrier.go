@@ -157,6 +157,8 @@ func (b *Barrier) HandleStatus(from core.NodeID, bs *core.BlockStatus, out *core
 		if bs.BlockTs-1 > s.checkpointTs {
 			s.checkpointTs = bs.BlockTs - 1
 		}
+		st := *bs
+		s.blockState = &st
 	}
 	if bs.Stage == core.StageDone {
 		return b.handleEventDone(bs, out)

@@ -173,7 +173,7 @@ func (m *Maintainer) onBlockStatusRequest(from core.NodeID, req *core.BlockStatu
 	for i := range req.Statuses {
 		bs := &req.Statuses[i]
 		ack := core.BlockStatus{ID: bs.ID, BlockTs: bs.BlockTs, Stage: bs.Stage, IsSyncPoint: bs.IsSyncPoint}
-		if bs.Stage == core.StageWaiting || bs.Stage == core.StageDone {
+		if bs.Stage == core.StageWaiting || bs.Stage == core.StageWriting || bs.Stage == core.StageDone {
 			if m.barrier.HandleStatus(from, bs, out) {
 				acks = append(acks, ack)
 			}
