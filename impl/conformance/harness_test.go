@@ -1164,7 +1164,21 @@ func (h *harness) cmdBarrier(b *strings.Builder, d *datadriven.TestData) error {
 		if len(rs) > 0 {
 			l.kv("reported", strings.Join(rs, ","))
 		}
+		if ev.Range != nil {
+			var ts []string
+			for _, t := range ev.Range {
+				ts = append(ts, strconv.FormatInt(t, 10))
+			}
+			l.kv("range", strings.Join(ts, ","))
+		}
 		b.WriteString(l.String() + "\n")
+	}
+	if ks := m.PendingScheduleKeys(); len(ks) > 0 {
+		var ts []string
+		for _, k := range ks {
+			ts = append(ts, strconv.FormatUint(k, 10))
+		}
+		b.WriteString("pending-schedule " + strings.Join(ts, ",") + "\n")
 	}
 	return nil
 }

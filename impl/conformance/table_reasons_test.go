@@ -62,8 +62,14 @@ var implementedFeatures = []implementedFeature{
 	},
 	{
 		name: "non-blocking statuses from any replicating dispatcher (drop, then add)",
-		file: "../maintainer/maintainer_controller.go", decl: "m.ops.RemoveTasksByTableIDs(bs.NeedDropped, out)",
+		file: "../maintainer/barrier.go", decl: "func (b *Barrier) scheduleNonBlocking(",
 		phrases: []string{"only the trigger's none status", "non-blocking drops are not implemented"},
+	},
+	{
+		name: "the barrier's pending schedule queue (pendingScheduleEventMap: table changes in commit-ts order, DB/All deferral)",
+		file: "../maintainer/barrier.go", decl: "func (b *Barrier) popIfHead(",
+		phrases: []string{"pending schedule queue (pendingschedule", "pendingscheduleeventmap is not implemented",
+			"the pending schedule queue is not implemented"},
 	},
 	{
 		name: "maintainer move (coordinator move operator, non-cascade remove)",

@@ -91,13 +91,17 @@ type Barrier struct {
 	reply map[core.NodeID][]core.DispatcherAction
 	// ignored collects the request's statuses of spans not replicating yet.
 	ignored []core.BlockStatus
+	// pending is pendingScheduleEventMap: the events that change tables
+	// whose Write was issued (or whose non-blocking status came) and that
+	// are not scheduled yet, by key.
+	pending map[eventKey]*BarrierEvent
 	// triggerCheckpointTs is the table trigger's checkpoint as its status
 	// carries it (the DDL span's status).
 	triggerCheckpointTs uint64
 }
 
 func newBarrier(m *Maintainer) *Barrier {
-	return &Barrier{m: m, blockedEvents: map[eventKey]*BarrierEvent{}}
+	return &Barrier{m: m, blockedEvents: map[eventKey]*BarrierEvent{}, pending: map[eventKey]*BarrierEvent{}}
 }
 
 func (b *Barrier) sortedKeys() []eventKey {
@@ -163,8 +167,7 @@ func (b *Barrier) HandleStatus(from core.NodeID, bs *core.BlockStatus, out *core
 	if bs.Stage == core.StageDone {
 		return b.handleEventDone(bs, out)
 	}
-	b.handleBlockState(bs, table, out)
-	return true
+	return b.handleBlockState(bs, table, out)
 }
 
 func (b *Barrier) newEvent(bs *core.BlockStatus, out *core.Effects) *BarrierEvent {
@@ -202,7 +205,12 @@ func (b *Barrier) allTables() map[int64]bool {
 	return out
 }
 
-func (b *Barrier) handleBlockState(bs *core.BlockStatus, table int64, out *core.Effects) {
+// handleBlockState takes a WAITING (or WRITING) status and reports whether
+// it is ACKed: the trigger's report of a DB/All event is neither taken nor
+// ACKed while a DDL that changes tables waits for its scheduling, so that
+// the range checker it builds sees the new tables (barrier.go:458-482);
+// the trigger re-sends it.
+func (b *Barrier) handleBlockState(bs *core.BlockStatus, table int64, out *core.Effects) bool {
 	m := b.m
 	ev := b.blockedEvents[eventKey{bs.BlockTs, bs.IsSyncPoint}]
 	if ev == nil {
@@ -217,11 +225,16 @@ func (b *Barrier) handleBlockState(bs *core.BlockStatus, table int64, out *core.
 		// is owed Pass even if its earlier incarnation reported DONE.
 		delete(ev.reportedDispatchers, bs.ID)
 		b.checkEventFinish(ev, out)
-		return
+		return true
+	}
+	if bs.ID == m.ddlSpanID && ev.allInfluence() && len(b.pending) > 0 {
+		m.lg.Debug("barrier.go", 474, "discard db/all block event from ddl dispatcher due to pending schedule events, wait next resend",
+			logging.CF(m.id), zap.Uint64("commitTs", bs.BlockTs), zap.Bool("isSyncPoint", bs.IsSyncPoint), zap.Int("pendingScheduleEvents", len(b.pending)))
+		return false
 	}
 	b.markDispatcherEventDone(ev, bs.ID)
 	if !b.allDispatcherReported(ev) {
-		return
+		return true
 	}
 	writer := bs.ID
 	if ev.allInfluence() || ev.tableTriggerDispatcherRelated {
@@ -233,6 +246,10 @@ func (b *Barrier) handleBlockState(bs *core.BlockStatus, table int64, out *core.
 		Checkpoint: ev.key.commitTs, Influence: ev.influence})
 	b.sendWrite(ev, out)
 	ev.lastResend = m.now
+	if ev.needSchedule() {
+		b.addPending(ev)
+	}
+	return true
 }
 
 // allDispatcherReported is the range checker's IsFullyCovered with its
@@ -381,12 +398,79 @@ func (b *Barrier) handleEventDone(bs *core.BlockStatus, out *core.Effects) bool 
 		return false
 	}
 	if ev.selected && ev.writerDispatcher == bs.ID && !ev.writerDispatcherAdvanced {
-		b.scheduleBlockEvent(ev, out)
-		ev.writerDispatcherAdvanced = true
-		ev.lastResend = m.now - passResendDueMs
+		if !b.tryScheduleEvent(ev, out) {
+			// An earlier DDL that changes tables is not scheduled yet: the
+			// DONE is not taken; the Write's resend brings it again.
+			return true
+		}
 	}
 	b.markDispatcherEventDone(ev, bs.ID)
 	b.checkEventFinish(ev, out)
+	return true
+}
+
+// needSchedule: the event changes tables (barrier_event.go needSchedule).
+func (e *BarrierEvent) needSchedule() bool { return len(e.dropped) > 0 || len(e.added) > 0 }
+
+// addPending is pendingScheduleEventMap.add (barrier_helper.go): an event
+// key is queued once; the first event object stays.
+func (b *Barrier) addPending(ev *BarrierEvent) {
+	if _, ok := b.pending[ev.key]; !ok {
+		b.pending[ev.key] = ev
+	}
+}
+
+// popIfHead is pendingScheduleEventMap.popIfHead: ev's key leaves the queue
+// only if it is the smallest; candidate is the head's event (nil: empty).
+func (b *Barrier) popIfHead(ev *BarrierEvent) (ready bool, candidate *BarrierEvent) {
+	if len(b.pending) == 0 {
+		return false, nil
+	}
+	head := ev.key
+	first := true
+	for k := range b.pending {
+		if first || eventKeyLess(k, head) {
+			head, first = k, false
+		}
+	}
+	candidate = b.pending[head]
+	if head != ev.key {
+		return false, candidate
+	}
+	delete(b.pending, head)
+	return true, candidate
+}
+
+func eventKeyLess(a, c eventKey) bool {
+	if a.commitTs != c.commitTs {
+		return a.commitTs < c.commitTs
+	}
+	return !a.isSyncPoint && c.isSyncPoint
+}
+
+// tryScheduleEvent (barrier.go:546-583) schedules the event's table changes
+// once it is the head of the pending queue: DDLs that change tables are
+// scheduled in commit-ts order, whatever order their DONEs arrive in. Then
+// the writer counts as advanced and Pass is due at the next resend.
+func (b *Barrier) tryScheduleEvent(ev *BarrierEvent, out *core.Effects) bool {
+	m := b.m
+	if ev.needSchedule() {
+		m.lg.Info("barrier.go", 550, "event trySchedule", logging.CF(m.id), zap.String("writerDispatcher", string(ev.writerDispatcher)),
+			zap.Uint64("EventCommitTs", ev.key.commitTs))
+		ready, candidate := b.popIfHead(ev)
+		if !ready {
+			if candidate == nil {
+				m.lg.Info("barrier.go", 559, "no candidate here, skip", logging.CF(m.id), zap.Uint64("EventCommitTs", ev.key.commitTs))
+			} else {
+				m.lg.Info("barrier.go", 566, "event waits for a smaller commitTs before scheduling", logging.CF(m.id),
+					zap.Uint64("EventCommitTs", ev.key.commitTs), zap.Uint64("blockingEventCommitTs", candidate.key.commitTs))
+			}
+			return false
+		}
+		b.scheduleBlockEvent(ev, out)
+	}
+	ev.writerDispatcherAdvanced = true
+	ev.lastResend = m.now - passResendDueMs
 	return true
 }
 
@@ -546,6 +630,10 @@ type BlockEventInfo struct {
 	// Reported: the dispatchers that reported, WAITING before the selection
 	// and DONE after it.
 	Reported []core.DispatcherID
+	// Range: the tables the range checker waits for (0: the trigger); nil
+	// until it is built (a DB/All event's, when the trigger's report is
+	// taken).
+	Range []int64
 }
 
 // BlockEvents lists the barrier's pending events in key order.
@@ -553,8 +641,44 @@ func (m *Maintainer) BlockEvents() []BlockEventInfo {
 	var out []BlockEventInfo
 	for _, k := range m.barrier.sortedKeys() {
 		ev := m.barrier.blockedEvents[k]
-		out = append(out, BlockEventInfo{CommitTs: k.commitTs, IsSyncPoint: k.isSyncPoint, Selected: ev.selected, Writer: ev.writerDispatcher,
-			WriterAdvanced: ev.writerDispatcherAdvanced, Reported: core.SortedKeys(ev.reportedDispatchers)})
+		info := BlockEventInfo{CommitTs: k.commitTs, IsSyncPoint: k.isSyncPoint, Selected: ev.selected, Writer: ev.writerDispatcher,
+			WriterAdvanced: ev.writerDispatcherAdvanced, Reported: core.SortedKeys(ev.reportedDispatchers)}
+		if ev.rangeChecker != nil {
+			info.Range = sortedTables(ev.rangeChecker)
+		}
+		out = append(out, info)
 	}
 	return out
+}
+
+// PendingScheduleKeys lists the pending schedule queue's commit ts, in
+// queue order.
+func (m *Maintainer) PendingScheduleKeys() []uint64 {
+	var out []uint64
+	for _, k := range m.barrier.sortedKeysOf(m.barrier.pending) {
+		out = append(out, k.commitTs)
+	}
+	return out
+}
+
+func (b *Barrier) sortedKeysOf(evs map[eventKey]*BarrierEvent) []eventKey {
+	ks := make([]eventKey, 0, len(evs))
+	for k := range evs {
+		ks = append(ks, k)
+	}
+	sort.Slice(ks, func(i, j int) bool { return eventKeyLess(ks[i], ks[j]) })
+	return ks
+}
+
+// scheduleNonBlocking schedules a non-blocking status's table changes
+// through the pending queue and reports whether they were scheduled (the
+// status is then ACKed).
+func (b *Barrier) scheduleNonBlocking(bs *core.BlockStatus, out *core.Effects) bool {
+	ev := &BarrierEvent{key: eventKey{bs.BlockTs, bs.IsSyncPoint}, influence: spec.InfluenceNormal, dropped: bs.NeedDropped, added: bs.NeedAdded,
+		writerDispatcher: bs.ID, reportedDispatchers: map[core.DispatcherID]bool{}, doneTables: map[int64]bool{}}
+	if !ev.needSchedule() {
+		return true
+	}
+	b.addPending(ev)
+	return b.tryScheduleEvent(ev, out)
 }

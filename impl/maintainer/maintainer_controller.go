@@ -183,16 +183,13 @@ func (m *Maintainer) onBlockStatusRequest(from core.NodeID, req *core.BlockStatu
 			continue
 		}
 		// A non-blocking DDL: drop, then add (scheduleBlockEvent,
-		// barrier_event.go:310-345). impl's dispatchers send one only from
-		// the trigger, for CREATE TABLE.
-		if len(bs.NeedDropped) > 0 {
-			m.ops.RemoveTasksByTableIDs(bs.NeedDropped, out)
-			m.lg.Info("barrier_event.go", 324, "remove table", logging.CF(m.id), zap.Uint64("commitTs", bs.BlockTs), zap.Int64s("table", bs.NeedDropped))
-		}
-		for _, t := range bs.NeedAdded {
-			if m.spans.AddNewTable(t, bs.BlockTs) {
-				m.lg.Info("barrier_event.go", 339, "add new table", logging.CF(m.id), zap.Uint64("commitTs", bs.BlockTs), zap.Int64("table", t))
-			}
+		// barrier_event.go:310-345), in commit-ts order with the blocking
+		// DDLs that change tables (the pending queue, barrier.go:515-541):
+		// while an earlier one waits, the status is neither taken nor
+		// ACKed, and its dispatcher re-sends it. impl's dispatchers send
+		// one only from the trigger, for CREATE TABLE.
+		if !m.barrier.scheduleNonBlocking(bs, out) {
+			continue
 		}
 		acks = append(acks, ack)
 	}
