@@ -72,6 +72,11 @@ var implementedFeatures = []implementedFeature{
 			"the pending schedule queue is not implemented"},
 	},
 	{
+		name: "the fan-out Pass quiet interval (fanoutPassResendQuietInterval)",
+		file: "../maintainer/barrier.go", decl: "const fanoutPassResendQuietMs",
+		phrases: []string{"quiet interval (fanoutpassresendquietinterval", "the fan-out pass quiet interval is not implemented"},
+	},
+	{
 		name: "maintainer move (coordinator move operator, non-cascade remove)",
 		file: "../coordinator/operator_controller.go", decl: "type MoveMaintainerOperator struct",
 		phrases: []string{"maintainer move is not implemented", "move maintainer is not implemented"},

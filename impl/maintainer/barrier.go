@@ -78,6 +78,11 @@ type BarrierEvent struct {
 	tableTriggerDispatcherRelated bool
 	lastResend                    int64
 	lastWarningLog                int64
+	// passActionSent: Resend sent Pass at least once since the selection;
+	// lastStatusReceived: when the last status was taken after the
+	// selection (the fan-out quiet interval, barrier_event.go:36-40).
+	passActionSent     bool
+	lastStatusReceived int64
 }
 
 func (e *BarrierEvent) allInfluence() bool { return e.influence != spec.InfluenceNormal }
@@ -190,6 +195,9 @@ func (b *Barrier) newEvent(bs *core.BlockStatus, out *core.Effects) *BarrierEven
 // markDispatcherEventDone records a report; the trigger's report builds a
 // DB/All range checker from the span controller's tables.
 func (b *Barrier) markDispatcherEventDone(ev *BarrierEvent, id core.DispatcherID) {
+	if ev.selected {
+		ev.lastStatusReceived = b.m.now
+	}
 	ev.reportedDispatchers[id] = true
 	if ev.rangeChecker == nil && id == b.m.ddlSpanID {
 		ev.rangeChecker = b.allTables()
@@ -240,7 +248,7 @@ func (b *Barrier) handleBlockState(bs *core.BlockStatus, table int64, out *core.
 	if ev.allInfluence() || ev.tableTriggerDispatcherRelated {
 		writer = m.ddlSpanID
 	}
-	ev.selected, ev.writerDispatcher = true, writer
+	ev.selected, ev.writerDispatcher, ev.passActionSent = true, writer, false
 	clear(ev.reportedDispatchers)
 	m.lg.Event(out, spec.Event{Kind: spec.BlockWriterSelected, Changefeed: string(m.id), Node: string(m.self), Dispatcher: string(writer),
 		Checkpoint: ev.key.commitTs, Influence: ev.influence})
@@ -512,6 +520,12 @@ func (b *Barrier) Resend(out *core.Effects) {
 		if ev == nil || m.now-ev.lastResend < barrierResendMs {
 			continue
 		}
+		if ev.selected && ev.writerDispatcherAdvanced && ev.passActionSent && ev.allInfluence() && m.now-ev.lastStatusReceived < fanoutPassResendQuietMs {
+			// A DB/All Pass fans out to every node: while statuses still
+			// arrive, the next wave waits (barrier_event.go:763-771).
+			b.checkEventFinish(ev, out)
+			continue
+		}
 		ev.lastResend = m.now
 		if m.now-ev.lastWarningLog > 10_000 {
 			ev.lastWarningLog = m.now
@@ -525,11 +539,15 @@ func (b *Barrier) Resend(out *core.Effects) {
 		case !ev.writerDispatcherAdvanced:
 			b.sendWrite(ev, out)
 		default:
+			ev.passActionSent = true
 			b.sendPass(ev, out)
 			b.checkEventFinish(ev, out)
 		}
 	}
 }
+
+// fanoutPassResendQuietMs is fanoutPassResendQuietInterval.
+const fanoutPassResendQuietMs = 1000
 
 // checkBlockedDispatchers: a related span whose checkpoint passed the
 // event means the writer already wrote it; the event advances to Pass.
