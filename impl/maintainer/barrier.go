@@ -28,9 +28,17 @@ import (
 // included (#3970; writer-not-passed-after-move skips it), until all did;
 // the event is then deleted. Reports of dispatchers that vanished or
 // stopped replicating are dropped and the coverage re-checked. A
-// bootstrap restores the events from the WAITING block states in the
-// responses; an event nobody completes is advanced once a related span's
-// checkpoint passed it (checkBlockedDispatchers).
+// bootstrap restores the events from the block states in the responses
+// (WAITING, WRITING, DONE); an event nobody completes is advanced once a
+// related span's checkpoint passed it (checkBlockedDispatchers). DDLs that
+// change tables are scheduled in commit-ts order (the pending schedule
+// queue); a DB/All Pass is re-sent only after 1 s without statuses.
+//
+// Where it differs from HEAD: a span's status from a node other than the
+// span's is dropped (HEAD does not look at the sender); a Pass lists the
+// dispatchers that have not reported DONE (HEAD's DB/All Pass is one
+// influence-typed status per node); a table's DB influence is every table
+// (no schema IDs).
 //
 // One BlockStatusRequest gets one HeartBeatResponse to its sender: an ACK
 // for every status the barrier took (a WAITING or DONE of the trigger or of
