@@ -806,7 +806,7 @@ func tsText(ts uint64) string {
 
 // parseBootstrapBlockState reads a bootstrap span's block state:
 // block-ts=TS block-stage=Waiting|Writing|Done|None [block-tables=0,1]
-// [block-influence=db|all] [block-syncpoint].
+// [block-drop=1] [block-add=2] [block-influence=db|all] [block-syncpoint].
 func parseBootstrapBlockState(it *fields, id core.DispatcherID) (*core.BlockStatus, error) {
 	bs := &core.BlockStatus{ID: id, Influence: spec.InfluenceNormal}
 	var err error
@@ -830,6 +830,18 @@ func parseBootstrapBlockState(it *fields, id core.DispatcherID) (*core.BlockStat
 				return nil, fmt.Errorf("block-tables=%q: %v", it.str("block-tables"), err)
 			}
 			bs.BlockTables = append(bs.BlockTables, n)
+		}
+	}
+	for key, dst := range map[string]*[]int64{"block-drop": &bs.NeedDropped, "block-add": &bs.NeedAdded} {
+		if !it.has(key) {
+			continue
+		}
+		for _, t := range strings.Split(it.str(key), ",") {
+			n, err := strconv.ParseInt(t, 10, 64)
+			if err != nil {
+				return nil, fmt.Errorf("%s=%q: %v", key, it.str(key), err)
+			}
+			*dst = append(*dst, n)
 		}
 	}
 	if it.has("block-influence") {
