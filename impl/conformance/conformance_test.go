@@ -12,6 +12,8 @@ import (
 	"testing"
 
 	"github.com/cockroachdb/datadriven"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 // TestConformance runs every scenario in testdata/. A scenario whose
@@ -166,6 +168,27 @@ func TestTable(t *testing.T) {
 			t.Errorf("%s has no pass/fail row in TABLE.md", f)
 		}
 	}
+	checkTotals(t, rows)
+}
+
+// checkTotals compares TABLE.md's Totals line with its rows.
+func checkTotals(t *testing.T, rows []tableRow) {
+	t.Helper()
+	count := map[string]int{}
+	model := 0
+	for _, r := range rows {
+		count[r.verdict]++
+		if r.model == "yes" {
+			model++
+		}
+	}
+	want := fmt.Sprintf("Totals: %d TiCDC tests listed; %d pass, %d fail, %d not applicable; %d also check the model.",
+		len(rows), count["pass"], count["fail"], count["n/a"], model)
+	data, err := os.ReadFile("TABLE.md")
+	require.NoError(t, err)
+	got := regexp.MustCompile(`(?m)^Totals: .*$`).FindAllString(string(data), -1)
+	require.Len(t, got, 1, "TABLE.md needs exactly one Totals line")
+	assert.Equal(t, want, got[0], "TABLE.md's Totals line does not match its rows")
 }
 
 type tableRow struct {

@@ -55,6 +55,7 @@ import (
 //	fail-persist                                               the coordinator's next etcd txn fails
 //	state [of=COMP] [span-status]                              observable state (span-status: each span's last
 //	                                                           stored dispatcher state too)
+//	barrier on=N cf=CF                                         the maintainer barrier's pending block events
 //
 // COMP is coordinator, manager@NODE or orchestrator@NODE. Every command
 // prints the effects its handlers returned: persisted keys, sends, sink
@@ -804,6 +805,8 @@ func (h *harness) command(b *strings.Builder, d *datadriven.TestData) error {
 		h.failPersist = true
 		b.WriteString("ok\n")
 		return nil
+	case "barrier":
+		return h.cmdBarrier(b, d)
 	case "model", "model-do", "model-state":
 		return h.modelCommand(b, d)
 	case "state":
@@ -1295,4 +1298,53 @@ func (h *harness) printDB(b *strings.Builder) {
 	for _, n := range core.SortedKeys(sizes) {
 		fmt.Fprintf(b, "by-node %s: %s\n", n, dbNames(h.db.GetByNodeID(n)))
 	}
+}
+
+// cmdBarrier prints the pending block events of a maintainer's barrier, as
+// HEAD's barrier tests read barrier.blockedEvents.
+func (h *harness) cmdBarrier(b *strings.Builder, d *datadriven.TestData) error {
+	on, _ := arg(d, "on")
+	mm := h.mgrs[core.NodeID(on)]
+	if mm == nil {
+		return fmt.Errorf("no manager@%s", on)
+	}
+	name, _ := arg(d, "cf")
+	m := mm.Get(cfID(name))
+	if m == nil {
+		return fmt.Errorf("no maintainer of %s on %s", name, on)
+	}
+	evs := m.BlockEvents()
+	if len(evs) == 0 {
+		b.WriteString("no block events\n")
+	}
+	for _, ev := range evs {
+		l := newLine("block-event").u("ts", ev.CommitTs).flag("syncpoint", ev.IsSyncPoint).flag("selected", ev.Selected)
+		if ev.Writer != "" {
+			l.kv("writer", h.ids.alias(ev.Writer))
+		}
+		l.flag("writer-advanced", ev.WriterAdvanced)
+		var rs []string
+		for _, id := range ev.Reported {
+			rs = append(rs, h.ids.alias(id))
+		}
+		if len(rs) > 0 {
+			l.kv("reported", strings.Join(rs, ","))
+		}
+		if ev.Range != nil {
+			var ts []string
+			for _, t := range ev.Range {
+				ts = append(ts, strconv.FormatInt(t, 10))
+			}
+			l.kv("range", strings.Join(ts, ","))
+		}
+		b.WriteString(l.String() + "\n")
+	}
+	if ks := m.PendingScheduleKeys(); len(ks) > 0 {
+		var ts []string
+		for _, k := range ks {
+			ts = append(ts, strconv.FormatUint(k, 10))
+		}
+		b.WriteString("pending-schedule " + strings.Join(ts, ",") + "\n")
+	}
+	return nil
 }

@@ -322,6 +322,7 @@ func (c msgCodec) schedule(f *fields, action string) (core.ScheduleDispatcherReq
 	if r.Config.StartTs, err = f.u64("start"); err != nil {
 		return r, err
 	}
+	r.Config.SkipDMLAsStartTs = f.flag("skip-dml")
 	if f.has("type") {
 		if r.OpType, err = parseOpType(f.str("type")); err != nil {
 			return r, err
@@ -450,6 +451,11 @@ func (c msgCodec) build(from core.NodeID, h *fields, items []*fields) (core.Mess
 				}
 				if sp.CheckpointTs, err = it.u64("checkpoint"); err != nil {
 					return nil, err
+				}
+				if it.has("block-ts") {
+					if sp.BlockState, err = parseBootstrapBlockState(it, sp.ID); err != nil {
+						return nil, err
+					}
 				}
 				m.Spans = append(m.Spans, sp)
 			case "op-merge":
@@ -612,6 +618,7 @@ func (c msgCodec) build(from core.NodeID, h *fields, items []*fields) (core.Mess
 				return nil, err
 			}
 			a.Stage = core.StageNone
+			a.IsSyncPoint = it.flag("syncpoint")
 			m.ACKs = append(m.ACKs, a)
 		}
 		return m, nil
@@ -666,6 +673,7 @@ func (c msgCodec) format(msg core.Message) []string {
 		if r.Config.StartTs != 0 {
 			l.u("start", r.Config.StartTs)
 		}
+		l.flag("skip-dml", r.Config.SkipDMLAsStartTs)
 		if r.OpType != 0 {
 			l.kv("type", r.OpType.String())
 		}
@@ -707,7 +715,22 @@ func (c msgCodec) format(msg core.Message) []string {
 		}
 		out := []string{l.String()}
 		for _, s := range m.Spans {
-			out = append(out, "  "+newLine("span").kv("id", c.ids.alias(s.ID)).kv("span", s.Span.String()).kv("state", s.State.String()).u("checkpoint", s.CheckpointTs).String())
+			l := newLine("span").kv("id", c.ids.alias(s.ID)).kv("span", s.Span.String()).kv("state", s.State.String()).u("checkpoint", s.CheckpointTs)
+			if b := s.BlockState; b != nil {
+				l.u("block-ts", b.BlockTs).kv("block-stage", stageNames[b.Stage])
+				if len(b.BlockTables) > 0 {
+					var ts []string
+					for _, t := range b.BlockTables {
+						ts = append(ts, strconv.FormatInt(t, 10))
+					}
+					l.kv("block-tables", strings.Join(ts, ","))
+				}
+				if b.Influence != "" && b.Influence != spec.InfluenceNormal {
+					l.kv("block-influence", b.Influence)
+				}
+				l.flag("block-syncpoint", b.IsSyncPoint)
+			}
+			out = append(out, "  "+l.String())
 		}
 		for i := range m.Operators {
 			word := "op-create"
@@ -758,8 +781,11 @@ func (c msgCodec) format(msg core.Message) []string {
 		return out
 	case *core.HeartBeatResponse:
 		out := []string{newLine(m.TypeName()).kv("cf", cfName(m.Changefeed)).u("epoch", m.Epoch).String()}
+		for _, a := range m.Ignored {
+			out = append(out, "  "+newLine("ignored").kv("id", c.ids.alias(a.ID)).u("ts", a.BlockTs).flag("syncpoint", a.IsSyncPoint).String())
+		}
 		for _, a := range m.ACKs {
-			out = append(out, "  "+newLine("ack").kv("id", c.ids.alias(a.ID)).u("ts", a.BlockTs).String())
+			out = append(out, "  "+newLine("ack").kv("id", c.ids.alias(a.ID)).u("ts", a.BlockTs).flag("syncpoint", a.IsSyncPoint).String())
 		}
 		for _, a := range m.Actions {
 			out = append(out, "  "+newLine("action").kv("id", c.ids.alias(a.ID)).kv("do", a.Action.String()).u("ts", a.CommitTs).
@@ -776,4 +802,56 @@ func tsText(ts uint64) string {
 		return "max"
 	}
 	return strconv.FormatUint(ts, 10)
+}
+
+// parseBootstrapBlockState reads a bootstrap span's block state:
+// block-ts=TS block-stage=Waiting|Writing|Done|None [block-tables=0,1]
+// [block-drop=1] [block-add=2] [block-influence=db|all] [block-syncpoint].
+func parseBootstrapBlockState(it *fields, id core.DispatcherID) (*core.BlockStatus, error) {
+	bs := &core.BlockStatus{ID: id, Influence: spec.InfluenceNormal}
+	var err error
+	if bs.BlockTs, err = it.u64("block-ts"); err != nil {
+		return nil, err
+	}
+	stage := it.str("block-stage")
+	found := false
+	for k, v := range stageNames {
+		if v == stage {
+			bs.Stage, found = k, true
+		}
+	}
+	if !found {
+		return nil, fmt.Errorf("block-stage=%q: want None, Waiting, Writing or Done", stage)
+	}
+	if it.has("block-tables") {
+		for _, t := range strings.Split(it.str("block-tables"), ",") {
+			n, err := strconv.ParseInt(t, 10, 64)
+			if err != nil {
+				return nil, fmt.Errorf("block-tables=%q: %v", it.str("block-tables"), err)
+			}
+			bs.BlockTables = append(bs.BlockTables, n)
+		}
+	}
+	for key, dst := range map[string]*[]int64{"block-drop": &bs.NeedDropped, "block-add": &bs.NeedAdded} {
+		if !it.has(key) {
+			continue
+		}
+		for _, t := range strings.Split(it.str(key), ",") {
+			n, err := strconv.ParseInt(t, 10, 64)
+			if err != nil {
+				return nil, fmt.Errorf("%s=%q: %v", key, it.str(key), err)
+			}
+			*dst = append(*dst, n)
+		}
+	}
+	if it.has("block-influence") {
+		switch v := it.str("block-influence"); v {
+		case spec.InfluenceNormal, spec.InfluenceDB, spec.InfluenceAll:
+			bs.Influence = v
+		default:
+			return nil, fmt.Errorf("block-influence=%q: want %s, %s or %s", v, spec.InfluenceNormal, spec.InfluenceDB, spec.InfluenceAll)
+		}
+	}
+	bs.IsSyncPoint = it.has("block-syncpoint")
+	return bs, nil
 }

@@ -59,6 +59,34 @@ var implementedFeatures = []implementedFeature{
 		phrases: []string{"cover scheduling", "balance scheduler is not implemented"},
 	},
 	{
+		name: "barrier ACKs and IgnoredBlockStatus (one HeartBeatResponse per BlockStatusRequest)",
+		file: "../maintainer/maintainer_controller.go", decl: "func (m *Maintainer) onBlockStatusRequest(",
+		phrases: []string{"ignoredblockstatus is not implemented", "the barrier does not ack", "no ack of waiting",
+			"temporary ignore is not implemented"},
+	},
+	{
+		name: "a Create's start ts from the span's DDL block state (blockTs-1, SkipDMLAsStartTs, stale barrier)",
+		file: "../maintainer/maintainer.go", decl: "SkipDMLAsStartTs: skipDML",
+		phrases: []string{"does not consult the span's block state", "skipdmlasstartts is not implemented",
+			"block-ts rules of replication_span.go"},
+	},
+	{
+		name: "non-blocking statuses from any replicating dispatcher (drop, then add)",
+		file: "../maintainer/barrier.go", decl: "func (b *Barrier) scheduleNonBlocking(",
+		phrases: []string{"only the trigger's none status", "non-blocking drops are not implemented"},
+	},
+	{
+		name: "the barrier's pending schedule queue (pendingScheduleEventMap: table changes in commit-ts order, DB/All deferral)",
+		file: "../maintainer/barrier.go", decl: "func (b *Barrier) popIfHead(",
+		phrases: []string{"pending schedule queue (pendingschedule", "pendingscheduleeventmap is not implemented",
+			"the pending schedule queue is not implemented"},
+	},
+	{
+		name: "the fan-out Pass quiet interval (fanoutPassResendQuietInterval)",
+		file: "../maintainer/barrier.go", decl: "const fanoutPassResendQuietMs",
+		phrases: []string{"quiet interval (fanoutpassresendquietinterval", "the fan-out pass quiet interval is not implemented"},
+	},
+	{
 		name: "maintainer move (coordinator move operator, non-cascade remove)",
 		file: "../coordinator/operator_controller.go", decl: "type MoveMaintainerOperator struct",
 		phrases: []string{"maintainer move is not implemented", "move maintainer is not implemented"},

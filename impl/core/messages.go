@@ -245,6 +245,11 @@ type DispatcherConfig struct {
 	ID      DispatcherID
 	Span    spec.Span
 	StartTs uint64
+	// SkipDMLAsStartTs: the dispatcher is re-created at a DDL barrier's
+	// blockTs-1 to replay the DDL; it skips the DML at blockTs
+	// (NewAddDispatcherMessage). impl's dispatchers write nothing at a
+	// DDL's blockTs before the DDL, so they have nothing to skip.
+	SkipDMLAsStartTs bool
 }
 
 // MergeDispatcherRequest merges adjacent dispatchers of one table on one
@@ -367,10 +372,12 @@ type BlockStatusRequest struct {
 	Statuses   []BlockStatus
 }
 
-// HeartBeatResponse carries ACKs for NONE statuses and the barrier's
-// Write and Pass actions.
+// HeartBeatResponse carries the barrier's answer to block statuses: the
+// statuses it ignored for now (IgnoredBlockStatus: the dispatcher's span
+// is not replicating yet), ACKs, and Write and Pass actions.
 type HeartBeatResponse struct {
 	Changefeed ChangefeedID
+	Ignored    []BlockStatus // ID + BlockTs + IsSyncPoint, not taken yet
 	ACKs       []BlockStatus // ID + BlockTs acknowledged
 	Actions    []DispatcherAction
 	Epoch      uint64

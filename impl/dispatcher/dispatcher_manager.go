@@ -317,8 +317,11 @@ func (dm *DispatcherManager) handleHeartBeatResponse(from core.NodeID, resp *cor
 	if !dm.isMaintainerControlMessageAllowed(from, resp.Epoch, "drop stale heartbeat response", "") {
 		return
 	}
+	// An ACK cancels the re-send of a NONE status (a syncpoint is never
+	// one); the ACK of a WAITING or DONE changes nothing here: the
+	// dispatcher keeps re-sending its WAITING until an action arrives.
 	for _, ack := range resp.ACKs {
-		if d := dm.dispatchers[ack.ID]; d != nil {
+		if d := dm.dispatchers[ack.ID]; d != nil && !ack.IsSyncPoint {
 			d.onACK(ack.BlockTs)
 		}
 	}

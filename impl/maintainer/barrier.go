@@ -28,12 +28,29 @@ import (
 // included (#3970; writer-not-passed-after-move skips it), until all did;
 // the event is then deleted. Reports of dispatchers that vanished or
 // stopped replicating are dropped and the coverage re-checked. A
-// bootstrap restores the events from the WAITING block states in the
-// responses; an event nobody completes is advanced once a related span's
-// checkpoint passed it (checkBlockedDispatchers).
+// bootstrap restores the events from the block states in the responses
+// (WAITING, WRITING, DONE); an event nobody completes is advanced once a
+// related span's checkpoint passed it (checkBlockedDispatchers). DDLs that
+// change tables are scheduled in commit-ts order (the pending schedule
+// queue); a DB/All Pass is re-sent only after 1 s without statuses.
 //
-// Where it differs from the model: Pass is sent at once on the writer's
-// DONE (the model sends it on its next resend); a WAITING after selection
+// Where it differs from HEAD: a span's status from a node other than the
+// span's is dropped (HEAD does not look at the sender); a Pass lists the
+// dispatchers that have not reported DONE (HEAD's DB/All Pass is one
+// influence-typed status per node); a table's DB influence is every table
+// (no schema IDs).
+//
+// One BlockStatusRequest gets one HeartBeatResponse to its sender: an ACK
+// for every status the barrier took (a WAITING or DONE of the trigger or of
+// a replicating span; a DONE only while its event exists), then the
+// actions for the sender's dispatchers; actions for dispatchers on other
+// nodes go in a response of their own (HandleStatus, barrier.go:82-191 at
+// b813e76f9). The writer's DONE does not send Pass: it makes the event due
+// at the next Resend (lastResendTime = now - 20 s, barrier.go:409-412).
+// A dispatcher still re-sends its WAITING after the ACK (impl's dispatcher
+// cancels a resend only for a NONE status; HEAD's cancels it on the ACK).
+//
+// Where it differs from the model: a WAITING after selection
 // un-reports its dispatcher (a moved incarnation owes a DONE of its own,
 // which the model gets from clearing non-replicating reports only); a
 // DB/All range checker forgets tables whose spans are all gone (an earlier
@@ -69,6 +86,11 @@ type BarrierEvent struct {
 	tableTriggerDispatcherRelated bool
 	lastResend                    int64
 	lastWarningLog                int64
+	// passActionSent: Resend sent Pass at least once since the selection;
+	// lastStatusReceived: when the last status was taken after the
+	// selection (the fan-out quiet interval, barrier_event.go:36-40).
+	passActionSent     bool
+	lastStatusReceived int64
 }
 
 func (e *BarrierEvent) allInfluence() bool { return e.influence != spec.InfluenceNormal }
@@ -77,13 +99,22 @@ func (e *BarrierEvent) allInfluence() bool { return e.influence != spec.Influenc
 type Barrier struct {
 	m             *Maintainer
 	blockedEvents map[eventKey]*BarrierEvent
+	// reply collects the actions of the BlockStatusRequest being handled
+	// (nil outside one): they go out with its ACKs (onBlockStatusRequest).
+	reply map[core.NodeID][]core.DispatcherAction
+	// ignored collects the request's statuses of spans not replicating yet.
+	ignored []core.BlockStatus
+	// pending is pendingScheduleEventMap: the events that change tables
+	// whose Write was issued (or whose non-blocking status came) and that
+	// are not scheduled yet, by key.
+	pending map[eventKey]*BarrierEvent
 	// triggerCheckpointTs is the table trigger's checkpoint as its status
 	// carries it (the DDL span's status).
 	triggerCheckpointTs uint64
 }
 
 func newBarrier(m *Maintainer) *Barrier {
-	return &Barrier{m: m, blockedEvents: map[eventKey]*BarrierEvent{}}
+	return &Barrier{m: m, blockedEvents: map[eventKey]*BarrierEvent{}, pending: map[eventKey]*BarrierEvent{}}
 }
 
 func (b *Barrier) sortedKeys() []eventKey {
@@ -100,32 +131,56 @@ func (b *Barrier) sortedKeys() []eventKey {
 	return ks
 }
 
-// HandleStatus handles one WAITING or DONE block status from node from.
-func (b *Barrier) HandleStatus(from core.NodeID, bs *core.BlockStatus, out *core.Effects) {
+// admits is HandleStatus's filter (barrier.go:91-120): the trigger's
+// statuses, and those of a replicating span on the sending node (HEAD does
+// not check the sender; impl drops a span's status from another node). A
+// status of a span that is not replicating yet is answered with an
+// IgnoredBlockStatus (the collected reply's ignored list), so that the
+// dispatcher keeps it and retries (HEAD: a fast retry; impl's dispatcher
+// re-sends on its usual period).
+func (b *Barrier) admits(from core.NodeID, bs *core.BlockStatus) bool {
 	m := b.m
+	if bs.ID == m.ddlSpanID {
+		return true
+	}
+	s := m.spans.GetTaskByID(bs.ID)
+	if s == nil || s.nodeID != from {
+		m.lg.Info("barrier.go", 94, "Get block status from unexisted dispatcher, ignore it", logging.CF(m.id),
+			zap.String("dispatcher", string(bs.ID)), zap.Uint64("blockTs", bs.BlockTs), zap.String("stage", bs.Stage.String()))
+		return false
+	}
+	if s.state != SpanReplicating {
+		m.lg.Info("barrier.go", 102, "Get block status from unreplicating dispatcher, ignore it", logging.CF(m.id),
+			zap.String("dispatcher", string(bs.ID)), zap.Uint64("blockTs", bs.BlockTs), zap.String("stage", bs.Stage.String()))
+		if b.reply != nil {
+			b.ignored = append(b.ignored, core.BlockStatus{ID: bs.ID, BlockTs: bs.BlockTs, IsSyncPoint: bs.IsSyncPoint})
+		}
+		return false
+	}
+	return true
+}
+
+// HandleStatus handles one WAITING or DONE block status from node from and
+// reports whether it is ACKed (handleOneStatus's needACK with an event).
+func (b *Barrier) HandleStatus(from core.NodeID, bs *core.BlockStatus, out *core.Effects) bool {
+	m := b.m
+	if !b.admits(from, bs) {
+		return false
+	}
 	table := int64(0)
 	if bs.ID != m.ddlSpanID {
 		s := m.spans.GetTaskByID(bs.ID)
-		if s == nil || s.nodeID != from {
-			m.lg.Info("barrier.go", 94, "Get block status from unexisted dispatcher, ignore it", logging.CF(m.id),
-				zap.String("dispatcher", string(bs.ID)), zap.Uint64("blockTs", bs.BlockTs), zap.String("stage", bs.Stage.String()))
-			return
-		}
-		if s.state != SpanReplicating {
-			m.lg.Info("barrier.go", 102, "Get block status from unreplicating dispatcher, ignore it", logging.CF(m.id),
-				zap.String("dispatcher", string(bs.ID)), zap.Uint64("blockTs", bs.BlockTs), zap.String("stage", bs.Stage.String()))
-			return
-		}
 		table = s.Span.Table
 		if bs.BlockTs-1 > s.checkpointTs {
 			s.checkpointTs = bs.BlockTs - 1
 		}
+		st := *bs
+		s.blockState = &st
 	}
 	if bs.Stage == core.StageDone {
-		b.handleEventDone(bs, out)
-		return
+		return b.handleEventDone(bs, out)
 	}
-	b.handleBlockState(bs, table, out)
+	return b.handleBlockState(bs, table, out)
 }
 
 func (b *Barrier) newEvent(bs *core.BlockStatus, out *core.Effects) *BarrierEvent {
@@ -148,6 +203,9 @@ func (b *Barrier) newEvent(bs *core.BlockStatus, out *core.Effects) *BarrierEven
 // markDispatcherEventDone records a report; the trigger's report builds a
 // DB/All range checker from the span controller's tables.
 func (b *Barrier) markDispatcherEventDone(ev *BarrierEvent, id core.DispatcherID) {
+	if ev.selected {
+		ev.lastStatusReceived = b.m.now
+	}
 	ev.reportedDispatchers[id] = true
 	if ev.rangeChecker == nil && id == b.m.ddlSpanID {
 		ev.rangeChecker = b.allTables()
@@ -163,7 +221,12 @@ func (b *Barrier) allTables() map[int64]bool {
 	return out
 }
 
-func (b *Barrier) handleBlockState(bs *core.BlockStatus, table int64, out *core.Effects) {
+// handleBlockState takes a WAITING (or WRITING) status and reports whether
+// it is ACKed: the trigger's report of a DB/All event is neither taken nor
+// ACKed while a DDL that changes tables waits for its scheduling, so that
+// the range checker it builds sees the new tables (barrier.go:458-482);
+// the trigger re-sends it.
+func (b *Barrier) handleBlockState(bs *core.BlockStatus, table int64, out *core.Effects) bool {
 	m := b.m
 	ev := b.blockedEvents[eventKey{bs.BlockTs, bs.IsSyncPoint}]
 	if ev == nil {
@@ -178,22 +241,31 @@ func (b *Barrier) handleBlockState(bs *core.BlockStatus, table int64, out *core.
 		// is owed Pass even if its earlier incarnation reported DONE.
 		delete(ev.reportedDispatchers, bs.ID)
 		b.checkEventFinish(ev, out)
-		return
+		return true
+	}
+	if bs.ID == m.ddlSpanID && ev.allInfluence() && len(b.pending) > 0 {
+		m.lg.Debug("barrier.go", 474, "discard db/all block event from ddl dispatcher due to pending schedule events, wait next resend",
+			logging.CF(m.id), zap.Uint64("commitTs", bs.BlockTs), zap.Bool("isSyncPoint", bs.IsSyncPoint), zap.Int("pendingScheduleEvents", len(b.pending)))
+		return false
 	}
 	b.markDispatcherEventDone(ev, bs.ID)
 	if !b.allDispatcherReported(ev) {
-		return
+		return true
 	}
 	writer := bs.ID
 	if ev.allInfluence() || ev.tableTriggerDispatcherRelated {
 		writer = m.ddlSpanID
 	}
-	ev.selected, ev.writerDispatcher = true, writer
+	ev.selected, ev.writerDispatcher, ev.passActionSent = true, writer, false
 	clear(ev.reportedDispatchers)
 	m.lg.Event(out, spec.Event{Kind: spec.BlockWriterSelected, Changefeed: string(m.id), Node: string(m.self), Dispatcher: string(writer),
 		Checkpoint: ev.key.commitTs, Influence: ev.influence})
 	b.sendWrite(ev, out)
 	ev.lastResend = m.now
+	if ev.needSchedule() {
+		b.addPending(ev)
+	}
+	return true
 }
 
 // allDispatcherReported is the range checker's IsFullyCovered with its
@@ -264,6 +336,12 @@ func (b *Barrier) action(ev *BarrierEvent, id core.DispatcherID, node core.NodeI
 
 func (b *Barrier) flush(acts map[core.NodeID][]core.DispatcherAction, out *core.Effects) {
 	m := b.m
+	if b.reply != nil {
+		for n, a := range acts {
+			b.reply[n] = append(b.reply[n], a...)
+		}
+		return
+	}
 	for _, n := range core.SortedKeys(acts) {
 		out.SendTo(m.self, n, &core.HeartBeatResponse{Changefeed: m.id, Actions: acts[n], Epoch: m.epoch})
 	}
@@ -323,27 +401,98 @@ func (b *Barrier) sendPass(ev *BarrierEvent, out *core.Effects) {
 	b.flush(acts, out)
 }
 
-// handleEventDone: the writer's DONE schedules the DDL's table changes;
-// every DONE is recorded and the event finishes once all reported.
-func (b *Barrier) handleEventDone(bs *core.BlockStatus, out *core.Effects) {
+// handleEventDone: the writer's DONE schedules the DDL's table changes and
+// makes Pass due at the next Resend (barrier.go:409-412); every DONE is
+// recorded and the event finishes once all reported. A DONE whose event
+// is gone is not ACKed (HandleStatus: the event is nil).
+func (b *Barrier) handleEventDone(bs *core.BlockStatus, out *core.Effects) bool {
 	m := b.m
 	ev := b.blockedEvents[eventKey{bs.BlockTs, bs.IsSyncPoint}]
 	if ev == nil {
 		m.lg.Debug("barrier.go", 374, "No block event found, ignore the event done message", logging.CF(m.id),
 			zap.String("dispatcher", string(bs.ID)), zap.Uint64("blockTs", bs.BlockTs))
-		return
+		return false
 	}
 	if ev.selected && ev.writerDispatcher == bs.ID && !ev.writerDispatcherAdvanced {
-		b.scheduleBlockEvent(ev, out)
-		ev.writerDispatcherAdvanced = true
-		b.markDispatcherEventDone(ev, bs.ID)
-		b.sendPass(ev, out)
-		ev.lastResend = m.now
-	} else {
-		b.markDispatcherEventDone(ev, bs.ID)
+		if !b.tryScheduleEvent(ev, out) {
+			// An earlier DDL that changes tables is not scheduled yet: the
+			// DONE is not taken; the Write's resend brings it again.
+			return true
+		}
 	}
+	b.markDispatcherEventDone(ev, bs.ID)
 	b.checkEventFinish(ev, out)
+	return true
 }
+
+// needSchedule: the event changes tables (barrier_event.go needSchedule).
+func (e *BarrierEvent) needSchedule() bool { return len(e.dropped) > 0 || len(e.added) > 0 }
+
+// addPending is pendingScheduleEventMap.add (barrier_helper.go): an event
+// key is queued once; the first event object stays.
+func (b *Barrier) addPending(ev *BarrierEvent) {
+	if _, ok := b.pending[ev.key]; !ok {
+		b.pending[ev.key] = ev
+	}
+}
+
+// popIfHead is pendingScheduleEventMap.popIfHead: ev's key leaves the queue
+// only if it is the smallest; candidate is the head's event (nil: empty).
+func (b *Barrier) popIfHead(ev *BarrierEvent) (ready bool, candidate *BarrierEvent) {
+	if len(b.pending) == 0 {
+		return false, nil
+	}
+	head := ev.key
+	first := true
+	for k := range b.pending {
+		if first || eventKeyLess(k, head) {
+			head, first = k, false
+		}
+	}
+	candidate = b.pending[head]
+	if head != ev.key {
+		return false, candidate
+	}
+	delete(b.pending, head)
+	return true, candidate
+}
+
+func eventKeyLess(a, c eventKey) bool {
+	if a.commitTs != c.commitTs {
+		return a.commitTs < c.commitTs
+	}
+	return !a.isSyncPoint && c.isSyncPoint
+}
+
+// tryScheduleEvent (barrier.go:546-583) schedules the event's table changes
+// once it is the head of the pending queue: DDLs that change tables are
+// scheduled in commit-ts order, whatever order their DONEs arrive in. Then
+// the writer counts as advanced and Pass is due at the next resend.
+func (b *Barrier) tryScheduleEvent(ev *BarrierEvent, out *core.Effects) bool {
+	m := b.m
+	if ev.needSchedule() {
+		m.lg.Info("barrier.go", 550, "event trySchedule", logging.CF(m.id), zap.String("writerDispatcher", string(ev.writerDispatcher)),
+			zap.Uint64("EventCommitTs", ev.key.commitTs))
+		ready, candidate := b.popIfHead(ev)
+		if !ready {
+			if candidate == nil {
+				m.lg.Info("barrier.go", 559, "no candidate here, skip", logging.CF(m.id), zap.Uint64("EventCommitTs", ev.key.commitTs))
+			} else {
+				m.lg.Info("barrier.go", 566, "event waits for a smaller commitTs before scheduling", logging.CF(m.id),
+					zap.Uint64("EventCommitTs", ev.key.commitTs), zap.Uint64("blockingEventCommitTs", candidate.key.commitTs))
+			}
+			return false
+		}
+		b.scheduleBlockEvent(ev, out)
+	}
+	ev.writerDispatcherAdvanced = true
+	ev.lastResend = m.now - passResendDueMs
+	return true
+}
+
+// passResendDueMs backdates an event's last resend once its writer is
+// done, so that the next Resend sends Pass (HEAD: now - 20 s).
+const passResendDueMs = 20_000
 
 // scheduleBlockEvent removes the dropped tables' spans and adds the new
 // tables' at commitTs.
@@ -379,6 +528,12 @@ func (b *Barrier) Resend(out *core.Effects) {
 		if ev == nil || m.now-ev.lastResend < barrierResendMs {
 			continue
 		}
+		if ev.selected && ev.writerDispatcherAdvanced && ev.passActionSent && ev.allInfluence() && m.now-ev.lastStatusReceived < fanoutPassResendQuietMs {
+			// A DB/All Pass fans out to every node: while statuses still
+			// arrive, the next wave waits (barrier_event.go:763-771).
+			b.checkEventFinish(ev, out)
+			continue
+		}
 		ev.lastResend = m.now
 		if m.now-ev.lastWarningLog > 10_000 {
 			ev.lastWarningLog = m.now
@@ -392,11 +547,15 @@ func (b *Barrier) Resend(out *core.Effects) {
 		case !ev.writerDispatcherAdvanced:
 			b.sendWrite(ev, out)
 		default:
+			ev.passActionSent = true
 			b.sendPass(ev, out)
 			b.checkEventFinish(ev, out)
 		}
 	}
 }
+
+// fanoutPassResendQuietMs is fanoutPassResendQuietInterval.
+const fanoutPassResendQuietMs = 1000
 
 // checkBlockedDispatchers: a related span whose checkpoint passed the
 // event means the writer already wrote it; the event advances to Pass.
@@ -429,8 +588,12 @@ func (b *Barrier) checkBlockedDispatchers(ev *BarrierEvent) {
 	clear(ev.reportedDispatchers)
 }
 
-// restore is handleBootstrapResponse: the WAITING block states of the
-// responses rebuild the events.
+// restore is handleBootstrapResponse (barrier.go:193-248): the block
+// states of the responses rebuild the events. A WAITING one only reports
+// (the dispatcher re-sends it); a WRITING one is the selected writer's, so
+// the event is selected with it as the writer (the maintainer re-sends
+// Write); a DONE one makes the event selected with its writer advanced
+// (the maintainer re-sends Pass). impl's dispatchers report only WAITING.
 func (b *Barrier) restore(resps map[core.NodeID]*core.MaintainerBootstrapResponse, out *core.Effects) {
 	m := b.m
 	var touched []*BarrierEvent
@@ -441,7 +604,7 @@ func (b *Barrier) restore(resps map[core.NodeID]*core.MaintainerBootstrapRespons
 		}
 		for _, ts := range r.Spans {
 			bs := ts.BlockState
-			if bs == nil || bs.Stage != core.StageWaiting {
+			if bs == nil || bs.Stage == core.StageNone {
 				continue
 			}
 			if ts.ID != m.ddlSpanID {
@@ -453,6 +616,12 @@ func (b *Barrier) restore(resps map[core.NodeID]*core.MaintainerBootstrapRespons
 			if ev == nil {
 				ev = b.newEvent(bs, out)
 				touched = append(touched, ev)
+			}
+			switch bs.Stage {
+			case core.StageWriting:
+				ev.selected, ev.writerDispatcher = true, ts.ID
+			case core.StageDone:
+				ev.selected, ev.writerDispatcherAdvanced = true, true
 			}
 			b.markDispatcherEventDone(ev, ts.ID)
 			m.lg.Info("barrier.go", 1, "restore block event from bootstrap response", logging.CF(m.id), zap.String("dispatcher", string(ts.ID)),
@@ -473,4 +642,69 @@ func sortedTables(m map[int64]bool) []int64 {
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i] < out[j] })
 	return out
+}
+
+// BlockEventInfo is a barrier event as tests see it (HEAD's unit tests
+// read barrier.blockedEvents directly).
+type BlockEventInfo struct {
+	CommitTs    uint64
+	IsSyncPoint bool
+	Selected    bool
+	Writer      core.DispatcherID
+	// WriterAdvanced: the writer reported DONE (Pass phase).
+	WriterAdvanced bool
+	// Reported: the dispatchers that reported, WAITING before the selection
+	// and DONE after it.
+	Reported []core.DispatcherID
+	// Range: the tables the range checker waits for (0: the trigger); nil
+	// until it is built (a DB/All event's, when the trigger's report is
+	// taken).
+	Range []int64
+}
+
+// BlockEvents lists the barrier's pending events in key order.
+func (m *Maintainer) BlockEvents() []BlockEventInfo {
+	var out []BlockEventInfo
+	for _, k := range m.barrier.sortedKeys() {
+		ev := m.barrier.blockedEvents[k]
+		info := BlockEventInfo{CommitTs: k.commitTs, IsSyncPoint: k.isSyncPoint, Selected: ev.selected, Writer: ev.writerDispatcher,
+			WriterAdvanced: ev.writerDispatcherAdvanced, Reported: core.SortedKeys(ev.reportedDispatchers)}
+		if ev.rangeChecker != nil {
+			info.Range = sortedTables(ev.rangeChecker)
+		}
+		out = append(out, info)
+	}
+	return out
+}
+
+// PendingScheduleKeys lists the pending schedule queue's commit ts, in
+// queue order.
+func (m *Maintainer) PendingScheduleKeys() []uint64 {
+	var out []uint64
+	for _, k := range m.barrier.sortedKeysOf(m.barrier.pending) {
+		out = append(out, k.commitTs)
+	}
+	return out
+}
+
+func (b *Barrier) sortedKeysOf(evs map[eventKey]*BarrierEvent) []eventKey {
+	ks := make([]eventKey, 0, len(evs))
+	for k := range evs {
+		ks = append(ks, k)
+	}
+	sort.Slice(ks, func(i, j int) bool { return eventKeyLess(ks[i], ks[j]) })
+	return ks
+}
+
+// scheduleNonBlocking schedules a non-blocking status's table changes
+// through the pending queue and reports whether they were scheduled (the
+// status is then ACKed).
+func (b *Barrier) scheduleNonBlocking(bs *core.BlockStatus, out *core.Effects) bool {
+	ev := &BarrierEvent{key: eventKey{bs.BlockTs, bs.IsSyncPoint}, influence: spec.InfluenceNormal, dropped: bs.NeedDropped, added: bs.NeedAdded,
+		writerDispatcher: bs.ID, reportedDispatchers: map[core.DispatcherID]bool{}, doneTables: map[int64]bool{}}
+	if !ev.needSchedule() {
+		return true
+	}
+	b.addPending(ev)
+	return b.tryScheduleEvent(ev, out)
 }

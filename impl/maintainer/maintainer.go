@@ -477,12 +477,32 @@ func (m *Maintainer) basicSchedule(out *core.Effects) {
 // createMessage builds a Create; startTs is clamped to the committed
 // checkpoint (#4548) unless Legacy.RawWatermarkCheckpoint.
 func (m *Maintainer) createMessage(s *SpanReplication, t core.OperatorType) *core.ScheduleDispatcherRequest {
+	// NewAddDispatcherMessage (maintainer/replica/replication_span.go:263-
+	// 345 at b813e76f9): the span's checkpoint; while its dispatcher waits
+	// at (or writes) a DDL, blockTs-1 so that the DDL is replayed, skipping
+	// the DML at blockTs; then at least the committed checkpoint, which also
+	// ends a stale DDL barrier's replay. HEAD starts a dispatcher waiting at
+	// a syncpoint at the syncpoint's ts; impl does not (it starts below it,
+	// at the forwarded checkpoint blockTs-1, and waits at the syncpoint
+	// again): a dispatcher started at the syncpoint's ts never blocks at it
+	// and writes rows above it while it is unwritten, which impl/sim's
+	// ddl-ordered-with-rows monitor reports (TestWriteBlockEventHook seed
+	// 15 with HEAD's rule).
 	start := s.checkpointTs
+	skipDML, ddlBarrier := false, false
+	if b := s.blockState; b != nil && !b.IsSyncPoint && (b.Stage == core.StageWaiting || b.Stage == core.StageWriting) && b.BlockTs > 0 {
+		ddlBarrier = true
+		start = max(start, b.BlockTs-1)
+		skipDML = start+1 == b.BlockTs
+	}
 	if !m.opts.Legacy.RawWatermarkCheckpoint && start < m.committedCheckpointTs {
 		start = m.committedCheckpointTs
+		if ddlBarrier {
+			skipDML = false
+		}
 	}
 	return &core.ScheduleDispatcherRequest{Changefeed: m.id, Action: core.ScheduleCreate, OpType: t, Epoch: m.epoch, OpSeq: s.opSeq,
-		Config: core.DispatcherConfig{ID: s.ID, Span: s.Span, StartTs: start}}
+		Config: core.DispatcherConfig{ID: s.ID, Span: s.Span, StartTs: start, SkipDMLAsStartTs: skipDML}}
 }
 
 func (m *Maintainer) removeMessage(s *SpanReplication, t core.OperatorType) *core.ScheduleDispatcherRequest {

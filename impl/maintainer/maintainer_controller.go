@@ -153,11 +153,15 @@ func (m *Maintainer) handleStatus(from core.NodeID, st *core.TableSpanStatus, ou
 
 // --- barrier ---
 
-// onBlockStatusRequest handles the table trigger's NONE status for an
-// add-table DDL: schedule the new tables at once (absent spans with
-// startTs = commitTs), then ACK; WAITING and DONE statuses go to the
-// barrier (barrier.go). Ignored before bootstrap (the dispatchers re-send)
-// and while removing.
+// onBlockStatusRequest is the barrier's HandleStatus (barrier.go:82-191
+// at b813e76f9): the table trigger's NONE status for an add-table DDL
+// schedules the new tables at once (absent spans with startTs =
+// commitTs); WAITING and DONE statuses go to the barrier. The sender gets
+// one HeartBeatResponse, even an empty one: the statuses of spans not
+// replicating yet (IgnoredBlockStatus), an ACK for every status taken,
+// then the actions for its dispatchers; another node's actions go in a
+// response of their own. Ignored before bootstrap (the dispatchers
+// re-send) and while removing.
 func (m *Maintainer) onBlockStatusRequest(from core.NodeID, req *core.BlockStatusRequest, out *core.Effects) {
 	m.lg.Debug("barrier.go", 82, "handle block status", logging.CF(m.id), zap.String("from", string(from)),
 		zap.Int("statusCount", len(req.Statuses)), zap.Bool("bootstrapped", m.initialized), zap.Bool("removing", m.removing))
@@ -165,24 +169,40 @@ func (m *Maintainer) onBlockStatusRequest(from core.NodeID, req *core.BlockStatu
 		return
 	}
 	var acks []core.BlockStatus
+	m.barrier.reply = map[core.NodeID][]core.DispatcherAction{}
 	for i := range req.Statuses {
 		bs := &req.Statuses[i]
-		if bs.Stage == core.StageWaiting || bs.Stage == core.StageDone {
-			m.barrier.HandleStatus(from, bs, out)
-			continue
-		}
-		if bs.Stage != core.StageNone || bs.ID != m.ddlSpanID {
-			continue
-		}
-		for _, t := range bs.NeedAdded {
-			if m.spans.AddNewTable(t, bs.BlockTs) {
-				m.lg.Info("barrier_event.go", 339, "add new table", logging.CF(m.id), zap.Uint64("commitTs", bs.BlockTs), zap.Int64("table", t))
+		ack := core.BlockStatus{ID: bs.ID, BlockTs: bs.BlockTs, Stage: bs.Stage, IsSyncPoint: bs.IsSyncPoint}
+		if bs.Stage == core.StageWaiting || bs.Stage == core.StageWriting || bs.Stage == core.StageDone {
+			if m.barrier.HandleStatus(from, bs, out) {
+				acks = append(acks, ack)
 			}
+			continue
 		}
-		acks = append(acks, core.BlockStatus{ID: bs.ID, BlockTs: bs.BlockTs, Stage: core.StageNone})
+		if bs.Stage != core.StageNone || !m.barrier.admits(from, bs) {
+			continue
+		}
+		// A non-blocking DDL: drop, then add (scheduleBlockEvent,
+		// barrier_event.go:310-345), in commit-ts order with the blocking
+		// DDLs that change tables (the pending queue, barrier.go:515-541):
+		// while an earlier one waits, the status is neither taken nor
+		// ACKed, and its dispatcher re-sends it. impl's dispatchers send
+		// one only from the trigger, for CREATE TABLE.
+		if !m.barrier.scheduleNonBlocking(bs, out) {
+			continue
+		}
+		acks = append(acks, ack)
 	}
-	if len(acks) > 0 {
-		out.SendTo(m.self, from, &core.HeartBeatResponse{Changefeed: m.id, ACKs: acks, Epoch: m.epoch})
+	acts, ignored := m.barrier.reply, m.barrier.ignored
+	m.barrier.reply, m.barrier.ignored = nil, nil
+	if len(ignored)+len(acks)+len(acts[from]) == 0 {
+		m.lg.Warn("barrier.go", 164, "no dispatcher status to send", zap.String("from", string(from)), zap.String("changefeed", string(m.id)))
+	}
+	out.SendTo(m.self, from, &core.HeartBeatResponse{Changefeed: m.id, Ignored: ignored, ACKs: acks, Actions: acts[from], Epoch: m.epoch})
+	for _, n := range core.SortedKeys(acts) {
+		if n != from && len(acts[n]) > 0 {
+			out.SendTo(m.self, n, &core.HeartBeatResponse{Changefeed: m.id, Actions: acts[n], Epoch: m.epoch})
+		}
 	}
 }
 

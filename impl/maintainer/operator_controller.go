@@ -488,6 +488,8 @@ type MoveDispatcherOperator struct {
 	phase    movePhase
 	finished bool
 	absent   bool
+	// taskRemoved: OnTaskRemoved finished it; PostFinish does nothing.
+	taskRemoved bool
 }
 
 func (o *MoveDispatcherOperator) ID() core.DispatcherID { return o.span.ID }
@@ -553,11 +555,22 @@ func (o *MoveDispatcherOperator) OnNodeRemove(n core.NodeID) {
 		}
 	}
 }
-func (o *MoveDispatcherOperator) OnTaskRemoved()       { o.finished = true }
+
+// OnTaskRemoved (a DDL removed the table) marks the span replicating on
+// the node it is bound to and finishes the move without a post-finish
+// (moveStateDoneNoPostFinish, operator_move.go:242-251 at b813e76f9).
+func (o *MoveDispatcherOperator) OnTaskRemoved() {
+	o.m.lg.Info("operator_move.go", 246, "replicaset is removed, mark move dispatcher operator finished",
+		zap.String("replicaSet", string(o.span.ID)), zap.String("changefeed", string(o.m.id)))
+	if o.m.spans.GetTaskByID(o.span.ID) == o.span {
+		o.m.spans.MarkSpanReplicating(o.span)
+	}
+	o.finished, o.taskRemoved = true, true
+}
 func (o *MoveDispatcherOperator) IsFinished() bool     { return o.finished }
 func (o *MoveDispatcherOperator) BlockTsForward() bool { return true }
 func (o *MoveDispatcherOperator) PostFinish() {
-	if o.m.spans.GetTaskByID(o.span.ID) != o.span {
+	if o.taskRemoved || o.m.spans.GetTaskByID(o.span.ID) != o.span {
 		return
 	}
 	if o.absent {

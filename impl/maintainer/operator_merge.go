@@ -67,6 +67,10 @@ type MergeDispatcherOperator struct {
 	origin   core.NodeID
 	finished bool
 	aborted  bool
+	// abortedByDDL: OnTaskRemoved aborted it (a DROP/TRUNCATE removes the
+	// table); the sources keep their node so that the remove operators
+	// RemoveTasksByTableIDs gives them still find it.
+	abortedByDDL bool
 	// released: merge-occupy-finishes-early only: PostFinish finished the
 	// occupy operators and left the sources' removal to the next poll.
 	released bool
@@ -110,7 +114,10 @@ func (o *MergeDispatcherOperator) OnNodeRemove(n core.NodeID) {
 		o.finished, o.aborted = true, true
 	}
 }
-func (o *MergeDispatcherOperator) OnTaskRemoved()       { o.finished, o.aborted = true, true }
+func (o *MergeDispatcherOperator) OnTaskRemoved() {
+	o.m.lg.Info("operator_merge.go", 242, "task removed", zap.String("replicaSet", string(o.merged.ID)))
+	o.finished, o.aborted, o.abortedByDDL = true, true, true
+}
 func (o *MergeDispatcherOperator) IsFinished() bool     { return o.finished }
 func (o *MergeDispatcherOperator) BlockTsForward() bool { return false }
 func (o *MergeDispatcherOperator) PostFinish() {
@@ -126,8 +133,19 @@ func (o *MergeDispatcherOperator) PostFinish() {
 	}
 	defer o.finishOccupies()
 	if o.aborted {
+		// Aborted by its node's removal, the sources go absent to be
+		// scheduled again; aborted by a DDL, they are marked replicating
+		// and keep their node: MarkSpanAbsent would clear it, and a source
+		// whose remove operator RemoveTasksByTableIDs creates after this
+		// would find no node and its dispatcher would leak
+		// (operator_merge.go:248-270 at b813e76f9).
 		for _, s := range o.sources {
-			if o.m.spans.GetTaskByID(s.ID) == s {
+			if o.m.spans.GetTaskByID(s.ID) != s {
+				continue
+			}
+			if o.abortedByDDL {
+				o.m.spans.MarkSpanReplicating(s)
+			} else {
 				o.m.spans.MarkSpanAbsent(s)
 			}
 		}

@@ -43,6 +43,10 @@ type SpanReplication struct {
 	// opSeq is the sequence number of the latest operator on this span; its
 	// Create and Remove requests carry it (core.ScheduleDispatcherRequest.OpSeq).
 	opSeq uint64
+	// blockState is the last block status the barrier took from the span's
+	// dispatcher (UpdateBlockState); a WAITING or WRITING one sets the
+	// start ts of the span's next Create (createMessage).
+	blockState *core.BlockStatus
 }
 
 // NodeID is the span's node ("" when absent).
