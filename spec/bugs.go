@@ -185,9 +185,8 @@ var catalogue = [...]Bug{
 		ID: BugRemoveOperatorPassesCheckpoint, Name: "remove-operator-passes-checkpoint", Kind: KindHead,
 		Issue:    "none found (the dispatcher manager's TODO on a removed dispatcher's checkpoint; near: #4542)",
 		Property: CheckpointNotPastUnflushed, Delivery: DeliveryMessageCenter,
-		ModelGap: "a node watermark that drops a closed dispatcher before the maintainer has processed its Stopped status (the model's switch exists, but move-failover holds with it on)",
-		Where:    "maintainer/operator/operator_remove.go RemoveDispatcherOperator.BlockTsForward returns false; for a remove restored from the journal at bootstrap (O_Move/O_Split) the span stays replicating until PostFinish marks it absent",
-		Story:    "a new maintainer restores a move's journaled Remove; the origin's dispatcher closes and drops out of its node's watermark while the span still counts as replicating and the remove operator does not hold the checkpoint back, so the global checkpoint passes rows of that span that were never flushed; the re-added dispatcher starts at the committed checkpoint and those rows are lost",
+		Where: "maintainer/operator/operator_remove.go RemoveDispatcherOperator.BlockTsForward returns false; for a remove restored from the journal at bootstrap (O_Move/O_Split) the span stays replicating until PostFinish marks it absent",
+		Story: "a new maintainer restores a move's journaled Remove; the origin's dispatcher closes and its Stopped status finishes the remove operator, which the operator controller post-finishes only at its next poll; in between the node's next heartbeat no longer carries the closed dispatcher, the span still counts as replicating and the remove operator does not hold the checkpoint back, so the global checkpoint passes rows of that span that were never flushed; the re-added dispatcher starts at the committed checkpoint and those rows are lost",
 	},
 	{
 		ID: BugWriterNotPassedAfterMove, Name: "writer-not-passed-after-move", Kind: KindFixedUpstream,
