@@ -88,7 +88,7 @@ const (
 // Remove operator phases (SpanRep.OpPh of a mopRemove span). A remove is
 // finished by the Stopped status that Check takes, and post-finished at the
 // operator controller's next poll (operator_controller.go
-// pollQueueingOperator and finalizeOperator, 363-366 and 428-453 at
+// pollQueueingOperator and finalizeOperator, 390-393 and 429-454 at
 // b813e76f9; AOpPostFinish). In between the operator is still in the
 // controller: it holds its span, its BlockTsForward still counts in
 // GetMinCheckpointTs, it sends no more requests (operator_remove.go
