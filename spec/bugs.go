@@ -35,6 +35,7 @@ const (
 	BugMergeOccupyFinishesEarly
 	BugMoveFinalStoppedRejected
 	BugCheckpointAdvancesWhileRemoving
+	BugStoppedChangefeedLeftOnNode
 	bugLimit
 )
 
@@ -259,6 +260,14 @@ var catalogue = [...]Bug{
 		ModelGap: "a standard configuration that moves the maintainer while a CREATE TABLE is pending (maintainer-move has no DDL, new-table no maintainer move); the model's switch exists (maintTick)",
 		Where:    "maintainer/maintainer.go calCheckpointTs (264-267, 696-733) keeps computing the checkpoint from the bootstrap until Close, also while removing; onBlockStateRequest (1006-1010) ignores the table trigger's NONE status of a CREATE TABLE while removing, and a move's non-cascade remove closes the trigger (tryCloseChangefeed), whose blocked checkpoint then leaves its node's watermark",
 		Story:    "a CREATE TABLE commits just before a maintainer move; the origin, already removing, ignores the trigger's NONE status, then closes the trigger for the move; the node's watermark no longer carries the trigger's checkpoint held below the CREATE TABLE, the calculation that keeps running while removing passes it, and the origin's final Stopped report carries that checkpoint; the target bootstraps there, sees the new table in its snapshot and creates its dispatcher at that startTs, so the table's rows between the CREATE TABLE and the checkpoint are never written (impl/sim TestSoak, seed 69, with the switch on)",
+	},
+	{
+		ID: BugStoppedChangefeedLeftOnNode, Name: "stopped-changefeed-left-on-node", Kind: KindFixedUpstream,
+		Issue:    "pingcap/ticdc#2968 (fixed by #2967)",
+		Property: StoppedStaysStopped, Delivery: DeliveryMessageCenter,
+		ModelGap: "the model's coordinator keeps no per-node task list (nodeTasks): its node-removal handling reads the changefeed's own node, which the stop clears; the model shows stopped-stays-stopped with the mutation row stop-clears-node",
+		Where:    "coordinator/changefeed/changefeed_db.go StopByChangefeedID: the changefeed's node was cleared before RemoveReplicaWithoutLock, which then removed it from the task list of node \"\" and left it in its old node's (nodeTasks); OnNodeRemoved (coordinator/operator/operator_controller.go:397-410 at " + HeadCommit + ") marks every changefeed GetByNodeID lists absent",
+		Story:    "a changefeed is paused and its stop finishes, but it stays listed among its old maintainer node's tasks; that node later leaves, the coordinator's node-removal handling marks the stopped changefeed absent, and the basic scheduler adds a maintainer for it: a paused changefeed gets a maintainer that bootstraps and creates dispatchers (with a resume in between, the issue's story, two maintainers of one changefeed)",
 	},
 }
 

@@ -17,11 +17,20 @@ type ChangefeedDB struct {
 	changefeeds map[core.ChangefeedID]*Changefeed
 	// stopped holds changefeeds that are not scheduled; also in changefeeds.
 	stopped map[core.ChangefeedID]bool
-	lg      *logging.Logger
+	// leftOnNode and absentStopped exist only with the catalogue entry
+	// stopped-changefeed-left-on-node (before pingcap/ticdc#2967): a stopped
+	// changefeed still listed among its old node's tasks (nodeTasks), and
+	// one that node's removal put into the absent set while it stays in
+	// the stopped map.
+	leftOnNode    map[core.ChangefeedID]core.NodeID
+	absentStopped map[core.ChangefeedID]bool
+	bugs          spec.BugSet
+	lg            *logging.Logger
 }
 
-func newChangefeedDB(lg *logging.Logger) *ChangefeedDB {
-	return &ChangefeedDB{changefeeds: map[core.ChangefeedID]*Changefeed{}, stopped: map[core.ChangefeedID]bool{}, lg: lg}
+func newChangefeedDB(lg *logging.Logger, bugs spec.BugSet) *ChangefeedDB {
+	return &ChangefeedDB{changefeeds: map[core.ChangefeedID]*Changefeed{}, stopped: map[core.ChangefeedID]bool{},
+		leftOnNode: map[core.ChangefeedID]core.NodeID{}, absentStopped: map[core.ChangefeedID]bool{}, bugs: bugs, lg: lg}
 }
 
 // Get returns a changefeed (running or stopped).
@@ -72,6 +81,8 @@ func (db *ChangefeedDB) MarkReplicaReplicating(cf *Changefeed) {
 // resetBackoff is used by resume; overwrite replaces the checkpoint.
 func (db *ChangefeedDB) MoveToSchedulingQueue(now int64, cf *Changefeed, resetBackoff bool, checkpoint uint64) {
 	delete(db.stopped, cf.ID)
+	delete(db.leftOnNode, cf.ID)
+	delete(db.absentStopped, cf.ID)
 	if resetBackoff {
 		cf.backoff.resetBackoff(now, checkpoint)
 	}
@@ -87,6 +98,12 @@ func (db *ChangefeedDB) MoveToSchedulingQueue(now int64, cf *Changefeed, resetBa
 // from here on.
 func (db *ChangefeedDB) StopChangefeed(cf *Changefeed, removed bool) {
 	db.lg.Info("changefeed_db.go", 149, "stop changefeed", zap.String("changefeed", string(cf.ID)))
+	if db.bugs.Has(spec.BugStoppedChangefeedLeftOnNode) && cf.nodeID != "" && !removed {
+		// Before #2967 the node was cleared first, so the replica was
+		// removed from node ""'s tasks and stayed in its old node's.
+		db.leftOnNode[cf.ID] = cf.nodeID
+	}
+	delete(db.absentStopped, cf.ID)
 	cf.nodeID = ""
 	cf.state = Absent
 	if removed {
@@ -95,6 +112,34 @@ func (db *ChangefeedDB) StopChangefeed(cf *Changefeed, removed bool) {
 		return
 	}
 	db.stopped[cf.ID] = true
+}
+
+// tasksOnNode lists the changefeeds the coordinator's node-removal
+// handling finds on n (GetByNodeID): those bound to it, and, with
+// stopped-changefeed-left-on-node, stopped ones its task list kept.
+func (db *ChangefeedDB) tasksOnNode(n core.NodeID) []*Changefeed {
+	var out []*Changefeed
+	for _, id := range db.IDs() {
+		if cf := db.changefeeds[id]; cf.nodeID == n || (db.stopped[id] && db.leftOnNode[id] == n) {
+			out = append(out, cf)
+		}
+	}
+	return out
+}
+
+// MarkStoppedAbsent is MarkMaintainerAbsent of a stopped changefeed its old
+// node's task list kept (stopped-changefeed-left-on-node): it joins the
+// absent set, which the basic scheduler reads, while it stays stopped.
+func (db *ChangefeedDB) MarkStoppedAbsent(cf *Changefeed) {
+	db.lg.Info("changefeed_db.go", 309, "marking changefeed absent", zap.String("changefeed", string(cf.ID)), zap.String("node", string(db.leftOnNode[cf.ID])))
+	delete(db.leftOnNode, cf.ID)
+	db.absentStopped[cf.ID] = true
+}
+
+// schedulable: the basic scheduler may add a maintainer for it (absent,
+// not stopped, or a stopped one the absent set holds).
+func (db *ChangefeedDB) schedulable(cf *Changefeed) bool {
+	return cf.state == Absent && (!db.stopped[cf.ID] || db.absentStopped[cf.ID])
 }
 
 // countByNode counts scheduling+replicating changefeeds per node.
