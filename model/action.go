@@ -63,6 +63,8 @@ const (
 	// merge (merge.go)
 	AMerge           // maintainer on Node starts a merge operator on the two halves of table Arg
 	AMergePostFinish // maintainer on Node runs the finished merge's PostFinish for table Arg (merge-occupy-finishes-early only)
+	// operator controller (maintainer.go)
+	AOpPostFinish // maintainer on Node's operator controller post-finishes the finished remove operator of span key Arg (its next poll)
 	actKinds
 )
 
@@ -109,6 +111,7 @@ var actNames = [...]string{
 	ACoordMove:        string(spec.ActionMoveMaintainer),
 	AMerge:            "maintainer-merge",
 	AMergePostFinish:  "maintainer-merge-post-finish",
+	AOpPostFinish:     "maintainer-operator-post-finish",
 }
 
 // actFaults names the model's fault actions in the fault vocabulary.
@@ -213,7 +216,7 @@ func (a Action) Actor(s *State) string {
 		return "coordinator"
 	case APause, AResume, ARemove:
 		return "client"
-	case AMaintTick, AMaintSchedule, AMaintMove, AMaintApplyWM, ASplit, AMerge, AMergePostFinish:
+	case AMaintTick, AMaintSchedule, AMaintMove, AMaintApplyWM, ASplit, AMerge, AMergePostFinish, AOpPostFinish:
 		return "maintainer@" + NodeName(s.Ident(a.Node))
 	case AMaintCleanup:
 		return "maintainer-manager@" + NodeName(s.Ident(a.Node))
@@ -284,6 +287,8 @@ func (a Action) Describe(s *State) string {
 		return fmt.Sprintf("merges %s and %s into %s (occupy operators on both, MergeDispatcherRequest)", keyName(spanKey(a.Arg, partLeft)), keyName(spanKey(a.Arg, partRight)), keyName(a.Arg))
 	case AMergePostFinish:
 		return fmt.Sprintf("runs the merge's PostFinish for %s: removes the source spans, marks the merged span replicating", keyName(a.Arg))
+	case AOpPostFinish:
+		return fmt.Sprintf("post-finishes the finished remove operator of %s (operator controller poll)", keyName(a.Arg))
 	case ADispClosed:
 		return "finishes closing"
 	case APullResolved:
@@ -333,6 +338,8 @@ func (a Action) String() string {
 		return fmt.Sprintf("%s n%d %s mode=%d target=n%d", a.Kind, a.Node, keyName(a.Arg), a.Arg2&3, a.Arg2>>2)
 	case AMerge, AMergePostFinish:
 		return fmt.Sprintf("%s n%d t%d", a.Kind, a.Node, a.Arg)
+	case AOpPostFinish:
+		return fmt.Sprintf("%s n%d %s", a.Kind, a.Node, keyName(a.Arg))
 	}
 	return a.Kind.String()
 }

@@ -460,6 +460,7 @@ var bugConfig = map[spec.BugID]string{
 	spec.BugRestoredCreateIgnoredForNewTable: "ddl-failover",
 	spec.BugTriggerPassesAddTableDDL:         "new-table",
 	spec.BugInflightOperatorsLostOnFailover:  "move-failover",
+	spec.BugRemoveOperatorPassesCheckpoint:   "move-failover",
 	spec.BugStuckAfterUpstreamFailure:        "upstream-outage",
 	spec.BugToggleKeepsBaseline:              "sink-error",
 	spec.BugWriterNotPassedAfterMove:         "barrier-writer-move",

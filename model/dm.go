@@ -381,6 +381,10 @@ func dispClosed(cfg *Config, s *State, id uint8, e *emitter) {
 	ckpt, slot := d.Ckpt, d.Node
 	*d = Disp{}
 	if dm.Owner != none {
-		s.send(Msg{Kind: mDispStatus, Src: node, Dst: dm.Owner, A: id, B: 0, C: ckpt, D: dmWatermark(s, slot)})
+		// The heartbeat that reports Stopped folds the closed dispatcher's
+		// final watermark into the node's (getDispatcherStatus,
+		// dispatcher_manager_helper.go:42-52 at b813e76f9); the next one
+		// no longer has it.
+		s.send(Msg{Kind: mDispStatus, Src: node, Dst: dm.Owner, A: id, B: 0, C: ckpt, D: min(dmWatermark(s, slot), ckpt)})
 	}
 }

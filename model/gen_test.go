@@ -43,6 +43,8 @@ func dslAction(s *State, a Action) string {
 		return fmt.Sprintf("%s %s %s %s %s", a.Kind, node(a.Node), keyText(a.Arg), splitModeNames[a.Arg2&3], node(a.Arg2>>2))
 	case AMerge, AMergePostFinish:
 		return fmt.Sprintf("%s %s t%d", a.Kind, node(a.Node), a.Arg)
+	case AOpPostFinish:
+		return fmt.Sprintf("%s %s %s", a.Kind, node(a.Node), keyText(a.Arg))
 	case ADeliver, ADrop, ADuplicate:
 		return fmt.Sprintf("%s %s %s %s", a.Kind, ep(a.Msg.Src), ep(a.Msg.Dst), msgNames[a.Msg.Kind])
 	}

@@ -66,6 +66,14 @@ func TestBugsFound(t *testing.T) {
 				// and make bugs runs the search.
 				t.Skip("maintainer-move's search runs with -long")
 			}
+			if b.ID == spec.BugRemoveOperatorPassesCheckpoint && !*long {
+				// 2,188,835 states to the violation at depth 24 (about 35 s
+				// of CPU), then the fixed run to depth 26: too much for
+				// make test; TestScenarios replays its counterexample
+				// (testdata/bug_remove-operator-passes-checkpoint.txt) and
+				// make bugs runs the search.
+				t.Skip("move-failover's search for this entry runs with -long")
+			}
 			var bounds search.Bounds
 			if raceEnabled {
 				bounds.MaxStates = 150000 // the race detector is ~10x slower
@@ -185,7 +193,7 @@ func TestPinnedStateCounts(t *testing.T) {
 		{"regressed-checkpoint", 16, 198954},
 		{"ddl-failover", 18, 264660},
 		{"new-table", 17, 280578},
-		{"move-failover", 16, 163485},
+		{"move-failover", 16, 163464},
 		{"upstream-outage", 12, 63041},
 		{"sink-error", 16, 137292},
 		// lifecycle.go (2026-12-01). coordinator-failover (16.8 M

@@ -332,6 +332,13 @@ func parseAction(st *State, line string) (Action, error) {
 			}
 			a.Arg, err = parseTable(f[2])
 		}
+	case AOpPostFinish:
+		if a.Node, err = argN(1); err == nil {
+			if len(f) < 3 {
+				return a, fmt.Errorf("%s: want NODE SPAN", f[0])
+			}
+			a.Arg, err = parseKey(f[2])
+		}
 	case AMaintSchedule, AMaintMove:
 		if a.Node, err = argN(1); err == nil {
 			if len(f) < 4 {

@@ -43,7 +43,7 @@ func schedClass(k ActKind) int {
 	case ADeliver:
 		return schedDeliver
 	case ADetect, ACoordSchedule, ACoordTick, ACoordRetryTimer, AMaintTick, AMaintCleanup, AMaintSchedule,
-		ADMTick, ADMComplete, ADispClosed, AMaintApplyWM, AMergePostFinish,
+		ADMTick, ADMComplete, ADispClosed, AMaintApplyWM, AMergePostFinish, AOpPostFinish,
 		APullResolved, APullStreamError, APullRegionError, APullWorkerExit, APullRequest, APullFirstResp, APullReceiverExit:
 		return schedInternal
 	case AUpstreamAdvance, AUpstreamResume:

@@ -85,6 +85,20 @@ const (
 	movAddDest      = 1
 )
 
+// Remove operator phases (SpanRep.OpPh of a mopRemove span). A remove is
+// finished by the Stopped status that Check takes, and post-finished at the
+// operator controller's next poll (operator_controller.go
+// pollQueueingOperator and finalizeOperator, 390-393 and 429-454 at
+// b813e76f9; AOpPostFinish). In between the operator is still in the
+// controller: it holds its span, its BlockTsForward still counts in
+// GetMinCheckpointTs, it sends no more requests (operator_remove.go
+// Schedule, 108-117) and the node-removal fallback leaves its span alone
+// (operator_controller.go OnNodeRemoved, 284-303).
+const (
+	remRunning  = 0
+	remFinished = 1
+)
+
 // Dispatcher component states.
 const (
 	dInit     = 1 // Initializing: created, no event yet

@@ -216,6 +216,10 @@ func step(cfg *Config, s *State, a Action, e *emitter) {
 		if sp := s.Maint[a.Node].mergeOf(a.Arg); sp != nil {
 			mergePostFinish(s, a.Node, sp, e)
 		}
+	case AOpPostFinish:
+		if sp := s.Maint[a.Node].spanByKey(a.Arg); sp != nil && sp.Op == mopRemove && sp.OpPh == remFinished {
+			opPostFinish(s, a.Node, sp, e)
+		}
 	default:
 		pullStep(cfg, s, a.Kind)
 	}
@@ -419,6 +423,7 @@ func appendActions(cfg *Config, s *State, buf []Action, withFaults bool) []Actio
 		if !m.Bootstrapped || m.Removing {
 			continue
 		}
+		buf = appendPostFinishActions(s, i, buf)
 		for j := range m.Spans {
 			sp := &m.Spans[j]
 			if sp.ID == 0 || sp.Op != mopNone {

@@ -310,6 +310,8 @@ func (p *perm) action(a Action) Action {
 		a.Node, a.Arg, a.Arg2 = p.slotOf(a.Node), p.key(a.Arg), a.Arg2&3|p.slotOf(a.Arg2>>2)<<2
 	case AMerge, AMergePostFinish:
 		a.Node, a.Arg = p.slotOf(a.Node), p.tab(a.Arg)
+	case AOpPostFinish:
+		a.Node, a.Arg = p.slotOf(a.Node), p.key(a.Arg)
 	}
 	// ASinkError, AFastFail, ADispClosed name a DispatcherID, which no
 	// permutation changes; the upstream's and the puller's actions, the

@@ -29,7 +29,7 @@ func nodeAction(a model.Action, s *model.State, sl uint8) bool {
 	switch a.Kind {
 	case model.ACoordSchedule, model.ACoordTick, model.ACoordRetryTimer:
 		return sl == 0
-	case model.AMaintTick, model.AMaintCleanup, model.AMaintSchedule, model.ADMTick, model.ADMComplete, model.AMergePostFinish:
+	case model.AMaintTick, model.AMaintCleanup, model.AMaintSchedule, model.ADMTick, model.ADMComplete, model.AMergePostFinish, model.AOpPostFinish:
 		return a.Node == sl
 	case model.ADispClosed:
 		d, ok := s.DispatcherSlot(a.Arg)

@@ -35,6 +35,7 @@ const (
 	BugMergeOccupyFinishesEarly
 	BugMoveFinalStoppedRejected
 	BugCheckpointAdvancesWhileRemoving
+	BugStoppedChangefeedLeftOnNode
 	bugLimit
 )
 
@@ -185,9 +186,8 @@ var catalogue = [...]Bug{
 		ID: BugRemoveOperatorPassesCheckpoint, Name: "remove-operator-passes-checkpoint", Kind: KindHead,
 		Issue:    "none found (the dispatcher manager's TODO on a removed dispatcher's checkpoint; near: #4542)",
 		Property: CheckpointNotPastUnflushed, Delivery: DeliveryMessageCenter,
-		ModelGap: "a node watermark that drops a closed dispatcher before the maintainer has processed its Stopped status (the model's switch exists, but move-failover holds with it on)",
-		Where:    "maintainer/operator/operator_remove.go RemoveDispatcherOperator.BlockTsForward returns false; for a remove restored from the journal at bootstrap (O_Move/O_Split) the span stays replicating until PostFinish marks it absent",
-		Story:    "a new maintainer restores a move's journaled Remove; the origin's dispatcher closes and drops out of its node's watermark while the span still counts as replicating and the remove operator does not hold the checkpoint back, so the global checkpoint passes rows of that span that were never flushed; the re-added dispatcher starts at the committed checkpoint and those rows are lost",
+		Where: "maintainer/operator/operator_remove.go RemoveDispatcherOperator.BlockTsForward returns false; for a remove restored from the journal at bootstrap (O_Move/O_Split) the span stays replicating until PostFinish marks it absent",
+		Story: "a new maintainer restores a move's journaled Remove; the origin's dispatcher closes and its Stopped status finishes the remove operator, which the operator controller post-finishes only at its next poll; in between the node's next heartbeat no longer carries the closed dispatcher, the span still counts as replicating and the remove operator does not hold the checkpoint back, so the global checkpoint passes rows of that span that were never flushed; the re-added dispatcher starts at the committed checkpoint and those rows are lost",
 	},
 	{
 		ID: BugWriterNotPassedAfterMove, Name: "writer-not-passed-after-move", Kind: KindFixedUpstream,
@@ -260,6 +260,14 @@ var catalogue = [...]Bug{
 		ModelGap: "a standard configuration that moves the maintainer while a CREATE TABLE is pending (maintainer-move has no DDL, new-table no maintainer move); the model's switch exists (maintTick)",
 		Where:    "maintainer/maintainer.go calCheckpointTs (264-267, 696-733) keeps computing the checkpoint from the bootstrap until Close, also while removing; onBlockStateRequest (1006-1010) ignores the table trigger's NONE status of a CREATE TABLE while removing, and a move's non-cascade remove closes the trigger (tryCloseChangefeed), whose blocked checkpoint then leaves its node's watermark",
 		Story:    "a CREATE TABLE commits just before a maintainer move; the origin, already removing, ignores the trigger's NONE status, then closes the trigger for the move; the node's watermark no longer carries the trigger's checkpoint held below the CREATE TABLE, the calculation that keeps running while removing passes it, and the origin's final Stopped report carries that checkpoint; the target bootstraps there, sees the new table in its snapshot and creates its dispatcher at that startTs, so the table's rows between the CREATE TABLE and the checkpoint are never written (impl/sim TestSoak, seed 69, with the switch on)",
+	},
+	{
+		ID: BugStoppedChangefeedLeftOnNode, Name: "stopped-changefeed-left-on-node", Kind: KindFixedUpstream,
+		Issue:    "pingcap/ticdc#2968 (fixed by #2967)",
+		Property: StoppedStaysStopped, Delivery: DeliveryMessageCenter,
+		ModelGap: "the model's coordinator keeps no per-node task list (nodeTasks): its node-removal handling reads the changefeed's own node, which the stop clears; the model shows stopped-stays-stopped with the mutation row stop-clears-node",
+		Where:    "coordinator/changefeed/changefeed_db.go StopByChangefeedID: the changefeed's node was cleared before RemoveReplicaWithoutLock, which then removed it from the task list of node \"\" and left it in its old node's (nodeTasks); OnNodeRemoved (coordinator/operator/operator_controller.go:397-410 at " + HeadCommit + ") marks every changefeed GetByNodeID lists absent",
+		Story:    "a changefeed is paused and its stop finishes, but it stays listed among its old maintainer node's tasks; that node later leaves, the coordinator's node-removal handling marks the stopped changefeed absent, and the basic scheduler adds a maintainer for it: a paused changefeed gets a maintainer that bootstraps and creates dispatchers (with a resume in between, the issue's story, two maintainers of one changefeed)",
 	},
 }
 

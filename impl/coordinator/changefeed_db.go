@@ -20,11 +20,20 @@ type ChangefeedDB struct {
 	changefeeds map[core.ChangefeedID]*Changefeed
 	// stopped holds changefeeds that are not scheduled; also in changefeeds.
 	stopped map[core.ChangefeedID]bool
-	lg      *logging.Logger
+	// leftOnNode and absentStopped exist only with the catalogue entry
+	// stopped-changefeed-left-on-node (before pingcap/ticdc#2967): a stopped
+	// changefeed still listed among its old node's tasks (GetByNodeID), and
+	// one that node's removal put into the absent set while it stays in
+	// the stopped map.
+	leftOnNode    map[core.ChangefeedID]core.NodeID
+	absentStopped map[core.ChangefeedID]bool
+	bugs          spec.BugSet
+	lg            *logging.Logger
 }
 
-func newChangefeedDB(lg *logging.Logger) *ChangefeedDB {
-	return &ChangefeedDB{changefeeds: map[core.ChangefeedID]*Changefeed{}, stopped: map[core.ChangefeedID]bool{}, lg: lg}
+func newChangefeedDB(lg *logging.Logger, bugs spec.BugSet) *ChangefeedDB {
+	return &ChangefeedDB{changefeeds: map[core.ChangefeedID]*Changefeed{}, stopped: map[core.ChangefeedID]bool{},
+		leftOnNode: map[core.ChangefeedID]core.NodeID{}, absentStopped: map[core.ChangefeedID]bool{}, bugs: bugs, lg: lg}
 }
 
 // AddAbsentChangefeed adds a changefeed to be scheduled later
@@ -91,8 +100,9 @@ func (db *ChangefeedDB) running(s SchedState) []*Changefeed {
 // ShouldRun), sorted by ID.
 func (db *ChangefeedDB) GetAbsent(now int64) []*Changefeed {
 	var out []*Changefeed
-	for _, cf := range db.running(Absent) {
-		if cf.backoff.ShouldRun(now) {
+	for _, id := range db.IDs() {
+		cf := db.changefeeds[id]
+		if cf.state == Absent && (!db.stopped[id] || db.absentStopped[id]) && cf.backoff.ShouldRun(now) {
 			out = append(out, cf)
 		}
 	}
@@ -113,7 +123,11 @@ func (db *ChangefeedDB) GetReplicating() []*Changefeed { return db.running(Repli
 func (db *ChangefeedDB) GetByNodeID(n core.NodeID) []*Changefeed {
 	var out []*Changefeed
 	for _, id := range db.IDs() {
-		if cf := db.changefeeds[id]; !db.stopped[id] && cf.nodeID == n && n != "" {
+		cf := db.changefeeds[id]
+		if n == "" {
+			continue
+		}
+		if (!db.stopped[id] && cf.nodeID == n) || (db.stopped[id] && db.leftOnNode[id] == n) {
 			out = append(out, cf)
 		}
 	}
@@ -184,6 +198,8 @@ func (db *ChangefeedDB) MoveToSchedulingQueue(now int64, id core.ChangefeedID, r
 		cf.backoff.resetBackoff(now, cf.status.CheckpointTs)
 	}
 	delete(db.stopped, cf.ID)
+	delete(db.leftOnNode, cf.ID)
+	delete(db.absentStopped, cf.ID)
 	db.lg.Info("changefeed_db.go", 291, "move a changefeed to scheduling queue, it will be scheduled later",
 		zap.String("changefeed", string(cf.ID)), zap.Uint64("checkpointTs", cf.status.CheckpointTs),
 		zap.Time("nextScheduleTime", unixMs(cf.backoff.nextRetryTime)))
@@ -201,6 +217,12 @@ func (db *ChangefeedDB) StopByChangefeedID(id core.ChangefeedID, remove bool) co
 		return ""
 	}
 	n := cf.nodeID
+	if db.bugs.Has(spec.BugStoppedChangefeedLeftOnNode) && n != "" && !remove {
+		// Before #2967 the node was cleared first, so the replica was
+		// removed from node ""'s tasks and stayed in its old node's.
+		db.leftOnNode[cf.ID] = n
+	}
+	delete(db.absentStopped, cf.ID)
 	cf.nodeID = ""
 	cf.state = Absent
 	if remove {
@@ -216,4 +238,13 @@ func (db *ChangefeedDB) StopByChangefeedID(id core.ChangefeedID, remove bool) co
 
 func (db *ChangefeedDB) emitRemoved(out *core.Effects, id core.ChangefeedID) {
 	db.lg.Event(out, spec.Event{Kind: spec.ChangefeedRemoved, Changefeed: string(id)})
+}
+
+// MarkStoppedAbsent is MarkMaintainerAbsent of a stopped changefeed its old
+// node's task list kept (stopped-changefeed-left-on-node): it joins the
+// absent set, which the basic scheduler reads, while it stays stopped.
+func (db *ChangefeedDB) MarkStoppedAbsent(cf *Changefeed) {
+	db.lg.Info("changefeed_db.go", 309, "marking changefeed absent", zap.String("changefeed", string(cf.ID)), zap.String("node", string(db.leftOnNode[cf.ID])))
+	delete(db.leftOnNode, cf.ID)
+	db.absentStopped[cf.ID] = true
 }

@@ -49,7 +49,7 @@ func (c *Changefeed) ResetErrRetry(now int64) { c.backoff.resetErrRetry(now) }
 
 // NewChangefeedDBForConformance returns an empty ChangefeedDB, as TiCDC's
 // changefeed.NewChangefeedDB does for coordinator/changefeed/changefeed_db_test.go.
-func NewChangefeedDBForConformance(lg *logging.Logger) *ChangefeedDB { return newChangefeedDB(lg) }
+func NewChangefeedDBForConformance(lg *logging.Logger) *ChangefeedDB { return newChangefeedDB(lg, 0) }
 
 // SetBackoffForConformance sets what TiCDC's ChangefeedDB tests set on a
 // changefeed's backoff: the baseline checkpoint (NewBackoff's checkpointTs),

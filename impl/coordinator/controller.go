@@ -65,7 +65,7 @@ type Coordinator struct {
 // with the metadata snapshot read when it was elected.
 func New(self core.NodeID, version int64, snapshot []core.KV, opts *core.Options, rnd core.Rand, lg *logging.Logger) *Coordinator {
 	c := &Coordinator{self: self, version: version, opts: opts, lg: lg, rnd: rnd,
-		db: newChangefeedDB(lg), nodes: map[core.NodeID]*nodeState{}, responses: map[core.NodeID][]core.MaintainerStatus{},
+		db: newChangefeedDB(lg, opts.Bugs), nodes: map[core.NodeID]*nodeState{}, responses: map[core.NodeID][]core.MaintainerStatus{},
 		snapshot: snapshot}
 	c.oc = &operatorController{c: c, ops: map[core.ChangefeedID]operator{}}
 	return c
@@ -120,9 +120,14 @@ func (c *Coordinator) OnNodesChanged(now int64, alive []core.NodeID, out *core.E
 		n := core.NodeID(s)
 		delete(c.nodes, n)
 		delete(c.responses, n)
-		for _, id := range c.db.IDs() {
-			cf := c.db.Get(id)
-			if cf.nodeID == n && c.oc.ops[id] == nil {
+		// OnNodeRemoved (operator_controller.go:397-410): every changefeed
+		// GetByNodeID lists without an operator is marked absent.
+		for _, cf := range c.db.GetByNodeID(n) {
+			switch {
+			case c.oc.ops[cf.ID] != nil:
+			case c.db.IsStopped(cf.ID):
+				c.db.MarkStoppedAbsent(cf)
+			default:
 				c.db.MarkMaintainerAbsent(cf)
 			}
 		}
@@ -599,6 +604,7 @@ func (c *Coordinator) basicSchedule(now int64, out *core.Effects) {
 		if c.oc.ops[cf.ID] != nil {
 			continue
 		}
+		delete(c.db.absentStopped, cf.ID)
 		dest := nodes[0]
 		for _, n := range nodes[1:] {
 			if counts[n] < counts[dest] {

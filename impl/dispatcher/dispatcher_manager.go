@@ -483,6 +483,15 @@ func (dm *DispatcherManager) sendHeartbeat(now int64, out *core.Effects) {
 			req.Statuses = append(req.Statuses, core.TableSpanStatus{ID: id, State: d.reportState(), CheckpointTs: d.reportedCheckpoint()})
 		}
 	}
+	for _, st := range dm.pendingStatuses {
+		// The heartbeat that reports a cleaned dispatcher Stopped folds its
+		// final checkpoint into the node's watermark (getDispatcherStatus,
+		// dispatcher_manager_helper.go:42-52 at b813e76f9); the next one no
+		// longer has it. A missing dispatcher's Stopped carries none.
+		if st.State == core.ComponentStopped && st.CheckpointTs != 0 && st.CheckpointTs < w.CheckpointTs {
+			w.CheckpointTs = st.CheckpointTs // req.Watermark points at w
+		}
+	}
 	req.Statuses = append(req.Statuses, dm.pendingStatuses...)
 	dm.pendingStatuses = dm.pendingStatuses[:0]
 	if errDue {
