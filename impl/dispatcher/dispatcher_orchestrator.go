@@ -175,7 +175,9 @@ func (o *Orchestrator) handleBootstrapRequest(from core.NodeID, req *core.Mainta
 	dm.TryUpdateMaintainer(from, req.Epoch)
 	resp := &core.MaintainerBootstrapResponse{Changefeed: req.Changefeed, Epoch: req.Epoch}
 	if req.TriggerID != "" {
-		dm.ensureTrigger(req.TriggerID, req.StartTs, out)
+		if !dm.ensureTrigger(req.TriggerID, req.StartTs, out) {
+			return
+		}
 		// The trigger's startTs, not its current checkpoint, as HEAD's
 		// createBootstrapResponse(startTs = trigger.GetStartTs()) at
 		// b813e76f9: a re-sent request (the first response lost) must not
