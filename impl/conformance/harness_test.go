@@ -801,6 +801,34 @@ func (h *harness) command(b *strings.Builder, d *datadriven.TestData) error {
 		h.drainLog(b)
 		b.WriteString("ok\n")
 		return nil
+	case "worker":
+		// worker on=NODE hold|step|release: the orchestrator's worker busy
+		// (requests queue and coalesce), one queued request handled, or all.
+		on, _ := arg(d, "on")
+		o := h.orchs[core.NodeID(on)]
+		if o == nil {
+			return fmt.Errorf("no orchestrator@%s", on)
+		}
+		var out core.Effects
+		_, hold := arg(d, "hold")
+		_, step := arg(d, "step")
+		_, release := arg(d, "release")
+		switch {
+		case hold:
+			o.HoldWorker()
+		case step:
+			o.StepWorker(h.now, &out)
+		case release:
+			o.ReleaseWorker(h.now, &out)
+		default:
+			return fmt.Errorf("worker: want hold, step or release")
+		}
+		n := b.Len()
+		h.emit(b, &out)
+		if b.Len() == n {
+			b.WriteString("ok\n")
+		}
+		return nil
 	case "fail-persist":
 		h.failPersist = true
 		b.WriteString("ok\n")
