@@ -98,6 +98,11 @@ var implementedFeatures = []implementedFeature{
 		phrases: []string{"impl's trigger initialization cannot fail"},
 	},
 	{
+		name: "the maintainer's block-status de-duplication on its receiving queue (filterBlockStatusEvent, in impl/sim's delivery)",
+		file: "../sim/delivery.go", decl: "s.blockPending[k] = true",
+		phrases: []string{"block-status deduplication queue of the blocking barrier is not implemented"},
+	},
+	{
 		name: "maintainer move (coordinator move operator, non-cascade remove)",
 		file: "../coordinator/operator_controller.go", decl: "type MoveMaintainerOperator struct",
 		phrases: []string{"maintainer move is not implemented", "move maintainer is not implemented"},
