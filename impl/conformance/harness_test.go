@@ -695,12 +695,18 @@ func (h *harness) command(b *strings.Builder, d *datadriven.TestData) error {
 		if h.cf == nil {
 			return fmt.Errorf("no changefeed")
 		}
+		// node=: the maintainer's node the status and its errors come from
+		// (n1 unless given).
+		statusNode := "n1"
+		if v, ok := arg(d, "node"); ok {
+			statusNode = v
+		}
 		for _, m := range inputMessages(d.Input) {
 			f, err := parseFields(m[0])
 			if err != nil {
 				return err
 			}
-			s, err := h.codec.status("n1", f)
+			s, err := h.codec.status(core.NodeID(statusNode), f)
 			if err != nil {
 				return err
 			}
