@@ -695,12 +695,18 @@ func (h *harness) command(b *strings.Builder, d *datadriven.TestData) error {
 		if h.cf == nil {
 			return fmt.Errorf("no changefeed")
 		}
+		// node=: the maintainer's node the status and its errors come from
+		// (n1 unless given).
+		statusNode := "n1"
+		if v, ok := arg(d, "node"); ok {
+			statusNode = v
+		}
 		for _, m := range inputMessages(d.Input) {
 			f, err := parseFields(m[0])
 			if err != nil {
 				return err
 			}
-			s, err := h.codec.status("n1", f)
+			s, err := h.codec.status(core.NodeID(statusNode), f)
 			if err != nil {
 				return err
 			}
@@ -800,6 +806,34 @@ func (h *harness) command(b *strings.Builder, d *datadriven.TestData) error {
 		}
 		h.drainLog(b)
 		b.WriteString("ok\n")
+		return nil
+	case "worker":
+		// worker on=NODE hold|step|release: the orchestrator's worker busy
+		// (requests queue and coalesce), one queued request handled, or all.
+		on, _ := arg(d, "on")
+		o := h.orchs[core.NodeID(on)]
+		if o == nil {
+			return fmt.Errorf("no orchestrator@%s", on)
+		}
+		var out core.Effects
+		_, hold := arg(d, "hold")
+		_, step := arg(d, "step")
+		_, release := arg(d, "release")
+		switch {
+		case hold:
+			o.HoldWorker()
+		case step:
+			o.StepWorker(h.now, &out)
+		case release:
+			o.ReleaseWorker(h.now, &out)
+		default:
+			return fmt.Errorf("worker: want hold, step or release")
+		}
+		n := b.Len()
+		h.emit(b, &out)
+		if b.Len() == n {
+			b.WriteString("ok\n")
+		}
 		return nil
 	case "fail-persist":
 		h.failPersist = true

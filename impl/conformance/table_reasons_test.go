@@ -87,6 +87,22 @@ var implementedFeatures = []implementedFeature{
 		phrases: []string{"quiet interval (fanoutpassresendquietinterval", "the fan-out pass quiet interval is not implemented"},
 	},
 	{
+		name: "the orchestrator's pending-message queue (one queued bootstrap/close request per changefeed and type, epoch and removed upgrades)",
+		file: "../dispatcher/dispatcher_orchestrator.go", decl: "func (o *Orchestrator) tryEnqueue(",
+		phrases: []string{"pending-message queue (coalescing", "pending message queue is not implemented",
+			"handles each message in arrival order"},
+	},
+	{
+		name: "a closed write path refusing the bootstrap's table trigger (no response)",
+		file: "../dispatcher/dispatcher_manager.go", decl: "if dm.writePathClosed {",
+		phrases: []string{"impl's trigger initialization cannot fail"},
+	},
+	{
+		name: "the maintainer's block-status de-duplication on its receiving queue (filterBlockStatusEvent, in impl/sim's delivery)",
+		file: "../sim/delivery.go", decl: "s.blockPending[k] = true",
+		phrases: []string{"block-status deduplication queue of the blocking barrier is not implemented"},
+	},
+	{
 		name: "maintainer move (coordinator move operator, non-cascade remove)",
 		file: "../coordinator/operator_controller.go", decl: "type MoveMaintainerOperator struct",
 		phrases: []string{"maintainer move is not implemented", "move maintainer is not implemented"},

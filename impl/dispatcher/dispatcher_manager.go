@@ -221,10 +221,20 @@ func (dm *DispatcherManager) validateTrigger(id core.DispatcherID) *core.Running
 
 // ensureTrigger creates the table trigger on the maintainer's node when
 // the DM has none (validateTrigger rejected any other one), at the
-// request's startTs (NewTableTriggerEventDispatcher(id, req.StartTs)).
-func (dm *DispatcherManager) ensureTrigger(id core.DispatcherID, startTs uint64, out *core.Effects) {
+// request's startTs (NewTableTriggerEventDispatcher(id, req.StartTs)). It
+// reports false when the DM's write path is closed (LocalFence): no trigger
+// is created and the bootstrap gets no answer, as HEAD's
+// handleBootstrapTriggerError does for the write-path-closed error
+// (dispatcherorchestrator/dispatcher_orchestrator.go:303-316, 498-513 at
+// b813e76f9).
+func (dm *DispatcherManager) ensureTrigger(id core.DispatcherID, startTs uint64, out *core.Effects) bool {
 	if dm.dispatchers[dm.triggerID] != nil {
-		return
+		return true
+	}
+	if dm.writePathClosed {
+		dm.o.lg.Info("dispatcher_orchestrator.go", 507, "dispatcher manager write path closed while creating table trigger dispatcher",
+			logging.CF(dm.cf), zap.String("triggerName", "table trigger event dispatcher"))
+		return false
 	}
 	start := startTs
 	dm.triggerID = id
@@ -234,6 +244,7 @@ func (dm *DispatcherManager) ensureTrigger(id core.DispatcherID, startTs uint64,
 	dm.seq++
 	dm.o.lg.Info("dispatcher_manager.go", 478, "table trigger event dispatcher created", logging.CF(dm.cf), zap.String("dispatcherID", string(id)),
 		zap.Uint64("startTs", start))
+	return true
 }
 
 // retrieveOperatorsForBootstrapResponse returns the journal (sorted) as the

@@ -54,6 +54,31 @@ type Orchestrator struct {
 	// fenced: LocalFence ran; bootstrap and close requests are dropped from
 	// then on (RecvMaintainerRequest, processMessage).
 	fenced bool
+
+	// pending and queue are HEAD's pendingMessageQueue in front of the
+	// orchestrator's worker (dispatcherorchestrator/helper.go, shard.go at
+	// b813e76f9): at most one queued bootstrap or close request per
+	// (changefeed, message type), popped in the order the keys were first
+	// queued; a popped key can be queued again at once. Invariant: the
+	// queue is empty whenever workerHeld is false, so a request is handled
+	// on arrival unless the worker is held.
+	pending map[pendingMessageKey]pendingMessage
+	queue   []pendingMessageKey
+	// workerHeld stands for HEAD's shard worker still busy with an earlier
+	// request (HoldWorker): requests arriving meanwhile queue and coalesce.
+	workerHeld bool
+}
+
+// pendingMessageKey is HEAD's pendingMessageKey: the changefeed and the
+// message type (getPendingMessageKey).
+type pendingMessageKey struct {
+	changefeed core.ChangefeedID
+	msgType    string
+}
+
+type pendingMessage struct {
+	from core.NodeID
+	msg  core.Message
 }
 
 // NewOrchestrator returns a node's orchestrator.
@@ -94,11 +119,13 @@ func (o *Orchestrator) OnMessage(now int64, from core.NodeID, msg core.Message, 
 	switch m := msg.(type) {
 	case *core.MaintainerBootstrapRequest:
 		if !o.dropWhenFenced(msg) {
-			o.handleBootstrapRequest(from, m, out)
+			o.tryEnqueue(pendingMessageKey{m.Changefeed, msg.TypeName()}, pendingMessage{from, msg})
+			o.drain(out)
 		}
 	case *core.MaintainerCloseRequest:
 		if !o.dropWhenFenced(msg) {
-			o.handleCloseRequest(from, m, out)
+			o.tryEnqueue(pendingMessageKey{m.Changefeed, msg.TypeName()}, pendingMessage{from, msg})
+			o.drain(out)
 		}
 	case *core.ScheduleDispatcherRequest:
 		if dm := o.dms[m.Changefeed]; dm != nil {
@@ -113,6 +140,102 @@ func (o *Orchestrator) OnMessage(now int64, from core.NodeID, msg core.Message, 
 			dm.MergeDispatcherRequestHandler(from, m, out)
 		}
 	}
+}
+
+// tryEnqueue is pendingMessageQueue.TryEnqueue: a request whose key is
+// already queued replaces the queued one only if it carries a higher
+// maintainer epoch, or if both are close requests and it upgrades
+// removed=false to removed=true without a lower epoch
+// (ShouldReplacePendingMessage); otherwise it is dropped.
+func (o *Orchestrator) tryEnqueue(key pendingMessageKey, pm pendingMessage) bool {
+	if o.pending == nil {
+		o.pending = map[pendingMessageKey]pendingMessage{}
+	}
+	old, ok := o.pending[key]
+	if !ok {
+		o.pending[key] = pm
+		o.queue = append(o.queue, key)
+		return true
+	}
+	if ShouldReplacePendingMessage(old.msg, pm.msg) {
+		o.pending[key] = pm
+		return true
+	}
+	return false
+}
+
+// ShouldReplacePendingMessage is shouldReplacePendingMessage
+// (dispatcherorchestrator/helper.go at b813e76f9): a request of a newer
+// maintainer epoch replaces the queued one of its key; a removed close
+// replaces a plain close of an epoch not newer. impl/sim's receiving queue
+// of the orchestrator applies the same rule.
+func ShouldReplacePendingMessage(oldMsg, newMsg core.Message) bool {
+	oldEpoch, newEpoch := pendingMessageMaintainerEpoch(oldMsg), pendingMessageMaintainerEpoch(newMsg)
+	if newEpoch > oldEpoch {
+		return true
+	}
+	oldReq, ok1 := oldMsg.(*core.MaintainerCloseRequest)
+	newReq, ok2 := newMsg.(*core.MaintainerCloseRequest)
+	return ok1 && ok2 && !oldReq.Removed && newReq.Removed && newReq.Epoch >= oldReq.Epoch
+}
+
+func pendingMessageMaintainerEpoch(msg core.Message) uint64 {
+	switch m := msg.(type) {
+	case *core.MaintainerBootstrapRequest:
+		return m.Epoch
+	case *core.MaintainerCloseRequest:
+		return m.Epoch
+	}
+	return 0
+}
+
+// popAndProcess pops the oldest queued request and handles it
+// (pendingMessageQueue.Pop, processMessage); it reports false on an empty
+// queue.
+func (o *Orchestrator) popAndProcess(out *core.Effects) bool {
+	if len(o.queue) == 0 {
+		return false
+	}
+	key := o.queue[0]
+	o.queue = o.queue[1:]
+	pm := o.pending[key]
+	delete(o.pending, key)
+	if o.fenced {
+		o.lg.Info("dispatcher_orchestrator.go", 156, "dispatcher orchestrator is fenced, drop pending message", zap.String("type", pm.msg.TypeName()))
+		return true
+	}
+	switch m := pm.msg.(type) {
+	case *core.MaintainerBootstrapRequest:
+		o.handleBootstrapRequest(pm.from, m, out)
+	case *core.MaintainerCloseRequest:
+		o.handleCloseRequest(pm.from, m, out)
+	}
+	return true
+}
+
+// drain handles every queued request unless the worker is held.
+func (o *Orchestrator) drain(out *core.Effects) {
+	for !o.workerHeld && o.popAndProcess(out) {
+	}
+}
+
+// HoldWorker keeps the worker busy: bootstrap and close requests queue
+// (and coalesce) until StepWorker or ReleaseWorker. A test hook for HEAD's
+// shard worker that has not yet returned to Pop.
+func (o *Orchestrator) HoldWorker() { o.workerHeld = true }
+
+// StepWorker lets the held worker pop and handle one queued request.
+func (o *Orchestrator) StepWorker(now int64, out *core.Effects) {
+	o.now = now
+	o.popAndProcess(out)
+}
+
+// ReleaseWorker lets the worker handle every queued request, and each
+// later one on arrival.
+func (o *Orchestrator) ReleaseWorker(now int64, out *core.Effects) {
+	o.now = now
+	o.workerHeld = false
+	o.drain(out)
 }
 
 // dropWhenFenced: after the local fence the orchestrator topic takes no
@@ -175,7 +298,9 @@ func (o *Orchestrator) handleBootstrapRequest(from core.NodeID, req *core.Mainta
 	dm.TryUpdateMaintainer(from, req.Epoch)
 	resp := &core.MaintainerBootstrapResponse{Changefeed: req.Changefeed, Epoch: req.Epoch}
 	if req.TriggerID != "" {
-		dm.ensureTrigger(req.TriggerID, req.StartTs, out)
+		if !dm.ensureTrigger(req.TriggerID, req.StartTs, out) {
+			return
+		}
 		// The trigger's startTs, not its current checkpoint, as HEAD's
 		// createBootstrapResponse(startTs = trigger.GetStartTs()) at
 		// b813e76f9: a re-sent request (the first response lost) must not

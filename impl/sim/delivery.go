@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"cdcspec/impl/core"
+	"cdcspec/impl/dispatcher"
 	"cdcspec/spec"
 )
 
@@ -301,7 +302,7 @@ func (s *Sim) arrive(it *item) {
 	// while one is pending. Shards are FIFO across senders in arrival order.
 	k := orchKey{to: f.env.To, cf: f.cf, typ: f.env.Msg.TypeName()}
 	if slot, ok := s.orch[k]; ok {
-		if replacesPending(slot.env.Msg, f.env.Msg) {
+		if dispatcher.ShouldReplacePendingMessage(slot.env.Msg, f.env.Msg) {
 			s.observeDrop(slot.env, slot.id, "replaced in the dispatcher orchestrator's queue")
 			slot.env, slot.id = f.env, f.id
 			return
@@ -312,29 +313,6 @@ func (s *Sim) arrive(it *item) {
 	s.orch[k] = &orchSlot{env: f.env, id: f.id}
 	d := s.schedule(laneKey{to: f.env.To, recv: f.recv, cf: f.cf}, f.env, f.id, s.now)
 	d.slot = k
-}
-
-// replacesPending is shouldReplacePendingMessage
-// (dispatcherorchestrator/helper.go): a newer maintainer epoch replaces;
-// a removed close replaces a plain close of an epoch not newer.
-func replacesPending(old, new core.Message) bool {
-	oe, ne := orchEpoch(old), orchEpoch(new)
-	if ne > oe {
-		return true
-	}
-	oc, ok1 := old.(*core.MaintainerCloseRequest)
-	nc, ok2 := new.(*core.MaintainerCloseRequest)
-	return ok1 && ok2 && !oc.Removed && nc.Removed && nc.Epoch >= oc.Epoch
-}
-
-func orchEpoch(m core.Message) uint64 {
-	switch r := m.(type) {
-	case *core.MaintainerBootstrapRequest:
-		return r.Epoch
-	case *core.MaintainerCloseRequest:
-		return r.Epoch
-	}
-	return 0
 }
 
 // deliveryAllows reports an error if a fault needs duplicate deliveries the
