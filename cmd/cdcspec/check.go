@@ -183,7 +183,7 @@ func runCheck(args []string, stdout, stderr io.Writer) int {
 	symmetry := fs.Bool("symmetry", true, "reduce by symmetry over interchangeable node slots (3 nodes)")
 	budget := fs.Duration("time", 0, "swarm mode: parallel random walks and bounded searches for this long (e.g. 10m), then a coverage report (exit 3 without a violation)")
 	maxDepth := fs.Int("max-depth", 0, "do not expand states deeper than this (exit 3 if it cut)")
-	delayBound := fs.Int("delay-bound", 0, fmt.Sprintf("explore only the schedules within K delays (1..%d) of the default scheduler "+
+	delayBound := fs.Int("delay-bound", 0, fmt.Sprintf("explore only the schedules within `K` delays (1..%d) of the default scheduler "+
 		"(docs/reduction.md); the result is \"complete up to K delays\" (exit 0), or a violation; 0: every schedule "+
 		"(default: the configuration's stated bound; 'cdcspec check --matrix --list' shows them)", search.MaxDelayBound))
 	delayBudget := fs.Duration("delay-budget", 0, "run delay-bounded searches for K = --delay-bound (default: the stated bound, or 0), K+1, ... "+
@@ -195,7 +195,7 @@ func runCheck(args []string, stdout, stderr io.Writer) int {
 	walkDepth := fs.Int("walk-depth", 60, "steps per random walk")
 	artifacts := fs.String("artifacts", "", "`directory` for the counterexample files (default: a new temporary directory)")
 	replayImplFlag := fs.Bool("replay-impl", false, "replay the model's counterexample on the implementation's simulation (impl/sim) and report whether it shows the same violation")
-	matrix := fs.Bool("matrix", false, "run every row of the configuration matrix (features x faults, docs/matrix.md) exhaustively, one after the other; --memory defaults to 3GB")
+	matrix := fs.Bool("matrix", false, "run every row of the configuration matrix (features x faults, docs/matrix.md), each within its stated delay bound, one after the other; --memory defaults to 3GB")
 	matrixRows := fs.String("matrix-rows", "", "with --matrix: run only the rows whose names match this regular expression")
 	rowTime := fs.Duration("row-time", 10*time.Minute, "with --matrix: each row's wall-clock budget (a row it stops is incomplete)")
 	matrixList := fs.Bool("list", false, "with --matrix: list the rows and which rows cover each feature x fault pair, and run nothing")
