@@ -241,9 +241,7 @@ func (c *Config) String() string {
 	if c.ErrorStuckRestarts > 0 {
 		s += fmt.Sprintf(" error-stuck-restarts=%d", c.ErrorStuckRestarts)
 	}
-	if c.DelayBound > 0 {
-		s += fmt.Sprintf(" stated-delay-bound=%d", c.DelayBound)
-	}
+
 	if ms := c.Mutations.Names(); len(ms) > 0 {
 		s += " mutations=" + strings.Join(ms, ",")
 	}
