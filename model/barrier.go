@@ -648,6 +648,12 @@ func restoreBarrier(cfg *Config, s *State, slot uint8) {
 		}
 		if mt.Boot[i].TrigBlk == blkWaiting {
 			report(0)
+			// HEAD's handleBootstrapResponse leaves the event unrelated to
+			// the trigger (restored-barrier-table-writer); cdcspec's rule
+			// relates it, as the trigger's own WAITING would.
+			if !cfg.bug(spec.BugRestoredBarrierTableWriter) {
+				mt.Bar.TrigRel = true
+			}
 		}
 		for _, d := range mt.Boot[i].D {
 			if d.ID != 0 && d.Blk == blkWaiting && mt.spanByID(d.ID) != nil {

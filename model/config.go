@@ -5,6 +5,7 @@ import (
 	"sort"
 	"strings"
 
+	"cdcspec/search"
 	"cdcspec/spec"
 )
 
@@ -131,6 +132,13 @@ type Config struct {
 	Walks     int  `json:"walks,omitempty"`
 	WalkDepth int  `json:"walk_depth,omitempty"`
 	Puller    bool `json:"puller"` // model the upstream kv client (seed 004)
+	// DelayBound is the configuration's stated delay bound, part of its
+	// definition (docs/reduction.md): 0, the configuration completes
+	// unbounded (every schedule); k >= MinStatedDelayBound, `cdcspec check`
+	// and the matrix explore every schedule within k delays of the default
+	// scheduler, and "complete up to k delays" is the configuration's
+	// completion. StatedBounds applies it.
+	DelayBound int `json:"stated_delay_bound,omitempty"`
 
 	Features Feature     `json:"-"`
 	Bugs     spec.BugSet `json:"-"` // catalogue entries switched on (spec.Bugs)
@@ -177,6 +185,8 @@ func (c *Config) Validate() error {
 		return fmt.Errorf("config %q: merges cannot be combined with splits or a barrier (the tables start pre-split; the barrier tracks whole tables)", c.Name)
 	case c.Merges > 0 && c.Tables+c.DDLTables != 1:
 		return fmt.Errorf("config %q: merges need exactly one table (two halves and the merged span fill the %d span slots), got tables (%d) + ddl tables (%d)", c.Name, MaxSpans, c.Tables, c.DDLTables)
+	case c.DelayBound != 0 && (c.DelayBound < MinStatedDelayBound || c.DelayBound > search.MaxDelayBound):
+		return fmt.Errorf("config %q: stated delay bound must be 0 (unbounded) or %d..%d, got %d", c.Name, MinStatedDelayBound, search.MaxDelayBound, c.DelayBound)
 	case c.MaintMoves > 0 && c.ClientOps > 0:
 		// A pause or remove during a move stops the origin with the
 		// origin's epoch; HEAD's stop then finishes on the origin's Stopped
@@ -186,6 +196,21 @@ func (c *Config) Validate() error {
 		return fmt.Errorf("config %q: maint moves and client ops cannot be combined: the model's status lacks the cascade-closed flag a stop during a move needs", c.Name)
 	}
 	return validateBarrier(c)
+}
+
+// MinStatedDelayBound is the smallest delay bound a configuration may
+// state (issue 25): two faults or decisions, each anywhere, or one and a
+// reordering.
+const MinStatedDelayBound = 2
+
+// StatedBounds returns b with the configuration's stated delay bound: a
+// delay-bounded search when DelayBound > 0, b unchanged when it is 0. It is
+// the one place the stated bound meets search.Bounds.
+func (c *Config) StatedBounds(b search.Bounds) search.Bounds {
+	if c.DelayBound > 0 {
+		b.DelayBounded, b.DelayBound = true, c.DelayBound
+	}
+	return b
 }
 
 func (c *Config) has(f Feature) bool     { return c.Features&f != 0 }
@@ -216,6 +241,7 @@ func (c *Config) String() string {
 	if c.ErrorStuckRestarts > 0 {
 		s += fmt.Sprintf(" error-stuck-restarts=%d", c.ErrorStuckRestarts)
 	}
+
 	if ms := c.Mutations.Names(); len(ms) > 0 {
 		s += " mutations=" + strings.Join(ms, ",")
 	}
@@ -251,6 +277,7 @@ var standard = map[string]func() Config{
 	"regressed-checkpoint": func() Config {
 		c := Base()
 		c.Name = "regressed-checkpoint"
+		c.DelayBound = 9 // its catalogued bug needs 9 delays
 		c.TsMax, c.Crashes, c.SinkErrors = 2, 1, 1
 		c.Features &^= FeatCommittedCheckpoint
 		return c
@@ -260,6 +287,7 @@ var standard = map[string]func() Config{
 	"ddl-failover": func() Config {
 		c := Base()
 		c.Name = "ddl-failover"
+		c.DelayBound = 11
 		c.Tables, c.DDLTables, c.TsMax, c.Crashes = 0, 1, 2, 1
 		return c
 	},
@@ -267,6 +295,7 @@ var standard = map[string]func() Config{
 	"new-table": func() Config {
 		c := Base()
 		c.Name = "new-table"
+		c.DelayBound = 8
 		c.Tables, c.DDLTables, c.TsMax = 0, 1, 3
 		return c
 	},
@@ -274,6 +303,7 @@ var standard = map[string]func() Config{
 	"move-failover": func() Config {
 		c := Base()
 		c.Name = "move-failover"
+		c.DelayBound = 8
 		c.TsMax, c.Crashes, c.SpanMoves = 2, 1, true
 		return c
 	},
@@ -281,6 +311,7 @@ var standard = map[string]func() Config{
 	"upstream-outage": func() Config {
 		c := Base()
 		c.Name = "upstream-outage"
+		c.DelayBound = 6
 		c.TsMax, c.Stalls, c.Puller = 2, 1, true
 		return c
 	},
@@ -290,6 +321,7 @@ var standard = map[string]func() Config{
 	"barrier": func() Config {
 		c := Base()
 		c.Name = "barrier"
+		c.DelayBound = 8
 		c.Tables, c.TsMax, c.Crashes, c.SpanMoves, c.MaxMoves, c.Barrier = 1, 2, 1, true, 1, "syncpoint"
 		return c
 	},
@@ -300,6 +332,7 @@ var standard = map[string]func() Config{
 	"restart": func() Config {
 		c := Base()
 		c.Name = "restart"
+		c.DelayBound = 8
 		c.TsMax, c.Crashes, c.Restarts = 2, 1, 1
 		c.Walks, c.WalkDepth = 30000, 100
 		return c
@@ -309,6 +342,7 @@ var standard = map[string]func() Config{
 	"sink-error-restart": func() Config {
 		c := Base()
 		c.Name = "sink-error-restart"
+		c.DelayBound = 7
 		c.TsMax, c.Crashes, c.Restarts, c.SinkErrors = 2, 1, 1, 1
 		c.Walks, c.WalkDepth = 30000, 100
 		return c
@@ -317,6 +351,7 @@ var standard = map[string]func() Config{
 	"barrier-writer-move": func() Config {
 		c := Base()
 		c.Name = "barrier-writer-move"
+		c.DelayBound = 7
 		c.Tables, c.TsMax, c.SpanMoves, c.MaxMoves, c.Barrier = 2, 2, true, 1, "normal"
 		c.Walks, c.WalkDepth = 20000, 120 // two tables: millions of states by depth 18
 		return c
@@ -329,14 +364,25 @@ var standard = map[string]func() Config{
 	"barrier-truncate": func() Config {
 		c := Base()
 		c.Name = "barrier-truncate"
+		c.DelayBound = 9
 		c.Tables, c.TsMax, c.Barrier = 1, 3, "truncate"
 		c.Walks, c.WalkDepth = 20000, 80
+		return c
+	},
+	// A DROP TABLE while a capture may die: the dropped table's dispatcher
+	// must go across a maintainer failover (restored-barrier-table-writer).
+	"barrier-drop-failover": func() Config {
+		c := Base()
+		c.Name = "barrier-drop-failover"
+		c.DelayBound = 9
+		c.Tables, c.TsMax, c.Crashes, c.Barrier = 1, 2, 1, "drop"
 		return c
 	},
 	// #3799: a CREATE TABLE, rows of the new table, then a syncpoint.
 	"barrier-create-syncpoint": func() Config {
 		c := Base()
 		c.Name = "barrier-create-syncpoint"
+		c.DelayBound = 7
 		c.Tables, c.DDLTables, c.TsMax, c.Barrier = 0, 1, 4, "syncpoint"
 		return c
 	},
@@ -345,6 +391,7 @@ var standard = map[string]func() Config{
 	"fast-fail": func() Config {
 		c := Base()
 		c.Name = "fast-fail"
+		c.DelayBound = 10
 		c.TsMax, c.FastFails = 2, 1
 		return c
 	},
@@ -353,6 +400,7 @@ var standard = map[string]func() Config{
 	"lifecycle": func() Config {
 		c := Base()
 		c.Name = "lifecycle"
+		c.DelayBound = 7
 		c.TsMax, c.ClientOps = 2, 2
 		return c
 	},
@@ -363,6 +411,7 @@ var standard = map[string]func() Config{
 	"lifecycle-drop": func() Config {
 		c := Base()
 		c.Name = "lifecycle-drop"
+		c.DelayBound = 6
 		c.TsMax, c.ClientOps, c.Drops = 2, 2, 1
 		return c
 	},
@@ -373,7 +422,19 @@ var standard = map[string]func() Config{
 	"coordinator-failover": func() Config {
 		c := Base()
 		c.Name = "coordinator-failover"
+		c.DelayBound = 9
 		c.TsMax, c.CoordFailovers = 2, 1
+		return c
+	},
+	// Candidate 8 (docs/findings/pause-while-maintainer-node-dies.md): a
+	// pause or remove while the maintainer's node dies; the stop is
+	// re-targeted to the coordinator's node and its close must reach every
+	// manager (stop-close-dropped-after-failover).
+	"stop-failover": func() Config {
+		c := Base()
+		c.Name = "stop-failover"
+		c.DelayBound = 6
+		c.TsMax, c.ClientOps, c.Crashes = 2, 1, 1
 		return c
 	},
 	// #6283: the coordinator moves the maintainer (balance) while the
@@ -381,6 +442,7 @@ var standard = map[string]func() Config{
 	"maintainer-move": func() Config {
 		c := Base()
 		c.Name = "maintainer-move"
+		c.DelayBound = 7
 		c.TsMax, c.MaintMoves = 2, 1
 		return c
 	},
@@ -388,6 +450,7 @@ var standard = map[string]func() Config{
 	"failover-warning": func() Config {
 		c := Base()
 		c.Name = "failover-warning"
+		c.DelayBound = 9
 		c.TsMax, c.SinkErrors, c.CoordFailovers = 2, 1, 1
 		return c
 	},
@@ -398,6 +461,7 @@ var standard = map[string]func() Config{
 	"error-stuck": func() Config {
 		c := Base()
 		c.Name = "error-stuck"
+		c.DelayBound = 11
 		c.TsMax, c.SinkErrors, c.ErrorStuckRestarts = 2, 2, 1
 		c.Walks, c.WalkDepth = 30000, 100
 		return c
@@ -408,6 +472,7 @@ var standard = map[string]func() Config{
 	"split": func() Config {
 		c := Base()
 		c.Name = "split"
+		c.DelayBound = 7
 		c.TsMax, c.Splits, c.Crashes = 2, 1, 1
 		return c
 	},
@@ -419,6 +484,7 @@ var standard = map[string]func() Config{
 	"merge": func() Config {
 		c := Base()
 		c.Name = "merge"
+		c.DelayBound = 6
 		c.TsMax, c.Merges, c.Crashes = 2, 1, 1
 		return c
 	},
@@ -427,6 +493,7 @@ var standard = map[string]func() Config{
 	"sink-error": func() Config {
 		c := Base()
 		c.Name = "sink-error"
+		c.DelayBound = 9
 		c.TsMax, c.SinkErrors = 2, 1
 		return c
 	},
@@ -470,6 +537,8 @@ var bugConfig = map[spec.BugID]string{
 	spec.BugSplitDoubleAdd:                   "split",
 	spec.BugMergeOccupyFinishesEarly:         "merge",
 	spec.BugMoveFinalStoppedRejected:         "maintainer-move",
+	spec.BugStopCloseDroppedAfterFailover:    "stop-failover",
+	spec.BugRestoredBarrierTableWriter:       "barrier-drop-failover",
 }
 
 // BugConfig names the standard configuration that exposes a catalogue entry,

@@ -12,6 +12,9 @@ func dmHandleBootstrap(cfg *Config, s *State, m Msg, e *emitter) {
 	slot := slotOf(m.Dst)
 	dm := &s.DMs[slot]
 	if !dm.Exists {
+		if dm.ClosedEpoch != 0 && m.Epoch <= dm.ClosedEpoch {
+			return // "drop stale maintainer bootstrap request after close"
+		}
 		*dm = DM{Exists: true, Owner: none}
 	} else if cfg.has(FeatDMFence) && dm.Owner != none && !cfg.mut(MutDMBootstrapFence) &&
 		(m.Epoch < dm.OwnerEpoch || (m.Epoch == dm.OwnerEpoch && m.Src != dm.Owner)) {
@@ -76,6 +79,22 @@ func dmHandleBootstrap(cfg *Config, s *State, m Msg, e *emitter) {
 // exactly the owner (maintainer node, epoch) (#5436).
 func dmFenced(dm *DM, m Msg) bool {
 	return m.Src != dm.Owner || m.Epoch != dm.OwnerEpoch
+}
+
+// dmCloseFenced reports whether a MaintainerCloseRequest is ACKed without
+// closing ("drop stale maintainer close request"). HEAD fences it as every
+// control request, by the owner (node, epoch)
+// (dispatcher_orchestrator.go:668-685 at b813e76f9): the catalogue entry
+// stop-close-dropped-after-failover, since a stop re-targeted to the
+// coordinator's node after the maintainer's node died sends its close from
+// another node with the same epoch. cdcspec's rule fences only an older
+// epoch's close: a close of the owner's epoch or a newer one closes,
+// whatever node sends it.
+func dmCloseFenced(cfg *Config, dm *DM, m Msg) bool {
+	if cfg.bug(spec.BugStopCloseDroppedAfterFailover) {
+		return dmFenced(dm, m)
+	}
+	return m.Epoch < dm.OwnerEpoch
 }
 
 // dmHandleSchedule is SchedulerDispatcherRequestHandler (A.9).
@@ -146,7 +165,7 @@ func unjournal(dm *DM, id uint8) {
 func dmHandleClose(cfg *Config, s *State, m Msg, e *emitter) {
 	slot := slotOf(m.Dst)
 	dm := &s.DMs[slot]
-	if dm.Exists && !(cfg.has(FeatDMFence) && !cfg.mut(MutDMCloseFence) && dmFenced(dm, m)) {
+	if dm.Exists && !(cfg.has(FeatDMFence) && !cfg.mut(MutDMCloseFence) && dmCloseFenced(cfg, dm, m)) {
 		for i := range s.Disp {
 			if d := &s.Disp[i]; d.ID != 0 && d.Node == slot {
 				if e != nil {
@@ -155,10 +174,12 @@ func dmHandleClose(cfg *Config, s *State, m Msg, e *emitter) {
 				*d = Disp{}
 			}
 		}
-		*dm = DM{}
+		*dm = DM{ClosedEpoch: m.Epoch}
 		if e != nil {
 			e.add(spec.Event{Kind: spec.DispatcherManagerClosed, Node: NodeName(m.Dst)})
 		}
+	} else if !dm.Exists {
+		dm.ClosedEpoch = max(dm.ClosedEpoch, m.Epoch)
 	}
 	s.send(Msg{Kind: mCloseResp, Src: m.Dst, Dst: m.Src, Epoch: m.Epoch, A: 1})
 }

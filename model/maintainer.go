@@ -383,9 +383,21 @@ func maintOnNodeRemoved(cfg *Config, s *State, slot, dead uint8, e *emitter) {
 				// A finished remove waits for its PostFinish: the node's
 				// spans with an operator are not marked absent, and
 				// OnNodeRemove of a finished remove changes nothing.
+				// OnNodeRemove finishes a running remove; PostFinish marks
+				// the span absent only for a remove with that hook (a
+				// move's or split's remove phase: OpAbs). A DDL's remove
+				// took the task out of the span controller when it started
+				// (operator_controller.go:216-227 RemoveTasksByTableIDs at
+				// b813e76f9), so OnNodeRemoved (:284-303) finds nothing to
+				// mark absent and nothing is added again: the span goes, as
+				// when the dispatcher's Stopped status finishes it.
 				if onNode && sp.OpPh != remFinished {
 					opFinished(e, spec.OpRemove, sp, sp.Node)
-					markAbsent(sp)
+					if sp.OpAbs {
+						markAbsent(sp)
+					} else {
+						*sp = SpanRep{}
+					}
 				}
 			case mopMove:
 				switch {
@@ -509,7 +521,12 @@ func finishBootstrap(cfg *Config, s *State, slot uint8, e *emitter) {
 	}
 	// restoreCurrentWorkingOperators (#3691): a journaled Remove becomes a
 	// remove operator; one that belonged to a move marks the span absent
-	// when done, so the scheduler re-adds it.
+	// when done, so the scheduler re-adds it. So does a standalone remove
+	// (a DROP's) of a table the snapshot at startTs still has: its
+	// PostFinish removes the span and repairs the table's coverage with
+	// absent spans (maintainer_controller_bootstrap.go:1220-1230
+	// handleCurrentWorkingRemove, tableExists, at b813e76f9), and the
+	// re-added dispatcher meets the DROP again.
 	if !cfg.bug(spec.BugInflightOperatorsLostOnFailover) {
 		for i := uint8(0); i < uint8(cfg.Nodes); i++ {
 			if mt.Answered&(1<<i) == 0 {
@@ -520,7 +537,7 @@ func finishBootstrap(cfg *Config, s *State, slot uint8, e *emitter) {
 					continue
 				}
 				if sp := mt.spanByID(j.ID); sp != nil && sp.Op == mopNone {
-					sp.Op, sp.OpAbs, sp.OpPh = mopRemove, j.OpType != otRemove, remRunning
+					sp.Op, sp.OpAbs, sp.OpPh = mopRemove, j.OpType != otRemove || tableInSnapshot(s, sp.Table, startTs), remRunning
 					// HEAD's restored remove leaves the span replicating
 					// until PostFinish marks it absent
 					// (maintainer_controller_bootstrap.go 1249-1262);

@@ -27,8 +27,11 @@ func TestMatrixRows(t *testing.T) {
 		assert.Equal(t, r.Name, r.Config.Name, "row %q: its Config is named %q", r.Name, r.Config.Name)
 		assert.NotEmpty(t, r.Reason, "row %q has no reason", r.Name)
 		assert.NoError(t, r.Config.Validate(), "row %q", r.Name)
-		_, err := r.Search.Apply(search.Bounds{})
-		assert.NoError(t, err, "row %q: its search settings", r.Name)
+		if r.Name == "default" {
+			assert.Zero(t, r.Config.DelayBound, "the default configuration completes unbounded")
+		} else {
+			assert.GreaterOrEqual(t, r.Config.DelayBound, MinStatedDelayBound, "row %q states no delay bound", r.Name)
+		}
 		assert.Zero(t, r.Config.Bugs, "row %q: matrix rows run with every catalogued fix on", r.Name)
 	}
 	for _, n := range StandardNames() {
@@ -114,19 +117,29 @@ func TestMatrixImpossibleFeaturePairsRefused(t *testing.T) {
 	}
 }
 
-// TestRowSearchApply: a row's delay bound reaches the search; a bound the
-// search cannot take is refused, not ignored.
-func TestRowSearchApply(t *testing.T) {
-	b, err := RowSearch{DelayBound: 2}.Apply(search.Bounds{})
-	require.NoError(t, err)
+// TestStatedBounds: a configuration's stated delay bound reaches the
+// search; 0 leaves it unbounded; Validate refuses a bound below
+// MinStatedDelayBound or past the search's; rowDelayBounds names only rows.
+func TestStatedBounds(t *testing.T) {
+	c := Base()
+	c.DelayBound = 4
+	b := c.StatedBounds(search.Bounds{MaxDepth: 7})
 	assert.True(t, b.DelayBounded)
-	assert.Equal(t, 2, b.DelayBound)
-	_, err = RowSearch{DelayBound: search.MaxDelayBound + 1}.Apply(search.Bounds{})
-	assert.ErrorContains(t, err, "delay bound must be <=")
-	_, err = RowSearch{DelayBound: -1}.Apply(search.Bounds{})
-	assert.Error(t, err)
-	b, err = RowSearch{}.Apply(search.Bounds{MaxDepth: 7})
-	require.NoError(t, err)
+	assert.Equal(t, 4, b.DelayBound)
 	assert.Equal(t, 7, b.MaxDepth)
-	assert.Equal(t, "up to 2 delays", RowSearch{DelayBound: 2}.String())
+	c.DelayBound = 0
+	assert.False(t, c.StatedBounds(search.Bounds{}).DelayBounded)
+	for _, k := range []int{1, -1, search.MaxDelayBound + 1} {
+		c.DelayBound = k
+		assert.ErrorContains(t, c.Validate(), "stated delay bound", "k=%d", k)
+	}
+	names := map[string]bool{}
+	for _, r := range Matrix() {
+		names[r.Name] = true
+	}
+	for n := range rowDelayBounds {
+		assert.True(t, names[n], "rowDelayBounds names %q, no row of the matrix", n)
+		_, std := Standard(n)
+		assert.False(t, std, "rowDelayBounds names the standard configuration %q, which states its own", n)
+	}
 }

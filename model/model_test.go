@@ -74,6 +74,13 @@ func TestBugsFound(t *testing.T) {
 				// make bugs runs the search.
 				t.Skip("move-failover's search for this entry runs with -long")
 			}
+			if cfg.Barrier == "drop" && !*long {
+				// The unreduced search to the violation is about 270,000
+				// states deep in the barrier (about 10 s of CPU): too much
+				// for the package's share of make test; make bugs runs it
+				// within the configuration's stated delay bound.
+				t.Skip("barrier-drop-failover's search runs with -long")
+			}
 			var bounds search.Bounds
 			if raceEnabled {
 				bounds.MaxStates = 150000 // the race detector is ~10x slower
@@ -199,7 +206,7 @@ func TestPinnedStateCounts(t *testing.T) {
 		// lifecycle.go (2026-12-01). coordinator-failover (16.8 M
 		// states) and failover-warning (over 63 M) are too big to pin.
 		{"fast-fail", 18, 325624},
-		{"lifecycle", 14, 244237},
+		{"lifecycle", 14, 244503}, // 244,237 before the closed-epoch tombstone (DM.ClosedEpoch, 2026-12-03)
 		// movemaintainer.go (2026-12-01).
 		{"maintainer-move", 16, 147540},
 	}

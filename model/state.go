@@ -262,6 +262,13 @@ type DM struct {
 	NoneTable  uint8
 	AckedT     uint8 // trigger: last ACKed add-table DDL commitTs
 	J          [MaxJrnl]Journal
+	// ClosedEpoch is the orchestrator's tombstone while no manager exists
+	// (closedMaintainerEpochs, dispatcher_orchestrator.go:48-51 and
+	// recordClosedMaintainerEpochLocked :765-780 at b813e76f9): the
+	// highest epoch of a close that closed the manager or found none. A
+	// bootstrap request of that epoch or an older one does not create a
+	// manager again (:197-208); creating one clears it (:264).
+	ClosedEpoch uint8
 }
 
 // Disp is a dispatcher (A.10). Table 0 is the table trigger.

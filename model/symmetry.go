@@ -390,6 +390,7 @@ var symmetryRoles = map[string]string{
 	"DMs[].NoneT":               roleNone,
 	"DMs[].NoneTable":           roleTable,
 	"DMs[].AckedT":              roleNone,
+	"DMs[].ClosedEpoch":         roleNone,
 	"DMs[].J[].ID":              roleNone,
 	"DMs[].J[].Table":           roleTable,
 	"DMs[].J[].Action":          roleNone,

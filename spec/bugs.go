@@ -36,6 +36,8 @@ const (
 	BugMoveFinalStoppedRejected
 	BugCheckpointAdvancesWhileRemoving
 	BugStoppedChangefeedLeftOnNode
+	BugStopCloseDroppedAfterFailover
+	BugRestoredBarrierTableWriter
 	bugLimit
 )
 
@@ -268,6 +270,22 @@ var catalogue = [...]Bug{
 		ModelGap: "the model's coordinator keeps no per-node task list (nodeTasks): its node-removal handling reads the changefeed's own node, which the stop clears; the model shows stopped-stays-stopped with the mutation row stop-clears-node",
 		Where:    "coordinator/changefeed/changefeed_db.go StopByChangefeedID: the changefeed's node was cleared before RemoveReplicaWithoutLock, which then removed it from the task list of node \"\" and left it in its old node's (nodeTasks); OnNodeRemoved (coordinator/operator/operator_controller.go:397-410 at " + HeadCommit + ") marks every changefeed GetByNodeID lists absent",
 		Story:    "a changefeed is paused and its stop finishes, but it stays listed among its old maintainer node's tasks; that node later leaves, the coordinator's node-removal handling marks the stopped changefeed absent, and the basic scheduler adds a maintainer for it: a paused changefeed gets a maintainer that bootstraps and creates dispatchers (with a resume in between, the issue's story, two maintainers of one changefeed)",
+	},
+	{
+		ID: BugStopCloseDroppedAfterFailover, Name: "stop-close-dropped-after-failover", Kind: KindHead,
+		Issue:    "none found (candidate 8, docs/findings/pause-while-maintainer-node-dies.md)",
+		Property: StopClosesDispatchers, Delivery: DeliveryMessageCenter,
+		ImplGap: "impl/dispatcher's orchestrator fences a close by epoch alone (cdcspec's rule, its default); HEAD's (sender, epoch) rule is not switchable there yet",
+		Where:   "downstreamadapter/dispatcherorchestrator/dispatcher_orchestrator.go:668-685 with dispatchermanager/dispatcher_manager_info.go IsMaintainerRequestAllowedBySnapshot: a MaintainerCloseRequest passes only from the manager's maintainer node with its epoch, and any other is ACKed with Success (\"drop stale maintainer close request\") without closing; cdcspec's rule drops only an older epoch's close",
+		Story:   "a pause (or remove, or a fast-fail's stop) starts a stop of the maintainer on node B; B dies and the stop is re-targeted to the coordinator's node A with the same epoch (coordinator/operator/operator_stop.go OnNodeRemove); A's removal-only maintainer sends MaintainerCloseRequest to every node, and node C's manager, owned by (B, epoch), ACKs it as stale without closing; the stop finishes and C's dispatchers keep writing for a stopped changefeed",
+	},
+	{
+		ID: BugRestoredBarrierTableWriter, Name: "restored-barrier-table-writer", Kind: KindHead,
+		Issue:    "none found (docs/bugs.md, candidate 9)",
+		Property: TableSetFollowsDDLs, Delivery: DeliveryMessageCenter,
+		ImplGap: "impl/'s barrier has no DROP or TRUNCATE table",
+		Where:   "maintainer/barrier.go:197-230 handleBootstrapResponse restores a block event from the table trigger's WAITING without tableTriggerDispatcherRelated (set only in handleBlockState, :444), so barrier_event.go:258-283 onAllDispatcherReportedBlockEvent selects a table's dispatcher to write; after a maintainer failover barrier_event.go:579-604 checkBlockedDispatchers (from resend, :715) finds that table past the DDL and marks the event advanced without scheduleBlockEvent (:310); cdcspec's rule marks the event trigger-related when the trigger's WAITING is restored",
+		Story:   "a new maintainer learns the table trigger's WAITING for DROP TABLE t1 only from a bootstrap response, and t1's dispatcher reports WAITING before the trigger re-sends: t1's dispatcher is selected and writes the DROP; the maintainer's node dies before its DONE arrives; the next maintainer starts below the DDL (no ddl_ts: an MQ sink), the re-created trigger reports WAITING, and checkBlockedDispatchers finds t1 past the DDL: the event passes without removing t1's dispatcher (or, for a TRUNCATE, without adding the new table, whose rows are never replicated)",
 	},
 }
 

@@ -40,10 +40,11 @@ var checkHelp = help{
 		"cdcspec check --config merge --memory 2GB                # a bigger configuration under a memory budget",
 	},
 	exits: []string{
-		"0  every property holds in the explored space",
+		"0  every property holds in the explored space: every schedule, or every schedule within the delay bound (the configuration's stated bound, or --delay-bound K): \"complete up to K delays\"",
 		"1  a property is violated (the counterexample is written to --artifacts)",
 		"2  usage error",
-		"3  incomplete: a bound (--max-states, --max-depth, the memory budget, --time) or an interrupt cut the search, or random walks found nothing",
+		"3  incomplete: a bound (--max-states, --max-depth, the memory budget, --time, --delay-budget before the first bound completed) or an interrupt cut the search, or random walks found nothing",
+		"   --matrix: 1 if any row found a violation, else 3 if any row did not complete (every schedule, or every schedule within its stated delay bound), else 0",
 	},
 }
 
@@ -72,14 +73,17 @@ type checkJSON struct {
 	// Reduction names the reduction beside symmetry ("none", "delay-bound
 	// k=K"); CompleteUpToDelays is K when every schedule within K delays
 	// was explored without a violation and nothing else cut the search.
-	Reduction          string         `json:"reduction"`
-	CompleteUpToDelays *int           `json:"complete_up_to_delays,omitempty"`
-	DelayPruned        int64          `json:"delay_pruned_transitions,omitempty"`
-	DelayTries         []delayTryJSON `json:"delay_tries,omitempty"` // --delay-budget: every search run
-	Coverage           *coverageJSON  `json:"coverage,omitempty"`
-	Properties         []propJSON     `json:"properties"`
-	Violation          *violationJSON `json:"violation,omitempty"`
-	Artifacts          string         `json:"artifacts,omitempty"`
+	Reduction          string `json:"reduction"`
+	CompleteUpToDelays *int   `json:"complete_up_to_delays,omitempty"`
+	// DelayOrigin says where the delay bound came from: "stated bound of
+	// configuration NAME", "--delay-bound", or --delay-budget's deepening.
+	DelayOrigin string         `json:"delay_bound_origin,omitempty"`
+	DelayPruned int64          `json:"delay_pruned_transitions,omitempty"`
+	DelayTries  []delayTryJSON `json:"delay_tries,omitempty"` // --delay-budget: every search run
+	Coverage    *coverageJSON  `json:"coverage,omitempty"`
+	Properties  []propJSON     `json:"properties"`
+	Violation   *violationJSON `json:"violation,omitempty"`
+	Artifacts   string         `json:"artifacts,omitempty"`
 }
 
 // configJSON is the model configuration and the search bounds, as one
@@ -179,10 +183,11 @@ func runCheck(args []string, stdout, stderr io.Writer) int {
 	symmetry := fs.Bool("symmetry", true, "reduce by symmetry over interchangeable node slots (3 nodes)")
 	budget := fs.Duration("time", 0, "swarm mode: parallel random walks and bounded searches for this long (e.g. 10m), then a coverage report (exit 3 without a violation)")
 	maxDepth := fs.Int("max-depth", 0, "do not expand states deeper than this (exit 3 if it cut)")
-	delayBound := fs.Int("delay-bound", 0, fmt.Sprintf("explore only the schedules within K delays (0..%d) of the default scheduler "+
-		"(docs/reduction.md); the result is \"complete up to K delays\" (exit 3), or a violation", search.MaxDelayBound))
-	delayBudget := fs.Duration("delay-budget", 0, "run delay-bounded searches for K = --delay-bound, K+1, ... for this long (e.g. 10m) "+
-		"and report the largest K that completed, or the first violation")
+	delayBound := fs.Int("delay-bound", 0, fmt.Sprintf("explore only the schedules within `K` delays (1..%d) of the default scheduler "+
+		"(docs/reduction.md); the result is \"complete up to K delays\" (exit 0), or a violation; 0: every schedule "+
+		"(default: the configuration's stated bound; 'cdcspec check --matrix --list' shows them)", search.MaxDelayBound))
+	delayBudget := fs.Duration("delay-budget", 0, "run delay-bounded searches for K = --delay-bound (default: the stated bound, or 0), K+1, ... "+
+		"for this long (e.g. 10m) and report the largest K that completed, or the first violation")
 	format := fs.String("format", "text", "output `format`: text or json")
 	simulate := fs.Bool("simulate", false, "random walks instead of exhaustive search")
 	seed := fs.Uint64("seed", 1, "random-walk seed")
@@ -190,10 +195,11 @@ func runCheck(args []string, stdout, stderr io.Writer) int {
 	walkDepth := fs.Int("walk-depth", 60, "steps per random walk")
 	artifacts := fs.String("artifacts", "", "`directory` for the counterexample files (default: a new temporary directory)")
 	replayImplFlag := fs.Bool("replay-impl", false, "replay the model's counterexample on the implementation's simulation (impl/sim) and report whether it shows the same violation")
-	matrix := fs.Bool("matrix", false, "run every row of the configuration matrix (features x faults, docs/matrix.md) exhaustively, one after the other; --memory defaults to 3GB")
+	matrix := fs.Bool("matrix", false, "run every row of the configuration matrix (features x faults, docs/matrix.md), each within its stated delay bound, one after the other; --memory defaults to 3GB")
 	matrixRows := fs.String("matrix-rows", "", "with --matrix: run only the rows whose names match this regular expression")
 	rowTime := fs.Duration("row-time", 10*time.Minute, "with --matrix: each row's wall-clock budget (a row it stops is incomplete)")
 	matrixList := fs.Bool("list", false, "with --matrix: list the rows and which rows cover each feature x fault pair, and run nothing")
+	rowDeepen := fs.Bool("row-deepen", false, "with --matrix: after a row completes up to its stated delay bound K, search K+1, K+2, ... until --row-time, and report the largest K that completed")
 	if code, ok := fs.parse(args, false); !ok {
 		return code
 	}
@@ -219,11 +225,18 @@ func runCheck(args []string, stdout, stderr io.Writer) int {
 		}
 	}
 	if *matrix {
-		return checkMatrix(set, matrixOpts{rows: *matrixRows, rowTime: *rowTime, format: *format, artifacts: *artifacts, list: *matrixList,
+		o := matrixOpts{rows: *matrixRows, rowTime: *rowTime, format: *format, artifacts: *artifacts, list: *matrixList, deepen: *rowDeepen,
 			bounds: search.Bounds{Workers: *workers, MaxStates: *maxStates, MaxDepth: *maxDepth, SafetyOnly: !*liveness,
-				NoSymmetry: !*symmetry, SpillDir: *spillDir}}, *memory, args, stdout, stderr)
+				NoSymmetry: !*symmetry, SpillDir: *spillDir}}
+		if set["delay-bound"] {
+			if err := intIn("--delay-bound", *delayBound, 0, search.MaxDelayBound); err != nil {
+				return fs.usageError("%v", err)
+			}
+			o.delayBound = delayBound
+		}
+		return checkMatrix(set, o, *memory, args, stdout, stderr)
 	}
-	for _, f := range []string{"matrix-rows", "row-time", "list"} {
+	for _, f := range []string{"matrix-rows", "row-time", "list", "row-deepen"} {
 		if set[f] {
 			fmt.Fprintf(stderr, "cdcspec check: --%s needs --matrix\n", f)
 			return exitUsage
@@ -235,7 +248,7 @@ func runCheck(args []string, stdout, stderr io.Writer) int {
 	}
 	// A configuration too big for exhaustive search names its random walks,
 	// unless a delay bound makes the search small enough.
-	if cfg.Walks > 0 && !set["simulate"] && !set["delay-bound"] && !set["delay-budget"] {
+	if cfg.Walks > 0 && cfg.DelayBound == 0 && !set["simulate"] && !set["delay-bound"] && !set["delay-budget"] {
 		*simulate = true
 		if !set["walks"] {
 			*walks = cfg.Walks
@@ -244,11 +257,23 @@ func runCheck(args []string, stdout, stderr io.Writer) int {
 			*walkDepth = cfg.WalkDepth
 		}
 	}
+	// The delay bound: --delay-bound K (0: every schedule), else the
+	// configuration's stated bound (Config.DelayBound), which random walks
+	// and swarms do not take.
 	bounds := search.Bounds{Workers: *workers, MaxStates: *maxStates, MaxDepth: *maxDepth, SafetyOnly: !*liveness,
-		NoSymmetry: !*symmetry, SpillDir: *spillDir, DelayBounded: set["delay-bound"], DelayBound: *delayBound}
+		NoSymmetry: !*symmetry, SpillDir: *spillDir}
 	if set["delay-bound"] && (*delayBound < 0 || *delayBound > search.MaxDelayBound) {
 		fmt.Fprintf(stderr, "cdcspec check: --delay-bound must be in 0..%d, got %d\n", search.MaxDelayBound, *delayBound)
 		return exitUsage
+	}
+	delayOrigin := "" // why the search is delay-bounded: the stated bound or a flag
+	switch {
+	case set["delay-bound"]:
+		bounds.DelayBounded, bounds.DelayBound = *delayBound > 0, *delayBound
+		delayOrigin = "--delay-bound"
+	case !*simulate && !set["time"] && cfg.DelayBound > 0:
+		bounds = cfg.StatedBounds(bounds)
+		delayOrigin = "stated bound of configuration " + *mf.config
 	}
 	if (set["delay-bound"] || set["delay-budget"]) && (*simulate || set["time"]) {
 		fmt.Fprintln(stderr, "cdcspec check: --delay-bound and --delay-budget bound the exhaustive search; they do not apply to --simulate or --time")
@@ -311,6 +336,7 @@ func runCheck(args []string, stdout, stderr io.Writer) int {
 		res, err = model.Swarm(cfg, bounds, search.Swarm{Seed: *seed, Time: *budget}, progress)
 	case set["delay-budget"]:
 		res, tries, err = model.CheckDelays(cfg, bounds, *delayBudget, progress)
+		delayOrigin = "--delay-budget " + delayBudget.String() + ": the largest bound that completed"
 	default:
 		res, err = model.Check(cfg, bounds, progress)
 	}
@@ -338,14 +364,22 @@ func runCheck(args []string, stdout, stderr io.Writer) int {
 		}
 	}
 	code := exitIncomplete
-	switch res.Outcome {
-	case search.OK:
+	upTo, boundedOK := res.CompleteUpToDelays()
+	switch {
+	case res.Outcome == search.OK:
 		code = exitOK
-	case search.Violation:
+	case res.Outcome == search.Violation:
 		code = exitViolation
+	case boundedOK && (len(tries) == 0 || upTo >= tries[0].DelayBound):
+		// Complete up to the bound asked for (stated, --delay-bound, or the
+		// first of --delay-budget's): what the check was asked to do.
+		code = exitOK
 	}
 	if *format == "json" {
 		out := toJSON(&res, mode, *seed, *walks)
+		if boundedOK {
+			out.Result, out.DelayOrigin = "complete-up-to-delays", delayOrigin
+		}
 		for _, st := range tries {
 			out.DelayTries = append(out.DelayTries, delayTryJSON{K: st.DelayBound, Result: resultName(st.Outcome), Reason: st.Reason,
 				DistinctStates: st.Distinct, Depth: st.Depth, Seconds: st.Seconds})
@@ -364,7 +398,7 @@ func runCheck(args []string, stdout, stderr io.Writer) int {
 		return code
 	}
 	printCheck(stdout, checkReport{cfg: &cfg, res: &res, mode: mode, tries: tries, memBytes: memBytes, memDefault: memDefault,
-		searchMemory: bounds.Memory, dir: dir})
+		searchMemory: bounds.Memory, dir: dir, delayOrigin: delayOrigin})
 	return code
 }
 
@@ -477,12 +511,15 @@ type checkReport struct {
 	memDefault   bool
 	searchMemory int64
 	dir          string // the counterexample's artifacts, "" if none
+	delayOrigin  string // where the delay bound came from (stated, a flag)
 }
 
 // printCheck prints a check's text report: configuration, result,
 // statistics, each property's status and the counterexample.
 func printCheck(stdout io.Writer, r checkReport) {
 	cfg, res, mode, tries, memBytes, memDefault, dir := r.cfg, r.res, r.mode, r.tries, r.memBytes, r.memDefault, r.dir
+	delayOrigin := r.delayOrigin
+	upTo, boundedOK := res.CompleteUpToDelays()
 	fmt.Fprintf(stdout, "config %s %s\n", cfg.String(), res.Bounds.String())
 	fmt.Fprintf(stdout, "mode %s\n", mode)
 	total := 0.0
@@ -501,11 +538,19 @@ func printCheck(stdout io.Writer, r checkReport) {
 	if len(tries) > 0 {
 		fmt.Fprintf(stdout, "delay searches: %d in %.2f s; the result is the largest bound that completed\n", len(tries), total)
 	}
-	fmt.Fprintf(stdout, "result %s", resultName(res.Outcome))
-	if res.Reason != "" {
-		fmt.Fprintf(stdout, " (%s)", res.Reason)
+	if boundedOK {
+		// Never a bare "complete": the bound and where it comes from.
+		fmt.Fprintf(stdout, "result complete up to %d delays (%s)\n", upTo, delayOrigin)
+	} else {
+		fmt.Fprintf(stdout, "result %s", resultName(res.Outcome))
+		if res.Reason != "" {
+			fmt.Fprintf(stdout, " (%s)", res.Reason)
+		}
+		if res.Outcome == search.OK && res.DelayBounded {
+			fmt.Fprintf(stdout, " (the delay bound %d cut nothing: every schedule explored; %s)", res.DelayBound, delayOrigin)
+		}
+		fmt.Fprintln(stdout)
 	}
-	fmt.Fprintln(stdout)
 	fmt.Fprintf(stdout, "distinct states %d, transitions %d, depth %d, %.2f s, %.0f states/s\n",
 		res.Distinct, res.Transitions, res.Depth, res.Seconds, res.StatesPerSecond())
 	if res.Symmetry > 1 {

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -116,25 +117,33 @@ func TestCheckIncomplete(t *testing.T) {
 }
 
 // TestCheckDelayBound: --delay-bound 2 on the default configuration is
-// complete up to 2 delays (exit 3, the JSON says so), and a bound the
-// configuration never reaches is an exhaustive search (exit 0) with the
-// states of the unbounded one (without crashes, safety only: 338 k states).
+// complete up to 2 delays (exit 0, the JSON and the text say so and where
+// the bound comes from), a bound the configuration never reaches is an
+// exhaustive search with the states of the unbounded one (without
+// crashes, safety only: 338 k states). TestCheckStatedBound covers
+// --delay-bound 0.
 func TestCheckDelayBound(t *testing.T) {
 	code, out, errs := runCheckCmd("check", "--delay-bound", "2", "--format", "json")
-	require.Equal(t, exitIncomplete, code, errs)
+	require.Equal(t, exitOK, code, errs)
 	var j checkJSON
 	require.NoError(t, json.Unmarshal([]byte(out), &j))
+	assert.Equal(t, "complete-up-to-delays", j.Result)
+	assert.Equal(t, "--delay-bound", j.DelayOrigin)
 	assert.Equal(t, "delay-bound k=2", j.Reduction)
 	require.NotNil(t, j.CompleteUpToDelays)
 	assert.Equal(t, 2, *j.CompleteUpToDelays)
 	require.NotNil(t, j.Config.DelayBound)
 	assert.Positive(t, j.DelayPruned)
+	code, out, errs = runCheckCmd("check", "--delay-bound", "2")
+	require.Equal(t, exitOK, code, errs)
+	assert.Regexp(t, `(?m)^result complete up to 2 delays \(--delay-bound\)$`, out)
 
 	args := []string{"check", "--crashes", "0", "--liveness=false", "--format", "json"}
 	code, out, errs = runCheckCmd(append(args, "--delay-bound", "62")...)
 	require.Equal(t, exitOK, code, errs)
 	var full checkJSON
 	require.NoError(t, json.Unmarshal([]byte(out), &full))
+	assert.Equal(t, "ok", full.Result, "a bound that cuts nothing is an exhaustive search")
 	code, out, errs = runCheckCmd(args...)
 	require.Equal(t, exitOK, code, errs)
 	var plain checkJSON
@@ -144,12 +153,28 @@ func TestCheckDelayBound(t *testing.T) {
 	assert.Equal(t, plain.DistinctStates, full.DistinctStates, "a bound that cuts nothing explores every state")
 }
 
+// TestCheckStatedBound: --config NAME searches within the configuration's
+// stated delay bound, exits 0 when that completes, and says so, naming
+// the configuration; --delay-bound 0 asks for the unbounded search.
+func TestCheckStatedBound(t *testing.T) {
+	cfg, ok := model.Standard("new-table")
+	require.True(t, ok)
+	require.GreaterOrEqual(t, cfg.DelayBound, model.MinStatedDelayBound)
+	code, out, errs := runCheckCmd("check", "--config", "new-table", "--ts", "2", "--liveness=false")
+	require.Equal(t, exitOK, code, errs)
+	assert.Regexp(t, fmt.Sprintf(`(?m)^result complete up to %d delays \(stated bound of configuration new-table\)$`, cfg.DelayBound), out)
+	code, out, errs = runCheckCmd("check", "--config", "new-table", "--ts", "2", "--liveness=false", "--max-states", "500", "--delay-bound", "0")
+	require.Equal(t, exitIncomplete, code, errs)
+	assert.Regexp(t, `(?m)^result incomplete \(`, out)
+	assert.NotContains(t, out, "reduction: delay-bound")
+}
+
 // TestCheckDelayBoundWalksConfig: a configuration that names random walks
 // (too big for the exhaustive search) is searched exhaustively within a
 // delay bound.
 func TestCheckDelayBoundWalksConfig(t *testing.T) {
 	code, out, errs := runCheckCmd("check", "--config", "barrier-writer-move", "--delay-bound", "2", "--format", "json")
-	require.Equal(t, exitIncomplete, code, errs)
+	require.Equal(t, exitOK, code, errs)
 	var j checkJSON
 	require.NoError(t, json.Unmarshal([]byte(out), &j))
 	assert.Equal(t, "exhaustive", j.Config.Mode)

@@ -24,6 +24,13 @@ type matrixOpts struct {
 	format    string
 	artifacts string // --artifacts: a row's counterexample goes to DIR/ROW ("": a new temporary directory per row)
 	list      bool   // --list: print the rows and the pairwise coverage, run nothing
+	// deepen (--row-deepen): after a row completes up to its stated delay
+	// bound k, search k+1, k+2, ... until --row-time, and report the
+	// largest k that completed.
+	deepen bool
+	// delayBound (--delay-bound) replaces every row's stated bound (0:
+	// every row unbounded); nil: each row's own.
+	delayBound *int
 	// check searches one row; nil: model.Check (tests stand in for it).
 	check func(model.Config, search.Bounds, func(search.Progress)) (model.Result, error)
 }
@@ -32,7 +39,8 @@ type matrixOpts struct {
 // --matrix refuses them, since every row brings its own configuration.
 var matrixExcludes = []string{"config", "nodes", "tables", "ddl-tables", "ts", "crashes", "faults", "restarts",
 	"drops", "dups", "sink-errors", "stalls", "fast-fails", "client-ops", "coord-failovers", "maint-moves", "moves",
-	"max-moves", "puller", "bug", "without", "mutate", "simulate", "time", "seed", "walks", "walk-depth", "replay-impl"}
+	"max-moves", "puller", "bug", "without", "mutate", "simulate", "time", "seed", "walks", "walk-depth", "replay-impl",
+	"delay-budget"}
 
 // defaultMatrixMemory is --memory under --matrix when it is not given: the
 // budget every matrix row must complete within (issue 25).
@@ -40,11 +48,20 @@ const defaultMatrixMemory = 3 << 30
 
 // matrixRowJSON is one row of the matrix in --format json.
 type matrixRowJSON struct {
-	Name     string `json:"name"`
-	Reason   string `json:"reason"`
-	Config   string `json:"config"`
-	Search   string `json:"search,omitempty"` // the row's own search settings (model.RowSearch)
-	Complete bool   `json:"complete"`
+	Name   string `json:"name"`
+	Reason string `json:"reason"`
+	Config string `json:"config"`
+	// StatedDelayBound is the row's stated delay bound (Config.DelayBound,
+	// or --delay-bound): 0, the row is searched unbounded.
+	StatedDelayBound int `json:"stated_delay_bound"`
+	// Complete: every schedule explored (Exhaustive), or every schedule
+	// within the stated delay bound, without a violation.
+	Complete   bool `json:"complete"`
+	Exhaustive bool `json:"exhaustive"`
+	// CompleteUpToDelays is the largest delay bound k that completed
+	// (>= the stated bound; larger with --row-deepen), nil when the row
+	// was exhaustive or did not complete.
+	CompleteUpToDelays *int `json:"complete_up_to_delays,omitempty"`
 	// Why says why a row is not complete: budget (--row-time), memory,
 	// states (--max-states), depth (--max-depth or the network bound),
 	// interrupted, not-run (the matrix was interrupted before it), or
@@ -61,6 +78,11 @@ type matrixRowJSON struct {
 	PeakMemory      int64   `json:"peak_memory_bytes"`
 	Spilled         int64   `json:"spilled_bytes,omitempty"`
 	Artifacts       string  `json:"artifacts,omitempty"`
+	// StatedSeconds: with --row-deepen, the time of the search at the
+	// stated bound (the other figures are the largest k's).
+	StatedSeconds float64 `json:"stated_seconds,omitempty"`
+	// DelayTries: with --row-deepen, every search of the deepening.
+	DelayTries []delayTryJSON `json:"delay_tries,omitempty"`
 }
 
 // matrixJSON is `check --matrix --format json`.
@@ -71,6 +93,7 @@ type matrixJSON struct {
 	Liveness     bool            `json:"liveness"`
 	Rows         []matrixRowJSON `json:"rows"`
 	Complete     int             `json:"complete"`
+	Exhaustive   int             `json:"exhaustive"` // of the complete rows, those that explored every schedule
 	Violations   int             `json:"violations"`
 	TotalSeconds float64         `json:"total_seconds"`
 }
@@ -104,7 +127,14 @@ func selectRows(pattern string) ([]model.MatrixRow, error) {
 func runMatrix(ctx context.Context, rows []model.MatrixRow, o matrixOpts, args []string, stdout, stderr io.Writer) int {
 	bounds := make([]search.Bounds, len(rows))
 	for i, r := range rows {
-		b, err := r.Search.Apply(o.bounds)
+		b := r.Config.StatedBounds(o.bounds)
+		if o.delayBound != nil {
+			b.DelayBounded, b.DelayBound = *o.delayBound > 0, *o.delayBound
+		}
+		err := r.Config.Validate()
+		if err == nil {
+			err = b.Validate()
+		}
 		if err != nil {
 			fmt.Fprintf(stderr, "cdcspec check: matrix row %q: %v\n", r.Name, err)
 			return exitUsage
@@ -120,12 +150,12 @@ func runMatrix(ctx context.Context, rows []model.MatrixRow, o matrixOpts, args [
 	text := o.format == "text"
 	if text {
 		fmt.Fprintf(stdout, "matrix: %d rows, each within %s and %d MB, liveness %v\n", len(rows), o.rowTime, o.memory>>20, o.bounds.Liveness())
-		fmt.Fprintf(stdout, "%-30s %-10s %-11s %12s %5s %9s %10s  %s\n", "row", "result", "why", "states", "depth", "seconds", "states/s", "verdict")
+		fmt.Fprintf(stdout, "%-30s %-10s %-5s %-11s %12s %5s %9s %10s  %s\n", "row", "result", "k", "why", "states", "depth", "seconds", "states/s", "verdict")
 	}
 	for i, r := range rows {
 		var j matrixRowJSON
 		if ctx.Err() != nil {
-			j = matrixRowJSON{Name: r.Name, Reason: r.Reason, Config: r.Config.String(), Search: r.Search.String(),
+			j = matrixRowJSON{Name: r.Name, Reason: r.Reason, Config: r.Config.String(), StatedDelayBound: statedK(bounds[i]),
 				Why: "not-run", Verdict: "no violation found"}
 		} else {
 			fmt.Fprintf(stderr, "matrix: row %d/%d %s: %s\n", i+1, len(rows), r.Name, r.Reason)
@@ -136,6 +166,9 @@ func runMatrix(ctx context.Context, rows []model.MatrixRow, o matrixOpts, args [
 		out.Rows = append(out.Rows, j)
 		if j.Complete {
 			out.Complete++
+		}
+		if j.Exhaustive {
+			out.Exhaustive++
 		}
 		if j.Verdict == "violation" {
 			out.Violations++
@@ -161,7 +194,8 @@ func runMatrix(ctx context.Context, rows []model.MatrixRow, o matrixOpts, args [
 		}
 		return code
 	}
-	fmt.Fprintf(stdout, "total: %d rows, %d complete, %d with a violation, %.1f s\n", len(out.Rows), out.Complete, out.Violations, out.TotalSeconds)
+	fmt.Fprintf(stdout, "total: %d rows, %d complete (%d exhaustive, %d up to their stated delay bound), %d with a violation, %.1f s\n",
+		len(out.Rows), out.Complete, out.Exhaustive, out.Complete-out.Exhaustive, out.Violations, out.TotalSeconds)
 	for _, j := range out.Rows {
 		if j.Artifacts != "" {
 			fmt.Fprintf(stdout, "counterexample of %s (%s) written to %s\n", j.Name, j.Property, j.Artifacts)
@@ -173,7 +207,7 @@ func runMatrix(ctx context.Context, rows []model.MatrixRow, o matrixOpts, args [
 // runMatrixRow checks one row within o.rowTime: a timer closes the
 // search's Stop, as an interrupt does.
 func runMatrixRow(ctx context.Context, r model.MatrixRow, b search.Bounds, o matrixOpts, args []string, stderr io.Writer) matrixRowJSON {
-	j := matrixRowJSON{Name: r.Name, Reason: r.Reason, Config: r.Config.String(), Search: r.Search.String()}
+	j := matrixRowJSON{Name: r.Name, Reason: r.Reason, Config: r.Config.String(), StatedDelayBound: statedK(b)}
 	stop := make(chan struct{})
 	timer := time.NewTimer(o.rowTime)
 	defer timer.Stop()
@@ -196,7 +230,16 @@ func runMatrixRow(ctx context.Context, r model.MatrixRow, b search.Bounds, o mat
 	if check == nil {
 		check = model.Check
 	}
-	res, err := check(r.Config, b, progress)
+	var res model.Result
+	var tries []search.Stats
+	var err error
+	if o.deepen && b.DelayBounded {
+		// The stated bound first, then deeper until the row's budget
+		// (b.Stop) ends the last search.
+		res, tries, err = model.CheckDelays(r.Config, b, o.rowTime+time.Minute, progress)
+	} else {
+		res, err = check(r.Config, b, progress)
+	}
 	clear()
 	if err != nil {
 		j.Why, j.Detail, j.Verdict = "error", err.Error(), "no violation found"
@@ -205,9 +248,22 @@ func runMatrixRow(ctx context.Context, r model.MatrixRow, b search.Bounds, o mat
 	j.DistinctStates, j.Transitions, j.Depth = res.Distinct, res.Transitions, res.Depth
 	j.Seconds, j.StatesPerSecond = res.Seconds, res.StatesPerSecond()
 	j.PeakMemory, j.Spilled = res.PeakMemory, res.Spilled
+	for _, st := range tries {
+		j.DelayTries = append(j.DelayTries, delayTryJSON{K: st.DelayBound, Result: resultName(st.Outcome), Reason: st.Reason,
+			DistinctStates: st.Distinct, Depth: st.Depth, Seconds: st.Seconds})
+		if st.DelayBound == b.DelayBound {
+			j.StatedSeconds = st.Seconds
+		}
+	}
+	k, upTo := res.CompleteUpToDelays()
+	switch {
+	case res.Outcome == search.OK:
+		j.Complete, j.Exhaustive, j.Verdict = true, true, "ok"
+	case upTo && k >= b.DelayBound:
+		j.Complete, j.CompleteUpToDelays, j.Verdict = true, &k, "ok"
+	}
 	switch res.Outcome {
 	case search.OK:
-		j.Complete, j.Verdict = true, "ok"
 	case search.Violation:
 		j.Verdict, j.Property = "violation", string(res.Violation.Property)
 		dir := ""
@@ -221,6 +277,9 @@ func runMatrixRow(ctx context.Context, r model.MatrixRow, b search.Bounds, o mat
 			j.Artifacts = d
 		}
 	default:
+		if j.Complete {
+			break
+		}
 		j.Verdict, j.Detail = "no violation found", res.Reason
 		select {
 		case <-budget:
@@ -257,6 +316,26 @@ func rowResult(j *matrixRowJSON) string {
 	return "incomplete (" + j.Why + ")"
 }
 
+// statedK is the delay bound a row runs with: 0 when unbounded.
+func statedK(b search.Bounds) int {
+	if !b.DelayBounded {
+		return 0
+	}
+	return b.DelayBound
+}
+
+// rowK is the k column: "all" for an exhaustive row, the largest delay
+// bound that completed, or "-".
+func rowK(j *matrixRowJSON) string {
+	switch {
+	case j.Exhaustive:
+		return "all"
+	case j.CompleteUpToDelays != nil:
+		return fmt.Sprint(*j.CompleteUpToDelays)
+	}
+	return "-"
+}
+
 func printMatrixRow(w io.Writer, j *matrixRowJSON) {
 	result := "complete"
 	switch {
@@ -269,14 +348,19 @@ func printMatrixRow(w io.Writer, j *matrixRowJSON) {
 	if j.Property != "" {
 		verdict += ": " + j.Property
 	}
-	if j.Search != "" {
-		verdict += " [" + j.Search + "]"
+	switch {
+	case j.StatedDelayBound == 0:
+		verdict += " [unbounded]"
+	case j.Exhaustive:
+		verdict += fmt.Sprintf(" [stated bound %d cut nothing]", j.StatedDelayBound)
+	default:
+		verdict += fmt.Sprintf(" [stated bound %d]", j.StatedDelayBound)
 	}
 	why := j.Why
 	if why == "" {
 		why = "-"
 	}
-	fmt.Fprintf(w, "%-30s %-10s %-11s %12d %5d %9.1f %10.0f  %s\n", j.Name, result, why, j.DistinctStates, j.Depth, j.Seconds, j.StatesPerSecond, verdict)
+	fmt.Fprintf(w, "%-30s %-10s %-5s %-11s %12d %5d %9.1f %10.0f  %s\n", j.Name, result, rowK(j), why, j.DistinctStates, j.Depth, j.Seconds, j.StatesPerSecond, verdict)
 }
 
 // matrixListJSON is `check --matrix --list --format json`.
@@ -289,7 +373,8 @@ type matrixListRow struct {
 	Name   string `json:"name"`
 	Reason string `json:"reason"`
 	Config string `json:"config"`
-	Search string `json:"search,omitempty"`
+	// StatedDelayBound: 0, the row completes unbounded.
+	StatedDelayBound int `json:"stated_delay_bound"`
 }
 
 // listMatrix prints the selected rows, then every feature x fault pair with
@@ -297,7 +382,7 @@ type matrixListRow struct {
 func listMatrix(rows []model.MatrixRow, format string, stdout, stderr io.Writer) int {
 	out := matrixListJSON{Cells: model.MatrixCells()}
 	for _, r := range rows {
-		out.Rows = append(out.Rows, matrixListRow{Name: r.Name, Reason: r.Reason, Config: r.Config.String(), Search: r.Search.String()})
+		out.Rows = append(out.Rows, matrixListRow{Name: r.Name, Reason: r.Reason, Config: r.Config.String(), StatedDelayBound: r.Config.DelayBound})
 	}
 	if format == "json" {
 		enc := json.NewEncoder(stdout)
@@ -310,8 +395,10 @@ func listMatrix(rows []model.MatrixRow, format string, stdout, stderr io.Writer)
 	fmt.Fprintf(stdout, "%d rows\n", len(out.Rows))
 	for _, r := range out.Rows {
 		fmt.Fprintf(stdout, "%-30s %s\n%-30s   %s\n", r.Name, r.Reason, "", r.Config)
-		if r.Search != "" {
-			fmt.Fprintf(stdout, "%-30s   search: %s\n", "", r.Search)
+		if r.StatedDelayBound > 0 {
+			fmt.Fprintf(stdout, "%-30s   complete up to %d delays (stated bound)\n", "", r.StatedDelayBound)
+		} else {
+			fmt.Fprintf(stdout, "%-30s   complete unbounded\n", "")
 		}
 	}
 	fmt.Fprintln(stdout, "\nfeature x fault pairs (rows of the whole matrix)")

@@ -65,8 +65,8 @@ func TestCheckMatrixBounds(t *testing.T) {
 
 	code, out, errs = runCheckCmd("check", "--matrix", "--matrix-rows", "^default$", "--row-time", "100ms")
 	require.Equal(t, exitIncomplete, code, errs)
-	assert.Regexp(t, `(?m)^default +incomplete +budget `, out)
-	assert.Regexp(t, `(?m)^total: 1 rows, 0 complete, 0 with a violation, [0-9.]+ s$`, out)
+	assert.Regexp(t, `(?m)^default +incomplete +- +budget `, out)
+	assert.Regexp(t, `(?m)^total: 1 rows, 0 complete \(0 exhaustive, 0 up to their stated delay bound\), 0 with a violation, [0-9.]+ s$`, out)
 }
 
 // TestRunMatrixVerdicts: a row that completes clean is ok (exit 0); a row
@@ -90,8 +90,8 @@ func TestRunMatrixVerdicts(t *testing.T) {
 	var out, errb bytes.Buffer
 	code := runMatrix(context.Background(), []model.MatrixRow{clean}, o, nil, &out, &errb)
 	require.Equal(t, exitOK, code, "%s%s", out.String(), errb.String())
-	assert.Regexp(t, `(?m)^small +complete +- +42 +7 +0.5 `, out.String())
-	assert.Regexp(t, `(?m)^total: 1 rows, 1 complete, 0 with a violation`, out.String())
+	assert.Regexp(t, `(?m)^small +complete +all +- +42 +7 +0.5 .*ok \[unbounded\]$`, out.String())
+	assert.Regexp(t, `(?m)^total: 1 rows, 1 complete \(1 exhaustive, 0 up to their stated delay bound\), 0 with a violation`, out.String())
 	o.check = nil
 
 	o.artifacts = t.TempDir()
@@ -99,7 +99,7 @@ func TestRunMatrixVerdicts(t *testing.T) {
 	out.Reset()
 	code = runMatrix(context.Background(), []model.MatrixRow{clean, bug}, o, nil, &out, &errb)
 	require.Equal(t, exitViolation, code, out.String())
-	assert.Regexp(t, `(?m)^buggy +violation +- .*violation: `+string(spec.CheckpointAdvancesAfterHeal), out.String())
+	assert.Regexp(t, `(?m)^buggy +violation +- +- .*violation: `+string(spec.CheckpointAdvancesAfterHeal), out.String())
 	story, err := os.ReadFile(filepath.Join(o.artifacts, "buggy", "counterexample.txt"))
 	require.NoError(t, err)
 	assert.NotEmpty(t, story)
@@ -109,11 +109,11 @@ func TestRunMatrixVerdicts(t *testing.T) {
 
 	// A row whose search settings the search cannot take is refused up front.
 	delayed := clean
-	delayed.Search.DelayBound = search.MaxDelayBound + 1
+	delayed.Config.DelayBound = search.MaxDelayBound + 1
 	errb.Reset()
 	code = runMatrix(context.Background(), []model.MatrixRow{delayed}, o, nil, &out, &errb)
 	require.Equal(t, exitUsage, code)
-	assert.Contains(t, errb.String(), `matrix row "small": delay bound must be <=`)
+	assert.Contains(t, errb.String(), `matrix row "small": config "small": stated delay bound must be`)
 
 	// An interrupted matrix runs no further row.
 	ctx, cancel := context.WithCancel(context.Background())
@@ -122,6 +122,44 @@ func TestRunMatrixVerdicts(t *testing.T) {
 	code = runMatrix(ctx, []model.MatrixRow{clean}, o, nil, &out, &errb)
 	require.Equal(t, exitIncomplete, code)
 	assert.True(t, strings.Contains(out.String(), "not-run"), out.String())
+}
+
+// TestRunMatrixStatedBound: a row with a stated delay bound is complete
+// when every schedule within it was explored (exit 0), shows its k, and
+// with --row-deepen goes on to larger bounds until its time runs out and
+// shows the largest that completed.
+func TestRunMatrixStatedBound(t *testing.T) {
+	small := model.Base()
+	small.Name, small.TsMax, small.DelayBound = "small", 2, 2
+	row := model.MatrixRow{Name: "small", Reason: "two nodes, one table, no fault", Config: small}
+	o := matrixOpts{rowTime: time.Minute, memory: 1 << 30, format: "json", bounds: search.Bounds{SafetyOnly: true}}
+	var out, errb bytes.Buffer
+	code := runMatrix(context.Background(), []model.MatrixRow{row}, o, nil, &out, &errb)
+	require.Equal(t, exitOK, code, "%s%s", out.String(), errb.String())
+	var j matrixJSON
+	require.NoError(t, json.Unmarshal(out.Bytes(), &j))
+	r := j.Rows[0]
+	assert.True(t, r.Complete)
+	assert.False(t, r.Exhaustive)
+	assert.Equal(t, 2, r.StatedDelayBound)
+	require.NotNil(t, r.CompleteUpToDelays)
+	assert.Equal(t, 2, *r.CompleteUpToDelays)
+	assert.Empty(t, r.DelayTries)
+
+	o.deepen, o.rowTime = true, 2*time.Second
+	out.Reset()
+	code = runMatrix(context.Background(), []model.MatrixRow{row}, o, nil, &out, &errb)
+	require.Equal(t, exitOK, code, "%s%s", out.String(), errb.String())
+	j = matrixJSON{}
+	require.NoError(t, json.Unmarshal(out.Bytes(), &j))
+	r = j.Rows[0]
+	assert.True(t, r.Complete)
+	require.NotEmpty(t, r.DelayTries)
+	assert.Equal(t, 2, r.DelayTries[0].K, "the deepening starts at the stated bound")
+	if !r.Exhaustive {
+		require.NotNil(t, r.CompleteUpToDelays)
+		assert.Greater(t, *r.CompleteUpToDelays, 2, "two seconds reach past k=2 on the smallest configuration")
+	}
 }
 
 // TestCheckMatrixList: --list runs nothing and shows, per feature x fault
