@@ -385,6 +385,7 @@ func parseChunk(c *chunk, name string, idx int, pc *parseCache) {
 		if !rec.HasTime {
 			for i := n; i < len(c.items); i++ {
 				c.items[i].noTime = true
+				c.items[i].Event.Source.Untimed = true
 			}
 		}
 	}
@@ -405,12 +406,13 @@ func (s *source) run() {
 		s.err = err
 		return
 	}
-	r, closeFn, err := openDecompressed(rc)
+	dr, closeFn, err := openDecompressed(rc)
 	if err != nil {
 		s.err = err
 		return
 	}
 	defer closeFn()
+	r := newFullWidthReader(dr)
 
 	// reader -> workers (any order) and -> this goroutine (input order)
 	csize := s.chunkSize
@@ -555,6 +557,8 @@ func (s *source) run() {
 		s.tokens <- struct{}{}
 	}
 	s.stats.Bytes += skipped
+	s.stats.FullWidth = r.Lines
+	s.stats.Bytes += r.Removed
 	if readErr != nil {
 		s.err = readErr
 	}

@@ -278,7 +278,7 @@ func TestTraceVerdict(t *testing.T) {
 		assert.True(t, strings.HasPrefix(first, c.first), "%v: first line %q, want prefix %q", c.args, first, c.first)
 	}
 	_, out, _ := runTraceCmd(t, "", badTS)
-	assert.Contains(t, out, "(no record's timestamp parses: 0 of 9;")
+	assert.Contains(t, out, "(no record's timestamp parses: 0 of 9, so no property that measures time was judged;")
 
 	// JSON: the verdict is the first field
 	code, out, _ := runTraceCmd(t, "", "--format", "json", fixtures+"seed000_5709.log")
