@@ -301,3 +301,24 @@ func TestEventFields(t *testing.T) {
 		})
 	}
 }
+
+// TestOwnLinesFromLogLines: each of cdcspec's own lines (spec.LogLines
+// with TiCDC == false) has exactly one catalogue entry, derived from
+// spec.LogLines (ownEntries), so the catalogue cannot drift from what impl/
+// logs; TiCDC's lines of spec.LogLines are read by the table's entry.
+func TestOwnLinesFromLogLines(t *testing.T) {
+	for _, ll := range spec.LogLines() {
+		es := catalogueIndex[ll.Message]
+		var mine []*entry
+		for _, e := range es {
+			if slices.Contains(e.files, ll.File) {
+				mine = append(mine, e)
+			}
+		}
+		require.Len(t, mine, 1, "%s %q: want one catalogue entry (TestCatalogueMapsEveryLogLine checks its kind)", ll.File, ll.Message)
+		assert.Equal(t, !ll.TiCDC, mine[0].ownLine, "%q: own line (no impossible-value check) iff TiCDC == false", ll.Message)
+		if !ll.TiCDC {
+			assert.Equal(t, ll.Fields, mine[0].keys, "%q: keys are spec.LogLines'", ll.Message)
+		}
+	}
+}
