@@ -169,6 +169,7 @@ type Checker struct {
 	cpSame      map[string]*cpRun
 	cpView      map[string]*Item // last coordinator-view checkpoint per changefeed
 	bootFail    map[string]*Item
+	bootFailErr map[string]bool           // bootFail's failure carried an error
 	ignored     map[string][]ignoredTable // changefeed -> #6202 markers
 	recentSNF   map[string][]Item         // changefeed -> recent SpanNotFound items
 	lastLost    map[int]*Item             // input -> last session-lost line
@@ -274,6 +275,7 @@ func NewChecker(opt Options) *Checker {
 		cpSame:      map[string]*cpRun{},
 		cpView:      map[string]*Item{},
 		bootFail:    map[string]*Item{},
+		bootFailErr: map[string]bool{},
 		ignored:     map[string][]ignoredTable{},
 		recentSNF:   map[string][]Item{},
 		lastLost:    map[int]*Item{},
@@ -1112,17 +1114,20 @@ func (c *Checker) finishCheckpoints() {
 func (c *Checker) observeBootstrap(it *Item) {
 	e := &it.Event
 	switch {
-	case e.Kind == spec.MaintainerBootstrapFailed || it.Sym == SymBootstrapFailure:
+	case e.Kind == spec.MaintainerBootstrapFailed || it.Sym == SymBootstrapFailure || strings.Contains(e.Err, errInitTableTrigger):
+		withErr := e.Err != "" || it.Level >= LevelError
 		if it.Sym == SymBootstrapFailure {
 			e.Err = strings.TrimPrefix(it.Msg+": "+e.Err, ": ")
 		}
 		if c.bootFail[e.Changefeed] == nil {
 			x := *it
 			c.bootFail[e.Changefeed] = &x
+			c.bootFailErr[e.Changefeed] = withErr
 		}
 	case e.Kind == spec.MaintainerBootstrapped:
 		if b := c.bootFail[e.Changefeed]; b != nil {
 			delete(c.bootFail, e.Changefeed)
+			delete(c.bootFailErr, e.Changefeed)
 			c.add(Finding{Property: PropBootstrapFailed, Severity: Info, Changefeed: e.Changefeed, time: b.Event.Time,
 				Message:  fmt.Sprintf("a maintainer bootstrap failed at %s and a later bootstrap succeeded %s after it", fmtTime(b.Event.Time), fmtDur(e.Time-b.Event.Time)),
 				Evidence: []Evidence{ev(b), ev(it)}})
@@ -1134,6 +1139,12 @@ func (c *Checker) observeBootstrap(it *Item) {
 	}
 }
 
+// errInitTableTrigger is TiCDC's error for a table trigger dispatcher that
+// could not be created or initialised during a dispatcher manager's
+// bootstrap: a record carrying it is a bootstrap failure, whatever its
+// message.
+const errInitTableTrigger = "ErrChangefeedInitTableTriggerDispatcherFailed"
+
 func (c *Checker) finishBootstrap() {
 	for _, cf := range sortedKeysOf(c.bootFail) {
 		b := c.bootFail[cf]
@@ -1142,6 +1153,14 @@ func (c *Checker) finishBootstrap() {
 		if after >= c.stuck {
 			f.Severity = Suspect
 			f.Message = fmt.Sprintf("a maintainer bootstrap failed (error %q) and no later \"changefeed maintainer bootstrapped\" line follows in the %s the logs continue (threshold %s); the changefeed has no working maintainer",
+				b.Event.Err, fmtDur(after), fmtDur(c.stuck))
+		} else if c.bootFailErr[cf] {
+			// TiCDC failed the bootstrap with an error: the changefeed has
+			// no working maintainer until a retry succeeds, and none
+			// did in the logs (issue 30)
+			f.Severity = Suspect
+			f.ownDuration = true // judged on the error, not on --stuck-after
+			f.Message = fmt.Sprintf("a maintainer bootstrap failed with an error (%q) and no later \"changefeed maintainer bootstrapped\" line follows; the logs end %s later, before --stuck-after (%s), so a retry may still succeed",
 				b.Event.Err, fmtDur(after), fmtDur(c.stuck))
 		} else {
 			f.Severity = InsufficientEvidence

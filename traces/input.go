@@ -369,7 +369,7 @@ func parseChunk(c *chunk, name string, idx int, pc *parseCache) {
 				e = &panicEntry
 			} else if e == nil {
 				continue
-			} else if !e.read && impossibleTs(rec, e.zeroOK) == "" {
+			} else if !e.read && impossibleTs(rec, e.none) == "" {
 				// a benign line no monitor reads: counted, not converted
 				sc.Stats.Context++
 				continue
