@@ -518,17 +518,16 @@ func impossibleTs(r *Record, none noneTs) string {
 // Unix ms at (0: unknown): "field=value" if f is a timestamp field with an
 // impossible value, else "".
 func impossibleField(f *field, none noneTs, at int64) string {
+	// the value first (most fields' values are no candidate), then the key
 	v := f.val
-	if len(v) == 0 || !isDigit(v[0]) && v[0] != '-' || !isTsKey(f.key) {
-		return ""
-	}
 	bad := false
 	switch {
+	case len(v) < 1:
 	case v[0] == '-':
-		bad = len(v) > 1 && isDigit(v[1])
-	case len(v) == 1 && v[0] == '0':
-		bad = none&noneZero == 0 && isTsField(f.key)
-	case len(v) >= 18: // a TSO of this century has 18 or more digits
+		bad = len(v) > 1 && isDigit(v[1]) && isTsKey(f.key)
+	case len(v) == 1:
+		bad = v[0] == '0' && none&noneZero == 0 && isTsField(f.key)
+	case len(v) >= 18 && isDigit(v[0]) && isTsKey(f.key): // a TSO of this century has 18 or more digits
 		ts, err := strconv.ParseUint(string(v), 10, 64)
 		bad = err == nil && (ts == math.MaxUint64 && none&noneMax == 0 || ts != math.MaxUint64 && at > 0 && int64(ts>>18) > at+maxTsAhead)
 	}
@@ -579,10 +578,30 @@ func mayNameTsField(rest []byte) bool {
 			return true
 		}
 		k := bytes.IndexByte(rest[:min(len(rest), maxTsKey+1)], '=')
-		if k >= 2 && (rest[k-1] == 's' && rest[k-2] == 't' || bytes.Contains(rest[:k], []byte("Ts")) || bytes.Contains(rest[:k], []byte("TS"))) {
+		if k >= 2 && mayBeTsKey(rest[:k]) {
 			return true
 		}
 	}
+}
+
+// mayBeTsKey is true for every key isTsKey accepts: one with "Ts" or "TS"
+// in it, or ending in "ts".
+func mayBeTsKey(k []byte) bool {
+	n := len(k)
+	if k[n-1] == 's' && k[n-2] == 't' {
+		return true
+	}
+	for i := bytes.IndexByte(k, 'T'); i >= 0 && i+1 < n; {
+		if k[i+1] == 's' || k[i+1] == 'S' {
+			return true
+		}
+		j := bytes.IndexByte(k[i+1:], 'T')
+		if j < 0 {
+			return false
+		}
+		i += 1 + j
+	}
+	return false
 }
 
 // maxTsKey bounds the length of a timestamp field's key
