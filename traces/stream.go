@@ -104,18 +104,16 @@ func (w *WireItem) Item() Item {
 
 // StreamChecker is stage two: it checks the items of several sources as
 // they arrive. Each source's items must come in that source's log order
-// (a Kafka partition keeps it). An item is checked once every source has
-// reached its time (each source's watermark is the time of its latest
-// item and it is past this one's), or once it is reorderWindow older than
-// the newest item, or once
-// maxStreamPending items wait: a quiet source holds the others back only
-// that long, and memory stays bounded.
+// (a Kafka partition keeps it), and each source's log in time order. An
+// item is checked once every source has sent a later one (each source's
+// watermark is the time of its latest item), or once maxStreamPending items
+// wait: a quiet source holds the others back that long at most, so memory
+// stays bounded. Finish checks the rest.
 type StreamChecker struct {
 	c       *Checker
 	sources map[string]*streamSource
 	byIdx   []*streamSource
 	pending streamHeap
-	newest  int64
 }
 
 type streamSource struct {
@@ -157,9 +155,6 @@ func (s *StreamChecker) Add(it Item) {
 	if it.Event.Time > src.mark {
 		src.mark = it.Event.Time
 	}
-	if it.Event.Time > s.newest {
-		s.newest = it.Event.Time
-	}
 	heap.Push(&s.pending, it)
 	s.release(false)
 }
@@ -173,7 +168,7 @@ func (s *StreamChecker) release(final bool) {
 	}
 	for s.pending.Len() > 0 {
 		t := s.pending[0].Event.Time
-		if !final && t >= low && t >= s.newest-reorderWindow && s.pending.Len() <= maxStreamPending {
+		if !final && t >= low && s.pending.Len() <= maxStreamPending {
 			return
 		}
 		it := heap.Pop(&s.pending).(Item)
@@ -229,3 +224,13 @@ func (f *Finding) ID() string {
 	}
 	return hex.EncodeToString(h.Sum(nil))
 }
+
+// NamesSelf reports whether the item names its capture's own node ID (the
+// line StreamChecker learns a source's node from).
+func (it *Item) NamesSelf() bool { return it.self != "" }
+
+// OwnNode reports whether the item's event is one the logging capture
+// itself did (its node is the source's; StreamChecker fills it in when
+// the line names none): such events tell the checker which nodes have
+// logs of their own.
+func (it *Item) OwnNode() bool { return isOwnNode[it.Event.Kind] }
