@@ -103,6 +103,10 @@ func partitionOf(cf string, n int32) int32 {
 // RunParse runs stage one until ctx ends.
 func RunParse(ctx context.Context, cfg Config) error {
 	sc := cfg.saramaConfig()
+	// offsets are marked only once their lines' items are published;
+	// committing the marked ones every second is then safe
+	sc.Consumer.Offsets.AutoCommit.Enable = true
+	sc.Consumer.Offsets.AutoCommit.Interval = time.Second
 	client, err := sarama.NewClient(cfg.Brokers, sc)
 	if err != nil {
 		return fmt.Errorf("stage one: %w", err)
@@ -149,13 +153,44 @@ func (h *parseHandler) Cleanup(sarama.ConsumerGroupSession) error { return nil }
 
 // ConsumeClaim parses one partition of raw lines. A capture's lines are in
 // one partition (keyed by capture), so one parser per capture sees them in
-// order. The offset is marked and committed once the line's items are
-// published.
+// order. The items are published in batches (up to parseBatch lines, or
+// what has arrived); a batch's offsets are marked once it is published, and
+// sarama commits the marked offsets every second.
 func (h *parseHandler) ConsumeClaim(sess sarama.ConsumerGroupSession, claim sarama.ConsumerGroupClaim) error {
 	parsers := map[string]*traces.LineParser{}
 	nodes := map[string]*nodeFacts{}
 	var items []traces.Item
-	for msg := range claim.Messages() {
+	var out []*sarama.ProducerMessage
+	var last *sarama.ConsumerMessage
+	lines := 0
+	flush := func() error {
+		if last == nil {
+			return nil
+		}
+		if len(out) > 0 {
+			if err := h.prod.SendMessages(out); err != nil {
+				return fmt.Errorf("stage one: publish: %w", err)
+			}
+		}
+		sess.MarkMessage(last, "")
+		out, last, lines = out[:0], nil, 0
+		return nil
+	}
+	for {
+		var msg *sarama.ConsumerMessage
+		var ok bool
+		select {
+		case msg, ok = <-claim.Messages():
+		default:
+			// nothing more has arrived: publish what has
+			if err := flush(); err != nil {
+				return err
+			}
+			msg, ok = <-claim.Messages()
+		}
+		if !ok {
+			return flush()
+		}
 		capture := string(msg.Key)
 		p := parsers[capture]
 		if p == nil {
@@ -165,7 +200,6 @@ func (h *parseHandler) ConsumeClaim(sess sarama.ConsumerGroupSession, claim sara
 		}
 		nf := nodes[capture]
 		items = p.Parse(msg.Value, items[:0])
-		var out []*sarama.ProducerMessage
 		for i := range items {
 			b, err := json.Marshal(wireEvent{Source: capture, Item: items[i].Wire()})
 			if err != nil {
@@ -181,16 +215,17 @@ func (h *parseHandler) ConsumeClaim(sess sarama.ConsumerGroupSession, claim sara
 			out = append(out, &sarama.ProducerMessage{Topic: h.cfg.Events, Partition: partitionOf(cf, h.parts),
 				Key: sarama.StringEncoder(cf), Value: sarama.ByteEncoder(b)})
 		}
-		if len(out) > 0 {
-			if err := h.prod.SendMessages(out); err != nil {
-				return fmt.Errorf("stage one: publish: %w", err)
+		last = msg
+		if lines++; lines >= parseBatch {
+			if err := flush(); err != nil {
+				return err
 			}
 		}
-		sess.MarkMessage(msg, "")
-		sess.Commit()
 	}
-	return nil
 }
+
+// parseBatch is the most raw lines stage one publishes at once.
+const parseBatch = 1000
 
 // nodeFacts is what stage one has sent every partition of one capture's
 // node: a checker learns which nodes have logs of their own from events of
