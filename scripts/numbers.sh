@@ -43,6 +43,7 @@ model-default~cheap~Model checker, default configuration, liveness on~1,000,000 
 model-bench~cheap~Model checker per state, with liveness and safety only (go test benchmark, one full check each)~1,000,000 distinct states/s on 2 cores~go test ./model -run '^$' -bench 'BenchmarkCheckDefault(Safety)?$' -benchtime 1x~^Benchmark
 sim~cheap~Simulation speed: handled messages per second on one core~100,000 msgs/s per core~go test ./impl/sim -run '^$' -bench . -cpu 1~^Benchmark
 trace-small~cheap~Trace checking of a generated 128 MB TiCDC HEAD log (the 1 GB row is expensive)~500 MB/s; RSS < 100 MB; concatenated within 1.5x of sorted~scripts/bench-trace.sh 128M~
+trace-kafka~cheap~Streaming trace check through Kafka (kfake in-process, segments on disk): four captures' 4 MB generated logs, one message per line, stage one and one stage-two instance; raw lines/s end to end and the peak Go heap~-~go test ./traces/kafkastream -run '^$' -bench KafkaEndToEnd -benchtime 1x~^Benchmark
 sink~cheap~Kafka sink alone (sarama to kfake, in-order acks)~-~go test ./runtime/kafkasink -run '^$' -bench SinkThroughput -benchtime 300000x~^Benchmark
 datacheck-mem~cheap~The data check's heap per produced row change~-~go test ./runtime/datacheck -run '^$' -bench AnalyzerMemory -benchtime 1x~^Benchmark
 proptest~cheap~Property-based tests: state machine steps per second~1,000 checks x 100 steps in < 60 s~go test ./proptest -run '^$' -bench StateMachine -benchtime 1x~^Benchmark

@@ -367,6 +367,9 @@ type Source struct {
 	File string
 	Line int
 	Text string // the raw line, possibly truncated; evidence for findings
+	// Untimed: the log line carried no timestamp of its own (pasted
+	// without its prefix); the event's Time is the line before's.
+	Untimed bool
 }
 
 func (s Source) String() string {

@@ -2,6 +2,7 @@ package traces
 
 import (
 	"bytes"
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -147,4 +148,40 @@ func BenchmarkParseChunks(b *testing.B) {
 			c.unknown.reset()
 		}
 	}
+}
+
+// BenchmarkStream measures the streaming checker's two stages in one
+// process, without a transport: a 64 MB generated log's lines through
+// LineParser, each item through its JSON wire form, into StreamChecker.
+// It reports lines/s.
+func BenchmarkStream(b *testing.B) {
+	var buf bytes.Buffer
+	if _, err := GenerateLog(&buf, 64<<20, 1); err != nil {
+		b.Fatal(err)
+	}
+	data := buf.Bytes()
+	lines := bytes.Split(data, []byte("\n"))
+	b.SetBytes(int64(len(data)))
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		p, sc := NewLineParser("bench"), NewStreamChecker(Options{})
+		var items []Item
+		for _, l := range lines {
+			items = p.Parse(l, items[:0])
+			for k := range items {
+				w := items[k].Wire()
+				j, err := json.Marshal(&w)
+				if err != nil {
+					b.Fatal(err)
+				}
+				var back WireItem
+				if err := json.Unmarshal(j, &back); err != nil {
+					b.Fatal(err)
+				}
+				sc.Add(back.Item())
+			}
+		}
+		sc.Finish()
+	}
+	b.ReportMetric(float64(len(lines))*float64(b.N)/b.Elapsed().Seconds(), "lines/s")
 }

@@ -9,6 +9,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"time"
 	"unicode/utf8"
 
 	"cdcspec/spec"
@@ -39,9 +40,9 @@ type entry struct {
 
 	// Derived once from the tables below (see catalogueIndex), so that the
 	// parse workers need no map lookup per record:
-	read    bool // a benign line a monitor still reads (contextItems)
-	zeroOK  bool // a timestamp of 0 means none here (zeroMeansNone)
-	ownLine bool // one of cdcspec's own lines (v "cdcspec..."): no impossible-value check
+	read    bool   // a benign line a monitor still reads (contextItems)
+	none    noneTs // the timestamp values that mean none here (tsMeansNone)
+	ownLine bool   // one of cdcspec's own lines (v "cdcspec..."): no impossible-value check
 }
 
 type fieldKeys struct {
@@ -189,7 +190,7 @@ var catalogueIndex = func() map[string][]*entry {
 }()
 
 func (e *entry) derive() {
-	e.read, e.zeroOK, e.ownLine = contextItems[e.msg], zeroMeansNone[e.msg], strings.HasPrefix(e.v, ownVersion)
+	e.read, e.none, e.ownLine = contextItems[e.msg], tsMeansNone[e.msg], strings.HasPrefix(e.v, ownVersion)
 }
 
 // msgFilter is a cheap pre-check before the map lookup: for each message
@@ -429,10 +430,14 @@ func toItems(r *Record, e *entry, fileName string, fileIdx int, out []Item) []It
 	var keyspace []byte
 	r.parseFields()
 	checkTs := !e.ownLine // impossibleTs, in the same pass
+	recAt := int64(0)     // the record's own time, for impossibleField
+	if r.HasTime {
+		recAt = r.Time
+	}
 	for i := range r.fields {
 		f := &r.fields[i]
 		if checkTs {
-			if s := impossibleField(f, e.zeroOK); s != "" {
+			if s := impossibleField(f, e.none, recAt); s != "" {
 				it.impossible, checkTs = s, false
 			}
 		}
@@ -466,56 +471,102 @@ func toItems(r *Record, e *entry, fileName string, fileIdx int, out []Item) []It
 }
 
 // tsFields are the fields in which TiCDC reports a changefeed's or a
-// dispatcher's checkpoint or start timestamp.
+// dispatcher's checkpoint or start timestamp: 0 is impossible there too
+// (unless the line's entry says 0 means none, tsMeansNone).
 var tsFields = []string{"checkpointTs", "startTs", "checkpoint-ts", "start-ts"}
 
-// tsFieldStart marks the first and the second bytes of tsFields.
-var tsFieldStart = func() (t [2][256]bool) {
-	for _, f := range tsFields {
-		t[0][f[0]], t[1][f[1]] = true, true
-	}
-	return t
-}()
+// noneTs says which timestamp values mean "none" on a line (tsMeansNone):
+// they are not impossible there.
+type noneTs uint8
+
+const (
+	noneZero noneTs = 1 << iota // 0 in tsFields
+	noneMax                     // MaxUint64 in any ts field
+)
+
+// maxTsAhead bounds how far a TSO's physical time may lie beyond the time of
+// the record that logs it: PD's clock and the capture's differ by a clock
+// skew, not by hours.
+const maxTsAhead = int64(time.Hour / time.Millisecond)
 
 // impossibleTs returns "field=value" for the first timestamp field of r
-// whose value no TSO can have: 0, -1 or MaxUint64 (#4703 and #4845: a
-// changefeed started or checkpointed at such a value). TiCDC's
+// whose value no TSO can have (#4703 and #4845: a changefeed started or
+// checkpointed at such a value). Every field that holds a ts is checked
+// (isTsKey: checkpointTs, startTs, resolvedTs, commitTs, blockTs, ...): a
+// negative value, MaxUint64, or a TSO whose physical time is more than
+// maxTsAhead beyond the record's own time; 0 in tsFields as well. TiCDC's
 // removal-only maintainer reports checkpointTs=1 on purpose; that is not
 // impossible.
-func impossibleTs(r *Record, zeroOK bool) string {
+func impossibleTs(r *Record, none noneTs) string {
 	if !r.parsed && !mayNameTsField(r.rest) {
 		return ""
 	}
 	r.parseFields()
+	at := int64(0)
+	if r.HasTime {
+		at = r.Time
+	}
 	for i := range r.fields {
-		if s := impossibleField(&r.fields[i], zeroOK); s != "" {
+		if s := impossibleField(&r.fields[i], none, at); s != "" {
 			return s
 		}
 	}
 	return ""
 }
 
-// impossibleField is impossibleTs for one field: "field=value" if f is a
-// timestamp field with an impossible value, else "".
-func impossibleField(f *field, zeroOK bool) string {
-	if len(f.val) == 0 || (f.val[0] != '0' && f.val[0] != '-' && f.val[0] != '1') || !isTsField(f.key) {
+// impossibleField is impossibleTs for one field of a record logged at the
+// Unix ms at (0: unknown): "field=value" if f is a timestamp field with an
+// impossible value, else "".
+func impossibleField(f *field, none noneTs, at int64) string {
+	// the value first (most fields' values are no candidate), then the key
+	v := f.val
+	bad := false
+	switch {
+	case len(v) < 1:
+	case v[0] == '-':
+		bad = len(v) > 1 && isDigit(v[1]) && isTsKey(f.key)
+	case len(v) == 1:
+		bad = v[0] == '0' && none&noneZero == 0 && isTsField(f.key)
+	case len(v) >= 18 && isDigit(v[0]) && isTsKey(f.key): // a TSO of this century has 18 or more digits
+		ts, err := strconv.ParseUint(string(v), 10, 64)
+		bad = err == nil && (ts == math.MaxUint64 && none&noneMax == 0 || ts != math.MaxUint64 && at > 0 && int64(ts>>18) > at+maxTsAhead)
+	}
+	if !bad {
 		return ""
 	}
-	switch string(f.val) {
-	case "0":
-		if !zeroOK {
-			return string(f.key) + "=0"
-		}
-	case "-1", "18446744073709551615":
-		return string(f.key) + "=" + string(f.val)
+	return string(f.key) + "=" + string(v)
+}
+
+// isTsKey reports whether a field key names a timestamp: "ts", a name
+// ending in "Ts", "TS", "-ts" or "_ts" (checkpointTs, resolvedTs, commitTs,
+// barrierTS, start-ts), or with "Ts" before a capital
+// (minCheckpointTsForBarrier); not "affectedReplicaSets".
+func isTsKey(k []byte) bool {
+	n := len(k)
+	if n == 2 {
+		return string(k) == "ts"
 	}
-	return ""
+	if n < 3 {
+		return false
+	}
+	switch string(k[n-2:]) {
+	case "Ts", "TS":
+		return true
+	case "ts":
+		return k[n-3] == '-' || k[n-3] == '_'
+	}
+	for i := 1; i+2 < n; i++ {
+		if k[i] == 'T' && k[i+1] == 's' && k[i+2] >= 'A' && k[i+2] <= 'Z' {
+			return true
+		}
+	}
+	return false
 }
 
 // mayNameTsField is impossibleTs's cheap pre-check on a record's unparsed
-// fields: false only if no field key can be one of tsFields. A key starts
-// right after a group's '['; a quoted key (which could spell a name with
-// \u escapes) always passes.
+// fields: false only if no field key can be a timestamp's (isTsKey). A key
+// starts right after a group's '[' and ends at its '='; a quoted key (which
+// could spell a name with \u escapes) always passes.
 func mayNameTsField(rest []byte) bool {
 	for {
 		j := bytes.IndexByte(rest, '[')
@@ -523,26 +574,39 @@ func mayNameTsField(rest []byte) bool {
 			return false
 		}
 		rest = rest[j+1:]
-		if c := rest[0]; c == '"' || len(rest) > 1 && tsFieldStart[0][c] && tsFieldStart[1][rest[1]] && hasTsFieldPrefix(rest) {
+		if rest[0] == '"' {
+			return true
+		}
+		k := bytes.IndexByte(rest[:min(len(rest), maxTsKey+1)], '=')
+		if k >= 2 && mayBeTsKey(rest[:k]) {
 			return true
 		}
 	}
 }
 
-// hasTsFieldPrefix reports whether b starts with one of tsFields
-// (TestTsFieldPrefix pins it to them), with compares the compiler inlines
-// instead of a call per field.
-func hasTsFieldPrefix(b []byte) bool {
-	switch {
-	case len(b) >= 10 && string(b[:10]) == "checkpoint":
-		b = b[10:]
-	case len(b) >= 5 && string(b[:5]) == "start":
-		b = b[5:]
-	default:
-		return false
+// mayBeTsKey is true for every key isTsKey accepts: one with "Ts" or "TS"
+// in it, or ending in "ts".
+func mayBeTsKey(k []byte) bool {
+	n := len(k)
+	if k[n-1] == 's' && k[n-2] == 't' {
+		return true
 	}
-	return len(b) >= 2 && string(b[:2]) == "Ts" || len(b) >= 3 && string(b[:3]) == "-ts"
+	for i := bytes.IndexByte(k, 'T'); i >= 0 && i+1 < n; {
+		if k[i+1] == 's' || k[i+1] == 'S' {
+			return true
+		}
+		j := bytes.IndexByte(k[i+1:], 'T')
+		if j < 0 {
+			return false
+		}
+		i += 1 + j
+	}
+	return false
 }
+
+// maxTsKey bounds the length of a timestamp field's key
+// ("tableProgressMaxCommitTs").
+const maxTsKey = 64
 
 func isTsField(k []byte) bool {
 	for _, t := range tsFields {

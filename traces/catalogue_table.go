@@ -259,11 +259,21 @@ var contextItems = map[string]bool{
 	"changefeed bootstrap initial nodes":                       true, // the capture's own node ID
 }
 
-// zeroMeansNone lists the lines whose timestamp is 0 when there is none:
-// a node without the changefeed's dispatcher manager answers a bootstrap
-// with checkpointTs 0 (maintainer_controller_bootstrap.go; only when every
-// answer is 0 does TiCDC fail, "can not determine the startTs", #4509).
-var zeroMeansNone = map[string]bool{"handle bootstrap response": true}
+// tsMeansNone lists the lines where a timestamp value means "none", so
+// it is not impossible there. A node without the changefeed's dispatcher
+// manager answers a bootstrap with checkpointTs 0
+// (maintainer_controller_bootstrap.go; only when every answer is 0 does
+// TiCDC fail, "can not determine the startTs", #4509). The maintainer's
+// checkpoint calculation starts its minimums at MaxUint64, and logs them
+// as they are when no dispatcher span reported ("global checkpoint is
+// invalid", maintainer.go calculateNewCheckpointTs).
+var tsMeansNone = map[string]noneTs{
+	"handle bootstrap response": noneZero,
+	"checkpointTs can not be advanced, since global checkpoint is invalid":           noneMax,
+	"redo checkpointTs can not be advanced, since redo global checkpoint is invalid": noneMax,
+	"can advance checkpointTs":      noneMax,
+	"can advance redo checkpointTs": noneMax,
+}
 
 // ownEntries are cdcspec's own lines (spec.LogLines with TiCDC == false:
 // events TiCDC does not log, or logs only at DEBUG), read back with exactly

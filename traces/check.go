@@ -60,6 +60,8 @@ type Evidence struct {
 	Time       int64  `json:"time,omitempty"`
 	Node       string `json:"node,omitempty"`
 	Dispatcher string `json:"dispatcher,omitempty"`
+	// Untimed: the line had no timestamp of its own (see spec.Source).
+	Untimed bool `json:"untimed,omitempty"`
 }
 
 // Finding is one result of a check. Findings of one (property, changefeed,
@@ -81,6 +83,11 @@ type Finding struct {
 	Next *NextStep `json:"next,omitempty"`
 	time int64
 	last int64
+	// untimedDowngrade: judgeUntimed lowered the severity.
+	untimedDowngrade bool
+	// ownDuration: the finding's duration is one TiCDC wrote in the line
+	// (ownDurationSyms), not one measured between timestamps.
+	ownDuration bool
 }
 
 // Time returns the finding's first time in Unix ms (0 if unknown).
@@ -162,6 +169,7 @@ type Checker struct {
 	cpSame      map[string]*cpRun
 	cpView      map[string]*Item // last coordinator-view checkpoint per changefeed
 	bootFail    map[string]*Item
+	bootFailErr map[string]bool           // bootFail's failure carried an error
 	ignored     map[string][]ignoredTable // changefeed -> #6202 markers
 	recentSNF   map[string][]Item         // changefeed -> recent SpanNotFound items
 	lastLost    map[int]*Item             // input -> last session-lost line
@@ -267,6 +275,7 @@ func NewChecker(opt Options) *Checker {
 		cpSame:      map[string]*cpRun{},
 		cpView:      map[string]*Item{},
 		bootFail:    map[string]*Item{},
+		bootFailErr: map[string]bool{},
 		ignored:     map[string][]ignoredTable{},
 		recentSNF:   map[string][]Item{},
 		lastLost:    map[int]*Item{},
@@ -305,7 +314,7 @@ func evidenceOf(e *spec.Event) Evidence {
 	if e.Origin != "" && e.Kind == spec.DispatcherErrorReported {
 		node = e.Origin // the capture whose dispatcher raised it
 	}
-	return Evidence{File: e.Source.File, Line: e.Source.Line, Text: e.Source.Text, Time: e.Time, Node: node, Dispatcher: e.Dispatcher}
+	return Evidence{File: e.Source.File, Line: e.Source.Line, Text: e.Source.Text, Time: e.Time, Node: node, Dispatcher: e.Dispatcher, Untimed: e.Source.Untimed}
 }
 
 func fmtTime(ms int64) string {
@@ -964,7 +973,7 @@ func (c *Checker) finishOperators() {
 		if s.maxDur < c.stuck {
 			continue
 		}
-		f := Finding{Property: PropOperatorStuck, Severity: Suspect, Changefeed: s.first.Event.Changefeed, time: s.first.Event.Time,
+		f := Finding{Property: PropOperatorStuck, Severity: Suspect, Changefeed: s.first.Event.Changefeed, time: s.first.Event.Time, ownDuration: true,
 			Message: fmt.Sprintf("an operator must finish, but TiCDC reported %q still in the running queue %d time(s), %s after it was created (threshold %s), last at %s",
 				s.first.Event.Reason, s.n, fmtDur(s.maxDur), fmtDur(c.stuck), fmtTime(s.last.Event.Time))}
 		for _, k := range []opRef{{'m', s.first.Event.Changefeed, s.first.OpID}, {'c', s.first.Event.Changefeed, ""}} {
@@ -1077,7 +1086,7 @@ func (c *Checker) finishCheckpoints() {
 	for _, cf := range sortedKeysOf(c.redo) {
 		s := c.redo[cf]
 		sev := Suspect
-		f := Finding{Property: PropCheckpointStuck, Severity: sev, Changefeed: cf, time: s.first.Event.Time,
+		f := Finding{Property: PropCheckpointStuck, Severity: sev, Changefeed: cf, time: s.first.Event.Time, ownDuration: true,
 			Message: fmt.Sprintf("the checkpoint must advance once faults heal, but TiCDC itself reported the redo meta unchanged %d time(s), for up to %s (\"owner may be stuck\", tiflow#9595); checkpoint %d",
 				s.n, fmtDur(s.maxDur), s.last.Event.Checkpoint)}
 		f.Evidence = append(f.Evidence, ev(&s.first))
@@ -1105,17 +1114,20 @@ func (c *Checker) finishCheckpoints() {
 func (c *Checker) observeBootstrap(it *Item) {
 	e := &it.Event
 	switch {
-	case e.Kind == spec.MaintainerBootstrapFailed || it.Sym == SymBootstrapFailure:
+	case e.Kind == spec.MaintainerBootstrapFailed || it.Sym == SymBootstrapFailure || strings.Contains(e.Err, errInitTableTrigger):
+		withErr := e.Err != "" || it.Level >= LevelError
 		if it.Sym == SymBootstrapFailure {
 			e.Err = strings.TrimPrefix(it.Msg+": "+e.Err, ": ")
 		}
 		if c.bootFail[e.Changefeed] == nil {
 			x := *it
 			c.bootFail[e.Changefeed] = &x
+			c.bootFailErr[e.Changefeed] = withErr
 		}
 	case e.Kind == spec.MaintainerBootstrapped:
 		if b := c.bootFail[e.Changefeed]; b != nil {
 			delete(c.bootFail, e.Changefeed)
+			delete(c.bootFailErr, e.Changefeed)
 			c.add(Finding{Property: PropBootstrapFailed, Severity: Info, Changefeed: e.Changefeed, time: b.Event.Time,
 				Message:  fmt.Sprintf("a maintainer bootstrap failed at %s and a later bootstrap succeeded %s after it", fmtTime(b.Event.Time), fmtDur(e.Time-b.Event.Time)),
 				Evidence: []Evidence{ev(b), ev(it)}})
@@ -1127,6 +1139,12 @@ func (c *Checker) observeBootstrap(it *Item) {
 	}
 }
 
+// errInitTableTrigger is TiCDC's error for a table trigger dispatcher that
+// could not be created or initialised during a dispatcher manager's
+// bootstrap: a record carrying it is a bootstrap failure, whatever its
+// message.
+const errInitTableTrigger = "ErrChangefeedInitTableTriggerDispatcherFailed"
+
 func (c *Checker) finishBootstrap() {
 	for _, cf := range sortedKeysOf(c.bootFail) {
 		b := c.bootFail[cf]
@@ -1135,6 +1153,14 @@ func (c *Checker) finishBootstrap() {
 		if after >= c.stuck {
 			f.Severity = Suspect
 			f.Message = fmt.Sprintf("a maintainer bootstrap failed (error %q) and no later \"changefeed maintainer bootstrapped\" line follows in the %s the logs continue (threshold %s); the changefeed has no working maintainer",
+				b.Event.Err, fmtDur(after), fmtDur(c.stuck))
+		} else if c.bootFailErr[cf] {
+			// TiCDC failed the bootstrap with an error: the changefeed has
+			// no working maintainer until a retry succeeds, and none
+			// did in the logs (issue 30)
+			f.Severity = Suspect
+			f.ownDuration = true // judged on the error, not on --stuck-after
+			f.Message = fmt.Sprintf("a maintainer bootstrap failed with an error (%q) and no later \"changefeed maintainer bootstrapped\" line follows; the logs end %s later, before --stuck-after (%s), so a retry may still succeed",
 				b.Event.Err, fmtDur(after), fmtDur(c.stuck))
 		} else {
 			f.Severity = InsufficientEvidence
@@ -1297,6 +1323,7 @@ func (c *Checker) Finish() []Finding {
 	c.finishBarriers()
 	for i := range c.findings {
 		f := &c.findings[i]
+		judgeUntimed(f)
 		if f.Count == 0 {
 			f.Count = 1
 		}
@@ -1314,6 +1341,39 @@ func (c *Checker) Finish() []Finding {
 	})
 	c.Coverage.finish()
 	return c.findings
+}
+
+// judgeUntimed grades a finding whose evidence has lines without a
+// timestamp (their time is the line before's): a property that measures
+// time is not judged on them (insufficient-evidence, saying why), and a
+// violation that
+// rests on the order of lines of several captures' logs is at most a
+// suspicion (that order is not known for them).
+func judgeUntimed(f *Finding) {
+	if f.Severity == Info || f.ownDuration {
+		return
+	}
+	untimed, files := 0, map[string]bool{}
+	for _, e := range f.Evidence {
+		files[e.File] = true
+		if e.Untimed {
+			untimed++
+		}
+	}
+	if untimed == 0 {
+		return
+	}
+	if window, ok := timeWindows[f.Property]; ok {
+		f.Severity = InsufficientEvidence
+		f.Message += fmt.Sprintf("; not judged: %d of its evidence lines have no timestamp, and %s measures time (%s)", untimed, f.Property, window)
+		f.untimedDowngrade = true
+		return
+	}
+	if f.Severity == Violation && len(files) > 1 {
+		f.Severity = Suspect
+		f.Message += fmt.Sprintf("; %d of its evidence lines have no timestamp, so their order against the other captures' logs is not known", untimed)
+		f.untimedDowngrade = true
+	}
 }
 
 func sortedKeysOf[V any](m map[string]V) []string {

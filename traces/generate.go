@@ -80,7 +80,7 @@ func GenerateLogOptions(w io.Writer, size int64, o GenOptions) (lines int64, err
 		buf = appendTime(buf, ms)
 		r := rng.IntN(1000)
 		cf := rng.IntN(cfs)
-		tso := genTSO + ms<<18
+		tso := ms << 18 // a TSO of the record's own time (its physical part is ms)
 		if o.Storm && r < 400 {
 			// the storm: per changefeed, the DM's error, the maintainer's
 			// forward, the coordinator's backoff, failed sends

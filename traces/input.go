@@ -364,31 +364,42 @@ func parseChunk(c *chunk, name string, idx int, pc *parseCache) {
 		} else {
 			sc.Stats.Recognised++
 		}
-		if e == nil || e.sym == SymContext {
-			if rec.Level >= LevelFatal && bytes.HasPrefix(rec.File, []byte("maintainer")) {
-				e = &panicEntry
-			} else if e == nil {
-				continue
-			} else if !e.read && impossibleTs(rec, e.zeroOK) == "" {
-				// a benign line no monitor reads: counted, not converted
-				sc.Stats.Context++
-				continue
-			}
-		}
-		n := len(c.items)
-		c.items = toItems(rec, e, name, idx, c.items)
-		if e.msg == "changefeed bootstrap initial nodes" {
-			for i := n; i < len(c.items); i++ {
-				c.items[i].self = rec.FieldString("selfNodeID")
-			}
-		}
-		if !rec.HasTime {
-			for i := n; i < len(c.items); i++ {
-				c.items[i].noTime = true
-			}
-		}
+		c.items = recordItems(rec, e, name, idx, c.items, &sc.Stats)
 	}
 	c.stats = sc.Stats
+}
+
+// recordItems appends the items of one record rec, whose catalogue entry
+// is e (nil: not catalogued), read from input name (index idx): a benign
+// line no monitor reads is only counted (st.Context); a PANIC or FATAL of
+// a maintainer file is a panic whatever its message. The file and the
+// stream modes convert records here, and nowhere else.
+func recordItems(rec *Record, e *entry, name string, idx int, out []Item, st *ParseStats) []Item {
+	if e == nil || e.sym == SymContext {
+		if rec.Level >= LevelFatal && bytes.HasPrefix(rec.File, []byte("maintainer")) {
+			e = &panicEntry
+		} else if e == nil {
+			return out
+		} else if !e.read && impossibleTs(rec, e.none) == "" {
+			// a benign line no monitor reads: counted, not converted
+			st.Context++
+			return out
+		}
+	}
+	n := len(out)
+	out = toItems(rec, e, name, idx, out)
+	if e.msg == "changefeed bootstrap initial nodes" {
+		for i := n; i < len(out); i++ {
+			out[i].self = rec.FieldString("selfNodeID")
+		}
+	}
+	if !rec.HasTime {
+		for i := n; i < len(out); i++ {
+			out[i].noTime = true
+			out[i].Event.Source.Untimed = true
+		}
+	}
+	return out
 }
 
 func (s *source) run() {
@@ -405,12 +416,13 @@ func (s *source) run() {
 		s.err = err
 		return
 	}
-	r, closeFn, err := openDecompressed(rc)
+	dr, closeFn, err := openDecompressed(rc)
 	if err != nil {
 		s.err = err
 		return
 	}
 	defer closeFn()
+	r := newFullWidthReader(dr)
 
 	// reader -> workers (any order) and -> this goroutine (input order)
 	csize := s.chunkSize
@@ -555,6 +567,8 @@ func (s *source) run() {
 		s.tokens <- struct{}{}
 	}
 	s.stats.Bytes += skipped
+	s.stats.FullWidth = r.Lines
+	s.stats.Bytes += r.Removed
 	if readErr != nil {
 		s.err = readErr
 	}

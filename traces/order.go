@@ -184,11 +184,7 @@ type orderer struct {
 	// ended: the source has sent its last chunk; chunks are no longer
 	// returned to it.
 	ended bool
-	// self is the capture's own node ID, once a line names it;
-	// selfAmbiguous: the input names several captures as its own (several
-	// logs combined into one), and self is no longer filled in.
-	self          string
-	selfAmbiguous bool
+	self  selfNode
 }
 
 type heldChunk struct {
@@ -267,15 +263,7 @@ func (o *orderer) step() bool {
 	idx := o.ci
 	o.ci++
 	it := &o.cur.items[idx]
-	if it.self != "" && !o.selfAmbiguous {
-		if o.self == "" {
-			o.self = it.self
-		} else if o.self != it.self {
-			// Several captures' lines in one input (a combined log): a
-			// line without its node cannot be placed.
-			o.self, o.selfAmbiguous = "", true
-		}
-	}
+	o.self.learn(it)
 	it.seq = o.seq
 	o.seq++
 	if it.Event.Time < o.maxTime-reorderWindow {
@@ -299,13 +287,40 @@ func (o *orderer) step() bool {
 	return true
 }
 
-// release moves k, the earliest buffered key, to out; the item gets the
-// capture's own node if its event is the logging capture's and names
-// none.
-func (o *orderer) release(k roKey) {
-	if it := o.item(k); it.Event.Node == "" && o.self != "" && isOwnNode[it.Event.Kind] {
-		it.Event.Node = o.self
+// selfNode is an input's own capture: its node ID, once a line names it
+// ("changefeed bootstrap initial nodes" [selfNodeID=...]). It is learnt as
+// the input is read and filled in as its items are checked.
+type selfNode struct {
+	id string
+	// ambiguous: the input names several captures as its own (several
+	// logs combined into one), and id is no longer filled in.
+	ambiguous bool
+}
+
+func (n *selfNode) learn(it *Item) {
+	if it.self != "" && !n.ambiguous {
+		if n.id == "" {
+			n.id = it.self
+		} else if n.id != it.self {
+			// Several captures' lines in one input (a combined log): a
+			// line without its node cannot be placed.
+			n.id, n.ambiguous = "", true
+		}
 	}
+}
+
+// fill gives it the capture's own node if its event is the logging
+// capture's and names none.
+func (n *selfNode) fill(it *Item) {
+	if it.Event.Node == "" && n.id != "" && isOwnNode[it.Event.Kind] {
+		it.Event.Node = n.id
+	}
+}
+
+// release moves k, the earliest buffered key, to out; the item gets the
+// capture's own node (selfNode.fill).
+func (o *orderer) release(k roKey) {
+	o.self.fill(o.item(k))
 	o.out = append(o.out, k)
 }
 

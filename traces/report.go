@@ -29,6 +29,9 @@ type Coverage struct {
 	kinds  [64]int64
 	judged [64]int64 // kinds that name their changefeed (or need none)
 	syms   [32]int64
+	// the items of judged and syms without a timestamp of their own
+	untimedJudged [64]int64
+	untimedSyms   [32]int64
 }
 
 // MessageCount is a log message and how many records carry it.
@@ -72,6 +75,28 @@ type PropertyCoverage struct {
 	Property string `json:"property"`
 	Judged   bool   `json:"judged"`
 	Basis    string `json:"basis"`
+	// Untimed counts the records without a timestamp that this property,
+	// which measures time (timeWindows), was not judged on.
+	Untimed int64 `json:"untimed,omitempty"`
+}
+
+// timeWindows names, for each property judged by a window or a duration,
+// the flag that sets it. Such a property is not judged on records without a
+// timestamp: their time is only the line before's, so a window measured to
+// or from them means nothing (a trace of untimed records must not pass it
+// silently). The other properties are judged on the records' order, which
+// an untimed record keeps: its position in its file.
+// ownDurationSyms are the symptoms whose lines carry the duration they
+// report ("timeSinceCreated", "lastFlushTime"): judged without timestamps.
+var ownDurationSyms = map[Symptom]bool{SymOperatorStillRunning: true, SymRedoMetaStuck: true}
+
+var timeWindows = map[string]string{
+	string(spec.ErrorNeverDropped): "--error-window",
+	string(spec.ErrorStuckFails):   "--error-stuck-duration",
+	PropOperatorStuck:              "--stuck-after",
+	PropCheckpointStuck:            "--stuck-after",
+	PropBootstrapFailed:            "--stuck-after",
+	PropBarrierStuck:               "--stuck-after",
 }
 
 func newCoverage() Coverage { return Coverage{} }
@@ -81,10 +106,16 @@ func (c *Coverage) count(it *Item) {
 		c.kinds[k]++
 		if it.Event.Changefeed != "" || isClusterKind[it.Event.Kind] {
 			c.judged[k]++
+			if it.noTime {
+				c.untimedJudged[k]++
+			}
 		}
 	}
 	if s := int(it.Sym); s < len(c.syms) {
 		c.syms[s]++
+		if it.noTime && !ownDurationSyms[it.Sym] {
+			c.untimedSyms[s]++
+		}
 	}
 }
 
@@ -139,28 +170,48 @@ func (c *Coverage) finish() {
 	c.Context = c.syms[SymContext]
 	c.Properties = c.Properties[:0]
 	for _, n := range needs {
+		// a property that measures time counts only the timed records
+		window, timed := timeWindows[n.prop]
+		var untimed int64
+		kindN := func(k spec.Kind) int64 {
+			if timed {
+				untimed += c.untimedJudged[k]
+				return c.judged[k] - c.untimedJudged[k]
+			}
+			return c.judged[k]
+		}
 		var parts []string
 		for _, k := range n.kinds {
-			if c.judged[k] > 0 {
-				parts = append(parts, fmt.Sprintf("%d %s", c.judged[k], k))
+			if m := kindN(k); m > 0 {
+				parts = append(parts, fmt.Sprintf("%d %s", m, k))
 			}
 		}
 		for _, k := range n.also {
-			if len(parts) > 0 && c.judged[k] == 0 {
+			if m := kindN(k); len(parts) > 0 && m == 0 {
 				parts = nil
 			} else if len(parts) > 0 {
-				parts = append(parts, fmt.Sprintf("%d %s", c.judged[k], k))
+				parts = append(parts, fmt.Sprintf("%d %s", m, k))
 			}
 		}
 		for _, s := range n.syms {
-			if c.syms[s] > 0 {
-				parts = append(parts, fmt.Sprintf("%d %s", c.syms[s], s))
+			m := c.syms[s]
+			if timed {
+				untimed += c.untimedSyms[s]
+				m -= c.untimedSyms[s]
+			}
+			if m > 0 {
+				parts = append(parts, fmt.Sprintf("%d %s", m, s))
 			}
 		}
-		pc := PropertyCoverage{Property: n.prop, Judged: len(parts) > 0}
-		if pc.Judged {
+		pc := PropertyCoverage{Property: n.prop, Judged: len(parts) > 0, Untimed: untimed}
+		switch {
+		case pc.Judged && untimed > 0:
+			pc.Basis = strings.Join(parts, ", ") + fmt.Sprintf("; not on %d record(s) without a timestamp (it measures %s)", untimed, window)
+		case pc.Judged:
 			pc.Basis = strings.Join(parts, ", ")
-		} else {
+		case untimed > 0:
+			pc.Basis = fmt.Sprintf("not judged: its %d record(s) have no timestamp, and it measures %s", untimed, window)
+		default:
 			pc.Basis = "not judged: " + n.blind
 		}
 		c.Properties = append(c.Properties, pc)
@@ -186,6 +237,55 @@ type Report struct {
 	// left out past its bounds.
 	Timeline        []TimelineEvent
 	TimelineDropped int64
+	// Repairs are the repairs made to damaged input, and what could not
+	// be judged because of them.
+	Repairs Repairs
+}
+
+// Repairs says how the input was damaged on its way (pasted into an issue
+// or a chat), how the parser repaired it, and what the repairs left
+// unjudged. The zero value: no repair.
+type Repairs struct {
+	FullWidthLines int64 `json:"full_width_lines"` // lines whose full-width punctuation was normalised
+	UntimedRecords int64 `json:"untimed_records"`  // records without a timestamp: ordered by file position
+	NoLevelRecords int64 `json:"no_level_records"` // records without a level
+	WrappedRecords int64 `json:"wrapped_records"`  // records joined from several lines
+	// NotJudged lists what the repairs left unjudged: the properties
+	// that measure time not judged on untimed records, the findings
+	// regraded because their evidence has no timestamp, and the levels
+	// not known.
+	NotJudged []string `json:"not_judged,omitempty"`
+}
+
+// Any reports whether a repair was made.
+func (r Repairs) Any() bool {
+	return r.FullWidthLines+r.UntimedRecords+r.NoLevelRecords+r.WrappedRecords > 0
+}
+
+func (r *Report) repairs() Repairs {
+	s := r.Stats
+	rp := Repairs{FullWidthLines: s.FullWidth, UntimedRecords: s.Records - s.Timed, NoLevelRecords: s.NoLevel, WrappedRecords: s.Wrapped}
+	for _, p := range r.Coverage.Properties {
+		if p.Untimed > 0 {
+			rp.NotJudged = append(rp.NotJudged, fmt.Sprintf("%s on %d record(s) without a timestamp (it measures %s)", p.Property, p.Untimed, timeWindows[p.Property]))
+		}
+	}
+	for _, f := range r.Findings {
+		if f.untimedDowngrade {
+			rp.NotJudged = append(rp.NotJudged, fmt.Sprintf("%s of changefeed %s graded %s: evidence lines without a timestamp", f.Property, orDash(f.Changefeed), f.Severity))
+		}
+	}
+	if rp.NoLevelRecords > 0 {
+		rp.NotJudged = append(rp.NotJudged, fmt.Sprintf("the level of %d record(s): a PANIC or FATAL among them is not reported as a panic", rp.NoLevelRecords))
+	}
+	return rp
+}
+
+func orDash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
 }
 
 // minParsedShare is the share of an input's non-blank lines that must
@@ -248,6 +348,7 @@ func Run(inputs []Input, opt Options) (*Report, error) {
 	for i := range rep.Findings {
 		rep.Findings[i].Next = nextStep(&rep.Findings[i])
 	}
+	rep.Repairs = rep.repairs()
 	rep.Seconds = time.Since(start).Seconds()
 	return rep, err
 }
@@ -327,6 +428,7 @@ func (r *Report) WriteText(w io.Writer) {
 		fmt.Fprintf(w, " (%.1f MB/s)", float64(s.Bytes)/1e6/r.Seconds)
 	}
 	fmt.Fprintln(w)
+	r.writeRepairs(w)
 	for _, in := range r.Inputs {
 		if in.Records == 0 && in.Lines > 0 {
 			fmt.Fprintf(w, "  %s: no TiCDC log record found (is this a TiCDC log?)\n", in.Name)
@@ -341,6 +443,32 @@ func (r *Report) WriteText(w io.Writer) {
 			}
 			fmt.Fprintf(w, "  %s: %d unparsed line(s), first at line %s\n", in.Name, in.Unparsed, strings.Join(lines, ", "))
 		}
+	}
+}
+
+// writeRepairs writes the repairs made to damaged input, if any.
+func (r *Report) writeRepairs(w io.Writer) {
+	rp := r.Repairs
+	if !rp.Any() {
+		return
+	}
+	var parts []string
+	for _, p := range []struct {
+		n    int64
+		what string
+	}{
+		{rp.FullWidthLines, "line(s) with full-width punctuation normalised"},
+		{rp.UntimedRecords, "record(s) without a timestamp, ordered by file position"},
+		{rp.NoLevelRecords, "record(s) without a level"},
+		{rp.WrappedRecords, "record(s) joined from wrapped lines"},
+	} {
+		if p.n > 0 {
+			parts = append(parts, fmt.Sprintf("%d %s", p.n, p.what))
+		}
+	}
+	fmt.Fprintf(w, "repairs: %s\n", strings.Join(parts, "; "))
+	for _, n := range rp.NotJudged {
+		fmt.Fprintf(w, "  not judged: %s\n", n)
 	}
 }
 
@@ -362,6 +490,7 @@ type jsonReport struct {
 	Coverage Coverage     `json:"coverage"`
 	Inputs   []jsonInput  `json:"inputs"`
 	Parse    jsonParseExt `json:"parse"`
+	Repairs  *Repairs     `json:"repairs,omitempty"`
 }
 
 type jsonInput struct {
@@ -391,6 +520,9 @@ func (r *Report) WriteJSON(w io.Writer) error {
 	}
 	if out.Findings == nil {
 		out.Findings = []Finding{}
+	}
+	if r.Repairs.Any() {
+		out.Repairs = &r.Repairs
 	}
 	for i := range out.Findings {
 		if out.Findings[i].Evidence == nil {

@@ -16,6 +16,14 @@ type ParseStats struct {
 	Blank     int64 // empty lines
 	Unparsed  int64 // lines that belong to no record: other programs, garbage
 	Truncated int64 // records cut: huge lines, left open at the end, interrupted
+	// The repairs of damaged input (logs pasted into an issue or a chat):
+	// FullWidth counts the lines whose full-width punctuation was
+	// normalised (see fullWidthReader), NoLevel the records with no level,
+	// Wrapped the records joined from several lines. Records without a
+	// timestamp are Records - Timed.
+	FullWidth int64
+	NoLevel   int64
+	Wrapped   int64
 	// Recognised counts the records whose message the catalogue knows.
 	Recognised int64
 	// Context counts the benign catalogued records that became no item
@@ -38,6 +46,9 @@ func (s *ParseStats) Add(o ParseStats) {
 	s.Blank += o.Blank
 	s.Unparsed += o.Unparsed
 	s.Truncated += o.Truncated
+	s.FullWidth += o.FullWidth
+	s.NoLevel += o.NoLevel
+	s.Wrapped += o.Wrapped
 	s.Recognised += o.Recognised
 	s.Jumps += o.Jumps
 	s.Context += o.Context
@@ -72,6 +83,7 @@ const (
 // maxBuf regardless of the input's length.
 type Scanner struct {
 	r    io.Reader
+	fw   *fullWidthReader // r's normaliser (nil: none)
 	buf  []byte
 	pos  int // start of unread data
 	end  int // end of valid data
@@ -113,7 +125,8 @@ func NewScanner(r io.Reader) *Scanner { return newScannerSize(r, initialBuf) }
 // newScannerSize starts with an n-byte buffer (tests use small ones to
 // exercise growth and compaction).
 func newScannerSize(r io.Reader, n int) *Scanner {
-	return &Scanner{r: r, buf: make([]byte, max(n, 16))}
+	fw := newFullWidthReader(r)
+	return &Scanner{r: fw, fw: fw, buf: make([]byte, max(n, 16))}
 }
 
 // newBytesScanner scans b in place, without copying (one chunk of a
@@ -327,7 +340,7 @@ func classify(line []byte) (off int, k lineKind, quoted bool) {
 		if i == len(line) {
 			return 0, lineBlank, false
 		}
-		if line[i] == '[' && (looksLikeTime(line[i+1:]) || looksLikeLevelGroup(line[i:])) {
+		if line[i] == '[' && (looksLikeTime(line[i+1:]) || looksLikeLevelGroup(line[i:]) || looksLikeCallerGroup(line[i:])) {
 			return i, lineHeader, false
 		}
 		return 0, lineIndented, false
@@ -368,6 +381,11 @@ func (s *Scanner) Next() *Record {
 					return r
 				}
 			}
+			if s.fw != nil {
+				s.Stats.FullWidth = s.fw.Lines
+				s.Stats.Bytes += s.fw.Removed
+				s.fw.Removed = 0
+			}
 			return nil
 		}
 		line := s.buf[start:end]
@@ -385,6 +403,10 @@ func (s *Scanner) Next() *Record {
 			kind = lineHeader
 		} else {
 			off, kind, quoted = classify(line)
+		}
+		if kind == lineHeader && s.have && s.pEnd-s.pStart <= prefixSearch && s.joinsHeader(line[off:]) {
+			// the rest of a record's header, wrapped onto its own line
+			kind = lineContinued
 		}
 		switch kind {
 		case lineHeader:
@@ -424,6 +446,15 @@ func (s *Scanner) Next() *Record {
 				return out
 			}
 		default:
+			if s.have && !s.pQuoted && s.pLines < maxRecordLines && end-s.pStart <= maxRecord && s.pendingOpen() {
+				// a value wrapped onto a line of its own
+				s.pEnd = end
+				s.pLines++
+				if cut {
+					s.pTrunc = true
+				}
+				continue
+			}
 			var out *Record
 			if s.have {
 				out = s.emit(false)
@@ -434,6 +465,61 @@ func (s *Scanner) Next() *Record {
 			}
 		}
 	}
+}
+
+// Header stages: how far a record's header goes (see headerStage).
+const (
+	stageNone   = iota
+	stageTime   // "[2026/07/22 16:30:15.758 +00:00]"
+	stageLevel  // then "[INFO]"
+	stageCaller // then "[maintainer.go:799]"
+)
+
+// headerStage returns the last header group b holds when b is nothing but
+// a header (its time, level and caller groups, in that order, each
+// optional), or stageNone when b holds more (a message) or is no header.
+func headerStage(b []byte) int {
+	stage, i := stageNone, 0
+	if len(b) > 0 && b[0] == '[' && looksLikeTime(b[1:]) || looksLikeTime(b) {
+		j := bytes.IndexByte(b, ']')
+		if j < 0 {
+			return stageNone
+		}
+		stage, i = stageTime, j+1
+	}
+	i = skipSpace(b, i)
+	if i < len(b) && looksLikeLevelGroup(b[i:]) {
+		stage, i = stageLevel, i+bytes.IndexByte(b[i:], ']')+1
+	}
+	i = skipSpace(b, i)
+	if i < len(b) && looksLikeCallerGroup(b[i:]) {
+		stage, i = stageCaller, i+bytes.IndexByte(b[i:], ']')+1
+	}
+	if skipSpace(b, i) < len(b) {
+		return stageNone
+	}
+	return stage
+}
+
+// joinsHeader reports whether line, a header line that starts with a level
+// or a caller group, goes on the pending record: the pending record is a
+// header cut before this group (a record wrapped over several lines, one
+// group per line, as pasted into an issue).
+func (s *Scanner) joinsHeader(line []byte) bool {
+	if s.pQuoted || s.pEnd-s.pStart > prefixSearch || s.pLines >= maxRecordLines {
+		return false
+	}
+	var next int
+	switch {
+	case looksLikeLevelGroup(line):
+		next = stageLevel
+	case looksLikeCallerGroup(line):
+		next = stageCaller
+	default:
+		return false
+	}
+	p := headerStage(s.buf[s.pStart:s.pEnd])
+	return p != stageNone && p < next
 }
 
 func (s *Scanner) unparsed() {
@@ -506,6 +592,12 @@ func (s *Scanner) emit(atEOF bool) *Record {
 	}
 	if r.Truncated {
 		s.Stats.Truncated++
+	}
+	if r.Level == LevelUnknown {
+		s.Stats.NoLevel++
+	}
+	if r.Lines > 1 {
+		s.Stats.Wrapped++
 	}
 	s.Stats.Records++
 	return r

@@ -260,10 +260,10 @@ func TestImpossibleTsPrefilter(t *testing.T) {
 			line := headLine(0, "INFO", "x.go:1", "some benign line", before+f)
 			fast := NewScanner(strings.NewReader(line)).Next()
 			require.NotNil(t, fast, line)
-			got := impossibleTs(fast, false)
+			got := impossibleTs(fast, 0)
 			full := NewScanner(strings.NewReader(line)).Next()
 			full.parseFields() // impossibleTs then skips the pre-check
-			assert.Equal(t, impossibleTs(full, false), got, line)
+			assert.Equal(t, impossibleTs(full, 0), got, line)
 			if got != "" {
 				found++
 			}

@@ -33,10 +33,10 @@ type Verdict struct {
 	Why string `json:"why,omitempty"`
 }
 
-// Verdict summarises the report. Findings are counted whatever the result:
-// with no timestamp every window and duration reads 0, so a violation may
-// show as insufficient evidence; the result is then NothingChecked, never a
-// quieter one.
+// Verdict summarises the report. With no timestamp at all, the properties
+// judged on the records' order still report what they find; when they find
+// nothing the result is NothingChecked, never a pass: the properties that
+// measure time were judged on nothing (see timeWindows).
 func (r *Report) Verdict() Verdict {
 	v := Verdict{Records: r.Stats.Records, RecordsRecognised: r.Coverage.Recognised, RecordsTimed: r.Stats.Timed,
 		Properties: len(r.Coverage.Properties)}
@@ -57,13 +57,15 @@ func (r *Report) Verdict() Verdict {
 	case v.RecordsRecognised == 0:
 		v.Result = VerdictNothingChecked
 		v.Why = fmt.Sprintf("no record is one the checker recognises: 0 of %d", v.Records)
-	case v.RecordsTimed == 0:
-		v.Result = VerdictNothingChecked
-		v.Why = fmt.Sprintf("no record's timestamp parses: 0 of %d; TiCDC writes [2006/01/02 15:04:05.000 -07:00]", v.Records)
 	case v.Violations > 0:
 		v.Result = VerdictViolation
 	case v.Suspects > 0:
 		v.Result = VerdictSuspect
+	case v.RecordsTimed == 0:
+		// the properties judged on order alone found nothing, and those
+		// that measure time were judged on nothing (timeWindows)
+		v.Result = VerdictNothingChecked
+		v.Why = fmt.Sprintf("no record's timestamp parses: 0 of %d, so no property that measures time was judged; TiCDC writes [2006/01/02 15:04:05.000 -07:00]", v.Records)
 	default:
 		v.Result = VerdictPass
 	}

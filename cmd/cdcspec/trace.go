@@ -1,15 +1,21 @@
 package main
 
 import (
+	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"os"
+	"os/signal"
 	"runtime/debug"
 	"strings"
+	"sync"
+	"syscall"
 	"time"
 
 	"cdcspec/report"
 	"cdcspec/traces"
+	"cdcspec/traces/kafkastream"
 )
 
 func init() {
@@ -45,8 +51,16 @@ func runTrace(args []string, stdout, stderr io.Writer) int {
 	stuckAfter := fl.Duration("stuck-after", 5*time.Minute, "an operator, checkpoint or failed bootstrap unchanged this long is suspect")
 	skew := fl.Duration("skew", 2*time.Second, "clock skew tolerated between captures' logs")
 	errorStuck := fl.Duration("error-stuck-duration", 0, "the changefeeds' changefeed-error-stuck-duration: check error-stuck-fails (no restart later than this after the first of its streak); 0: not checked")
+	brokers := fl.String("kafka", "", "check continuously from Kafka: the `brokers` (host:port,...) of the raw log topic (--topic) instead of files; runs until interrupted")
+	topic := fl.String("topic", "", "with --kafka: the raw `topic` (one message per log line, keyed by capture); its items go to TOPIC.events, the findings to TOPIC.findings")
+	group := fl.String("group", "", "with --kafka: the consumer `group` prefix (GROUP-parse and GROUP-check)")
 	if code, ok := fl.parse(args, true); !ok {
 		return code
+	}
+	if *brokers != "" || *topic != "" || *group != "" {
+		return runTraceKafka(fl, *brokers, *topic, *group, *format, traces.Options{
+			ErrorWindow: *errWindow, ErrorMinReports: *minReports, StuckAfter: *stuckAfter, Skew: *skew,
+			ErrorStuckDuration: *errorStuck}, stdout, stderr)
 	}
 	if err := firstErr(
 		oneOf("--format", *format, "text", "json", "junit", "html"),
@@ -111,8 +125,8 @@ func runTrace(args []string, stdout, stderr io.Writer) int {
 }
 
 // traceExit maps the verdict to the exit code: 3 when nothing was checked
-// (whatever the findings: without records or times none can be judged), 1
-// on a finding at or above failOn, else 0.
+// (no finding, and no record recognised or no timestamp: see
+// traces.Report.Verdict), 1 on a finding at or above failOn, else 0.
 func traceExit(v traces.Verdict, failOn traces.Severity) int {
 	switch {
 	case v.Result == traces.VerdictNothingChecked:
@@ -121,6 +135,51 @@ func traceExit(v traces.Verdict, failOn traces.Severity) int {
 		return exitViolation
 	case v.Suspects > 0 && failOn == traces.Suspect:
 		return exitViolation
+	}
+	return exitOK
+}
+
+// runTraceKafka is `cdcspec trace --kafka`: both stages of the streaming
+// checker (traces/kafkastream) in this process until SIGINT or SIGTERM,
+// each published finding on stdout (a text block, or a JSON line with
+// --format json).
+func runTraceKafka(fl *cmdFlags, brokers, topic, group, format string, opt traces.Options, stdout, stderr io.Writer) int {
+	switch {
+	case brokers == "" || topic == "" || group == "":
+		return fl.usageError("--kafka, --topic and --group go together (got --kafka %q --topic %q --group %q)", brokers, topic, group)
+	case fl.NArg() > 0:
+		return fl.usageError("--kafka reads no files (got %s)", strings.Join(fl.Args(), " "))
+	case format != "text" && format != "json":
+		return fl.usageError("--format %s: with --kafka, text or json", format)
+	}
+	var mu sync.Mutex
+	enc := json.NewEncoder(stdout)
+	cfg := kafkastream.Config{Brokers: strings.Split(brokers, ","), Raw: topic, Events: topic + ".events",
+		Findings: topic + ".findings", Group: group, Options: opt,
+		OnFinding: func(f traces.Finding) {
+			mu.Lock()
+			defer mu.Unlock()
+			if format == "json" {
+				enc.Encode(&f)
+				return
+			}
+			fmt.Fprintf(stdout, "%s  %s  changefeed %s  id %s\n  %s\n", f.Property, strings.ToUpper(string(f.Severity)), f.Changefeed, f.ID(), f.Message)
+		}}
+	ctx, cancel := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer cancel()
+	errs := make(chan error, 2)
+	go func() { errs <- kafkastream.RunParse(ctx, cfg) }()
+	go func() { errs <- kafkastream.RunCheck(ctx, cfg) }()
+	var first error
+	for range 2 {
+		if err := <-errs; err != nil && first == nil {
+			first = err
+			cancel()
+		}
+	}
+	if first != nil {
+		fmt.Fprintf(stderr, "cdcspec trace: %v\n", first)
+		return exitUsage
 	}
 	return exitOK
 }

@@ -278,7 +278,7 @@ func TestTraceVerdict(t *testing.T) {
 		assert.True(t, strings.HasPrefix(first, c.first), "%v: first line %q, want prefix %q", c.args, first, c.first)
 	}
 	_, out, _ := runTraceCmd(t, "", badTS)
-	assert.Contains(t, out, "(no record's timestamp parses: 0 of 9;")
+	assert.Contains(t, out, "(no record's timestamp parses: 0 of 9, so no property that measures time was judged;")
 
 	// JSON: the verdict is the first field
 	code, out, _ := runTraceCmd(t, "", "--format", "json", fixtures+"seed000_5709.log")
@@ -307,4 +307,23 @@ func TestTraceVerdict(t *testing.T) {
 	require.Contains(t, out, `<property name="verdict" value="nothing-checked">`)
 	require.Contains(t, out, `<testcase name="verdict" classname="cdcspec.trace">`)
 	require.Contains(t, out, `type="nothing-checked"`)
+}
+
+// TestTraceKafkaUsage: --kafka, --topic and --group go together, read no
+// files, and print text or json; anything else is a usage error naming
+// the flags.
+func TestTraceKafkaUsage(t *testing.T) {
+	for _, c := range []struct {
+		args []string
+		msg  string
+	}{
+		{[]string{"--kafka", "127.0.0.1:9092"}, "--kafka, --topic and --group go together"},
+		{[]string{"--topic", "ticdc-log", "--group", "g"}, "--kafka, --topic and --group go together"},
+		{[]string{"--kafka", "127.0.0.1:9092", "--topic", "t", "--group", "g", "cdc.log"}, "--kafka reads no files"},
+		{[]string{"--kafka", "127.0.0.1:9092", "--topic", "t", "--group", "g", "--format", "html"}, "with --kafka, text or json"},
+	} {
+		code, _, errOut := runTraceCmd(t, "", c.args...)
+		assert.Equal(t, exitUsage, code, "%v", c.args)
+		assert.Contains(t, errOut, c.msg, "%v", c.args)
+	}
 }
