@@ -30,11 +30,21 @@ import (
 // Maintainer rule (production logs, which have no coordinator status line):
 // with Config.ErrorWindow > 0, DispatcherErrorReported events of one
 // changefeed spanning at least ErrorWindow ms, at least ErrorMinReports of
-// them, with no handling event in between, are a violation.
+// them, with no handling event in between, are a violation. An episode
+// whose first report came from the maintainer on node N restarts when the
+// coordinator drops a status of N (StatusIgnored: stale epoch, node
+// mismatch, controller.go:610-623 at b813e76f9): that maintainer is not the
+// coordinator's current one (a move's origin still removing), its reports
+// cannot reach the backoff, and the current maintainer re-reports the error
+// once it bootstraps (impl chaos seed 8: 65 s of an origin's reports, then
+// the new maintainer's first report reached the backoff in 200 ms).
 //
 // Blind spots: errors the DM never sent (only its first error is kept), errors
 // dropped before the maintainer bootstrapped, and, with the maintainer rule,
-// drops shorter than the window.
+// drops shorter than the window, reports of the current maintainer counted
+// in an episode that a stale maintainer on another node began (they restart
+// with it while that stale maintainer's statuses are dropped), and, in a
+// combined log whose report lines name no node, no restart at all.
 type errorNeverDropped struct {
 	cfg      Config
 	handling *ErrorHandling
@@ -151,6 +161,12 @@ func (m *errorNeverDropped) Observe(e Event) []Violation {
 		}
 	case ChangefeedCreated, ChangefeedResumed, ChangefeedRemoved:
 		s.failed, s.fast = false, nil
+	case StatusIgnored:
+		if s.first != nil && s.first.Node != "" && s.first.Node == e.Node {
+			// The maintainer whose reports began this episode is stale
+			// (see the maintainer rule): its episode restarts.
+			s.first, s.reports, s.reported = nil, 0, false
+		}
 	case StatusReceived:
 		if !e.Accepted {
 			return nil

@@ -86,7 +86,7 @@ var propertyTable = []PropertyDef{
 		New:  NewErrorNeverDropped,
 		// errorNeverDropped with another kind only makes the changefeed's
 		// empty state, which its next event of a read kind makes the same.
-		Kinds: kindSet(handlingKinds, []Kind{StatusReceived, DispatcherErrorReported}),
+		Kinds: kindSet(handlingKinds, []Kind{StatusReceived, StatusIgnored, DispatcherErrorReported}),
 		Logs:  LogNeeds{Kinds: []Kind{DispatcherErrorReported, SinkError, StatusReceived}, Blind: "no dispatcher error was logged"},
 	},
 	{

@@ -242,8 +242,13 @@ func (dm *DispatcherManager) ensureTrigger(id core.DispatcherID, startTs uint64,
 	d.isTrigger = true
 	dm.dispatchers[id] = d
 	dm.seq++
-	dm.o.lg.Info("dispatcher_manager.go", 478, "table trigger event dispatcher created", logging.CF(dm.cf), zap.String("dispatcherID", string(id)),
-		zap.Uint64("startTs", start))
+	// HEAD's line (dispatcher_manager.go:478 at b813e76f9) has no nodeID:
+	// a capture's own log needs none. The simulation writes one log for
+	// all its captures and names the node on every dispatcher line (as on
+	// "new dispatcher created" and "event dispatcher completely stopped"),
+	// so the trigger is created and removed on the same node in the log.
+	dm.o.lg.Info("dispatcher_manager.go", 478, "table trigger event dispatcher created", logging.CF(dm.cf),
+		zap.String("nodeID", string(dm.o.self)), zap.String("dispatcherID", string(id)), zap.Uint64("startTs", start))
 	return true
 }
 
