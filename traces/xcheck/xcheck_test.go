@@ -2,7 +2,8 @@
 // impl/sim runs (seed scenarios, chaos with and without catalogued bugs) log
 // in TiCDC's format, and the log checker must agree with the online spec
 // checker that watched the same run. It lives apart from traces so that
-// traces' own tests never depend on impl/. Run with CDCSPEC_XCHECK=1.
+// traces' own tests never depend on impl/. TestImplChaosNoFalseViolations always
+// runs; the slower cross-checks run with CDCSPEC_XCHECK=1.
 package xcheck
 
 import (
@@ -82,11 +83,9 @@ func TestImplLogsXCheck(t *testing.T) {
 // TestImplChaosNoFalseViolations: on impl/'s chaos runs (random crashes,
 // partitions, moves, sink errors) whose online spec checker found nothing,
 // the log checker must not report a violation either, at INFO or DEBUG, and
-// must parse every line.
+// must parse every line. It runs in make test (40 seeds at two levels,
+// about 5 s): a false finding here is a log line or a matcher that drifted.
 func TestImplChaosNoFalseViolations(t *testing.T) {
-	if os.Getenv("CDCSPEC_XCHECK") == "" {
-		t.Skip("set CDCSPEC_XCHECK=1 to cross-check impl/'s logs")
-	}
 	suspects := 0
 	for seed := uint64(1); seed <= 40; seed++ {
 		for _, level := range []string{"info", "debug"} {
