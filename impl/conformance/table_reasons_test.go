@@ -98,8 +98,8 @@ var implementedFeatures = []implementedFeature{
 		phrases: []string{"impl's trigger initialization cannot fail"},
 	},
 	{
-		name: "the maintainer's block-status de-duplication on its receiving queue (filterBlockStatusEvent, in impl/sim's delivery)",
-		file: "../sim/delivery.go", decl: "s.blockPending[k] = true",
+		name: "the maintainer's block-status de-duplication on its event queue (filterBlockStatusEvent; impl/sim's delivery gates with it)",
+		file: "../maintainer/block_status_dedupe.go", decl: "func (s *BlockStatusPendingSet) Filter(",
 		phrases: []string{"block-status deduplication queue of the blocking barrier is not implemented"},
 	},
 	{

@@ -5,6 +5,7 @@ import (
 
 	"cdcspec/impl/core"
 	"cdcspec/impl/dispatcher"
+	"cdcspec/impl/maintainer"
 	"cdcspec/spec"
 )
 
@@ -177,15 +178,11 @@ type orchKey struct {
 	typ string
 }
 
-// blockKey identifies a block status the maintainer keeps at most once in
-// its queue (blockStatusDedupeKey without mode and syncpoint, which the
-// implementation does not have).
-type blockKey struct {
-	to, from core.NodeID
-	cf       core.ChangefeedID
-	id       core.DispatcherID
-	ts       uint64
-	stage    core.BlockStage
+// pendingKey names one maintainer's block-status gate: the changefeed's
+// maintainer on the receiving node.
+type pendingKey struct {
+	to core.NodeID
+	cf core.ChangefeedID
 }
 
 // sendMessageCenter takes a message into its sending queue (or straight
@@ -276,23 +273,20 @@ func (s *Sim) arrive(it *item) {
 		// Maintainer.filterBlockStatusEvent: a status equivalent to one
 		// still queued (or being handled) is suppressed; released once the
 		// kept one is handled. Its handling time was fixed in stream order.
-		var kept []core.BlockStatus
-		for _, st := range m.Statuses {
-			k := blockKey{to: f.env.To, from: f.env.From, cf: m.Changefeed, id: st.ID, ts: st.BlockTs, stage: st.Stage}
-			if s.blockPending[k] {
-				continue
-			}
-			s.blockPending[k] = true
-			kept = append(kept, st)
-			it.gate.release = append(it.gate.release, k)
+		pk := pendingKey{to: f.env.To, cf: m.Changefeed}
+		set := s.blockPending[pk]
+		if set == nil {
+			set = &maintainer.BlockStatusPendingSet{}
+			s.blockPending[pk] = set
 		}
-		switch {
-		case len(kept) == 0:
+		out, keys, kept := set.Filter(f.env.From, m)
+		if !kept {
 			it.gate.cancelled = true
 			s.observeDrop(f.env, f.id, "an equivalent block status is still queued")
-		case len(kept) < len(m.Statuses):
-			it.gate.env.Msg = &core.BlockStatusRequest{Changefeed: m.Changefeed, Statuses: kept}
+			return
 		}
+		it.gate.env.Msg = out
+		it.gate.releaseSet, it.gate.release = set, keys
 		return
 	}
 	// DispatcherOrchestrator.RecvMaintainerRequest ->
