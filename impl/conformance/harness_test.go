@@ -61,6 +61,9 @@ import (
 //	                                                           then the maintainer's event queue
 //	pop-event on=N cf=CF                                       the main loop takes the queue's head: hands it to
 //	                                                           manager@N if there is one, then releases its statuses
+//	block-queue on=N enqueue to=T | dequeue | sent=rK          node N's BlockStatusRequestQueue: Enqueue of the
+//	                                                           input's requests (named r1, r2, ... in order), Dequeue,
+//	                                                           OnSendComplete of request rK
 //
 // COMP is coordinator, manager@NODE or orchestrator@NODE. Every command
 // prints the effects its handlers returned: persisted keys, sends, sink
@@ -91,6 +94,10 @@ type harness struct {
 
 	// events: the maintainers' event queues of push-event / pop-event.
 	events map[eventQueueKey]*eventQueue
+	// blockQueues: the nodes' block-status sending queues of block-queue,
+	// with the requests enqueued so far (rK is blockReqs[K-1]).
+	blockQueues map[core.NodeID]*dispatcher.BlockStatusRequestQueue
+	blockReqs   []*dispatcher.BlockStatusRequestWithTarget
 }
 
 // eventQueueKey names one maintainer's event queue (Maintainer.eventCh).
@@ -134,6 +141,8 @@ func (h *harness) reset(opts core.Options, now int64) {
 	h.failPersist = false
 	h.model = modelRun{}
 	h.events = map[eventQueueKey]*eventQueue{}
+	h.blockQueues = map[core.NodeID]*dispatcher.BlockStatusRequestQueue{}
+	h.blockReqs = nil
 }
 
 // NowMs is the logger's clock.
@@ -870,6 +879,8 @@ func (h *harness) command(b *strings.Builder, d *datadriven.TestData) error {
 		return h.cmdBarrier(b, d)
 	case "push-event", "pop-event":
 		return h.cmdEventQueue(b, d)
+	case "block-queue":
+		return h.cmdBlockQueue(b, d)
 	case "model", "model-do", "model-state":
 		return h.modelCommand(b, d)
 	case "state":
@@ -1470,5 +1481,75 @@ func (h *harness) cmdEventQueue(b *strings.Builder, d *datadriven.TestData) erro
 		}
 	}
 	fmt.Fprintf(b, "queue: %d events; pending statuses: %d\n", len(q.events), q.gate.Len())
+	return nil
+}
+
+// cmdBlockQueue drives one node's dispatcher.BlockStatusRequestQueue as
+// HEAD's heartbeat_queue_test.go drives BlockStatusRequestQueue.
+func (h *harness) cmdBlockQueue(b *strings.Builder, d *datadriven.TestData) error {
+	on, _ := arg(d, "on")
+	if on == "" {
+		return fmt.Errorf("block-queue: want on=NODE")
+	}
+	q := h.blockQueues[core.NodeID(on)]
+	if q == nil {
+		q = &dispatcher.BlockStatusRequestQueue{}
+		h.blockQueues[core.NodeID(on)] = q
+	}
+	name := func(r *dispatcher.BlockStatusRequestWithTarget) string {
+		for i, x := range h.blockReqs {
+			if x == r {
+				return "r" + strconv.Itoa(i+1)
+			}
+		}
+		return "?"
+	}
+	_, enqueue := arg(d, "enqueue")
+	_, dequeue := arg(d, "dequeue")
+	sent, isSent := arg(d, "sent")
+	switch {
+	case enqueue:
+		to, _ := arg(d, "to")
+		if to == "" {
+			return fmt.Errorf("block-queue enqueue: want to=NODE")
+		}
+		for _, m := range inputMessages(d.Input) {
+			msg, err := h.codec.parseMessage(core.NodeID(on), m[0], m[1:])
+			if err != nil {
+				return err
+			}
+			req, ok := msg.(*core.BlockStatusRequest)
+			if !ok {
+				return fmt.Errorf("block-queue enqueue: %s is not a BlockStatusRequest", m[0])
+			}
+			r := &dispatcher.BlockStatusRequestWithTarget{Target: core.NodeID(to), Request: req}
+			h.blockReqs = append(h.blockReqs, r)
+			if q.Enqueue(r) {
+				fmt.Fprintf(b, "%s queued\n", name(r))
+			} else {
+				fmt.Fprintf(b, "%s dropped: every status is queued or in flight\n", name(r))
+			}
+		}
+	case dequeue:
+		r := q.Dequeue()
+		if r == nil {
+			b.WriteString("nothing queued\n")
+			break
+		}
+		fmt.Fprintf(b, "dequeued %s:\n", name(r))
+		for _, l := range h.codec.format(r.Request) {
+			b.WriteString("  " + l + "\n")
+		}
+	case isSent:
+		i, err := strconv.Atoi(strings.TrimPrefix(sent, "r"))
+		if err != nil || !strings.HasPrefix(sent, "r") || i < 1 || i > len(h.blockReqs) {
+			return fmt.Errorf("block-queue sent=%q: want r1..r%d", sent, len(h.blockReqs))
+		}
+		q.OnSendComplete(h.blockReqs[i-1])
+		fmt.Fprintf(b, "%s sent\n", sent)
+	default:
+		return fmt.Errorf("block-queue: want enqueue, dequeue or sent=rK")
+	}
+	fmt.Fprintf(b, "queued requests: %d\n", q.Len())
 	return nil
 }

@@ -103,6 +103,11 @@ var implementedFeatures = []implementedFeature{
 		phrases: []string{"block-status deduplication queue of the blocking barrier is not implemented"},
 	},
 	{
+		name: "the dispatcher manager's block-status sending queue (BlockStatusRequestQueue: WAITING/DONE de-duplication while queued or in flight)",
+		file: "../dispatcher/heartbeat_queue.go", decl: "func (q *BlockStatusRequestQueue) Enqueue(",
+		phrases: []string{"blockstatusrequestqueue (a request equal", "the dm side also dedupes", "sending queue's de-duplication is not implemented"},
+	},
+	{
 		name: "maintainer move (coordinator move operator, non-cascade remove)",
 		file: "../coordinator/operator_controller.go", decl: "type MoveMaintainerOperator struct",
 		phrases: []string{"maintainer move is not implemented", "move maintainer is not implemented"},

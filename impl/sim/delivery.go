@@ -29,7 +29,9 @@ import (
 //     sends HeartBeatRequests and BlockStatusRequests from two goroutines
 //     (heartBeatReqQueue, blockStatusReqQueue), so those two may swap with
 //     each other, and a later direct send may overtake them within the
-//     goroutines' scheduling delay; they never hold a message longer.
+//     goroutines' scheduling delay; they never hold a message longer. The
+//     block-status queue drops a WAITING or DONE status equal to one still
+//     queued or being sent (dispatcher.BlockStatusRequestQueue).
 //   - Two receiving queues admit selectively: the dispatcher orchestrator
 //     keeps one pending message per (changefeed, message type) and lets a
 //     newer epoch replace it in place (pendingMessageQueue.TryEnqueue), and
@@ -163,6 +165,9 @@ type inFlight struct {
 	send sendQueue
 	recv recvQueue
 	cf   core.ChangefeedID
+	// blockReq: a block-status request's entry in its node's
+	// BlockStatusRequestQueue.
+	blockReq *dispatcher.BlockStatusRequestWithTarget
 }
 
 // orchSlot is the dispatcher orchestrator's one pending message per
@@ -205,6 +210,21 @@ func (s *Sim) sendMessageCenter(env core.Envelope, net, ruleDelay int64, hold bo
 	} else {
 		f.net += ruleDelay
 	}
+	if m, ok := env.Msg.(*core.BlockStatusRequest); ok && sq == sendBlockStatusQueue {
+		// BlockStatusRequestQueue.Enqueue: a WAITING or DONE status equal
+		// to one still queued or being sent on this node is dropped.
+		q := s.blockSendQueues[env.From]
+		if q == nil {
+			q = &dispatcher.BlockStatusRequestQueue{}
+			s.blockSendQueues[env.From] = q
+		}
+		r := &dispatcher.BlockStatusRequestWithTarget{Target: env.To, Request: m}
+		if !q.Enqueue(r) {
+			s.observeDrop(env, f.id, "an equivalent block status is queued or being sent on the sending node")
+			return
+		}
+		f.env.Msg, f.blockReq = r.Request, r
+	}
 	k := sendQueueKey{env.From, sq}
 	at := s.now + s.laneRng.Int64N(3) + holdMs
 	if last, ok := s.sendQueues[k]; ok && last > at {
@@ -221,6 +241,13 @@ func (s *Sim) sendMessageCenter(env core.Envelope, net, ruleDelay int64, hold bo
 // enterStream: SendCommand now. The stream is FIFO; the message arrives
 // after its network delay and after everything ahead of it.
 func (s *Sim) enterStream(f *inFlight) {
+	if f.blockReq != nil {
+		// HeartBeatCollector.sendBlockStatusMessages: Dequeue, SendCommand
+		// (which does not block), OnSendComplete.
+		q := s.blockSendQueues[f.env.From]
+		q.Take(f.blockReq)
+		q.OnSendComplete(f.blockReq)
+	}
 	k := streamKey{f.env.From, f.env.To}
 	arrive := s.now + f.net
 	if last, ok := s.streams[k]; ok && last > arrive {

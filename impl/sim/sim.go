@@ -192,7 +192,9 @@ type Sim struct {
 	lanes        map[laneKey]int64
 	orch         map[orchKey]*orchSlot
 	blockPending map[pendingKey]*maintainer.BlockStatusPendingSet
-	msgID        uint64
+	// blockSendQueues: each node's block-status sending queue.
+	blockSendQueues map[core.NodeID]*dispatcher.BlockStatusRequestQueue
+	msgID           uint64
 	// observe, if set, sees every send, delivery and network drop (tests).
 	observe func(NetEvent)
 
@@ -231,7 +233,7 @@ func New(cfg Config) *Sim {
 		store: NewMemStore(), sink: NewMemSink(), nodes: map[core.NodeID]*simNode{}, partition: map[core.NodeID]int{},
 		delivery: cfg.Delivery.OrDefault(), laneRng: rand.New(rand.NewPCG(cfg.Seed, 0x6c616e65)),
 		sendQueues: map[sendQueueKey]int64{}, streams: map[streamKey]int64{}, typeStreams: map[typeStream]int64{}, lanes: map[laneKey]int64{},
-		orch: map[orchKey]*orchSlot{}, blockPending: map[pendingKey]*maintainer.BlockStatusPendingSet{},
+		orch: map[orchKey]*orchSlot{}, blockPending: map[pendingKey]*maintainer.BlockStatusPendingSet{}, blockSendQueues: map[core.NodeID]*dispatcher.BlockStatusRequestQueue{},
 		changefeeds: map[string]bool{}, faults: Faults{DelayMinMs: 1, DelayMaxMs: 5}, observe: cfg.observe}
 	s.lg = logging.New(cfg.Log, s, cfg.LogLevel)
 	if !cfg.NoChecker {
