@@ -56,6 +56,14 @@ import (
 //	state [of=COMP] [span-status]                              observable state (span-status: each span's last
 //	                                                           stored dispatcher state too)
 //	barrier on=N cf=CF                                         the maintainer barrier's pending block events
+//	push-event on=N cf=CF from=F                               Maintainer.pushEvent of the input's messages: the
+//	                                                           block-status gate (maintainer.BlockStatusPendingSet),
+//	                                                           then the maintainer's event queue
+//	pop-event on=N cf=CF                                       the main loop takes the queue's head: hands it to
+//	                                                           manager@N if there is one, then releases its statuses
+//	block-queue on=N enqueue to=T | dequeue | sent=rK          node N's BlockStatusRequestQueue: Enqueue of the
+//	                                                           input's requests (named r1, r2, ... in order), Dequeue,
+//	                                                           OnSendComplete of request rK
 //
 // COMP is coordinator, manager@NODE or orchestrator@NODE. Every command
 // prints the effects its handlers returned: persisted keys, sends, sink
@@ -83,6 +91,31 @@ type harness struct {
 	spanStatus  bool // the current state command prints span statuses
 
 	model modelRun
+
+	// events: the maintainers' event queues of push-event / pop-event.
+	events map[eventQueueKey]*eventQueue
+	// blockQueues: the nodes' block-status sending queues of block-queue,
+	// with the requests enqueued so far (rK is blockReqs[K-1]).
+	blockQueues map[core.NodeID]*dispatcher.BlockStatusRequestQueue
+	blockReqs   []*dispatcher.BlockStatusRequestWithTarget
+}
+
+// eventQueueKey names one maintainer's event queue (Maintainer.eventCh).
+type eventQueueKey struct {
+	node core.NodeID
+	cf   core.ChangefeedID
+}
+
+// eventQueue is a maintainer's event queue with its block-status gate.
+type eventQueue struct {
+	gate   maintainer.BlockStatusPendingSet
+	events []queuedEvent
+}
+
+type queuedEvent struct {
+	from    core.NodeID
+	msg     core.Message
+	release []maintainer.BlockStatusDedupeKey
 }
 
 func newHarness() *harness {
@@ -107,6 +140,9 @@ func (h *harness) reset(opts core.Options, now int64) {
 	h.revision = 100
 	h.failPersist = false
 	h.model = modelRun{}
+	h.events = map[eventQueueKey]*eventQueue{}
+	h.blockQueues = map[core.NodeID]*dispatcher.BlockStatusRequestQueue{}
+	h.blockReqs = nil
 }
 
 // NowMs is the logger's clock.
@@ -841,6 +877,10 @@ func (h *harness) command(b *strings.Builder, d *datadriven.TestData) error {
 		return nil
 	case "barrier":
 		return h.cmdBarrier(b, d)
+	case "push-event", "pop-event":
+		return h.cmdEventQueue(b, d)
+	case "block-queue":
+		return h.cmdBlockQueue(b, d)
 	case "model", "model-do", "model-state":
 		return h.modelCommand(b, d)
 	case "state":
@@ -1380,5 +1420,136 @@ func (h *harness) cmdBarrier(b *strings.Builder, d *datadriven.TestData) error {
 		}
 		b.WriteString("pending-schedule " + strings.Join(ts, ",") + "\n")
 	}
+	return nil
+}
+
+// cmdEventQueue: push-event runs Maintainer.pushEvent (maintainer.go:1411-
+// 1417 at b813e76f9) on each input message: the block-status gate, then the
+// queue; pop-event is one turn of the main loop (maintainer.go:1393-1399):
+// the head is handled (by manager@N when the story has one) and its
+// statuses are released.
+func (h *harness) cmdEventQueue(b *strings.Builder, d *datadriven.TestData) error {
+	on, _ := arg(d, "on")
+	cf, _ := arg(d, "cf")
+	if on == "" || cf == "" {
+		return fmt.Errorf("%s: want on=NODE cf=CF", d.Cmd)
+	}
+	k := eventQueueKey{core.NodeID(on), cfID(cf)}
+	q := h.events[k]
+	if q == nil {
+		q = &eventQueue{}
+		h.events[k] = q
+	}
+	if d.Cmd == "push-event" {
+		from, _ := arg(d, "from")
+		if from == "" {
+			return fmt.Errorf("push-event: want from=NODE")
+		}
+		for _, m := range inputMessages(d.Input) {
+			msg, err := h.codec.parseMessage(core.NodeID(from), m[0], m[1:])
+			if err != nil {
+				return err
+			}
+			out, keys, kept := q.gate.Filter(core.NodeID(from), msg)
+			if !kept {
+				fmt.Fprintf(b, "suppressed: %s\n", h.codec.format(msg)[0])
+				continue
+			}
+			q.events = append(q.events, queuedEvent{from: core.NodeID(from), msg: out, release: keys})
+			how := "a filtered copy"
+			if out == msg {
+				how = "the same message"
+			}
+			fmt.Fprintf(b, "queued %s, %d release keys:\n", how, len(keys))
+			for _, l := range h.codec.format(out) {
+				b.WriteString("  " + l + "\n")
+			}
+		}
+	} else {
+		if len(q.events) == 0 {
+			fmt.Fprintf(b, "queue empty\n")
+		} else {
+			e := q.events[0]
+			q.events = q.events[1:]
+			fmt.Fprintf(b, "handled: %s (releases %d)\n", h.codec.format(e.msg)[0], len(e.release))
+			if mm := h.mgrs[k.node]; mm != nil {
+				if err := h.deliver(b, "manager@"+on, e.from, e.msg); err != nil {
+					return err
+				}
+			}
+			q.gate.Release(e.release)
+		}
+	}
+	fmt.Fprintf(b, "queue: %d events; pending statuses: %d\n", len(q.events), q.gate.Len())
+	return nil
+}
+
+// cmdBlockQueue drives one node's dispatcher.BlockStatusRequestQueue as
+// HEAD's heartbeat_queue_test.go drives BlockStatusRequestQueue.
+func (h *harness) cmdBlockQueue(b *strings.Builder, d *datadriven.TestData) error {
+	on, _ := arg(d, "on")
+	if on == "" {
+		return fmt.Errorf("block-queue: want on=NODE")
+	}
+	q := h.blockQueues[core.NodeID(on)]
+	if q == nil {
+		q = &dispatcher.BlockStatusRequestQueue{}
+		h.blockQueues[core.NodeID(on)] = q
+	}
+	name := func(r *dispatcher.BlockStatusRequestWithTarget) string {
+		for i, x := range h.blockReqs {
+			if x == r {
+				return "r" + strconv.Itoa(i+1)
+			}
+		}
+		return "?"
+	}
+	_, enqueue := arg(d, "enqueue")
+	_, dequeue := arg(d, "dequeue")
+	sent, isSent := arg(d, "sent")
+	switch {
+	case enqueue:
+		to, _ := arg(d, "to")
+		if to == "" {
+			return fmt.Errorf("block-queue enqueue: want to=NODE")
+		}
+		for _, m := range inputMessages(d.Input) {
+			msg, err := h.codec.parseMessage(core.NodeID(on), m[0], m[1:])
+			if err != nil {
+				return err
+			}
+			req, ok := msg.(*core.BlockStatusRequest)
+			if !ok {
+				return fmt.Errorf("block-queue enqueue: %s is not a BlockStatusRequest", m[0])
+			}
+			r := &dispatcher.BlockStatusRequestWithTarget{Target: core.NodeID(to), Request: req}
+			h.blockReqs = append(h.blockReqs, r)
+			if q.Enqueue(r) {
+				fmt.Fprintf(b, "%s queued\n", name(r))
+			} else {
+				fmt.Fprintf(b, "%s dropped: every status is queued or in flight\n", name(r))
+			}
+		}
+	case dequeue:
+		r := q.Dequeue()
+		if r == nil {
+			b.WriteString("nothing queued\n")
+			break
+		}
+		fmt.Fprintf(b, "dequeued %s:\n", name(r))
+		for _, l := range h.codec.format(r.Request) {
+			b.WriteString("  " + l + "\n")
+		}
+	case isSent:
+		i, err := strconv.Atoi(strings.TrimPrefix(sent, "r"))
+		if err != nil || !strings.HasPrefix(sent, "r") || i < 1 || i > len(h.blockReqs) {
+			return fmt.Errorf("block-queue sent=%q: want r1..r%d", sent, len(h.blockReqs))
+		}
+		q.OnSendComplete(h.blockReqs[i-1])
+		fmt.Fprintf(b, "%s sent\n", sent)
+	default:
+		return fmt.Errorf("block-queue: want enqueue, dequeue or sent=rK")
+	}
+	fmt.Fprintf(b, "queued requests: %d\n", q.Len())
 	return nil
 }

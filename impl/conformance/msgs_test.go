@@ -768,7 +768,7 @@ func (c msgCodec) format(msg core.Message) []string {
 	case *core.BlockStatusRequest:
 		out := []string{newLine(m.TypeName()).kv("cf", cfName(m.Changefeed)).String()}
 		for _, s := range m.Statuses {
-			l := newLine("block").kv("id", c.ids.alias(s.ID)).u("ts", s.BlockTs).kv("stage", stageNames[s.Stage])
+			l := newLine("block").kv("id", c.ids.alias(s.ID)).u("ts", s.BlockTs).kv("stage", stageNames[s.Stage]).flag("syncpoint", s.IsSyncPoint)
 			if len(s.NeedAdded) > 0 {
 				var ts []string
 				for _, t := range s.NeedAdded {

@@ -98,9 +98,14 @@ var implementedFeatures = []implementedFeature{
 		phrases: []string{"impl's trigger initialization cannot fail"},
 	},
 	{
-		name: "the maintainer's block-status de-duplication on its receiving queue (filterBlockStatusEvent, in impl/sim's delivery)",
-		file: "../sim/delivery.go", decl: "s.blockPending[k] = true",
+		name: "the maintainer's block-status de-duplication on its event queue (filterBlockStatusEvent; impl/sim's delivery gates with it)",
+		file: "../maintainer/block_status_dedupe.go", decl: "func (s *BlockStatusPendingSet) Filter(",
 		phrases: []string{"block-status deduplication queue of the blocking barrier is not implemented"},
+	},
+	{
+		name: "the dispatcher manager's block-status sending queue (BlockStatusRequestQueue: WAITING/DONE de-duplication while queued or in flight)",
+		file: "../dispatcher/heartbeat_queue.go", decl: "func (q *BlockStatusRequestQueue) Enqueue(",
+		phrases: []string{"blockstatusrequestqueue (a request equal", "the dm side also dedupes", "sending queue's de-duplication is not implemented"},
 	},
 	{
 		name: "maintainer move (coordinator move operator, non-cascade remove)",

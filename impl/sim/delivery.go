@@ -5,6 +5,7 @@ import (
 
 	"cdcspec/impl/core"
 	"cdcspec/impl/dispatcher"
+	"cdcspec/impl/maintainer"
 	"cdcspec/spec"
 )
 
@@ -28,7 +29,9 @@ import (
 //     sends HeartBeatRequests and BlockStatusRequests from two goroutines
 //     (heartBeatReqQueue, blockStatusReqQueue), so those two may swap with
 //     each other, and a later direct send may overtake them within the
-//     goroutines' scheduling delay; they never hold a message longer.
+//     goroutines' scheduling delay; they never hold a message longer. The
+//     block-status queue drops a WAITING or DONE status equal to one still
+//     queued or being sent (dispatcher.BlockStatusRequestQueue).
 //   - Two receiving queues admit selectively: the dispatcher orchestrator
 //     keeps one pending message per (changefeed, message type) and lets a
 //     newer epoch replace it in place (pendingMessageQueue.TryEnqueue), and
@@ -162,6 +165,9 @@ type inFlight struct {
 	send sendQueue
 	recv recvQueue
 	cf   core.ChangefeedID
+	// blockReq: a block-status request's entry in its node's
+	// BlockStatusRequestQueue.
+	blockReq *dispatcher.BlockStatusRequestWithTarget
 }
 
 // orchSlot is the dispatcher orchestrator's one pending message per
@@ -177,15 +183,11 @@ type orchKey struct {
 	typ string
 }
 
-// blockKey identifies a block status the maintainer keeps at most once in
-// its queue (blockStatusDedupeKey without mode and syncpoint, which the
-// implementation does not have).
-type blockKey struct {
-	to, from core.NodeID
-	cf       core.ChangefeedID
-	id       core.DispatcherID
-	ts       uint64
-	stage    core.BlockStage
+// pendingKey names one maintainer's block-status gate: the changefeed's
+// maintainer on the receiving node.
+type pendingKey struct {
+	to core.NodeID
+	cf core.ChangefeedID
 }
 
 // sendMessageCenter takes a message into its sending queue (or straight
@@ -208,6 +210,21 @@ func (s *Sim) sendMessageCenter(env core.Envelope, net, ruleDelay int64, hold bo
 	} else {
 		f.net += ruleDelay
 	}
+	if m, ok := env.Msg.(*core.BlockStatusRequest); ok && sq == sendBlockStatusQueue {
+		// BlockStatusRequestQueue.Enqueue: a WAITING or DONE status equal
+		// to one still queued or being sent on this node is dropped.
+		q := s.blockSendQueues[env.From]
+		if q == nil {
+			q = &dispatcher.BlockStatusRequestQueue{}
+			s.blockSendQueues[env.From] = q
+		}
+		r := &dispatcher.BlockStatusRequestWithTarget{Target: env.To, Request: m}
+		if !q.Enqueue(r) {
+			s.observeDrop(env, f.id, "an equivalent block status is queued or being sent on the sending node")
+			return
+		}
+		f.env.Msg, f.blockReq = r.Request, r
+	}
 	k := sendQueueKey{env.From, sq}
 	at := s.now + s.laneRng.Int64N(3) + holdMs
 	if last, ok := s.sendQueues[k]; ok && last > at {
@@ -224,6 +241,13 @@ func (s *Sim) sendMessageCenter(env core.Envelope, net, ruleDelay int64, hold bo
 // enterStream: SendCommand now. The stream is FIFO; the message arrives
 // after its network delay and after everything ahead of it.
 func (s *Sim) enterStream(f *inFlight) {
+	if f.blockReq != nil {
+		// HeartBeatCollector.sendBlockStatusMessages: Dequeue, SendCommand
+		// (which does not block), OnSendComplete.
+		q := s.blockSendQueues[f.env.From]
+		q.Take(f.blockReq)
+		q.OnSendComplete(f.blockReq)
+	}
 	k := streamKey{f.env.From, f.env.To}
 	arrive := s.now + f.net
 	if last, ok := s.streams[k]; ok && last > arrive {
@@ -276,23 +300,20 @@ func (s *Sim) arrive(it *item) {
 		// Maintainer.filterBlockStatusEvent: a status equivalent to one
 		// still queued (or being handled) is suppressed; released once the
 		// kept one is handled. Its handling time was fixed in stream order.
-		var kept []core.BlockStatus
-		for _, st := range m.Statuses {
-			k := blockKey{to: f.env.To, from: f.env.From, cf: m.Changefeed, id: st.ID, ts: st.BlockTs, stage: st.Stage}
-			if s.blockPending[k] {
-				continue
-			}
-			s.blockPending[k] = true
-			kept = append(kept, st)
-			it.gate.release = append(it.gate.release, k)
+		pk := pendingKey{to: f.env.To, cf: m.Changefeed}
+		set := s.blockPending[pk]
+		if set == nil {
+			set = &maintainer.BlockStatusPendingSet{}
+			s.blockPending[pk] = set
 		}
-		switch {
-		case len(kept) == 0:
+		out, keys, kept := set.Filter(f.env.From, m)
+		if !kept {
 			it.gate.cancelled = true
 			s.observeDrop(f.env, f.id, "an equivalent block status is still queued")
-		case len(kept) < len(m.Statuses):
-			it.gate.env.Msg = &core.BlockStatusRequest{Changefeed: m.Changefeed, Statuses: kept}
+			return
 		}
+		it.gate.env.Msg = out
+		it.gate.releaseSet, it.gate.release = set, keys
 		return
 	}
 	// DispatcherOrchestrator.RecvMaintainerRequest ->

@@ -173,7 +173,7 @@ func TestOrchestratorQueueSlots(t *testing.T) {
 // TestMaintainerBlockStatusDedupe: a maintainer admits a block status only
 // while no equivalent one (same sender, dispatcher, block ts, stage) is
 // queued or being handled; once handled, the next copy is admitted again
-// (Maintainer.filterBlockStatusEvent).
+// (Maintainer.filterBlockStatusEvent, impl/maintainer.BlockStatusPendingSet).
 func TestMaintainerBlockStatusDedupe(t *testing.T) {
 	l := newNetLog()
 	s := New(Config{Seed: 1, Nodes: 2, observe: l.observe})
@@ -204,5 +204,51 @@ func TestMaintainerBlockStatusDedupe(t *testing.T) {
 	later := inject(s, req(status("d1", 10)))
 	s.RunFor(100)
 	assert.Contains(t, l.delivered, later)
-	assert.Empty(t, s.blockPending, "every admitted status was released once handled")
+	for k, set := range s.blockPending {
+		assert.Zero(t, set.Len(), "every admitted status was released once handled (%v)", k)
+	}
+}
+
+// TestBlockStatusSendQueueDedupe: the sending node's block-status queue
+// drops a WAITING or DONE status equal to one still queued or being sent;
+// a NONE status always passes; once sent, the same status is queued again
+// (BlockStatusRequestQueue, dispatcher.BlockStatusRequestQueue).
+func TestBlockStatusSendQueueDedupe(t *testing.T) {
+	l := newNetLog()
+	s := New(Config{Seed: 1, Nodes: 2, observe: l.observe})
+	caps := s.Captures()
+	from, to := caps[0], caps[1]
+	cf := CfID("dedupe")
+	req := func(st core.BlockStatus) core.Envelope {
+		return core.Envelope{From: from, To: to, Msg: &core.BlockStatusRequest{Changefeed: cf, Statuses: []core.BlockStatus{st}}}
+	}
+	send := func(env core.Envelope) uint64 {
+		s.msgID++
+		s.sendMessageCenter(env, 1, 0, false)
+		return s.msgID
+	}
+	waiting := core.BlockStatus{ID: "d1", BlockTs: 10, Stage: core.StageWaiting, Influence: spec.InfluenceNormal, BlockTables: []int64{1}}
+	none := core.BlockStatus{ID: "d1", BlockTs: 11, Stage: core.StageNone, NeedAdded: []int64{9}}
+	// The collector's sending goroutine is busy for 50 ms: both copies
+	// wait in the queue.
+	s.sendQueues[sendQueueKey{from, sendBlockStatusQueue}] = s.now + 50
+	first := send(req(waiting))
+	again := send(req(waiting))
+	n1 := send(req(none))
+	n2 := send(req(none))
+	s.RunFor(100)
+
+	assert.Contains(t, l.dropped[again], "queued or being sent on the sending node")
+	assert.NotContains(t, l.dropped, first)
+	assert.NotContains(t, l.dropped, n1)
+	// The second NONE passes the sending queue; the maintainer's gate,
+	// which keys every stage, drops it while the first is queued there.
+	assert.NotContains(t, l.dropped[n2], "sending node", "the sending queue never de-duplicates NONE statuses")
+	assert.Contains(t, l.dropped[n2], "still queued")
+
+	// Sent: the same status is queued again.
+	later := send(req(waiting))
+	s.RunFor(100)
+	assert.NotContains(t, l.dropped, later)
+	assert.Zero(t, s.blockSendQueues[from].Len())
 }

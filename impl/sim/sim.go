@@ -143,11 +143,12 @@ type item struct {
 	// stages; slot the orchestrator queue slot a delivery drains (its
 	// message may have been replaced since); release the block statuses a
 	// delivery releases; gate the delivery an arrival admits or cancels.
-	flight    *inFlight
-	slot      orchKey
-	release   []blockKey
-	gate      *item
-	cancelled bool
+	flight     *inFlight
+	slot       orchKey
+	releaseSet *maintainer.BlockStatusPendingSet
+	release    []maintainer.BlockStatusDedupeKey
+	gate       *item
+	cancelled  bool
 }
 
 type simNode struct {
@@ -190,8 +191,10 @@ type Sim struct {
 	typeStreams  map[typeStream]int64
 	lanes        map[laneKey]int64
 	orch         map[orchKey]*orchSlot
-	blockPending map[blockKey]bool
-	msgID        uint64
+	blockPending map[pendingKey]*maintainer.BlockStatusPendingSet
+	// blockSendQueues: each node's block-status sending queue.
+	blockSendQueues map[core.NodeID]*dispatcher.BlockStatusRequestQueue
+	msgID           uint64
 	// observe, if set, sees every send, delivery and network drop (tests).
 	observe func(NetEvent)
 
@@ -230,7 +233,7 @@ func New(cfg Config) *Sim {
 		store: NewMemStore(), sink: NewMemSink(), nodes: map[core.NodeID]*simNode{}, partition: map[core.NodeID]int{},
 		delivery: cfg.Delivery.OrDefault(), laneRng: rand.New(rand.NewPCG(cfg.Seed, 0x6c616e65)),
 		sendQueues: map[sendQueueKey]int64{}, streams: map[streamKey]int64{}, typeStreams: map[typeStream]int64{}, lanes: map[laneKey]int64{},
-		orch: map[orchKey]*orchSlot{}, blockPending: map[blockKey]bool{},
+		orch: map[orchKey]*orchSlot{}, blockPending: map[pendingKey]*maintainer.BlockStatusPendingSet{}, blockSendQueues: map[core.NodeID]*dispatcher.BlockStatusRequestQueue{},
 		changefeeds: map[string]bool{}, faults: Faults{DelayMinMs: 1, DelayMaxMs: 5}, observe: cfg.observe}
 	s.lg = logging.New(cfg.Log, s, cfg.LogLevel)
 	if !cfg.NoChecker {
@@ -353,8 +356,8 @@ func (s *Sim) handle(it *item) {
 			delete(s.orch, it.slot)
 			env, id = slot.env, slot.id
 		}
-		for _, k := range it.release {
-			delete(s.blockPending, k)
+		if it.releaseSet != nil {
+			it.releaseSet.Release(it.release)
 		}
 		if it.cancelled {
 			return
