@@ -445,7 +445,10 @@ func barrierBlockState(cfg *Config, s *State, slot, table uint8, e *emitter) {
 	ev.Sel, ev.Writer, ev.Rep = true, writer, 0
 	if cfg.bug(spec.BugNewTableScheduledAtSelection) && barrierOf(cfg).add {
 		// #3443 (fixed by #3445): the new table's span is added when the
-		// writer is selected, before the DDL is written.
+		// writer is selected, before the DDL is written. The pre-fix code
+		// removed the dropped table then too (impl/ moves the whole
+		// scheduleBlockEvent); the model moves only the add, the part
+		// that lets the new table's rows reach the sink first.
 		if nt := newBarrierTable(cfg); mt.spanByTable(nt) == nil {
 			s.addSpan(mt, SpanRep{ID: s.allocID(), Table: nt, State: replAbsent, Node: none, Ckpt: ev.T})
 		}
