@@ -443,9 +443,12 @@ func barrierBlockState(cfg *Config, s *State, slot, table uint8, e *emitter) {
 		writer = 0
 	}
 	ev.Sel, ev.Writer, ev.Rep = true, writer, 0
-	if cfg.mut(MutCreatedTableAfterWrite) && barrierOf(cfg).add {
-		// Mutation: the new table's span is added when the writer is
-		// selected, before the DDL is written.
+	if cfg.bug(spec.BugNewTableScheduledAtSelection) && barrierOf(cfg).add {
+		// #3443 (fixed by #3445): the new table's span is added when the
+		// writer is selected, before the DDL is written. The pre-fix code
+		// removed the dropped table then too (impl/ moves the whole
+		// scheduleBlockEvent); the model moves only the add, the part
+		// that lets the new table's rows reach the sink first.
 		if nt := newBarrierTable(cfg); mt.spanByTable(nt) == nil {
 			s.addSpan(mt, SpanRep{ID: s.allocID(), Table: nt, State: replAbsent, Node: none, Ckpt: ev.T})
 		}

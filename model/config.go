@@ -539,6 +539,7 @@ var bugConfig = map[spec.BugID]string{
 	spec.BugMoveFinalStoppedRejected:         "maintainer-move",
 	spec.BugStopCloseDroppedAfterFailover:    "stop-failover",
 	spec.BugRestoredBarrierTableWriter:       "barrier-drop-failover",
+	spec.BugNewTableScheduledAtSelection:     "barrier-truncate",
 }
 
 // BugConfig names the standard configuration that exposes a catalogue entry,

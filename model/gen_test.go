@@ -69,10 +69,12 @@ func TestGenerateScenarioSkeletons(t *testing.T) {
 		cfg.Bugs = spec.BugSet(0).With(b.ID)
 		var r Result
 		var err error
-		if cfg.Walks > 0 {
+		// As `cdcspec check --bug NAME` runs it: random walks only for a
+		// configuration without a stated delay bound.
+		if cfg.Walks > 0 && cfg.DelayBound == 0 {
 			r, err = Simulate(cfg, search.Bounds{}, search.Walks{Seed: 1, Count: cfg.Walks, Depth: cfg.WalkDepth})
 		} else {
-			r, err = Check(cfg, search.Bounds{Workers: 1}, nil)
+			r, err = Check(cfg, cfg.StatedBounds(search.Bounds{Workers: 1}), nil)
 		}
 		if err != nil || r.Violation == nil {
 			t.Fatalf("%s: no violation", b.Name)

@@ -61,7 +61,6 @@ const (
 	MutMergeJournalRestore
 	MutErrorStuckGiveUp
 	MutStopClearsNode
-	MutCreatedTableAfterWrite
 	mutLimit
 )
 
@@ -129,7 +128,6 @@ var guards = []MutationInfo{
 	{Name: "node-removed-operators", M: MutNodeRemovedOperators, Cites: "C.9 (dispatcher operators' OnNodeRemove)", Where: "maintOnNodeRemoved: operators whose node left", Configs: []string{"default", "move-failover"}},
 	{Name: "coord-node-removed", M: MutCoordNodeRemoved, Cites: "C.7 (coordinator OnNodeRemoved: add cancelled, stop re-targeted)", Where: "coordOnNodeRemoved", Configs: []string{"default"}},
 	{Name: "stop-clears-node", M: MutStopClearsNode, Cites: "C.2 step 3 (StopByChangefeedID clears the node: changefeed_db.go:129; validateMaintainerNode then drops the stopped maintainer's statuses)", Where: "stopChangefeed: a stopped changefeed is bound to no node", Configs: []string{"lifecycle"}},
-	{Name: "created-table-after-write", M: MutCreatedTableAfterWrite, Cites: "A.7 (maintainer/barrier.go:398-404 handleEventDone at b813e76f9: schedule only once the writer advanced, since scheduling at selection lets a truncated table's new DML arrive before the DDL)", Where: "barrier writer selection: a truncate's new table is scheduled only once the DDL is written", Configs: []string{"barrier-truncate"}},
 	{Name: "error-stuck-give-up", M: MutErrorStuckGiveUp, Cites: "A.2 step 6 (Backoff.HandleError: changefeed-error-stuck-duration)", Where: "handleErrorBudget: a streak that spent the budget fails the changefeed", Configs: []string{"error-stuck"}},
 	{Name: "restarting-ignores-error", M: MutRestartingIgnoresError, Cites: "A.2 step 6 (Backoff: isRestarting)", Where: "updateStatus: an error while the restart is under way starts no second restart",
 		Redundant: "status-epoch-check and the node check make it unreachable: a restart bumps the epoch and unbinds the changefeed, so every report of the old generation is dropped before UpdateStatus; the new maintainer takes errors only once bootstrapped, and its first bootstrapped report finishes the add (StartFinished clears restarting) before UpdateStatus runs; a pause unbinds it too, and resume and a coordinator failover clear it"},

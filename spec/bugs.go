@@ -38,6 +38,7 @@ const (
 	BugStoppedChangefeedLeftOnNode
 	BugStopCloseDroppedAfterFailover
 	BugRestoredBarrierTableWriter
+	BugNewTableScheduledAtSelection
 	bugLimit
 )
 
@@ -286,6 +287,13 @@ var catalogue = [...]Bug{
 		ImplGap: "impl/'s barrier has no DROP or TRUNCATE table",
 		Where:   "maintainer/barrier.go:197-230 handleBootstrapResponse restores a block event from the table trigger's WAITING without tableTriggerDispatcherRelated (set only in handleBlockState, :444), so barrier_event.go:258-283 onAllDispatcherReportedBlockEvent selects a table's dispatcher to write; after a maintainer failover barrier_event.go:579-604 checkBlockedDispatchers (from resend, :715) finds that table past the DDL and marks the event advanced without scheduleBlockEvent (:310); cdcspec's rule marks the event trigger-related when the trigger's WAITING is restored",
 		Story:   "a new maintainer learns the table trigger's WAITING for DROP TABLE t1 only from a bootstrap response, and t1's dispatcher reports WAITING before the trigger re-sends: t1's dispatcher is selected and writes the DROP; the maintainer's node dies before its DONE arrives; the next maintainer starts below the DDL (no ddl_ts: an MQ sink), the re-created trigger reports WAITING, and checkBlockedDispatchers finds t1 past the DDL: the event passes without removing t1's dispatcher (or, for a TRUNCATE, without adding the new table, whose rows are never replicated)",
+	},
+	{
+		ID: BugNewTableScheduledAtSelection, Name: "new-table-scheduled-at-selection", Kind: KindFixedUpstream,
+		Issue:    "pingcap/ticdc#3443 (fixed by #3445)",
+		Property: DDLOrderedWithRows, Delivery: DeliveryMessageCenter,
+		Where: "maintainer/barrier_event.go onAllDispatcherReportedBlockEvent: the block event's table changes (scheduleBlockEvent: the truncated or created table's new span added at the DDL's commitTs) were scheduled when the writer was selected, before the Write action reached it; the fix schedules them on the writer's DONE (maintainer/barrier.go:398-404 handleEventDone, event.needSchedule then tryScheduleEvent :579, at " + HeadCommit + ")",
+		Story: "a TRUNCATE TABLE blocks the table and the table trigger; both report WAITING, the maintainer selects the trigger to write and at once adds the new table's span; the new table's dispatcher is created at the DDL's commitTs and flushes its first rows above it while the trigger has not yet received (or executed) its Write action; downstream, the new table's rows precede the TRUNCATE, which then wipes them: data loss",
 	},
 }
 

@@ -157,6 +157,9 @@ func TestPlantedBugsAreCaught(t *testing.T) {
 		{"planted_barrier_stuck.log", PropBarrierStuck, Suspect},
 		{"planted_ddl_scheduled_out_of_order.log", string(spec.TableSetFollowsDDLs), Suspect},
 		{"planted_ddl_before_rows.log", string(spec.DDLOrderedWithRows), Violation},
+		// the simulation's barrier_truncate_bug (#3443): the truncated
+		// table's new ID flushes rows above the TRUNCATE before it is written
+		{"planted_truncate_rows_before_ddl.log", string(spec.DDLOrderedWithRows), Violation},
 		{"planted_writer_not_passed.log", string(spec.BarrierEventuallyPasses), Violation},
 	}
 	for _, c := range cases {

@@ -91,6 +91,9 @@ type BarrierEvent struct {
 	// selection (the fan-out quiet interval, barrier_event.go:36-40).
 	passActionSent     bool
 	lastStatusReceived int64
+	// scheduledAtSelection: new-table-scheduled-at-selection scheduled the
+	// table changes when the writer was selected; the DONE does not again.
+	scheduledAtSelection bool
 }
 
 func (e *BarrierEvent) allInfluence() bool { return e.influence != spec.InfluenceNormal }
@@ -260,9 +263,17 @@ func (b *Barrier) handleBlockState(bs *core.BlockStatus, table int64, out *core.
 	clear(ev.reportedDispatchers)
 	m.lg.Event(out, spec.Event{Kind: spec.BlockWriterSelected, Changefeed: string(m.id), Node: string(m.self), Dispatcher: string(writer),
 		Checkpoint: ev.key.commitTs, Influence: ev.influence})
+	if ev.needSchedule() && m.opts.Bugs.Has(spec.BugNewTableScheduledAtSelection) {
+		// #3443 (fixed by #3445): the table changes are scheduled at the
+		// selection (onAllDispatcherReportedBlockEvent before the fix), so
+		// a truncated or created table's new dispatcher may flush rows
+		// above the DDL before the writer wrote it.
+		b.scheduleBlockEvent(ev, out)
+		ev.scheduledAtSelection = true
+	}
 	b.sendWrite(ev, out)
 	ev.lastResend = m.now
-	if ev.needSchedule() {
+	if ev.needSchedule() && !ev.scheduledAtSelection {
 		b.addPending(ev)
 	}
 	return true
@@ -470,7 +481,7 @@ func eventKeyLess(a, c eventKey) bool {
 // the writer counts as advanced and Pass is due at the next resend.
 func (b *Barrier) tryScheduleEvent(ev *BarrierEvent, out *core.Effects) bool {
 	m := b.m
-	if ev.needSchedule() {
+	if ev.needSchedule() && !ev.scheduledAtSelection {
 		m.lg.Info("barrier.go", 550, "event trySchedule", logging.CF(m.id), zap.String("writerDispatcher", string(ev.writerDispatcher)),
 			zap.Uint64("EventCommitTs", ev.key.commitTs))
 		ready, candidate := b.popIfHead(ev)
