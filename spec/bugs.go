@@ -284,7 +284,7 @@ var catalogue = [...]Bug{
 		ID: BugRestoredBarrierTableWriter, Name: "restored-barrier-table-writer", Kind: KindHead,
 		Issue:    "none found (docs/bugs.md, candidate 9)",
 		Property: TableSetFollowsDDLs, Delivery: DeliveryMessageCenter,
-		ImplGap: "impl/'s barrier has no DROP or TRUNCATE table",
+		ImplGap: "impl/maintainer/barrier.go restore keeps HEAD's rule (a restored event is not marked trigger-related) with no switch for cdcspec's; whether impl's checkBlockedDispatchers then passes the event without scheduling it is not checked yet",
 		Where:   "maintainer/barrier.go:197-230 handleBootstrapResponse restores a block event from the table trigger's WAITING without tableTriggerDispatcherRelated (set only in handleBlockState, :444), so barrier_event.go:258-283 onAllDispatcherReportedBlockEvent selects a table's dispatcher to write; after a maintainer failover barrier_event.go:579-604 checkBlockedDispatchers (from resend, :715) finds that table past the DDL and marks the event advanced without scheduleBlockEvent (:310); cdcspec's rule marks the event trigger-related when the trigger's WAITING is restored",
 		Story:   "a new maintainer learns the table trigger's WAITING for DROP TABLE t1 only from a bootstrap response, and t1's dispatcher reports WAITING before the trigger re-sends: t1's dispatcher is selected and writes the DROP; the maintainer's node dies before its DONE arrives; the next maintainer starts below the DDL (no ddl_ts: an MQ sink), the re-created trigger reports WAITING, and checkBlockedDispatchers finds t1 past the DDL: the event passes without removing t1's dispatcher (or, for a TRUNCATE, without adding the new table, whose rows are never replicated)",
 	},
