@@ -83,28 +83,23 @@ func parseKillers(list string, states, walks int) ([]killer, error) {
 
 // defaultKillers is the order a mutant meets its killers in before the
 // runner reorders them by kills (run --killers overrides it). First every
-// standard configuration and matrix row by the delay-bounded search to
-// cheapDelays delays (a few hundred to a few thousand states each, but
-// every depth: the configuration's whole story with a few deviations from
-// the default schedule), then the standard configurations deeper
-// (deepDelays), then each standard configuration's breadth-first search
-// within the state budget (every interleaving near the start) or its
-// walks.
+// matrix row (the standard configurations among them) by the
+// delay-bounded search to rowDelays delays: a few hundred to a few
+// thousand states each, but every depth, the row's whole story with a few
+// deviations from the default schedule. Then the standard configurations
+// deeper (stdDelays). Last each standard configuration's own search: the
+// breadth-first search within the state budget (every interleaving near
+// the start) or its walks. Measured with no mutant on (2026-12-03, one
+// core): the rows 1.3 s in all, the deeper searches 2.6 s, the budgets
+// 5.2 s.
 func defaultKillers() string {
-	const cheapDelays, deepDelays = 3, 5
+	const rowDelays, stdDelays = 2, 4
 	var ks []string
-	seen := map[string]bool{}
-	for _, n := range model.StandardNames() {
-		ks = append(ks, fmt.Sprintf("%s@d%d", n, cheapDelays))
-		seen[n] = true
-	}
 	for _, r := range model.Matrix() {
-		if !seen[r.Name] {
-			ks = append(ks, fmt.Sprintf("%s@d%d", r.Name, cheapDelays))
-		}
+		ks = append(ks, fmt.Sprintf("%s@d%d", r.Name, rowDelays))
 	}
 	for _, n := range model.StandardNames() {
-		ks = append(ks, fmt.Sprintf("%s@d%d", n, deepDelays))
+		ks = append(ks, fmt.Sprintf("%s@d%d", n, stdDelays))
 	}
 	ks = append(ks, model.StandardNames()...)
 	return strings.Join(ks, ",")

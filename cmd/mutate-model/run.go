@@ -427,9 +427,13 @@ func runMutants(root string, all, sel []mutate.Mutant, killers, complete []kille
 			} else {
 				r = classify(r, wbin, r.Index, args, f.timeout)
 			}
-			// A survivor that changed some step meets the complete
-			// searches: a kill, or the evidence of equivalence.
-			if r.Status == stSurvived && len(complete) > 0 && infected(r.Checks) && !f.copyMode {
+			// A survivor that changed some step and reached the original's
+			// states wherever it did meets the complete searches: a kill,
+			// or the evidence of equivalence. (One that reached other
+			// states within a delay bound is no candidate.)
+			pre := r
+			finish(&pre, baseBy, nil)
+			if pre.Status == stSurvived && pre.SameAsBaseline && len(complete) > 0 && !f.copyMode {
 				more := classify(result{Mutant: m, Index: r.Index}, wbin, r.Index,
 					append(append([]string(nil), checkArgs...), "--killers", killerList(complete)), f.timeout)
 				more.Checks = append(r.Checks, more.Checks...)
