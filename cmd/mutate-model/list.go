@@ -34,7 +34,8 @@ func runList(args []string, stdout, stderr io.Writer) int {
 		for _, x := range mutate.ModelScope {
 			fmt.Fprintf(stdout, "%s\n", x.Reason)
 			for _, l := range [][2]string{{"files", strings.Join(x.Files, ", ")}, {"functions", strings.Join(x.Funcs, ", ")},
-				{"prefixes", strings.Join(x.Prefixes, ", ")}, {"State fields", strings.Join(x.Fields, ", ")}} {
+				{"prefixes", strings.Join(x.Prefixes, ", ")}, {"State fields", strings.Join(x.Fields, ", ")},
+				{"switch calls", strings.Join(x.OffSwitches, ", ")}} {
 				if l[1] != "" {
 					fmt.Fprintf(stdout, "  %s: %s\n", l[0], l[1])
 				}

@@ -98,6 +98,13 @@ type Options struct {
 	// NilIdents are identifiers whose nil checks are not protocol guards
 	// (an optional event emitter, an error).
 	NilIdents []string
+	// OffSwitchCalls are the switches that are off in every standard
+	// configuration (the catalogue's bugs, the hand-written mutations): the
+	// code that runs only with one on is the bug's reproduction, not a rule
+	// of HEAD, and is not mutated (an && with such a call among its
+	// conjuncts, an || with its negation among its disjuncts, the body of
+	// an if that holds only with one on).
+	OffSwitchCalls []string
 	// ConfigTypes are the configuration's types: a condition that reads
 	// only a parameter of one of them (and package-level names) chooses
 	// the configuration's shape, not a protocol rule.
@@ -125,7 +132,10 @@ type Exclusion struct {
 	// Fields: State fields whose updates are not sites (a skip of an
 	// assignment or ++/-- to s.F).
 	Fields []string
-	Reason string
+	// OffSwitches: method names of switches that are off in every
+	// standard configuration (Options.OffSwitchCalls).
+	OffSwitches []string
+	Reason      string
 }
 
 // ModelScope is the one place that says what of model/ is not mutated and
@@ -146,6 +156,8 @@ var ModelScope = []Exclusion{
 	{Fields: []string{"Crashes", "Drops", "Dups", "SinkErrs", "Stalls", "DDLs", "Restarts", "Moves", "Splits", "Merges",
 		"FastFails", "ClientOps", "CoordFails", "MaintMoves", "Overflow"},
 		Reason: "the search's budgets: faults and operators used against the configuration's bounds, and the full-network cut (skipping one unbounds the configuration, it changes no protocol rule)"},
+	{OffSwitches: []string{"bug", "mut"},
+		Reason: "code that runs only with a catalogue bug or a hand-written mutation switched on (cfg.bug(X) && ..., !cfg.mut(X) || ..., if cfg.bug(X) { ... }): the bug's reproduction, which make mutate and the catalogue test, not a rule of HEAD"},
 }
 
 // ModelOptions are the options for cdcspec's model/.
@@ -164,6 +176,7 @@ func ModelOptions() Options {
 		opt.ExcludeFuncs = append(opt.ExcludeFuncs, x.Funcs...)
 		opt.ExcludeFuncPrefixes = append(opt.ExcludeFuncPrefixes, x.Prefixes...)
 		opt.ExcludeFields = append(opt.ExcludeFields, x.Fields...)
+		opt.OffSwitchCalls = append(opt.OffSwitchCalls, x.OffSwitches...)
 	}
 	return opt
 }
@@ -427,7 +440,9 @@ func (w *walker) stmt(s ast.Stmt, inList bool) {
 		}
 		w.cond(x.Cond)
 		w.exprs(x.Cond)
-		w.block(x.Body)
+		if !w.onlyWithSwitch(x.Cond) {
+			w.block(x.Body) // else: a catalogue bug's or a hand-written mutation's code
+		}
 		if x.Else != nil {
 			w.stmt(x.Else, false)
 		}
@@ -508,8 +523,10 @@ func (w *walker) exprs(es ...ast.Expr) {
 func (w *walker) cond(c ast.Expr) {
 	var atoms []atom
 	collectAtoms(c, token.ILLEGAL, &atoms)
+	offOnly := map[ast.Expr]bool{}
+	w.switchGroups(c, offOnly)
 	for _, a := range atoms {
-		if w.switchOrNil(a.e) || w.configOnly(a.e) || w.configBound(a.e) {
+		if offOnly[a.e] || w.switchOrNil(a.e) || w.configOnly(a.e) || w.configBound(a.e) {
 			continue
 		}
 		t := w.text(a.e)
@@ -521,6 +538,80 @@ func (w *walker) cond(c ast.Expr) {
 		w.add(OpDrop, a.e.Pos(), a.e.End(), drop)
 		w.cmp(a.e)
 	}
+}
+
+// offSwitch: e is a call of an off switch (cfg.bug(...), cfg.mut(...)), or
+// its negation (neg).
+func (w *walker) offSwitch(e ast.Expr) (is, neg bool) {
+	e = ast.Unparen(e)
+	if u, ok := e.(*ast.UnaryExpr); ok && u.Op == token.NOT {
+		neg, e = true, ast.Unparen(u.X)
+	}
+	if c, ok := e.(*ast.CallExpr); ok {
+		if sel, ok := c.Fun.(*ast.SelectorExpr); ok && contains(w.opt.OffSwitchCalls, sel.Sel.Name) {
+			return true, neg
+		}
+	}
+	return false, false
+}
+
+// onlyWithSwitch: the condition holds only with an off switch on (it is
+// one, or an && with one among its conjuncts).
+func (w *walker) onlyWithSwitch(c ast.Expr) bool {
+	var ops []ast.Expr
+	flattenOp(c, token.LAND, &ops)
+	for _, o := range ops {
+		if is, neg := w.offSwitch(o); is && !neg {
+			return true
+		}
+	}
+	return false
+}
+
+// switchGroups marks the atoms that matter only with an off switch on: the
+// operands of an && that has a switch among its conjuncts, and of an ||
+// that has a negated switch among its disjuncts (with the switch off the
+// group's value is fixed).
+func (w *walker) switchGroups(e ast.Expr, out map[ast.Expr]bool) {
+	e = ast.Unparen(e)
+	if u, ok := e.(*ast.UnaryExpr); ok && u.Op == token.NOT {
+		w.switchGroups(u.X, out)
+		return
+	}
+	b, ok := e.(*ast.BinaryExpr)
+	if !ok || b.Op != token.LAND && b.Op != token.LOR {
+		return
+	}
+	var ops []ast.Expr
+	flattenOp(b, b.Op, &ops)
+	fixed := false
+	for _, o := range ops {
+		if is, neg := w.offSwitch(o); is && neg == (b.Op == token.LOR) {
+			fixed = true
+		}
+	}
+	for _, o := range ops {
+		if fixed {
+			var atoms []atom
+			collectAtoms(o, b.Op, &atoms)
+			for _, a := range atoms {
+				out[a.e] = true
+			}
+			continue
+		}
+		w.switchGroups(o, out)
+	}
+}
+
+// flattenOp lists the operands of a chain of op (through parentheses).
+func flattenOp(e ast.Expr, op token.Token, out *[]ast.Expr) {
+	e = ast.Unparen(e)
+	if b, ok := e.(*ast.BinaryExpr); ok && b.Op == op {
+		flattenOp(b.X, op, out)
+		flattenOp(b.Y, op, out)
+		return
+	}
+	*out = append(*out, e)
 }
 
 type atom struct {

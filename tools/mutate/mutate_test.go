@@ -28,7 +28,8 @@ type site struct {
 
 // TestFindFixture: the mutator finds exactly the fixture's sites: the
 // conditions of its ifs (not the emitter's nil check, the mutation switch,
-// the configuration flag or a configuration bound), the timestamp and epoch comparisons, the
+// the configuration flag or a configuration bound, nor the code that runs
+// only with a hand-written mutation on), the timestamp and epoch comparisons, the
 // state updates and sends (not a local's), and nothing in String.
 func TestFindFixture(t *testing.T) {
 	ms, err := Find(fixture, ModelOptions())
