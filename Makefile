@@ -170,14 +170,16 @@ mutate:
 # negated or dropped, every timestamp or epoch comparison shifted (< and <=),
 # every state update or send skipped, outside the scope table
 # (mutate-model list --scope). One build of a mutant schema, then each mutant
-# meets its killers until one kills it: every matrix row by the delay-bounded
-# search to 2 delays, the standard configurations to 4 delays, then each
-# standard configuration within CDCSPEC_MUTATE_ALL_STATES states (random
-# walks: 200), ordered by kills so far. Prints the score, the survivors
+# meets its killers until one kills it, ordered by kills so far: every matrix
+# row by the delay-bounded search to 2 delays, the standard configurations to
+# 4, then rows to 3 and standard configurations to 5 delays, and the walks of
+# the configurations that name walks (200). Prints the score, the survivors
 # (reached or never reached) and the equivalent; writes
 # artifacts/mutate-all[-i-of-n].json. SHARD=i/n runs every n-th mutant.
 # MUTATE_ALL_PARALLEL mutants at once; more arguments: MUTATE_ALL_FLAGS
 # (mutate-model run -h), e.g. --complete default@all for equivalence evidence.
+# CDCSPEC_MUTATE_ALL_STATES: the state budget of a bare ROW given in
+# --killers (sN). SPEC.md 10.1 has the score and the times.
 SHARD ?=
 CDCSPEC_MUTATE_ALL_STATES ?= 20000
 MUTATE_ALL_PARALLEL ?= 2
