@@ -172,9 +172,8 @@ mutate:
 # (mutate-model list --scope). One build of a mutant schema, then each mutant
 # meets its killers until one kills it, ordered by kills so far: every matrix
 # row by the delay-bounded search to 2 delays, the standard configurations to
-# 4, then rows to 3 and standard configurations to 5 delays, and the walks of
-# the configurations that name walks (200). Prints the score, the survivors
-# (reached or never reached) and the equivalent; writes
+# 4, and the walks of the configurations that name walks (200). Prints the
+# score, the survivors (reached or never reached) and the equivalent; writes
 # artifacts/mutate-all[-i-of-n].json. SHARD=i/n runs every n-th mutant.
 # MUTATE_ALL_PARALLEL mutants at once; more arguments: MUTATE_ALL_FLAGS
 # (mutate-model run -h), e.g. --complete default@all for equivalence evidence.
