@@ -174,19 +174,23 @@ mutate:
 	CDCSPEC_MUTATE=1 CDCSPEC_MUTATE_STATES=$(CDCSPEC_MUTATE_STATES) $(GO) test -count=1 -timeout 120m ./model -run '^TestMutations$$' -v
 
 # Mechanical mutation testing of the model (issue 26 section 3; tools/mutate,
-# cmd/mutate-model): every condition of model/'s ifs negated or dropped,
-# every timestamp or epoch comparison shifted (< and <=), every state update
-# or send skipped. One build of a mutant schema, then each mutant checked in
-# every standard configuration (those violated without a mutant dropped),
-# CDCSPEC_MUTATE_ALL_STATES states each (random walks: 200), stopping at the
-# first violation. Prints the score and the survivors; writes
-# artifacts/mutate-all[-i-of-n].json. 1,601 mutants; 8.9 s a mutant on the
-# shared 2-core machine (2026-12-03, load average 13-23): about 4 hours in
-# all, so SHARD=i/12 (i = 1..12) runs one twelfth in about 20 minutes.
-# Arguments for the runner: MUTATE_ALL_FLAGS (mutate-model run -h).
+# cmd/mutate-model; docs/mutation.md): every condition of model/'s ifs
+# negated or dropped, every timestamp or epoch comparison shifted (< and <=),
+# every state update or send skipped, outside the scope table
+# (mutate-model list --scope). One build of a mutant schema, then each mutant
+# meets its killers until one kills it, ordered by kills so far: every matrix
+# row by the delay-bounded search to 2 delays, the standard configurations to
+# 4, and the walks of the configurations that name walks (200). Prints the
+# score, the survivors (reached or never reached) and the equivalent; writes
+# artifacts/mutate-all[-i-of-n].json. SHARD=i/n runs every n-th mutant.
+# MUTATE_ALL_PARALLEL mutants at once; more arguments: MUTATE_ALL_FLAGS
+# (mutate-model run -h), e.g. --complete default@all for equivalence evidence.
+# CDCSPEC_MUTATE_ALL_STATES: the state budget of a bare ROW given in
+# --killers (sN). SPEC.md 10.1 has the score and the times.
 SHARD ?=
 CDCSPEC_MUTATE_ALL_STATES ?= 20000
+MUTATE_ALL_PARALLEL ?= 2
 MUTATE_ALL_FLAGS ?=
 mutate-all:
-	$(GO) run ./cmd/mutate-model run --max-states $(CDCSPEC_MUTATE_ALL_STATES) $(if $(SHARD),--shard $(SHARD)) \
+	$(GO) run ./cmd/mutate-model run --max-states $(CDCSPEC_MUTATE_ALL_STATES) --parallel $(MUTATE_ALL_PARALLEL) $(if $(SHARD),--shard $(SHARD)) \
 	  --json artifacts/mutate-all$(if $(SHARD),-$(subst /,-of-,$(SHARD))).json $(MUTATE_ALL_FLAGS)

@@ -6,21 +6,28 @@ import (
 	"fmt"
 	"io"
 	"strings"
-	"time"
 
 	"cdcspec/model"
 	"cdcspec/search"
 )
 
-// checkLine is one configuration's verdict, as the checker prints it.
+// checkLine is one killer's verdict, as the checker prints it.
 type checkLine struct {
+	Killer      string  `json:"killer"` // ROW@MODE (killer.String)
 	Config      string  `json:"config"`
-	Outcome     string  `json:"outcome"` // ok, violation, bound, inconclusive
+	Outcome     string  `json:"outcome"` // ok (complete), violation, bound, delays (complete up to the delay bound), inconclusive (walks)
 	Property    string  `json:"property,omitempty"`
 	Distinct    int64   `json:"distinct"`
 	Transitions int64   `json:"transitions"`
 	Depth       int     `json:"depth"`
 	Seconds     float64 `json:"seconds"`
+	// Infected: the active mutant changed a value in this run (mutant.On);
+	// false with no mutant on.
+	Infected bool `json:"infected,omitempty"`
+	// States, StatesHash: the exhaustive modes' model.StateSet (the hash
+	// in hex); empty for walks.
+	States     int64  `json:"states,omitempty"`
+	StatesHash string `json:"states_hash,omitempty"`
 }
 
 // readyLine is printed once the checker has started (its package
@@ -43,18 +50,17 @@ func lookupConfig(name string) (model.Config, error) {
 		name, strings.Join(model.StandardNames(), ", "))
 }
 
-// defaultConfigs: every standard configuration, "default" first.
-func defaultConfigs() []string { return model.StandardNames() }
-
 func runCheck(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("check", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	configs := fs.String("configs", strings.Join(defaultConfigs(), ","), "configurations to check, in order (comma-separated)")
-	maxStates := fs.Int("max-states", 20000, "state budget per exhaustive configuration")
-	walks := fs.Int("walks", 200, "random walks per configuration that names walks (Config.Walks; seed 1)")
-	perConfig := fs.Duration("time-per-config", 0, "stop each configuration's search after this long (0: no limit)")
+	configs := fs.String("configs", strings.Join(model.StandardNames(), ","), "configurations to check, in order (comma-separated), each in its own mode (--killers' bare ROW)")
+	killers := fs.String("killers", "", "searches to run, in order: ROW@MODE, MODE dK (delay bound K), sN (N states), wN (N walks) or all (complete); overrides --configs")
+	maxStates := fs.Int("max-states", 20000, "state budget of a bare configuration's exhaustive search")
+	walks := fs.Int("walks", 200, "random walks of a bare configuration that names walks (Config.Walks; seed 1)")
+	perConfig := fs.Duration("time-per-config", 0, "stop each search after this long (0: no limit)")
+	memory := fs.Int64("memory", 1<<30, "memory budget of each search in bytes (search.Bounds.Memory)")
 	liveness := fs.Bool("liveness", true, "check the liveness properties too")
-	all := fs.Bool("all", false, "check every configuration (default: stop at the first violation)")
+	all := fs.Bool("all", false, "run every search (default: stop at the first violation)")
 	row := fs.String("row", "", "switch one row of `make mutate`'s table (model.Mutations: a guard off, a feature off or a catalogue entry on) in every configuration")
 	if err := fs.Parse(args); err != nil {
 		return exitUsage
@@ -63,18 +69,18 @@ func runCheck(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "mutate-model check: unexpected argument %q\n", fs.Arg(0))
 		return exitUsage
 	}
-	if *maxStates <= 0 || *walks <= 0 || *perConfig < 0 {
-		fmt.Fprintln(stderr, "mutate-model check: --max-states and --walks must be > 0, --time-per-config >= 0")
+	if *maxStates <= 0 || *walks <= 0 || *perConfig < 0 || *memory < search.MinMemory {
+		fmt.Fprintf(stderr, "mutate-model check: --max-states and --walks must be > 0, --time-per-config >= 0, --memory >= %d\n", search.MinMemory)
 		return exitUsage
 	}
-	var cfgs []model.Config
-	for _, n := range splitList(*configs) {
-		cfg, err := lookupConfig(n)
-		if err != nil {
-			fmt.Fprintf(stderr, "mutate-model check: --configs: %v\n", err)
-			return exitUsage
-		}
-		cfgs = append(cfgs, cfg)
+	list, flagName := *configs, "--configs"
+	if *killers != "" {
+		list, flagName = *killers, "--killers"
+	}
+	ks, err := parseKillers(list, *maxStates, *walks)
+	if err != nil {
+		fmt.Fprintf(stderr, "mutate-model check: %s: %v\n", flagName, err)
+		return exitUsage
 	}
 	if *row != "" {
 		mi, ok := mutationRow(*row)
@@ -82,16 +88,16 @@ func runCheck(args []string, stdout, stderr io.Writer) int {
 			fmt.Fprintf(stderr, "mutate-model check: --row: no row %q in model.Mutations\n", *row)
 			return exitUsage
 		}
-		for i := range cfgs {
-			mi.Apply(&cfgs[i])
+		for i := range ks {
+			mi.Apply(&ks[i].cfg)
 		}
 	}
 	fmt.Fprintln(stdout, readyLine)
 	enc := json.NewEncoder(stdout)
-	for _, cfg := range cfgs {
-		line, err := checkOne(cfg, *maxStates, *walks, *perConfig, *liveness)
+	for _, k := range ks {
+		line, err := runKiller(k, *perConfig, *liveness, *memory)
 		if err != nil {
-			fmt.Fprintf(stderr, "mutate-model check: %s: %v\n", cfg.Name, err)
+			fmt.Fprintf(stderr, "mutate-model check: %s: %v\n", k, err)
 			return exitUsage
 		}
 		if err := enc.Encode(line); err != nil {
@@ -103,43 +109,6 @@ func runCheck(args []string, stdout, stderr io.Writer) int {
 		}
 	}
 	return exitOK
-}
-
-// checkOne checks cfg with one worker (the runner's parallelism is across
-// mutants): exhaustively within maxStates, or by walks seeded random walks
-// when the configuration names walks.
-func checkOne(cfg model.Config, maxStates, walks int, limit time.Duration, liveness bool) (checkLine, error) {
-	b := search.Bounds{Workers: 1, MaxStates: maxStates, SafetyOnly: !liveness}
-	if limit > 0 {
-		stop := make(chan struct{})
-		t := time.AfterFunc(limit, func() { close(stop) })
-		defer t.Stop()
-		b.Stop = stop
-	}
-	var r model.Result
-	var err error
-	if cfg.Walks > 0 {
-		b.MaxStates = 0
-		r, err = model.Simulate(cfg, b, search.Walks{Seed: 1, Count: walks, Depth: cfg.WalkDepth})
-	} else {
-		r, err = model.Check(cfg, b, nil)
-	}
-	if err != nil {
-		return checkLine{}, err
-	}
-	l := checkLine{Config: cfg.Name, Distinct: r.Distinct, Transitions: r.Transitions, Depth: r.Depth, Seconds: r.Seconds}
-	switch r.Outcome {
-	case search.OK:
-		l.Outcome = "ok"
-	case search.Violation:
-		l.Outcome = "violation"
-		l.Property = string(r.Violation.Property)
-	case search.BoundReached:
-		l.Outcome = "bound"
-	default:
-		l.Outcome = "inconclusive"
-	}
-	return l, nil
 }
 
 func mutationRow(name string) (model.MutationInfo, bool) {

@@ -26,8 +26,22 @@ func runList(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("list", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	pkg := fs.String("pkg", "model", "package directory to mutate, relative to the module root")
+	scope := fs.Bool("scope", false, "print what is not mutated and why (mutate.ModelScope), not the mutants")
 	if err := fs.Parse(args); err != nil {
 		return exitUsage
+	}
+	if *scope {
+		for _, x := range mutate.ModelScope {
+			fmt.Fprintf(stdout, "%s\n", x.Reason)
+			for _, l := range [][2]string{{"files", strings.Join(x.Files, ", ")}, {"functions", strings.Join(x.Funcs, ", ")},
+				{"prefixes", strings.Join(x.Prefixes, ", ")}, {"State fields", strings.Join(x.Fields, ", ")},
+				{"switch calls", strings.Join(x.OffSwitches, ", ")}} {
+				if l[1] != "" {
+					fmt.Fprintf(stdout, "  %s: %s\n", l[0], l[1])
+				}
+			}
+		}
+		return exitOK
 	}
 	ms, _, err := findMutants(*pkg)
 	if err != nil {

@@ -36,40 +36,45 @@ type result struct {
 	mutate.Mutant
 	Index          int         `json:"index"` // in the package's whole list (the schema's switch)
 	Status         string      `json:"status"`
-	Config         string      `json:"config,omitempty"`           // the configuration that killed it
+	Config         string      `json:"config,omitempty"`           // the row that killed it
+	Killer         string      `json:"killer,omitempty"`           // the search that killed it (ROW@MODE)
 	Property       string      `json:"property,omitempty"`         // the violated property, or "panic"
 	Detail         string      `json:"detail,omitempty"`           // a panic's or a build error's first line; an equivalence's reason
-	SameAsBaseline bool        `json:"same_as_baseline,omitempty"` // survived with the baseline's outcome, state and transition counts in every configuration (a hint, not a proof)
+	SameAsBaseline bool        `json:"same_as_baseline,omitempty"` // survived with the baseline's outcome and state set in every exhaustive search it infected (a hint, not a proof)
+	Reached        bool        `json:"reached"`                    // some killer's run was infected: the mutant changed a value (mutant.Infected)
 	Seconds        float64     `json:"seconds"`
 	Checks         []checkLine `json:"checks,omitempty"`
 }
 
 // report is the JSON the runner writes.
 type report struct {
-	Package    string      `json:"package"`
-	Mutants    int         `json:"mutants"` // in the package
-	Shard      string      `json:"shard,omitempty"`
-	Selected   int         `json:"selected"`
-	Configs    []string    `json:"configs"`
-	Dropped    []checkLine `json:"dropped_configs,omitempty"` // violated without a mutant: they cannot kill
-	MaxStates  int         `json:"max_states"`
-	Walks      int         `json:"walks"`
-	Baseline   []checkLine `json:"baseline"`
-	Killed     int         `json:"killed"`
-	Survived   int         `json:"survived"`
-	Timeouts   int         `json:"timeouts"`
-	Equivalent int         `json:"equivalent"`
-	Broken     int         `json:"broken"`
-	Score      float64     `json:"score_percent"` // killed / (selected - equivalent - broken)
-	Seconds    float64     `json:"seconds"`
-	Results    []result    `json:"results"`
+	Package    string         `json:"package"`
+	Mutants    int            `json:"mutants"` // in the package
+	Shard      string         `json:"shard,omitempty"`
+	Selected   int            `json:"selected"`
+	Killers    []string       `json:"killers"`                   // in their first order; each mutant meets them by kills so far
+	Complete   []string       `json:"complete,omitempty"`        // the complete searches a reached survivor meets (equivalence evidence)
+	Dropped    []checkLine    `json:"dropped_killers,omitempty"` // violated without a mutant: they cannot kill
+	MaxStates  int            `json:"max_states"`
+	Walks      int            `json:"walks"`
+	Baseline   []checkLine    `json:"baseline"`
+	Killed     int            `json:"killed"`
+	Survived   int            `json:"survived"`
+	NotReached int            `json:"not_reached"` // of the survivors: no killer's run was infected
+	KillsBy    map[string]int `json:"kills_by"`    // killer -> mutants it killed
+	Timeouts   int            `json:"timeouts"`
+	Equivalent int            `json:"equivalent"`
+	Broken     int            `json:"broken"`
+	Score      float64        `json:"score_percent"` // killed / (selected - equivalent - broken)
+	Seconds    float64        `json:"seconds"`
+	Results    []result       `json:"results"`
 }
 
 type runFlags struct {
-	pkg, configs, shard, only, ops, jsonOut, equivalent string
-	maxStates, walks, parallel, limit                   int
-	timeout, perConfig                                  time.Duration
-	liveness, copyMode, keep, verbose                   bool
+	pkg, killers, complete, shard, only, ops, jsonOut, equivalent string
+	maxStates, walks, parallel, limit                             int
+	timeout, perConfig                                            time.Duration
+	liveness, copyMode, keep, verbose                             bool
 }
 
 func runRun(args []string, stdout, stderr io.Writer) int {
@@ -77,15 +82,16 @@ func runRun(args []string, stdout, stderr io.Writer) int {
 	fs.SetOutput(stderr)
 	var f runFlags
 	fs.StringVar(&f.pkg, "pkg", "model", "package directory to mutate, relative to the module root")
-	fs.StringVar(&f.configs, "configs", "", "configurations to check each mutant in, in order (default: every standard configuration, default first)")
+	fs.StringVar(&f.killers, "killers", defaultKillers(), "searches each mutant must survive, in order until one kills it: ROW@MODE (ROW a standard configuration or matrix row; MODE dK delay bound K, sN N states, wN N walks, all complete; a bare ROW: its own mode)")
+	fs.StringVar(&f.complete, "complete", "", "complete searches (ROW@all) a survivor that changed some step meets: the same states as the original in each is equivalence evidence")
 	fs.StringVar(&f.shard, "shard", "", "run shard i of n (i/n, 1-based): every n-th mutant in ID order")
 	fs.StringVar(&f.only, "only", "", "run only these mutant IDs (comma-separated)")
 	fs.StringVar(&f.ops, "ops", "", "run only these operators (comma-separated: negate, drop, cmp, skip)")
 	fs.IntVar(&f.limit, "limit", 0, "run an even sample of this many mutants of the selection (0: all)")
 	fs.StringVar(&f.jsonOut, "json", "", "write the results as JSON to this file")
 	fs.StringVar(&f.equivalent, "equivalent", "tools/mutate/equivalent.tsv", "table of mutants argued equivalent (ID, tab, reason), relative to the module root")
-	fs.IntVar(&f.maxStates, "max-states", 20000, "state budget per exhaustive configuration")
-	fs.IntVar(&f.walks, "walks", 200, "random walks per configuration that names walks")
+	fs.IntVar(&f.maxStates, "max-states", 20000, "state budget of a bare ROW's breadth-first search")
+	fs.IntVar(&f.walks, "walks", 200, "random walks of a bare ROW that names walks")
 	fs.IntVar(&f.parallel, "parallel", 1, "mutants checked at once")
 	fs.DurationVar(&f.timeout, "timeout", 5*time.Minute, "wall-clock limit per mutant")
 	fs.DurationVar(&f.perConfig, "time-per-config", 0, "stop each configuration's search after this long (0: the state budget only)")
@@ -109,13 +115,15 @@ func runRun(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "mutate-model run: %v\n", err)
 		return exitUsage
 	}
-	configs := splitList(f.configs)
-	if len(configs) == 0 {
-		configs = defaultConfigs()
+	killers, err := parseKillers(f.killers, f.maxStates, f.walks)
+	if err != nil {
+		fmt.Fprintf(stderr, "mutate-model run: --killers: %v\n", err)
+		return exitUsage
 	}
-	for _, c := range configs {
-		if _, err := lookupConfig(c); err != nil {
-			fmt.Fprintf(stderr, "mutate-model run: --configs: %v\n", err)
+	var complete []killer
+	if f.complete != "" {
+		if complete, err = parseKillers(f.complete, f.maxStates, f.walks); err != nil {
+			fmt.Fprintf(stderr, "mutate-model run: --complete: %v\n", err)
 			return exitUsage
 		}
 	}
@@ -135,7 +143,7 @@ func runRun(args []string, stdout, stderr io.Writer) int {
 		return exitUsage
 	}
 	start := time.Now()
-	rep, err := runMutants(root, all, sel, configs, equiv, f, stderr)
+	rep, err := runMutants(root, all, sel, killers, complete, equiv, f, stderr)
 	if err != nil {
 		fmt.Fprintf(stderr, "mutate-model run: %v\n", err)
 		return exitFail
@@ -303,7 +311,7 @@ func build(dir, out string) error {
 	return nil
 }
 
-func runMutants(root string, all, sel []mutate.Mutant, configs []string, equiv map[string]string, f runFlags, stderr io.Writer) (*report, error) {
+func runMutants(root string, all, sel []mutate.Mutant, killers, complete []killer, equiv map[string]string, f runFlags, stderr io.Writer) (*report, error) {
 	index := map[string]int{}
 	for i, m := range all {
 		index[m.ID] = i
@@ -343,37 +351,57 @@ func runMutants(root string, all, sel []mutate.Mutant, configs []string, equiv m
 	checkArgs := []string{"check", "--max-states", strconv.Itoa(f.maxStates), "--walks", strconv.Itoa(f.walks),
 		"--time-per-config", f.perConfig.String(), "--liveness=" + strconv.FormatBool(f.liveness)}
 	// The baseline: the same build with no mutant switched on, every
-	// configuration. A configuration violated there cannot kill a mutant.
+	// search. A search violated there cannot kill a mutant.
 	t0 = time.Now()
-	base, _, err := runChecker(bin, -1, append(checkArgs, "--all", "--configs", strings.Join(configs, ",")), 0)
+	base, _, err := runChecker(bin, -1, append(checkArgs, "--all", "--killers", killerList(append(append([]killer(nil), killers...), complete...))), 0)
 	if err != nil {
 		return nil, fmt.Errorf("baseline: %v", err)
 	}
-	rep := &report{Package: f.pkg, Mutants: len(all), Shard: f.shard, Selected: len(sel), MaxStates: f.maxStates, Walks: f.walks, Baseline: base}
+	rep := &report{Package: f.pkg, Mutants: len(all), Shard: f.shard, Selected: len(sel), MaxStates: f.maxStates, Walks: f.walks,
+		Baseline: base, KillsBy: map[string]int{}}
 	baseBy := map[string]checkLine{}
+	violated := map[string]bool{}
 	for _, l := range base {
+		baseBy[l.Killer] = l
 		if l.Outcome == "violation" {
 			rep.Dropped = append(rep.Dropped, l)
-			continue
+			violated[l.Killer] = true
 		}
-		baseBy[l.Config] = l
-		rep.Configs = append(rep.Configs, l.Config)
 	}
-	fmt.Fprintf(stderr, "baseline: %d configurations in %.1f s", len(base), time.Since(t0).Seconds())
+	keep := func(ks []killer) (out []killer, names []string) {
+		for _, k := range ks {
+			if !violated[k.String()] {
+				out = append(out, k)
+				names = append(names, k.String())
+			}
+		}
+		return out, names
+	}
+	killers, rep.Killers = keep(killers)
+	complete, rep.Complete = keep(complete)
+	fmt.Fprintf(stderr, "baseline: %d searches in %.1f s", len(base), time.Since(t0).Seconds())
 	for _, d := range rep.Dropped {
-		fmt.Fprintf(stderr, "; %s dropped (violated without a mutant: %s)", d.Config, d.Property)
+		fmt.Fprintf(stderr, "; %s dropped (violated without a mutant: %s)", d.Killer, d.Property)
 	}
 	fmt.Fprintln(stderr)
-	if len(rep.Configs) == 0 {
-		return nil, errors.New("every configuration is violated without a mutant")
+	if len(killers) == 0 {
+		return nil, errors.New("every killer is violated without a mutant")
 	}
-	args := append(checkArgs, "--configs", strings.Join(rep.Configs, ","))
 
 	results := make([]result, len(sel))
 	var mu sync.Mutex
 	var wg sync.WaitGroup
 	jobs := make(chan int)
 	done := 0
+	// ordered: the killers by kills so far (most first), ties in their
+	// given order: a mutant meets the likeliest killer first.
+	ordered := func() string {
+		mu.Lock()
+		defer mu.Unlock()
+		ks := append([]killer(nil), killers...)
+		sort.SliceStable(ks, func(a, b int) bool { return rep.KillsBy[ks[a].String()] > rep.KillsBy[ks[b].String()] })
+		return killerList(ks)
+	}
 	worker := func(w int) {
 		defer wg.Done()
 		wbin, wmod := bin, mod
@@ -393,18 +421,34 @@ func runMutants(root string, all, sel []mutate.Mutant, configs []string, equiv m
 			m := sel[k]
 			r := result{Mutant: m, Index: index[m.ID]}
 			t := time.Now()
+			args := append(append([]string(nil), checkArgs...), "--killers", ordered())
 			if f.copyMode {
 				r = runCopy(r, wmod, wbin, f, args)
 			} else {
 				r = classify(r, wbin, r.Index, args, f.timeout)
 			}
+			// A survivor that changed some step and reached the original's
+			// states wherever it did meets the complete searches: a kill,
+			// or the evidence of equivalence. (One that reached other
+			// states within a delay bound is no candidate.)
+			pre := r
+			finish(&pre, baseBy, nil)
+			if pre.Status == stSurvived && pre.SameAsBaseline && len(complete) > 0 && !f.copyMode {
+				more := classify(result{Mutant: m, Index: r.Index}, wbin, r.Index,
+					append(append([]string(nil), checkArgs...), "--killers", killerList(complete)), f.timeout)
+				more.Checks = append(r.Checks, more.Checks...)
+				r = more
+			}
 			r.Seconds = time.Since(t).Seconds()
 			finish(&r, baseBy, equiv)
 			mu.Lock()
+			if r.Status == stKilled && r.Config != "" {
+				rep.KillsBy[r.Killer]++
+			}
 			results[k] = r
 			done++
 			if f.verbose {
-				fmt.Fprintf(stderr, "[%d/%d] %s %s %s %s (%.1f s)\n", done, len(sel), r.ID, r.Status, r.Config, r.Property, r.Seconds)
+				fmt.Fprintf(stderr, "[%d/%d] %s %s %s %s (%.1f s)\n", done, len(sel), r.ID, r.Status, r.Killer, r.Property, r.Seconds)
 			} else if done%25 == 0 {
 				fmt.Fprintf(stderr, "%d/%d mutants, %.0f s\n", done, len(sel), time.Since(t0).Seconds())
 			}
@@ -427,6 +471,9 @@ func runMutants(root string, all, sel []mutate.Mutant, configs []string, equiv m
 			rep.Killed++
 		case stSurvived:
 			rep.Survived++
+			if !r.Reached {
+				rep.NotReached++
+			}
 		case stTimeout:
 			rep.Timeouts++
 		case stEquivalent:
@@ -439,6 +486,23 @@ func runMutants(root string, all, sel []mutate.Mutant, configs []string, equiv m
 		rep.Score = 100 * float64(rep.Killed) / float64(n)
 	}
 	return rep, nil
+}
+
+func killerList(ks []killer) string {
+	var names []string
+	for _, k := range ks {
+		names = append(names, k.String())
+	}
+	return strings.Join(names, ",")
+}
+
+func infected(lines []checkLine) bool {
+	for _, l := range lines {
+		if l.Infected {
+			return true
+		}
+	}
+	return false
 }
 
 // runCopy applies the one mutation to the module copy, builds, checks and
@@ -482,36 +546,49 @@ func classify(r result, bin string, mutant int, args []string, timeout time.Dura
 		r.Status = stSurvived
 		for _, l := range lines {
 			if l.Outcome == "violation" {
-				r.Status, r.Config, r.Property = stKilled, l.Config, l.Property
+				r.Status, r.Config, r.Killer, r.Property = stKilled, l.Config, l.Killer, l.Property
 			}
 		}
 	}
 	return r
 }
 
-// finish compares a survivor with the baseline and the equivalence table.
+// finish classes a survivor: reached or not (some run infected), the same
+// states as the original where it changed a step, and equivalent when a
+// complete search it infected and every complete search it met reached
+// the original's states with the original's transitions, or when the
+// equivalence table argues it.
 func finish(r *result, base map[string]checkLine, equiv map[string]string) {
 	reason, argued := equiv[r.ID]
+	r.Reached = infected(r.Checks)
 	if r.Status != stSurvived {
 		if argued && r.Status == stKilled {
 			r.Detail = "listed equivalent, but killed: the table's reason is stale"
 		}
 		return
 	}
-	same, complete := len(r.Checks) == len(base), true
+	same, evidence := true, ""
 	for _, l := range r.Checks {
-		b := base[l.Config]
-		if l.Distinct != b.Distinct || l.Transitions != b.Transitions || l.Outcome != b.Outcome {
+		b, ok := base[l.Killer]
+		if !ok || l.States == 0 {
+			continue
+		}
+		eq := l.States == b.States && l.StatesHash == b.StatesHash && l.Transitions == b.Transitions && l.Outcome == b.Outcome
+		if l.Infected && !eq {
 			same = false
 		}
-		if b.Outcome != "ok" {
-			complete = false
+		if l.Outcome == "ok" {
+			if !eq {
+				evidence = "-"
+			} else if l.Infected && evidence == "" {
+				evidence = fmt.Sprintf("complete search %s: the mutated step is taken, and the original's %d states (hash %s) and %d transitions are reached", l.Killer, l.States, l.StatesHash, l.Transitions)
+			}
 		}
 	}
-	r.SameAsBaseline = same
+	r.SameAsBaseline = r.Reached && same
 	switch {
-	case same && complete:
-		r.Status, r.Detail = stEquivalent, "complete search: the same states and transitions as the original in every configuration"
+	case evidence != "" && evidence != "-":
+		r.Status, r.Detail = stEquivalent, evidence
 	case argued:
 		r.Status, r.Detail = stEquivalent, reason
 	}
@@ -573,19 +650,18 @@ func printReport(w io.Writer, r *report) {
 	if r.Shard != "" {
 		shard = ", shard " + r.Shard
 	}
-	fmt.Fprintf(w, "mutate-all: %d mutants in %s%s, %d checked in %.0f s (%.1f s each); budget %d states or %d walks per configuration\n",
-		r.Mutants, r.Package, shard, r.Selected, r.Seconds, r.Seconds/float64(max(1, r.Selected)), r.MaxStates, r.Walks)
-	fmt.Fprintf(w, "configurations: %s\n", strings.Join(r.Configs, ", "))
+	fmt.Fprintf(w, "mutate-all: %d mutants in %s%s, %d checked in %.0f s (%.1f s each); %d killers, %d complete searches\n",
+		r.Mutants, r.Package, shard, r.Selected, r.Seconds, r.Seconds/float64(max(1, r.Selected)), len(r.Killers), len(r.Complete))
 	for _, d := range r.Dropped {
-		fmt.Fprintf(w, "  dropped %s: violated without a mutant (%s)\n", d.Config, d.Property)
+		fmt.Fprintf(w, "  dropped %s: violated without a mutant (%s)\n", d.Killer, d.Property)
 	}
-	fmt.Fprintf(w, "score: %d killed of %d non-equivalent (%.1f %%); %d survived, %d timed out, %d equivalent, %d broken\n",
-		r.Killed, r.Killed+r.Survived+r.Timeouts, r.Score, r.Survived, r.Timeouts, r.Equivalent, r.Broken)
+	fmt.Fprintf(w, "score: %d killed of %d non-equivalent (%.1f %%); %d survived (%d never reached), %d timed out, %d equivalent, %d broken\n",
+		r.Killed, r.Killed+r.Survived+r.Timeouts, r.Score, r.Survived, r.NotReached, r.Timeouts, r.Equivalent, r.Broken)
 	kills := map[string]int{}
 	for _, x := range r.Results {
 		if x.Status == stKilled {
-			k := x.Config + " " + x.Property
-			if x.Config == "" {
+			k := x.Killer + " " + x.Property
+			if x.Killer == "" {
 				k = "(a panic of the model)"
 			}
 			kills[k]++
@@ -602,10 +678,20 @@ func printReport(w io.Writer, r *report) {
 	for _, k := range ks {
 		fmt.Fprintf(w, "  %4d  %s\n", kills[k], k)
 	}
-	for _, st := range []string{stSurvived, stTimeout, stEquivalent, stBroken} {
+	groups := []struct {
+		title string
+		in    func(result) bool
+	}{
+		{"survived, reached: a step changed and no property noticed", func(x result) bool { return x.Status == stSurvived && x.Reached }},
+		{"survived, never reached: no killer's run took the changed step", func(x result) bool { return x.Status == stSurvived && !x.Reached }},
+		{stTimeout, func(x result) bool { return x.Status == stTimeout }},
+		{stEquivalent, func(x result) bool { return x.Status == stEquivalent }},
+		{stBroken, func(x result) bool { return x.Status == stBroken }},
+	}
+	for _, g := range groups {
 		var rows []result
 		for _, x := range r.Results {
-			if x.Status == st {
+			if g.in(x) {
 				rows = append(rows, x)
 			}
 		}
@@ -618,13 +704,13 @@ func printReport(w io.Writer, r *report) {
 			}
 			return rows[a].Line < rows[b].Line
 		})
-		fmt.Fprintf(w, "%s (%d):\n", st, len(rows))
+		fmt.Fprintf(w, "%s (%d):\n", g.title, len(rows))
 		for _, x := range rows {
 			note := ""
 			if x.SameAsBaseline {
-				note = "  [same counts as the original]"
+				note = "  [the original's states wherever it changed a step]"
 			}
-			if x.Detail != "" && st != stSurvived {
+			if x.Detail != "" && x.Status != stSurvived {
 				note += "  (" + x.Detail + ")"
 			}
 			fmt.Fprintf(w, "  %s  %s:%d  %s  [%s => %s]%s\n", x.ID, x.File, x.Line, x.Source, oneLine(x.Orig), oneLine(x.Repl), note)

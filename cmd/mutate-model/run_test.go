@@ -37,35 +37,73 @@ func TestReadEquivalent(t *testing.T) {
 	assert.Empty(t, eq)
 }
 
-// TestFinish: a survivor with the baseline's counts on complete searches
-// is equivalent; on bounded ones it is only marked; an argued one is
-// equivalent; a killed one that is argued is flagged.
+// TestFinish: a survivor that took its changed step in a complete search
+// and reached the original's states in every complete search is
+// equivalent; with bounded searches it is only marked; one that never took
+// its step is not reached; an argued one is equivalent; a killed one that
+// is argued is flagged.
 func TestFinish(t *testing.T) {
 	base := map[string]checkLine{
-		"a": {Config: "a", Outcome: "ok", Distinct: 10, Transitions: 20},
-		"b": {Config: "b", Outcome: "bound", Distinct: 10, Transitions: 20},
+		"a@all": {Killer: "a@all", Outcome: "ok", Distinct: 10, Transitions: 20, States: 10, StatesHash: "f"},
+		"b@d3":  {Killer: "b@d3", Outcome: "delays", Distinct: 10, Transitions: 20, States: 10, StatesHash: "e"},
 	}
-	r := result{Mutant: mutate.Mutant{ID: "x"}, Status: stSurvived, Checks: []checkLine{base["a"]}}
-	finish(&r, map[string]checkLine{"a": base["a"]}, nil)
-	assert.Equal(t, stEquivalent, r.Status)
+	with := func(l checkLine, infected bool) checkLine { l.Infected = infected; return l }
 
-	r = result{Mutant: mutate.Mutant{ID: "x"}, Status: stSurvived, Checks: []checkLine{base["a"], base["b"]}}
+	r := result{Mutant: mutate.Mutant{ID: "x"}, Status: stSurvived, Checks: []checkLine{with(base["b@d3"], true), with(base["a@all"], true)}}
 	finish(&r, base, nil)
-	assert.Equal(t, stSurvived, r.Status)
+	assert.Equal(t, stEquivalent, r.Status)
+	assert.Contains(t, r.Detail, "a@all")
+	assert.True(t, r.Reached)
+
+	r = result{Mutant: mutate.Mutant{ID: "x"}, Status: stSurvived, Checks: []checkLine{with(base["b@d3"], true), base["a@all"]}}
+	finish(&r, base, nil)
+	assert.Equal(t, stSurvived, r.Status, "the complete search never took the step: no evidence")
 	assert.True(t, r.SameAsBaseline)
 
-	changed := base["a"]
-	changed.Distinct = 11
-	r = result{Mutant: mutate.Mutant{ID: "x"}, Status: stSurvived, Checks: []checkLine{changed, base["b"]}}
+	changed := with(base["b@d3"], true)
+	changed.StatesHash = "d"
+	r = result{Mutant: mutate.Mutant{ID: "x"}, Status: stSurvived, Checks: []checkLine{changed, with(base["a@all"], true)}}
+	finish(&r, base, nil)
+	assert.Equal(t, stEquivalent, r.Status, "a bounded search's states may differ where the complete one's are the same")
+	assert.False(t, r.SameAsBaseline)
+
+	otherAll := with(base["a@all"], true)
+	otherAll.Transitions = 21
+	r = result{Mutant: mutate.Mutant{ID: "x"}, Status: stSurvived, Checks: []checkLine{otherAll}}
+	finish(&r, base, nil)
+	assert.Equal(t, stSurvived, r.Status, "another transition count is another behaviour")
+
+	r = result{Mutant: mutate.Mutant{ID: "x"}, Status: stSurvived, Checks: []checkLine{base["b@d3"]}}
+	finish(&r, base, nil)
+	assert.Equal(t, stSurvived, r.Status)
+	assert.False(t, r.Reached)
+	assert.False(t, r.SameAsBaseline)
+
+	r = result{Mutant: mutate.Mutant{ID: "x"}, Status: stSurvived, Checks: []checkLine{changed}}
 	finish(&r, base, map[string]string{"x": "argued"})
 	assert.Equal(t, stEquivalent, r.Status)
 	assert.Equal(t, "argued", r.Detail)
-	assert.False(t, r.SameAsBaseline)
 
 	r = result{Mutant: mutate.Mutant{ID: "x"}, Status: stKilled}
 	finish(&r, base, map[string]string{"x": "argued"})
 	assert.Equal(t, stKilled, r.Status)
 	assert.Contains(t, r.Detail, "stale")
+}
+
+// TestParseKiller: the modes, a bare row's own mode, and bad specs.
+func TestParseKiller(t *testing.T) {
+	for in, want := range map[string]string{
+		"default@d3": "default@d3", "default@s500": "default@s500", "error-stuck": "error-stuck@w7",
+		"default": "default@s100", "merge-loss@all": "merge-loss@all", "default@d0": "default@d0",
+	} {
+		k, err := parseKiller(in, 100, 7)
+		require.NoError(t, err, in)
+		assert.Equal(t, want, k.String(), in)
+	}
+	for _, bad := range []string{"nope@d3", "default@x3", "default@d", "default@s0", "default@d99", "default@w-1"} {
+		_, err := parseKiller(bad, 100, 7)
+		assert.Error(t, err, bad)
+	}
 }
 
 // TestCheckUsage: bad flags exit 2 with a message naming the flag.
@@ -86,5 +124,10 @@ func TestCheckDefaultSmall(t *testing.T) {
 	var out, errb bytes.Buffer
 	require.Equal(t, exitOK, run([]string{"check", "--configs", "default", "--max-states", "500"}, &out, &errb), errb.String())
 	assert.Contains(t, out.String(), readyLine)
-	assert.Contains(t, out.String(), `"config":"default","outcome":"bound","distinct":500`)
+	assert.Contains(t, out.String(), `"killer":"default@s500","config":"default","outcome":"bound","distinct":500`)
+	out.Reset()
+	require.Equal(t, exitOK, run([]string{"check", "--killers", "default@d1"}, &out, &errb), errb.String())
+	assert.Contains(t, out.String(), `"killer":"default@d1","config":"default","outcome":"delays"`)
+	assert.Contains(t, out.String(), `"states_hash":`)
+	assert.NotContains(t, out.String(), `"infected"`, "no mutant on")
 }

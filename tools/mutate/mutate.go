@@ -86,6 +86,9 @@ type Options struct {
 	ExcludeFuncs []string
 	// ExcludeFuncPrefixes: names with these prefixes are not mutated.
 	ExcludeFuncPrefixes []string
+	// ExcludeFields: an update of a field of these names (the last
+	// selector of the target) is not a skip site.
+	ExcludeFields []string
 	// StateTypes are the root state types: these and the struct types of
 	// their fields, transitively, are state types.
 	StateTypes []string
@@ -95,6 +98,13 @@ type Options struct {
 	// NilIdents are identifiers whose nil checks are not protocol guards
 	// (an optional event emitter, an error).
 	NilIdents []string
+	// OffSwitchCalls are the switches that are off in every standard
+	// configuration (the catalogue's bugs, the hand-written mutations): the
+	// code that runs only with one on is the bug's reproduction, not a rule
+	// of HEAD, and is not mutated (an && with such a call among its
+	// conjuncts, an || with its negation among its disjuncts, the body of
+	// an if that holds only with one on).
+	OffSwitchCalls []string
 	// ConfigTypes are the configuration's types: a condition that reads
 	// only a parameter of one of them (and package-level names) chooses
 	// the configuration's shape, not a protocol rule.
@@ -111,27 +121,64 @@ type Options struct {
 	CmpNames *regexp.Regexp
 }
 
+// An Exclusion puts code of the package out of the mutator's scope, with
+// its reason: the mutants measure the protocol's rules (the guards of its
+// steps and the updates of its state), not what renders, counts, bounds or
+// checks them.
+type Exclusion struct {
+	Files    []string // base names
+	Funcs    []string // function or method names (without the receiver)
+	Prefixes []string // function names with these prefixes
+	// Fields: State fields whose updates are not sites (a skip of an
+	// assignment or ++/-- to s.F).
+	Fields []string
+	// OffSwitches: method names of switches that are off in every
+	// standard configuration (Options.OffSwitchCalls).
+	OffSwitches []string
+	Reason      string
+}
+
+// ModelScope is the one place that says what of model/ is not mutated and
+// why (SPEC.md 10.1, docs/mutation.md; `mutate-model list --scope`).
+var ModelScope = []Exclusion{
+	{Files: []string{"story.go", "view.go", "action.go"}, Funcs: []string{"String", "Describe", "Actor", "NodeName", "Names",
+		"nodeName", "barrierDispName", "stageName", "barrierString"},
+		Reason: "rendering: stories, views, action and state names"},
+	{Files: []string{"canon.go", "symmetry.go", "census.go", "check.go", "schedule.go", "fingerprint.go"},
+		Funcs:  []string{"Bytes", "MarshalJSON", "UnmarshalJSON", "msgKindByName"},
+		Reason: "the search's wiring and encodings: canonical form, symmetry, the census, the delay search's default scheduler, state-set fingerprints"},
+	{Files: []string{"config.go", "matrix.go"}, Funcs: []string{"validateBarrier", "Validate", "barrierOf"},
+		Reason: "the configurations, the matrix of rows and their validation"},
+	{Files: []string{"props.go", "liveness.go"}, Prefixes: []string{"inv", "goal"},
+		Reason: "the properties: a mutant of a property weakens the check, not the protocol"},
+	{Files: []string{"mutate.go"}, Reason: "the hand-written mutation switches (make mutate)"},
+	{Funcs: []string{"Replay", "InitEvents", "enabled"}, Reason: "replaying a counterexample (whether an action is enabled along a trail)"},
+	{Fields: []string{"Crashes", "Drops", "Dups", "SinkErrs", "Stalls", "DDLs", "Restarts", "Moves", "Splits", "Merges",
+		"FastFails", "ClientOps", "CoordFails", "MaintMoves", "Overflow"},
+		Reason: "the search's budgets: faults and operators used against the configuration's bounds, and the full-network cut (skipping one unbounds the configuration, it changes no protocol rule)"},
+	{OffSwitches: []string{"bug", "mut"},
+		Reason: "code that runs only with a catalogue bug or a hand-written mutation switched on (cfg.bug(X) && ..., !cfg.mut(X) || ..., if cfg.bug(X) { ... }): the bug's reproduction, which make mutate and the catalogue test, not a rule of HEAD"},
+}
+
 // ModelOptions are the options for cdcspec's model/.
 func ModelOptions() Options {
-	return Options{
-		ExcludeFiles: []string{
-			"story.go", "view.go", "action.go", "canon.go", "census.go", "check.go",
-			"config.go", "mutate.go", "symmetry.go", "props.go", "liveness.go",
-		},
-		// Renderers, the configuration's validation and the replay helper;
-		// invariants and liveness goals are properties (mutating one weakens
-		// the check, not the protocol).
-		ExcludeFuncs: []string{"String", "Describe", "Actor", "MarshalJSON", "UnmarshalJSON", "NodeName", "Names", "Bytes",
-			"Replay", "validateBarrier", "Validate", "InitEvents", "barrierOf", "nodeName", "msgKindByName"},
-		ExcludeFuncPrefixes: []string{"inv", "goal"},
-		StateTypes:          []string{"State"},
-		SwitchCalls:         []string{"mut", "bug", "has"},
-		NilIdents:           []string{"e", "err"},
-		ConfigTypes:         []string{"Config"},
-		FlagIdents:          []string{"withFaults"},
-		SkipCalls:           regexp.MustCompile(`^(send[A-Za-z]*|removeMsg)$`),
-		CmpNames:            regexp.MustCompile(`(^|[a-z])(Ts|TS)([A-Z]|$)|^ts$|(?i)ckpt|checkpoint|epoch|commit|resolved|watermark|^wm$|^WM$`),
+	opt := Options{
+		StateTypes:  []string{"State"},
+		SwitchCalls: []string{"mut", "bug", "has"},
+		NilIdents:   []string{"e", "err"},
+		ConfigTypes: []string{"Config"},
+		FlagIdents:  []string{"withFaults"},
+		SkipCalls:   regexp.MustCompile(`^(send[A-Za-z]*|removeMsg)$`),
+		CmpNames:    regexp.MustCompile(`(^|[a-z])(Ts|TS)([A-Z]|$)|^ts$|(?i)ckpt|checkpoint|epoch|commit|resolved|watermark|^wm$|^WM$`),
 	}
+	for _, x := range ModelScope {
+		opt.ExcludeFiles = append(opt.ExcludeFiles, x.Files...)
+		opt.ExcludeFuncs = append(opt.ExcludeFuncs, x.Funcs...)
+		opt.ExcludeFuncPrefixes = append(opt.ExcludeFuncPrefixes, x.Prefixes...)
+		opt.ExcludeFields = append(opt.ExcludeFields, x.Fields...)
+		opt.OffSwitchCalls = append(opt.OffSwitchCalls, x.OffSwitches...)
+	}
+	return opt
 }
 
 // Find lists the mutants of the package in dir (non-test .go files), in
@@ -325,8 +372,13 @@ func (w *walker) isRooted(e ast.Expr) bool {
 // updatesState: the assignment target is state memory other than a bare
 // rooted identifier (re-pointing a local is not an update).
 func (w *walker) updatesState(lhs ast.Expr) bool {
-	if _, ok := ast.Unparen(lhs).(*ast.Ident); ok {
+	switch x := ast.Unparen(lhs).(type) {
+	case *ast.Ident:
 		return false
+	case *ast.SelectorExpr:
+		if contains(w.opt.ExcludeFields, x.Sel.Name) {
+			return false
+		}
 	}
 	return w.isRooted(lhs)
 }
@@ -388,7 +440,9 @@ func (w *walker) stmt(s ast.Stmt, inList bool) {
 		}
 		w.cond(x.Cond)
 		w.exprs(x.Cond)
-		w.block(x.Body)
+		if !w.onlyWithSwitch(x.Cond) {
+			w.block(x.Body) // else: a catalogue bug's or a hand-written mutation's code
+		}
 		if x.Else != nil {
 			w.stmt(x.Else, false)
 		}
@@ -469,8 +523,10 @@ func (w *walker) exprs(es ...ast.Expr) {
 func (w *walker) cond(c ast.Expr) {
 	var atoms []atom
 	collectAtoms(c, token.ILLEGAL, &atoms)
+	offOnly := map[ast.Expr]bool{}
+	w.switchGroups(c, offOnly)
 	for _, a := range atoms {
-		if w.switchOrNil(a.e) || w.configOnly(a.e) || w.configBound(a.e) {
+		if offOnly[a.e] || w.switchOrNil(a.e) || w.configOnly(a.e) || w.configBound(a.e) {
 			continue
 		}
 		t := w.text(a.e)
@@ -482,6 +538,80 @@ func (w *walker) cond(c ast.Expr) {
 		w.add(OpDrop, a.e.Pos(), a.e.End(), drop)
 		w.cmp(a.e)
 	}
+}
+
+// offSwitch: e is a call of an off switch (cfg.bug(...), cfg.mut(...)), or
+// its negation (neg).
+func (w *walker) offSwitch(e ast.Expr) (is, neg bool) {
+	e = ast.Unparen(e)
+	if u, ok := e.(*ast.UnaryExpr); ok && u.Op == token.NOT {
+		neg, e = true, ast.Unparen(u.X)
+	}
+	if c, ok := e.(*ast.CallExpr); ok {
+		if sel, ok := c.Fun.(*ast.SelectorExpr); ok && contains(w.opt.OffSwitchCalls, sel.Sel.Name) {
+			return true, neg
+		}
+	}
+	return false, false
+}
+
+// onlyWithSwitch: the condition holds only with an off switch on (it is
+// one, or an && with one among its conjuncts).
+func (w *walker) onlyWithSwitch(c ast.Expr) bool {
+	var ops []ast.Expr
+	flattenOp(c, token.LAND, &ops)
+	for _, o := range ops {
+		if is, neg := w.offSwitch(o); is && !neg {
+			return true
+		}
+	}
+	return false
+}
+
+// switchGroups marks the atoms that matter only with an off switch on: the
+// operands of an && that has a switch among its conjuncts, and of an ||
+// that has a negated switch among its disjuncts (with the switch off the
+// group's value is fixed).
+func (w *walker) switchGroups(e ast.Expr, out map[ast.Expr]bool) {
+	e = ast.Unparen(e)
+	if u, ok := e.(*ast.UnaryExpr); ok && u.Op == token.NOT {
+		w.switchGroups(u.X, out)
+		return
+	}
+	b, ok := e.(*ast.BinaryExpr)
+	if !ok || b.Op != token.LAND && b.Op != token.LOR {
+		return
+	}
+	var ops []ast.Expr
+	flattenOp(b, b.Op, &ops)
+	fixed := false
+	for _, o := range ops {
+		if is, neg := w.offSwitch(o); is && neg == (b.Op == token.LOR) {
+			fixed = true
+		}
+	}
+	for _, o := range ops {
+		if fixed {
+			var atoms []atom
+			collectAtoms(o, b.Op, &atoms)
+			for _, a := range atoms {
+				out[a.e] = true
+			}
+			continue
+		}
+		w.switchGroups(o, out)
+	}
+}
+
+// flattenOp lists the operands of a chain of op (through parentheses).
+func flattenOp(e ast.Expr, op token.Token, out *[]ast.Expr) {
+	e = ast.Unparen(e)
+	if b, ok := e.(*ast.BinaryExpr); ok && b.Op == op {
+		flattenOp(b.X, op, out)
+		flattenOp(b.Y, op, out)
+		return
+	}
+	*out = append(*out, e)
 }
 
 type atom struct {

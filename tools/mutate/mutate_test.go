@@ -28,7 +28,8 @@ type site struct {
 
 // TestFindFixture: the mutator finds exactly the fixture's sites: the
 // conditions of its ifs (not the emitter's nil check, the mutation switch,
-// the configuration flag or a configuration bound), the timestamp and epoch comparisons, the
+// the configuration flag or a configuration bound, nor the code that runs
+// only with a hand-written mutation on), the timestamp and epoch comparisons, the
 // state updates and sends (not a local's), and nothing in String.
 func TestFindFixture(t *testing.T) {
 	ms, err := Find(fixture, ModelOptions())
@@ -156,6 +157,8 @@ func TestSchemaFixture(t *testing.T) {
 	for name, b := range files {
 		require.NoError(t, os.WriteFile(filepath.Join(dir, name), b, 0o644))
 	}
+	// The schema's switch package is this module's: the copy requires it.
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "infected_test.go"), []byte(infectedTest), 0o644))
 	bin := filepath.Join(t.TempDir(), "fixture.test")
 	cmd := exec.Command("go", "test", "-c", "-o", bin, ".")
 	cmd.Dir = dir
@@ -179,6 +182,16 @@ func TestSchemaFixture(t *testing.T) {
 		want := digest(t, d, -1)
 		assert.NotEqual(t, orig, want, "%s does not change the fixture's outcome: pick another", m.ID)
 		assert.Equal(t, want, runDigest(t, bin, i), "%s: the schema's mutant differs from the applied one", m.ID)
+		assert.True(t, runInfected(t, bin, i), "%s changes the outcome but the schema did not record the infection", m.ID)
+	}
+	assert.False(t, runInfected(t, bin, -1), "no mutant on, yet infected")
+	// A dropped && operand that holds in every run of the grid computes the
+	// original's value: not infected. mt.Bootstrap in tick is false for
+	// some slot, so its drop infects.
+	for i, m := range ms {
+		if m.Func == "tick" && m.Op == OpDrop && m.Orig == "mt.Bootstrap" {
+			assert.True(t, runInfected(t, bin, i), m.ID)
+		}
 	}
 	require.Len(t, checked, 3)
 	// Every mutant runs: to a digest, or to a panic of the mutated code
@@ -191,6 +204,9 @@ func TestSchemaFixture(t *testing.T) {
 	}
 }
 
+// copyFixture copies the fixture module to a new directory; its go.mod
+// requires this module (the schema imports cdcspec/tools/mutate/mutant),
+// replaced by this checkout.
 func copyFixture(t *testing.T) string {
 	t.Helper()
 	dir := t.TempDir()
@@ -201,7 +217,52 @@ func copyFixture(t *testing.T) string {
 		require.NoError(t, err)
 		require.NoError(t, os.WriteFile(filepath.Join(dir, e.Name()), b, 0o644))
 	}
+	root, err := filepath.Abs(filepath.Join("..", ".."))
+	require.NoError(t, err)
+	f, err := os.OpenFile(filepath.Join(dir, "go.mod"), os.O_APPEND|os.O_WRONLY, 0)
+	require.NoError(t, err)
+	_, err = f.WriteString("\nrequire cdcspec v0.0.0\n\nreplace cdcspec => " + root + "\n")
+	require.NoError(t, err)
+	require.NoError(t, f.Close())
+	sum, err := os.ReadFile(filepath.Join(root, "go.sum"))
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "go.sum"), sum, 0o644))
 	return dir
+}
+
+// infectedTest drives the fixture and prints whether the active mutant
+// changed a value.
+const infectedTest = `package fixture
+
+import (
+	"fmt"
+	"testing"
+
+	"cdcspec/tools/mutate/mutant"
+)
+
+func TestInfected(t *testing.T) {
+	mutant.Reset()
+	TestDrive(t)
+	fmt.Printf("INFECTED %v\n", mutant.Infected())
+}
+`
+
+func runInfected(t *testing.T, bin string, mutant int) bool {
+	t.Helper()
+	cmd := exec.Command(bin, "-test.run", "TestInfected", "-test.v")
+	cmd.Env = append(os.Environ(), SchemaEnv+"="+strconv.Itoa(mutant))
+	out, _ := cmd.CombinedOutput()
+	switch {
+	case strings.Contains(string(out), "INFECTED true"):
+		return true
+	case strings.Contains(string(out), "INFECTED false"):
+		return false
+	case strings.Contains(string(out), "panic"):
+		return true // the mutated code ran and panicked
+	}
+	t.Fatalf("mutant %d: no INFECTED line: %s", mutant, out)
+	return false
 }
 
 var digestRE = regexp.MustCompile(`DIGEST ([0-9a-f]+)`)

@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+
+	"cdcspec/tools/mutate/mutant"
 )
 
 // A mutant schema compiles every mutant into one build, each behind a
@@ -16,18 +18,22 @@ import (
 // the switch off every rewritten site computes what the original does:
 //
 //	negate  X          (zzMutOn(i) != (X))
-//	drop    X (&&)     (zzMutOn(i) || (X))
-//	drop    X (||)     (!zzMutOn(i) && (X))
-//	cmp     X < Y      ((X < Y) != (zzMutOn(i) && (X) == (Y)))   (< and <= differ exactly when X == Y)
+//	drop    X (&&)     ((X) || zzMutOn(i))
+//	drop    X (||)     ((X) && !zzMutOn(i))
+//	cmp     X < Y      ((X < Y) != ((X) == (Y) && zzMutOn(i)))   (< and <= differ exactly when X == Y)
 //	skip    S          if !zzMutOn(i) { S }
 //
-// With the switch on, each site computes what Apply's text does (a drop
-// evaluates no X, as the dropped operand is not there; the cmp form
-// evaluates X and Y twice, and the model's comparisons are of pure
-// expressions).
+// With the switch on, each site computes what Apply's text does, and
+// zzMutOn (mutant.On) is called exactly when the mutant's value differs
+// from the original's: a negation always, a dropped && operand when it is
+// false, a dropped || operand when it is true, a comparison at equality, a
+// skipped statement whenever it is reached. So mutant.Infected says whether
+// a run reached the change. A dropped operand is evaluated where the
+// original evaluates it (the same short-circuit context), and the cmp form
+// evaluates X and Y twice: the model's conditions are pure expressions.
 
 // SchemaEnv is the environment variable that switches one mutant on.
-const SchemaEnv = "CDCSPEC_MUTANT"
+const SchemaEnv = mutant.Env
 
 // SchemaFile is the name of the file Schema adds to the package.
 const SchemaFile = "zz_mutant_schema.go"
@@ -79,22 +85,12 @@ func Schema(dir, pkg string, ms []Mutant) (map[string][]byte, error) {
 
 package %s
 
-import (
-	"os"
-	"strconv"
-)
+import "cdcspec/tools/mutate/mutant"
 
-// zzMutant is the index of the mutant switched on ($%s), or -1.
-var zzMutant = func() int {
-	n, err := strconv.Atoi(os.Getenv(%q))
-	if err != nil {
-		return -1
-	}
-	return n
-}()
-
-func zzMutOn(i int) bool { return i == zzMutant }
-`, pkg, SchemaEnv, SchemaEnv))
+// zzMutOn: mutant i is active (its index in $%s); the call records the
+// infection.
+func zzMutOn(i int) bool { return mutant.On(i) }
+`, pkg, SchemaEnv))
 	return out, nil
 }
 
@@ -116,9 +112,9 @@ func schemaEdit(i int, m Mutant) (edit, error) {
 	case OpDrop:
 		e.prio = 2
 		if m.Repl == "false" {
-			e.wrap = func(in string) (string, error) { return "(!" + on + " && (" + in + "))", nil }
+			e.wrap = func(in string) (string, error) { return "((" + in + ") && !" + on + ")", nil }
 		} else {
-			e.wrap = func(in string) (string, error) { return "(" + on + " || (" + in + "))", nil }
+			e.wrap = func(in string) (string, error) { return "((" + in + ") || " + on + ")", nil }
 		}
 	case OpCmp:
 		if m.ExprEnd <= m.ExprStart {
@@ -132,7 +128,7 @@ func schemaEdit(i int, m Mutant) (edit, error) {
 				return "", fmt.Errorf("mutant %s: another site inside the comparison %q", m.ID, oneLine(in))
 			}
 			x, y := strings.TrimSpace(in[:opStart]), strings.TrimSpace(in[opEnd:])
-			return "((" + in + ") != (" + on + " && (" + x + ") == (" + y + ")))", nil
+			return "((" + in + ") != ((" + x + ") == (" + y + ") && " + on + "))", nil
 		}
 	case OpSkip:
 		e.prio = 4
