@@ -2,7 +2,6 @@ package model
 
 import (
 	"hash/fnv"
-	"sync"
 
 	"cdcspec/search"
 )
@@ -19,9 +18,10 @@ type StateSet struct {
 	Hash  uint64
 }
 
-// stateSet collects the encodings; the search's workers share it.
+// stateSet collects the encodings. CheckStateSet runs one search worker,
+// so one goroutine at a time adds to it and the model needs no lock
+// (spec/ and model/ stay pure: no sync, purity_test.go).
 type stateSet struct {
-	mu   sync.Mutex
 	seen map[uint64]struct{}
 	sum  uint64
 }
@@ -30,12 +30,10 @@ func (ss *stateSet) add(enc []byte) {
 	h := fnv.New64a()
 	h.Write(enc)
 	k := h.Sum64()
-	ss.mu.Lock()
 	if _, ok := ss.seen[k]; !ok {
 		ss.seen[k] = struct{}{}
 		ss.sum += mix64(k)
 	}
-	ss.mu.Unlock()
 }
 
 // mix64 is splitmix64's finaliser: a sum of mixed keys is an
@@ -63,8 +61,10 @@ func (f fingerprinted) Canonical(s *State, buf []byte) []byte {
 }
 
 // CheckStateSet is Check (b may bound delays: search.Bounds.DelayBounded)
-// that also returns the StateSet of the states the search encoded.
+// that also returns the StateSet of the states the search encoded. It runs
+// one worker whatever b.Workers says.
 func CheckStateSet(cfg Config, b search.Bounds) (Result, StateSet, error) {
+	b.Workers = 1
 	if err := cfg.Validate(); err != nil {
 		return Result{Config: cfg, Bounds: b}, StateSet{}, err
 	}
