@@ -1,0 +1,142 @@
+package traces
+
+import (
+	"bufio"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"runtime"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+// streamSizes is the feed sizes BenchmarkStreamMemory runs, as
+// `-args -stream-sizes 64M,256M,1G`; the default is small so that
+// `-bench .` stays cheap.
+var streamSizes = flag.String("stream-sizes", "16M", "comma-separated feed sizes for BenchmarkStreamMemory (K, M or G suffix)")
+
+// parseFeedSize reads a size such as 64M or 1G.
+func parseFeedSize(s string) (int64, error) {
+	mult := int64(1)
+	switch {
+	case strings.HasSuffix(s, "G"):
+		mult, s = 1<<30, strings.TrimSuffix(s, "G")
+	case strings.HasSuffix(s, "M"):
+		mult, s = 1<<20, strings.TrimSuffix(s, "M")
+	case strings.HasSuffix(s, "K"):
+		mult, s = 1<<10, strings.TrimSuffix(s, "K")
+	}
+	n, err := strconv.ParseInt(s, 10, 64)
+	if err != nil || n <= 0 {
+		return 0, fmt.Errorf("-stream-sizes: %q is not a positive size", s)
+	}
+	return n * mult, nil
+}
+
+// streamMsg is the events topic's message as the Kafka consumer decodes it
+// (traces/kafkastream's wireEvent): the source and the item's wire form.
+type streamMsg struct {
+	Source string   `json:"source"`
+	Item   WireItem `json:"item"`
+}
+
+// BenchmarkStreamMemory measures stage two's memory as the feed grows (issue
+// 30: memory per partition is bounded). Four captures' generated logs of a
+// quarter of the size each are made on the fly (never held whole), their
+// lines taken in turn, each parsed by its source's LineParser, each item
+// through the consumer's JSON message form (marshal, unmarshal, Item) into
+// one StreamChecker: the whole feed on one partition, the worst case for a
+// partition. It samples runtime.MemStats.HeapInuse every 50,000 lines and
+// reports the peak, the held items' peak, and lines/s. Peak heap flat across
+// sizes is what bounded means. No Kafka: the transport holds no checker state.
+func BenchmarkStreamMemory(b *testing.B) {
+	for _, s := range strings.Split(*streamSizes, ",") {
+		size, err := parseFeedSize(strings.TrimSpace(s))
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.Run(strings.TrimSpace(s), func(b *testing.B) {
+			for i := 0; i < b.N; i++ {
+				streamMemoryRun(b, size)
+			}
+		})
+	}
+}
+
+func streamMemoryRun(b *testing.B, size int64) {
+	const sources = 4
+	scans := make([]*bufio.Scanner, sources)
+	parsers := make([]*LineParser, sources)
+	names := make([]string, sources)
+	for k := range sources {
+		r, w := io.Pipe()
+		go func(seed uint64) {
+			_, err := GenerateLog(w, size/sources, seed)
+			w.CloseWithError(err)
+		}(uint64(k + 1))
+		defer r.Close()
+		scans[k] = bufio.NewScanner(r)
+		scans[k].Buffer(make([]byte, 1<<16), 1<<24)
+		names[k] = fmt.Sprintf("capture-%d.log", k+1)
+		parsers[k] = NewLineParser(names[k])
+	}
+	sc := NewStreamChecker(Options{})
+	for _, n := range names {
+		sc.Source(n)
+	}
+	var (
+		ms            runtime.MemStats
+		peak          uint64
+		peakPending   int
+		lines, events int64
+		items         []Item
+	)
+	sample := func() {
+		runtime.ReadMemStats(&ms)
+		peak = max(peak, ms.HeapInuse)
+	}
+	b.ResetTimer()
+	live := sources
+	for live > 0 {
+		live = 0
+		for k := range sources {
+			if !scans[k].Scan() {
+				continue
+			}
+			live++
+			lines++
+			items = parsers[k].Parse(scans[k].Bytes(), items[:0])
+			for j := range items {
+				j, err := json.Marshal(&streamMsg{Source: names[k], Item: items[j].Wire()})
+				if err != nil {
+					b.Fatal(err)
+				}
+				var m streamMsg
+				if err := json.Unmarshal(j, &m); err != nil {
+					b.Fatal(err)
+				}
+				sc.Add(m.Item.Item())
+				events++
+			}
+			peakPending = max(peakPending, sc.pending.Len())
+			if lines%50000 == 0 {
+				sample()
+			}
+		}
+	}
+	for k := range sources {
+		if err := scans[k].Err(); err != nil {
+			b.Fatal(err)
+		}
+	}
+	sample()
+	sc.Finish()
+	b.StopTimer()
+	b.ReportMetric(float64(lines), "lines")
+	b.ReportMetric(float64(events), "events")
+	b.ReportMetric(float64(lines)/b.Elapsed().Seconds(), "lines/s")
+	b.ReportMetric(float64(peakPending), "peak-held")
+	b.ReportMetric(float64(peak)/(1<<20), "peak-heap-MB")
+}
