@@ -3,7 +3,7 @@ GO ?= go
 PKGS := ./...
 BIN := bin/cdcspec
 
-.PHONY: matrix-deepen build run test lint race test-long docs-check numbers bench bench-model bench-mem bench-sim bench-trace bench-run bench-run-mem bench-proptest fuzz soak bugs report-test mutate mutate-all oracle bench-delay matrix
+.PHONY: matrix-deepen build run test lint race test-long docs-check numbers bench bench-model bench-mem bench-sim bench-trace bench-trace-stream bench-run bench-run-mem bench-proptest fuzz soak bugs report-test mutate mutate-all oracle bench-delay matrix
 
 build:
 	$(GO) build -o $(BIN) ./cmd/cdcspec
@@ -107,6 +107,9 @@ bench-sim:
 bench-trace: build
 	scripts/bench-trace.sh 1G
 	$(GO) test ./traces -run '^$$' -bench . -benchtime 5x
+
+bench-trace-stream:
+	nice -n 10 scripts/bench-trace-stream.sh 64M 256M 1G
 
 bench-proptest:
 	$(GO) test ./proptest -run '^$$' -bench StateMachine -benchtime 1x
