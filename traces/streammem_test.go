@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"runtime"
-	"strconv"
 	"strings"
 	"testing"
 )
@@ -16,24 +15,6 @@ import (
 // `-args -stream-sizes 64M,256M,1G`; the default is small so that
 // `-bench .` stays cheap.
 var streamSizes = flag.String("stream-sizes", "16M", "comma-separated feed sizes for BenchmarkStreamMemory (K, M or G suffix)")
-
-// parseFeedSize reads a size such as 64M or 1G.
-func parseFeedSize(s string) (int64, error) {
-	mult := int64(1)
-	switch {
-	case strings.HasSuffix(s, "G"):
-		mult, s = 1<<30, strings.TrimSuffix(s, "G")
-	case strings.HasSuffix(s, "M"):
-		mult, s = 1<<20, strings.TrimSuffix(s, "M")
-	case strings.HasSuffix(s, "K"):
-		mult, s = 1<<10, strings.TrimSuffix(s, "K")
-	}
-	n, err := strconv.ParseInt(s, 10, 64)
-	if err != nil || n <= 0 {
-		return 0, fmt.Errorf("-stream-sizes: %q is not a positive size", s)
-	}
-	return n * mult, nil
-}
 
 // streamMsg is the events topic's message as the Kafka consumer decodes it
 // (traces/kafkastream's wireEvent): the source and the item's wire form.
@@ -56,9 +37,9 @@ type streamMsg struct {
 // sizes is what bounded means. No Kafka: the transport holds no checker state.
 func BenchmarkStreamMemory(b *testing.B) {
 	for _, s := range strings.Split(*streamSizes, ",") {
-		size, err := parseFeedSize(strings.TrimSpace(s))
+		size, err := ParseSize(strings.TrimSpace(s))
 		if err != nil {
-			b.Fatal(err)
+			b.Fatalf("-stream-sizes: %v", err)
 		}
 		for _, quiet := range []bool{false, true} {
 			name := strings.TrimSpace(s) + "/interleaved"

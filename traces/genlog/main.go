@@ -7,8 +7,6 @@ import (
 	"flag"
 	"fmt"
 	"os"
-	"strconv"
-	"strings"
 
 	"cdcspec/traces"
 )
@@ -20,9 +18,9 @@ func main() {
 	storm := flag.Bool("storm", false, "every changefeed in an error storm")
 	changefeeds := flag.Int("changefeeds", 8, "changefeeds the lines name")
 	flag.Parse()
-	n, err := parseSize(*size)
+	n, err := traces.ParseSize(*size)
 	if err != nil {
-		fmt.Fprintf(os.Stderr, "genlog: -size %q: %v\n", *size, err)
+		fmt.Fprintf(os.Stderr, "genlog: -size: %v\n", err)
 		os.Exit(2)
 	}
 	w := os.Stdout
@@ -45,21 +43,4 @@ func main() {
 		os.Exit(1)
 	}
 	fmt.Fprintf(os.Stderr, "genlog: %d lines\n", lines)
-}
-
-func parseSize(s string) (int64, error) {
-	mult := int64(1)
-	switch {
-	case strings.HasSuffix(s, "G"):
-		mult, s = 1<<30, strings.TrimSuffix(s, "G")
-	case strings.HasSuffix(s, "M"):
-		mult, s = 1<<20, strings.TrimSuffix(s, "M")
-	case strings.HasSuffix(s, "K"):
-		mult, s = 1<<10, strings.TrimSuffix(s, "K")
-	}
-	n, err := strconv.ParseInt(s, 10, 64)
-	if err != nil || n <= 0 {
-		return 0, fmt.Errorf("want a positive size")
-	}
-	return n * mult, nil
 }
