@@ -144,10 +144,7 @@ func (c cliCommand) usage(w io.Writer, fl *flag.FlagSet) {
 		fmt.Fprintln(w, "before 2015 or after now + 1 day is refused (Unix milliseconds are not a TSO).")
 	}
 	fmt.Fprintf(w, "\nExample:\n  %s\n\n%s\n\nFlags:\n", c.example, cliExitCodes)
-	out := fl.Output()
-	fl.SetOutput(w)
-	fl.PrintDefaults()
-	fl.SetOutput(out)
+	printFlagDefaults(w, fl)
 }
 
 // maxCLITimeout bounds --timeout.

@@ -192,10 +192,7 @@ func runUsage(w io.Writer, fl *flag.FlagSet) {
 	fmt.Fprintln(w, "\nExit status: 0 nothing lost and no violation, 1 otherwise, 2 usage or setup error (an --etcd or --kafka")
 	fmt.Fprintln(w, "that does not answer), 130 after SIGINT and 143 after SIGTERM (128 + the signal, as a shell reports it).")
 	fmt.Fprintln(w, "\nFlags:")
-	out := fl.Output()
-	fl.SetOutput(w)
-	fl.PrintDefaults()
-	fl.SetOutput(out)
+	printFlagDefaults(w, fl)
 }
 
 // interruptContext returns a context cancelled by the first SIGINT or

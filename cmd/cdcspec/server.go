@@ -110,6 +110,12 @@ func serverUsage(w io.Writer, fl *flag.FlagSet) {
 	fmt.Fprintln(w, "\nExample:\n  cdcspec server --etcd 127.0.0.1:2379 --kafka 127.0.0.1:9092 --log-file capture-1.log")
 	fmt.Fprintln(w, "\nExit status: 0 on SIGTERM/SIGINT, 1 on capture suicide (etcd session lost), 2 on usage or setup errors.")
 	fmt.Fprintln(w, "\nFlags:")
+	printFlagDefaults(w, fl)
+}
+
+// printFlagDefaults writes fl's flag list to w (run, server and cli print
+// their own help text above it).
+func printFlagDefaults(w io.Writer, fl *flag.FlagSet) {
 	out := fl.Output()
 	fl.SetOutput(w)
 	fl.PrintDefaults()

@@ -1057,16 +1057,25 @@ func (h *harness) cmdAPI(b *strings.Builder, d *datadriven.TestData) error {
 	return h.coord.TakeAPIError()
 }
 
-func (h *harness) cmdTableAPI(b *strings.Builder, d *datadriven.TestData) error {
+// maintainerArg is the maintainer of changefeed cf= on node on=.
+func (h *harness) maintainerArg(d *datadriven.TestData) (*maintainer.Maintainer, error) {
 	on, _ := arg(d, "on")
 	mm := h.mgrs[core.NodeID(on)]
 	if mm == nil {
-		return fmt.Errorf("no manager@%s", on)
+		return nil, fmt.Errorf("no manager@%s", on)
 	}
 	name, _ := arg(d, "cf")
 	m := mm.Get(cfID(name))
 	if m == nil {
-		return fmt.Errorf("no maintainer of %s on %s", name, on)
+		return nil, fmt.Errorf("no maintainer of %s on %s", name, on)
+	}
+	return m, nil
+}
+
+func (h *harness) cmdTableAPI(b *strings.Builder, d *datadriven.TestData) error {
+	m, err := h.maintainerArg(d)
+	if err != nil {
+		return err
 	}
 	if d.Cmd == "execute" {
 		// One poll of the operator controller (Controller.Execute), after
@@ -1377,15 +1386,9 @@ func (h *harness) printDB(b *strings.Builder) {
 // cmdBarrier prints the pending block events of a maintainer's barrier, as
 // HEAD's barrier tests read barrier.blockedEvents.
 func (h *harness) cmdBarrier(b *strings.Builder, d *datadriven.TestData) error {
-	on, _ := arg(d, "on")
-	mm := h.mgrs[core.NodeID(on)]
-	if mm == nil {
-		return fmt.Errorf("no manager@%s", on)
-	}
-	name, _ := arg(d, "cf")
-	m := mm.Get(cfID(name))
-	if m == nil {
-		return fmt.Errorf("no maintainer of %s on %s", name, on)
+	m, err := h.maintainerArg(d)
+	if err != nil {
+		return err
 	}
 	evs := m.BlockEvents()
 	if len(evs) == 0 {
