@@ -26,8 +26,9 @@ type spanControllerRun struct {
 //	spans new cf=CF node=N [checkpoint=TS]      a controller (its maintainer's trigger at TS, default 1)
 //	spans add-absent table=T checkpoint=TS      AddAbsentReplicaSet of the whole table, a fresh ID
 //	spans add-scheduling table=T checkpoint=TS node=N   AddSchedulingReplicaSet
+//	spans add-replicating id=D table=T checkpoint=TS node=N   AddReplicatingSpan (a Working dispatcher)
 //	spans add-new-table table=T start=TS        AddNewTable
-//	spans bind id=D node=N | mark-scheduling id=D | mark-replicating id=D
+//	spans bind id=D node=N | mark-scheduling id=D | mark-replicating id=D | mark-absent id=D
 //	spans update-status id=D state=S checkpoint=TS      UpdateStatus
 //	spans replace id=D tables=T,... checkpoint=TS [targets=N,...]   ReplaceReplicaSet by whole tables
 //	spans remove-tables tables=T,...            RemoveByTableIDs
@@ -102,6 +103,22 @@ func (h *harness) cmdSpans(b *strings.Builder, d *datadriven.TestData) error {
 			node, _ := arg(d, "node")
 			sc.AddSchedulingReplicaSet(spec.WholeTable(t), cp, core.NodeID(node))
 		}
+	case "add-replicating":
+		t, err := table()
+		if err != nil {
+			return err
+		}
+		cp, err := argU64(d, "checkpoint")
+		if err != nil {
+			return err
+		}
+		v, _ := arg(d, "id")
+		id, err := h.ids.resolve(v)
+		if err != nil {
+			return err
+		}
+		node, _ := arg(d, "node")
+		sc.AddWorkingSpan(id, spec.WholeTable(t), core.NodeID(node), cp, core.ComponentWorking)
 	case "add-new-table":
 		t, err := table()
 		if err != nil {
@@ -112,7 +129,7 @@ func (h *harness) cmdSpans(b *strings.Builder, d *datadriven.TestData) error {
 			return err
 		}
 		fmt.Fprintf(b, "added=%v\n", sc.AddNewTable(t, start))
-	case "bind", "mark-scheduling", "mark-replicating":
+	case "bind", "mark-scheduling", "mark-replicating", "mark-absent":
 		s, err := task()
 		if err != nil {
 			return err
@@ -123,6 +140,8 @@ func (h *harness) cmdSpans(b *strings.Builder, d *datadriven.TestData) error {
 			sc.BindSpanToNode(s, core.NodeID(node))
 		case "mark-scheduling":
 			sc.MarkSpanScheduling(s)
+		case "mark-absent":
+			sc.MarkSpanAbsent(s)
 		default:
 			sc.MarkSpanReplicating(s)
 		}
