@@ -245,6 +245,12 @@ func (c *Coordinator) OnMetaResult(r core.MetaResult, out *core.Effects) {
 
 // --- bootstrap ---
 
+// maybeInitialize bootstraps the coordinator once every node answered: the
+// changefeeds from the etcd snapshot, then the running maintainers the nodes
+// reported, adopted, stopped or removed (handleBootstrapResponses and
+// finishBootstrap, coordinator/controller.go:552-811 at b813e76f9).
+//
+// Long: mirrors HEAD's finishBootstrap (coordinator/controller.go:711-811) case by case.
 func (c *Coordinator) maybeInitialize(now int64, out *core.Effects) {
 	if c.initialized || len(c.nodes) == 0 {
 		return

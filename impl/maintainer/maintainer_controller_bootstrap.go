@@ -18,6 +18,8 @@ type workingSpan struct {
 // FinishBootstrap is maintainer_controller_bootstrap.go: determineStartTs,
 // loadTables, buildTaskInfo (restoreCurrentWorkingOperators, working spans,
 // holes), handleRemainingWorkingTasks, then BootstrapDone.
+//
+// Long: mirrors HEAD's FinishBootstrap (maintainer_controller_bootstrap.go:77-172) step by step, numbered 1-7.
 func (m *Maintainer) FinishBootstrap(out *core.Effects) {
 	nodes := m.sortedBootstrapper()
 	m.lg.Info("maintainer_controller_bootstrap.go", 88, "all nodes have sent bootstrap response, start to handle them",
