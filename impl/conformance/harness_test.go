@@ -30,7 +30,8 @@ import (
 //	                                                           "changefeed cf=.. state=.. epoch=.. checkpoint=.. [progress=..]"
 //	                                                           per line; unless manual, every node answers the
 //	                                                           bootstrap with no maintainer
-//	manager node=n1 nodes=n1,n2 [coordinator=n0]               a maintainer manager that knows its coordinator
+//	manager node=n1 nodes=n1,n2 [coordinator=n0]               a maintainer manager that knows its coordinator;
+//	    [add-table-batch-size=N]                               N: the scheduler config's add-table-batch-size
 //	orchestrator node=n1                                       a dispatcher orchestrator
 //	changefeed cf=cf1 checkpoint=TS [bootstrapped]             one coordinator Changefeed (unit tests of coordinator/changefeed)
 //	recv to=COMP from=NODE                                     deliver the messages of the input (see msgs_test.go)
@@ -625,6 +626,13 @@ func (h *harness) command(b *strings.Builder, d *datadriven.TestData) error {
 		v, _ := arg(d, "node")
 		self := core.NodeID(v)
 		mm := maintainer.NewManager(self, &h.opts, h.rnd, h.up, h.lg)
+		if _, ok := arg(d, "add-table-batch-size"); ok {
+			n, err := argU64(d, "add-table-batch-size")
+			if err != nil {
+				return err
+			}
+			mm.SetAddTableBatchSize(int(n))
+		}
 		h.mgrs[self] = mm
 		var out core.Effects
 		nv, _ := arg(d, "nodes")
