@@ -22,6 +22,8 @@ import (
 // Commands (one component kind per story is usual, several may coexist):
 //
 //	new [bugs=NAME,...] [raw-watermark] [now=MS] [stuck=DUR]   reset; time starts at now (default 1000)
+//	    [enable-table-across-nodes]                            the changefeed's scheduler config
+//	                                                           enable-table-across-nodes (new tables split in two)
 //	    [delivery=NAME]                                        the delivery assumption (default TiCDC's message
 //	                                                           center); a stronger one switches on cdcspec's guards
 //	                                                           against deliveries TiCDC cannot make
@@ -563,6 +565,9 @@ func (h *harness) command(b *strings.Builder, d *datadriven.TestData) error {
 		}
 		if _, ok := arg(d, "raw-watermark"); ok {
 			opts.Legacy.RawWatermarkCheckpoint = true
+		}
+		if _, ok := arg(d, "enable-table-across-nodes"); ok {
+			opts.EnableTableAcrossNodes = true
 		}
 		if v, ok := arg(d, "delivery"); ok {
 			dl, err := spec.ParseDelivery(v)
