@@ -44,6 +44,8 @@ import (
 //	nodes alive=n0,n1                                          node-set change for the coordinator and managers
 //	create|pause|resume|remove|move-changefeed cf=.. ...      coordinator API
 //	move-table|split-table|remove-table on=n1 cf=.. table=T [to=N]   maintainer API
+//	split-span on=n1 cf=.. id=D at=K,.. [targets=N,..]        split span D at the keys, with those target
+//	                                                           nodes (HEAD's split operator inputs; "-": no node)
 //	execute on=n1 cf=.. [advance=D]                          one operator-controller poll (Controller.Execute)
 //	update-status                                              Changefeed.UpdateStatus with the input's "status ..." line
 //	start-finished | reset-err-retry                           the add operator's PostFinish / Backoff.resetErrRetry
@@ -740,6 +742,8 @@ func (h *harness) command(b *strings.Builder, d *datadriven.TestData) error {
 		return h.cmdAPI(b, d)
 	case "move-table", "split-table", "remove-table", "merge-table", "execute":
 		return h.cmdTableAPI(b, d)
+	case "split-span":
+		return h.cmdSplitSpan(b, d)
 	case "update-status":
 		if h.cf == nil {
 			return fmt.Errorf("no changefeed")
@@ -1083,6 +1087,39 @@ func (h *harness) maintainerArg(d *datadriven.TestData) (*maintainer.Maintainer,
 		return nil, fmt.Errorf("no maintainer of %s on %s", name, on)
 	}
 	return m, nil
+}
+
+// cmdSplitSpan is split-span: Maintainer.SplitSpan of span id at the keys
+// of at= with the target nodes of targets= (none when absent; "-" is an
+// empty node ID, as HEAD's tests pass).
+func (h *harness) cmdSplitSpan(b *strings.Builder, d *datadriven.TestData) error {
+	m, err := h.maintainerArg(d)
+	if err != nil {
+		return err
+	}
+	v, _ := arg(d, "id")
+	id, err := h.ids.resolve(v)
+	if err != nil {
+		return err
+	}
+	at, ok := arg(d, "at")
+	if !ok || at == "" {
+		return fmt.Errorf("split-span needs at=KEY,...")
+	}
+	var targets []core.NodeID
+	if tv, ok := arg(d, "targets"); ok {
+		for _, n := range strings.Split(tv, ",") {
+			if n == "-" {
+				n = ""
+			}
+			targets = append(targets, core.NodeID(n))
+		}
+	}
+	var out core.Effects
+	n := m.SplitSpan(id, strings.Split(at, ","), targets, &out)
+	fmt.Fprintf(b, "operators=%d\n", n)
+	h.emit(b, &out)
+	return nil
 }
 
 func (h *harness) cmdTableAPI(b *strings.Builder, d *datadriven.TestData) error {
