@@ -22,6 +22,8 @@ import (
 // Commands (one component kind per story is usual, several may coexist):
 //
 //	new [bugs=NAME,...] [raw-watermark] [now=MS] [stuck=DUR]   reset; time starts at now (default 1000)
+//	    [enable-table-across-nodes]                            the changefeed's scheduler config
+//	                                                           enable-table-across-nodes (new tables split in two)
 //	    [delivery=NAME]                                        the delivery assumption (default TiCDC's message
 //	                                                           center); a stronger one switches on cdcspec's guards
 //	                                                           against deliveries TiCDC cannot make
@@ -30,7 +32,8 @@ import (
 //	                                                           "changefeed cf=.. state=.. epoch=.. checkpoint=.. [progress=..]"
 //	                                                           per line; unless manual, every node answers the
 //	                                                           bootstrap with no maintainer
-//	manager node=n1 nodes=n1,n2 [coordinator=n0]               a maintainer manager that knows its coordinator
+//	manager node=n1 nodes=n1,n2 [coordinator=n0]               a maintainer manager that knows its coordinator;
+//	    [add-table-batch-size=N]                               N: the scheduler config's add-table-batch-size
 //	orchestrator node=n1                                       a dispatcher orchestrator
 //	changefeed cf=cf1 checkpoint=TS [bootstrapped]             one coordinator Changefeed (unit tests of coordinator/changefeed)
 //	recv to=COMP from=NODE                                     deliver the messages of the input (see msgs_test.go)
@@ -41,6 +44,8 @@ import (
 //	nodes alive=n0,n1                                          node-set change for the coordinator and managers
 //	create|pause|resume|remove|move-changefeed cf=.. ...      coordinator API
 //	move-table|split-table|remove-table on=n1 cf=.. table=T [to=N]   maintainer API
+//	split-span on=n1 cf=.. id=D at=K,.. [targets=N,..]        split span D at the keys, with those target
+//	                                                           nodes (HEAD's split operator inputs; "-": no node)
 //	execute on=n1 cf=.. [advance=D]                          one operator-controller poll (Controller.Execute)
 //	update-status                                              Changefeed.UpdateStatus with the input's "status ..." line
 //	start-finished | reset-err-retry                           the add operator's PostFinish / Backoff.resetErrRetry
@@ -569,6 +574,9 @@ func (h *harness) command(b *strings.Builder, d *datadriven.TestData) error {
 		if _, ok := arg(d, "raw-watermark"); ok {
 			opts.Legacy.RawWatermarkCheckpoint = true
 		}
+		if _, ok := arg(d, "enable-table-across-nodes"); ok {
+			opts.EnableTableAcrossNodes = true
+		}
 		if v, ok := arg(d, "delivery"); ok {
 			dl, err := spec.ParseDelivery(v)
 			if err != nil {
@@ -631,6 +639,13 @@ func (h *harness) command(b *strings.Builder, d *datadriven.TestData) error {
 		v, _ := arg(d, "node")
 		self := core.NodeID(v)
 		mm := maintainer.NewManager(self, &h.opts, h.rnd, h.up, h.lg)
+		if _, ok := arg(d, "add-table-batch-size"); ok {
+			n, err := argU64(d, "add-table-batch-size")
+			if err != nil {
+				return err
+			}
+			mm.SetAddTableBatchSize(int(n))
+		}
 		h.mgrs[self] = mm
 		var out core.Effects
 		nv, _ := arg(d, "nodes")
@@ -733,6 +748,8 @@ func (h *harness) command(b *strings.Builder, d *datadriven.TestData) error {
 		return h.cmdAPI(b, d)
 	case "move-table", "split-table", "remove-table", "merge-table", "execute":
 		return h.cmdTableAPI(b, d)
+	case "split-span":
+		return h.cmdSplitSpan(b, d)
 	case "update-status":
 		if h.cf == nil {
 			return fmt.Errorf("no changefeed")
@@ -1078,6 +1095,39 @@ func (h *harness) maintainerArg(d *datadriven.TestData) (*maintainer.Maintainer,
 		return nil, fmt.Errorf("no maintainer of %s on %s", name, on)
 	}
 	return m, nil
+}
+
+// cmdSplitSpan is split-span: Maintainer.SplitSpan of span id at the keys
+// of at= with the target nodes of targets= (none when absent; "-" is an
+// empty node ID, as HEAD's tests pass).
+func (h *harness) cmdSplitSpan(b *strings.Builder, d *datadriven.TestData) error {
+	m, err := h.maintainerArg(d)
+	if err != nil {
+		return err
+	}
+	v, _ := arg(d, "id")
+	id, err := h.ids.resolve(v)
+	if err != nil {
+		return err
+	}
+	at, ok := arg(d, "at")
+	if !ok || at == "" {
+		return fmt.Errorf("split-span needs at=KEY,...")
+	}
+	var targets []core.NodeID
+	if tv, ok := arg(d, "targets"); ok {
+		for _, n := range strings.Split(tv, ",") {
+			if n == "-" {
+				n = ""
+			}
+			targets = append(targets, core.NodeID(n))
+		}
+	}
+	var out core.Effects
+	n := m.SplitSpan(id, strings.Split(at, ","), targets, &out)
+	fmt.Fprintf(b, "operators=%d\n", n)
+	h.emit(b, &out)
+	return nil
 }
 
 func (h *harness) cmdTableAPI(b *strings.Builder, d *datadriven.TestData) error {
