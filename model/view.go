@@ -220,6 +220,14 @@ func (m Msg) FromCoordinator() bool { return isCoord(m.Src) }
 // FromCoordinator).
 func (m Msg) SrcSlot() uint8 { return slotOf(m.Src) }
 
+// SpanTable is the table of the span that a, a maintainer-move or
+// maintainer-split, names (its Arg is a span key: the table and the part).
+func (a Action) SpanTable() uint8 { return keyTable(a.Arg) }
+
+// SplitHasTargets reports whether a, a maintainer-split, names target nodes
+// (aligned with the split result or not) rather than none.
+func (a Action) SplitHasTargets() bool { return a.Arg2&3 != splitNoTargets }
+
 // InFlight lists the messages in flight, grouped by channel, in send order
 // within a channel. The slice aliases s: read it, do not keep it past a
 // change to s.

@@ -65,3 +65,16 @@ func TestMessageAccessors(t *testing.T) {
 	assert.Equal(t, uint8(1), st.SrcSlot())
 	assert.Equal(t, s.Ident(1), st.Src)
 }
+
+// TestActionAccessors: SpanTable reads the table out of a span key (a split
+// table's halves included) and SplitHasTargets the split mode, for the
+// refinement Tracker's filters.
+func TestActionAccessors(t *testing.T) {
+	for _, part := range []uint8{partWhole, partLeft, partRight} {
+		a := Action{Kind: AMaintMove, Arg: spanKey(2, part), Arg2: 1}
+		assert.Equal(t, uint8(2), a.SpanTable(), "part %d", part)
+	}
+	assert.False(t, Action{Kind: ASplit, Arg: 1, Arg2: splitNoTargets}.SplitHasTargets())
+	assert.True(t, Action{Kind: ASplit, Arg: 1, Arg2: splitAligned | 1<<2}.SplitHasTargets())
+	assert.True(t, Action{Kind: ASplit, Arg: 1, Arg2: splitMismatch | 2<<2}.SplitHasTargets())
+}
