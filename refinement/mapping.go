@@ -545,7 +545,7 @@ func (t *Tracker) mapSplit(st sim.Step, what string) (string, filter, bool, stri
 	t.splitTables[st.Arg] = true
 	table := uint8(st.Arg)
 	return what, func(a model.Action, _ *model.State, depth int) bool {
-		return depth == 0 && a.Kind == model.ASplit && a.Node == sl && a.Arg == table && a.Arg2&3 != 0
+		return depth == 0 && a.Kind == model.ASplit && a.Node == sl && a.Arg == table && a.SplitHasTargets()
 	}, false, ""
 }
 
@@ -584,7 +584,7 @@ func (t *Tracker) mapMoveTable(st sim.Step, what string) (string, filter, bool, 
 	}
 	table := uint8(st.Arg)
 	return what, func(a model.Action, _ *model.State, depth int) bool {
-		return depth < 2 && a.Kind == model.AMaintMove && a.Node == sl && a.Arg&3 == table
+		return depth < 2 && a.Kind == model.AMaintMove && a.Node == sl && a.SpanTable() == table
 	}, false, ""
 }
 

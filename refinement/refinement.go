@@ -79,6 +79,14 @@
 // model states.
 // The View leaves out timestamps (but for the order View.Handoff compares),
 // dispatcher IDs, epochs and messages in flight (see model.View).
+//
+// The package is the one place where the model and the implementation are
+// mapped onto each other, at three grains, each read from model.View and
+// the model's accessors: the Tracker above, per simulation step; the
+// Shadow (shadow.go), a bounded model following a drive.Driver's domain
+// steps and compared at quiescence (Quiescence); and ReplayModel
+// (replay.go), a model counterexample translated into drive.Steps and
+// replayed on the simulation (`cdcspec check --replay-impl`).
 package refinement
 
 import (
