@@ -527,6 +527,7 @@ func (tl *timeline) drawEvidence(i int, f traces.Finding, col string) {
 	s, x := tl.s, tl.x
 	lastX := map[string]float64{}
 	firstX := map[string]float64{}
+	var lanes []string // in order of first mark, so the page is the same each run
 	for _, e := range f.Evidence {
 		if e.Time == 0 {
 			continue
@@ -541,14 +542,15 @@ func (tl *timeline) drawEvidence(i int, f traces.Finding, col string) {
 		ly, xx := tl.laneY[lane], x(e.Time)
 		if _, ok := firstX[lane]; !ok {
 			firstX[lane] = xx
+			lanes = append(lanes, lane)
 		}
 		lastX[lane] = xx
 		fmt.Fprintf(&s.b, `<a href="#f%d"><path class="evmark" data-finding="F%d" data-t="%d" d="M%.1f %.1f l5 5 l-5 5 l-5 -5 z" fill="%s" stroke="#fff" stroke-width="0.8"><title>F%d evidence %s:%d at %s
 %s</title></path></a>`,
 			i+1, i+1, e.Time, xx, ly+laneH/2-5, col, i+1, esc(e.File), e.Line, fmtMs(e.Time), esc(e.Text))
 	}
-	for lane, a := range firstX {
-		if b := lastX[lane]; b-a > 10 && lane != "findings" {
+	for _, lane := range lanes {
+		if a, b := firstX[lane], lastX[lane]; b-a > 10 && lane != "findings" {
 			s.line(a, tl.laneY[lane]+laneH/2, b, tl.laneY[lane]+laneH/2, col, 1, `stroke-dasharray="2,2"`)
 		}
 	}
