@@ -725,7 +725,12 @@ func (h *harness) command(b *strings.Builder, d *datadriven.TestData) error {
 		return nil
 	case "create", "pause", "resume", "remove", "move-changefeed":
 		return h.cmdAPI(b, d)
-	case "move-table", "split-table", "remove-table", "merge-table", "execute":
+	case "execute":
+		if v, _ := arg(d, "to"); v == "coordinator" {
+			return h.cmdCoordinatorExecute(b, d)
+		}
+		return h.cmdTableAPI(b, d)
+	case "move-table", "split-table", "remove-table", "merge-table":
 		return h.cmdTableAPI(b, d)
 	case "update-status":
 		if h.cf == nil {
@@ -1072,6 +1077,26 @@ func (h *harness) maintainerArg(d *datadriven.TestData) (*maintainer.Maintainer,
 	return m, nil
 }
 
+// cmdCoordinatorExecute is "execute to=coordinator [advance=D]": one poll
+// of the coordinator's operator controller (operator.Controller.Execute),
+// after advance (default 0), and nothing else of the coordinator's tick.
+func (h *harness) cmdCoordinatorExecute(b *strings.Builder, d *datadriven.TestData) error {
+	if h.coord == nil {
+		return fmt.Errorf("no coordinator")
+	}
+	if _, ok := arg(d, "advance"); ok {
+		adv, _, err := argDur(d, "advance")
+		if err != nil {
+			return err
+		}
+		h.now += adv
+	}
+	var out core.Effects
+	h.coord.ExecuteOperators(h.now, &out)
+	h.emit(b, &out)
+	return nil
+}
+
 func (h *harness) cmdTableAPI(b *strings.Builder, d *datadriven.TestData) error {
 	m, err := h.maintainerArg(d)
 	if err != nil {
@@ -1141,6 +1166,7 @@ func (h *harness) printState(b *strings.Builder, comp string) error {
 			if c.MoveState != "" {
 				l.kv("move-state", c.MoveState)
 			}
+			l.flag("op-finished", c.OpFinished)
 			b.WriteString(l.String() + "\n")
 		}
 		if len(h.coord.Changefeeds()) == 0 {
