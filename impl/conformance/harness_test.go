@@ -769,6 +769,39 @@ func (h *harness) command(b *strings.Builder, d *datadriven.TestData) error {
 		}
 		h.printChangefeed(b)
 		return nil
+	case "state-change":
+		// state-change cf=C, input "event state=S [err=...] [node=N]": the
+		// coordinator's handleStateChange with that event, as TiCDC's
+		// TestHandleStateChange* tests call it.
+		if h.coord == nil {
+			return fmt.Errorf("no coordinator")
+		}
+		name, _ := arg(d, "cf")
+		f, err := parseFields(d.Input)
+		if err != nil {
+			return err
+		}
+		if f.word != "event" || !f.has("state") {
+			return fmt.Errorf("state-change: want an input line \"event state=S [err=...] [node=N]\"")
+		}
+		state := f.str("state")
+		var rerr *core.RunningError
+		if f.has("err") {
+			node := "n1"
+			if f.has("node") {
+				node = f.str("node")
+			}
+			rerr = parseRunningError(f.str("err"), core.NodeID(node))
+		}
+		if err := f.unused(); err != nil {
+			return err
+		}
+		var out core.Effects
+		if err := h.coord.HandleStateChangeForConformance(h.now, cfID(name), state, rerr, &out); err != nil {
+			return err
+		}
+		h.emit(b, &out)
+		return nil
 	case "db":
 		return h.cmdDB(b, d)
 	case "start-finished", "reset-err-retry":

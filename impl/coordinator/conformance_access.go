@@ -1,6 +1,8 @@
 package coordinator
 
 import (
+	"fmt"
+
 	"cdcspec/impl/core"
 	"cdcspec/impl/logging"
 )
@@ -56,4 +58,19 @@ func NewChangefeedDBForConformance(lg *logging.Logger) *ChangefeedDB { return ne
 // failed and the restarting marker.
 func (c *Changefeed) SetBackoffForConformance(baseline uint64, failed, restarting bool) {
 	c.backoff.checkpointTs, c.backoff.failed, c.backoff.isRestarting = baseline, failed, restarting
+}
+
+// HandleStateChangeForConformance is coordinator.handleStateChange called
+// with a ChangefeedStateChangeEvent, as TiCDC's coordinator tests
+// (coordinator/coordinator_test.go TestHandleStateChange*) call it: the
+// state and error arrive directly, not through a maintainer status and
+// Changefeed.UpdateStatus.
+func (c *Coordinator) HandleStateChangeForConformance(now int64, id core.ChangefeedID, state string, err *core.RunningError, out *core.Effects) error {
+	c.now = now
+	cf := c.db.Get(id)
+	if cf == nil {
+		return fmt.Errorf("changefeed %s not found", id)
+	}
+	c.handleStateChange(now, cf, state, err, out)
+	return nil
 }

@@ -564,8 +564,13 @@ func (c *Coordinator) handleStateChange(now int64, cf *Changefeed, state string,
 		c.db.StopByChangefeedID(cf.ID, false)
 		c.oc.replaceWithStop(&StopChangefeedOperator{c: c, id: cf.ID, node: node, removed: false, epoch: cf.Info.Epoch}, out)
 	case spec.StateNormal:
+		// UpdateChangefeed (coordinator.go:288-303, etcd_backend.go:178-208
+		// at b813e76f9): the info key and the status key with the
+		// in-memory checkpoint and progress None, in one txn.
 		cf.Info.State, cf.Info.Error = spec.StateNormal, nil
-		c.be.add(out, cf.ID, "info", putOp(InfoKey(cf.ID), cf.Info, -1))
+		cf.progress = ProgressNone
+		c.be.add(out, cf.ID, "info", putOp(InfoKey(cf.ID), cf.Info, -1),
+			putOp(StatusKey(cf.ID), ChangefeedStatus{CheckpointTs: cf.status.CheckpointTs, Progress: ProgressNone}, -1))
 		c.be.markInfo()
 		c.lg.Event(out, spec.Event{Kind: spec.StateChanged, Changefeed: string(cf.ID), State: state})
 	}
