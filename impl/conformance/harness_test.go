@@ -732,7 +732,9 @@ func (h *harness) command(b *strings.Builder, d *datadriven.TestData) error {
 		return h.cmdTableAPI(b, d)
 	case "move-table", "split-table", "remove-table", "merge-table":
 		return h.cmdTableAPI(b, d)
-	case "update-status":
+	case "update-status", "check-status":
+		// update-status: Changefeed.UpdateStatus; check-status: the
+		// backoff's CheckStatus alone, as TiCDC's backoff tests call it.
 		if h.cf == nil {
 			return fmt.Errorf("no changefeed")
 		}
@@ -756,7 +758,11 @@ func (h *harness) command(b *strings.Builder, d *datadriven.TestData) error {
 			}
 			s.Changefeed = h.cf.ID
 			var out core.Effects
-			changed, state, rerr := h.cf.UpdateStatus(h.now, s, &out)
+			update := h.cf.UpdateStatus
+			if d.Cmd == "check-status" {
+				update = h.cf.BackoffCheckStatusForConformance
+			}
+			changed, state, rerr := update(h.now, s, &out)
 			if state == "" {
 				state = "(none)"
 			}

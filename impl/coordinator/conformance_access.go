@@ -5,6 +5,7 @@ import (
 
 	"cdcspec/impl/core"
 	"cdcspec/impl/logging"
+	"cdcspec/spec"
 )
 
 // Accessors for impl/conformance, which replays TiCDC's unit tests of
@@ -73,4 +74,17 @@ func (c *Coordinator) HandleStateChangeForConformance(now int64, id core.Changef
 	}
 	c.handleStateChange(now, cf, state, err, out)
 	return nil
+}
+
+// BackoffCheckStatusForConformance is TiCDC's Backoff.CheckStatus
+// (coordinator/changefeed/backoff.go:147-196 at b813e76f9), which the
+// backoff tests call directly: checkFailedStatus, then the progress and
+// error handling. impl splits it between Changefeed.UpdateStatus (steps 3
+// and 6); the regressed-checkpoint and BootstrapDone steps are skipped, and
+// the changefeed's status is left alone.
+func (c *Changefeed) BackoffCheckStatusForConformance(now int64, s core.MaintainerStatus, out *core.Effects) (bool, string, *core.RunningError) {
+	if changed, state, err := c.checkFailedStatus(&s, out); state == spec.StateFailed {
+		return changed, state, err
+	}
+	return c.backoff.CheckStatus(now, &s, c.opts.Bugs.Has(spec.BugFastFailIgnoredWithProgress), out)
 }
