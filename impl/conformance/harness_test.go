@@ -1083,11 +1083,23 @@ func (h *harness) cmdAPI(b *strings.Builder, d *datadriven.TestData) error {
 	case "pause":
 		err = h.coord.PauseChangefeed(h.now, id, &out)
 	case "resume":
+		// overwrite=TS: HEAD's (TS, true); checkpoint=TS: HEAD's (TS, false).
 		ow, e := argU64(d, "overwrite")
 		if e != nil {
 			return e
 		}
-		err = h.coord.ResumeChangefeed(h.now, id, ow, &out)
+		cp, e := argU64(d, "checkpoint")
+		if e != nil {
+			return e
+		}
+		if ow != 0 && cp != 0 {
+			return fmt.Errorf("resume: overwrite= and checkpoint= exclude each other")
+		}
+		if ow != 0 {
+			err = h.coord.ResumeChangefeedAt(h.now, id, ow, true, &out)
+		} else {
+			err = h.coord.ResumeChangefeedAt(h.now, id, cp, false, &out)
+		}
 	case "remove":
 		err = h.coord.RemoveChangefeed(h.now, id, &out)
 	case "move-changefeed":

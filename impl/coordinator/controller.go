@@ -757,6 +757,16 @@ func (c *Coordinator) PauseChangefeed(now int64, id core.ChangefeedID, out *core
 // ResumeChangefeed resumes a stopped, failed or finished changefeed (C.3).
 // overwriteCheckpoint 0 keeps the in-memory checkpoint.
 func (c *Coordinator) ResumeChangefeed(now int64, id core.ChangefeedID, overwriteCheckpoint uint64, out *core.Effects) error {
+	return c.ResumeChangefeedAt(now, id, overwriteCheckpoint, overwriteCheckpoint != 0, out)
+}
+
+// ResumeChangefeedAt is HEAD's Controller.ResumeChangefeed(newCheckpointTs,
+// overwriteCheckpointTs) (coordinator/controller.go:1017-1066 at
+// b813e76f9): a non-zero newCheckpointTs is the resumed checkpoint whatever
+// the flag; the flag makes the changefeed new again (MoveToSchedulingQueue
+// sets isNew to it). impl's last saved checkpoint is the one the resume's
+// txn writes; HEAD moves its in-memory copy only with the flag.
+func (c *Coordinator) ResumeChangefeedAt(now int64, id core.ChangefeedID, newCheckpointTs uint64, overwriteCheckpointTs bool, out *core.Effects) error {
 	c.now = now
 	cf, err := c.apiChangefeed(id)
 	if err != nil {
@@ -771,8 +781,8 @@ func (c *Coordinator) ResumeChangefeed(now int64, id core.ChangefeedID, overwrit
 		return fmt.Errorf("changefeed %s is still being stopped", id)
 	}
 	checkpoint := cf.status.CheckpointTs
-	if overwriteCheckpoint != 0 {
-		checkpoint = overwriteCheckpoint
+	if newCheckpointTs != 0 {
+		checkpoint = newCheckpointTs
 	}
 	// ResumeChangefeed = BumpChangefeedEpoch (CAS) with state, error and status.
 	e := uint64(now)
@@ -782,9 +792,7 @@ func (c *Coordinator) ResumeChangefeed(now int64, id core.ChangefeedID, overwrit
 	info := cf.Info
 	info.State, info.Error, info.Epoch = spec.StateNormal, nil, e
 	c.be.addAPI(out, id, "resume", func(out *core.Effects) {
-		if overwriteCheckpoint != 0 {
-			cf.isNew = true
-		}
+		cf.isNew = overwriteCheckpointTs
 		cf.Info = info
 		c.lg.Event(out, spec.Event{Kind: spec.EpochBumped, Changefeed: string(id), Epoch: e})
 		c.lg.Event(out, spec.Event{Kind: spec.ChangefeedResumed, Changefeed: string(id), Checkpoint: checkpoint})
