@@ -53,6 +53,9 @@
 // as the state before: a move's origin closing its table trigger (item 16;
 // the remove is taken at the step that closes the origin's maintainer), a
 // merge journaled but not committed (item 14; taken at the commit's tick).
+// The other way round, the model finalises a coordinator operator in the
+// step that finishes it, the implementation at its operator controller's
+// next poll: implView shows a finished operator as already post-finished.
 // A coordinator tick that binds a moved changefeed to its target is a
 // choice of the tick, not a periodic action: the implementation's operator
 // controller schedules at its own pace.
@@ -516,6 +519,20 @@ func (t *Tracker) implView() model.View {
 		}
 		if cf.Node != "" {
 			v.Bound = t.name(cf.Node)
+		}
+		if cf.OpFinished {
+			// A finished coordinator operator waits for the operator
+			// controller's next poll to be post-finished (HEAD's
+			// pollQueueingOperator); the model finalises it in the step
+			// that finished it, so the view shows what PostFinish will
+			// leave.
+			if cf.PostFinishSched != "" {
+				v.Sched = cf.PostFinishSched
+			}
+			if v.Sched == "absent" {
+				v.Bound = ""
+			}
+			continue
 		}
 		switch {
 		case strings.HasPrefix(cf.Operator, "add "):

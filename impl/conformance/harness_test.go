@@ -746,11 +746,18 @@ func (h *harness) command(b *strings.Builder, d *datadriven.TestData) error {
 		return nil
 	case "create", "pause", "resume", "remove", "move-changefeed":
 		return h.cmdAPI(b, d)
-	case "move-table", "split-table", "remove-table", "merge-table", "execute":
+	case "execute":
+		if v, _ := arg(d, "to"); v == "coordinator" {
+			return h.cmdCoordinatorExecute(b, d)
+		}
 		return h.cmdTableAPI(b, d)
 	case "split-span":
 		return h.cmdSplitSpan(b, d)
-	case "update-status":
+	case "move-table", "split-table", "remove-table", "merge-table":
+		return h.cmdTableAPI(b, d)
+	case "update-status", "check-status":
+		// update-status: Changefeed.UpdateStatus; check-status: the
+		// backoff's CheckStatus alone, as TiCDC's backoff tests call it.
 		if h.cf == nil {
 			return fmt.Errorf("no changefeed")
 		}
@@ -774,7 +781,11 @@ func (h *harness) command(b *strings.Builder, d *datadriven.TestData) error {
 			}
 			s.Changefeed = h.cf.ID
 			var out core.Effects
-			changed, state, rerr := h.cf.UpdateStatus(h.now, s, &out)
+			update := h.cf.UpdateStatus
+			if d.Cmd == "check-status" {
+				update = h.cf.BackoffCheckStatusForConformance
+			}
+			changed, state, rerr := update(h.now, s, &out)
 			if state == "" {
 				state = "(none)"
 			}
@@ -786,6 +797,39 @@ func (h *harness) command(b *strings.Builder, d *datadriven.TestData) error {
 			h.emit(b, &out)
 		}
 		h.printChangefeed(b)
+		return nil
+	case "state-change":
+		// state-change cf=C, input "event state=S [err=...] [node=N]": the
+		// coordinator's handleStateChange with that event, as TiCDC's
+		// TestHandleStateChange* tests call it.
+		if h.coord == nil {
+			return fmt.Errorf("no coordinator")
+		}
+		name, _ := arg(d, "cf")
+		f, err := parseFields(d.Input)
+		if err != nil {
+			return err
+		}
+		if f.word != "event" || !f.has("state") {
+			return fmt.Errorf("state-change: want an input line \"event state=S [err=...] [node=N]\"")
+		}
+		state := f.str("state")
+		var rerr *core.RunningError
+		if f.has("err") {
+			node := "n1"
+			if f.has("node") {
+				node = f.str("node")
+			}
+			rerr = parseRunningError(f.str("err"), core.NodeID(node))
+		}
+		if err := f.unused(); err != nil {
+			return err
+		}
+		var out core.Effects
+		if err := h.coord.HandleStateChangeForConformance(h.now, cfID(name), state, rerr, &out); err != nil {
+			return err
+		}
+		h.emit(b, &out)
 		return nil
 	case "db":
 		return h.cmdDB(b, d)
@@ -1064,11 +1108,23 @@ func (h *harness) cmdAPI(b *strings.Builder, d *datadriven.TestData) error {
 	case "pause":
 		err = h.coord.PauseChangefeed(h.now, id, &out)
 	case "resume":
+		// overwrite=TS: HEAD's (TS, true); checkpoint=TS: HEAD's (TS, false).
 		ow, e := argU64(d, "overwrite")
 		if e != nil {
 			return e
 		}
-		err = h.coord.ResumeChangefeed(h.now, id, ow, &out)
+		cp, e := argU64(d, "checkpoint")
+		if e != nil {
+			return e
+		}
+		if ow != 0 && cp != 0 {
+			return fmt.Errorf("resume: overwrite= and checkpoint= exclude each other")
+		}
+		if ow != 0 {
+			err = h.coord.ResumeChangefeedAt(h.now, id, ow, true, &out)
+		} else {
+			err = h.coord.ResumeChangefeedAt(h.now, id, cp, false, &out)
+		}
 	case "remove":
 		err = h.coord.RemoveChangefeed(h.now, id, &out)
 	case "move-changefeed":
@@ -1126,6 +1182,26 @@ func (h *harness) cmdSplitSpan(b *strings.Builder, d *datadriven.TestData) error
 	var out core.Effects
 	n := m.SplitSpan(id, strings.Split(at, ","), targets, &out)
 	fmt.Fprintf(b, "operators=%d\n", n)
+	h.emit(b, &out)
+	return nil
+}
+
+// cmdCoordinatorExecute is "execute to=coordinator [advance=D]": one poll
+// of the coordinator's operator controller (operator.Controller.Execute),
+// after advance (default 0), and nothing else of the coordinator's tick.
+func (h *harness) cmdCoordinatorExecute(b *strings.Builder, d *datadriven.TestData) error {
+	if h.coord == nil {
+		return fmt.Errorf("no coordinator")
+	}
+	if _, ok := arg(d, "advance"); ok {
+		adv, _, err := argDur(d, "advance")
+		if err != nil {
+			return err
+		}
+		h.now += adv
+	}
+	var out core.Effects
+	h.coord.ExecuteOperators(h.now, &out)
 	h.emit(b, &out)
 	return nil
 }
@@ -1199,6 +1275,7 @@ func (h *harness) printState(b *strings.Builder, comp string) error {
 			if c.MoveState != "" {
 				l.kv("move-state", c.MoveState)
 			}
+			l.flag("op-finished", c.OpFinished)
 			b.WriteString(l.String() + "\n")
 		}
 		if len(h.coord.Changefeeds()) == 0 {
