@@ -62,3 +62,36 @@ func TestKilledCaptureStaysATarget(t *testing.T) {
 	}
 	require.Positive(t, bound, "no seed bound cf1 to the killed capture: the test no longer covers the case")
 }
+
+// TestCaptureJoinsWhileMaintainerRuns: a capture other than the
+// maintainer's expires and a new one joins while cf1's maintainer runs.
+// The maintainer bootstraps the joined capture (HEAD: maintainer.go:620,
+// bootstrapper.HandleNodesChange; the model's onNodeJoined), whose
+// dispatcher manager then answers to it. The Tracker used to stop at
+// such a join, saying the model's maintainer did not bootstrap joining
+// nodes; it does, and the runs conform.
+func TestCaptureJoinsWhileMaintainerRuns(t *testing.T) {
+	for seed := uint64(1); seed <= 3; seed++ {
+		s := sim.New(sim.Config{Seed: seed, Nodes: 3, Tables: 2, Options: core.Options{}})
+		require.NoError(t, s.CreateChangefeed("cf1"))
+		tr := Follow(s, "cf1", Config(3, 2, model.Config{Features: model.Base().Features}))
+		tr.MaxCandidates = 4096
+		m := replicating(t, s)
+		var other core.NodeID
+		for _, id := range s.Captures() {
+			if id != m && id != s.Owner() {
+				other = id
+				break
+			}
+		}
+		require.NoError(t, s.ExpireSession(other))
+		s.RunFor(500)
+		joined := s.AddCapture()
+		s.RunFor(5_000)
+		require.Nil(t, tr.Divergence, "seed %d: %v", seed, tr.Divergence)
+		require.Empty(t, tr.Stopped, "seed %d", seed)
+		v := tr.implView()
+		require.Equal(t, tr.name(m), v.DM[tr.slot[joined]], "seed %d: the joined capture's dispatcher manager answers to the maintainer", seed)
+		t.Logf("seed %d: %d steps, peak %d candidates", seed, tr.Steps, tr.PeakCandidates())
+	}
+}
