@@ -10,7 +10,7 @@ import (
 // (coordinator/operator/operator_move.go at b813e76f9; impl/coordinator
 // operator_controller.go). A balance or drain decision (the action
 // move-maintainer, bounded by Config.MaintMoves) moves the maintainer of a
-// replicating changefeed to another live node:
+// replicating changefeed to another node NodeManager lists (schedulable):
 //
 //  1. the operator is created with the origin's epoch, then AddOperator
 //     bumps and persists the changefeed's epoch (requiresNewMaintainerOwnership)

@@ -185,7 +185,7 @@ func opFinishedOp(e *emitter, op spec.Op, sp *SpanRep, node uint8) {
 
 // appendSplitActions lists the split operators a maintainer may start on
 // span sp: no target nodes, or target nodes (aligned with the split result
-// or not) whose right half goes to each other live node.
+// or not) whose right half goes to each other node NodeManager lists.
 func appendSplitActions(cfg *Config, s *State, slot uint8, sp *SpanRep, buf []Action) []Action {
 	if int(s.Splits) >= cfg.Splits || sp.Part != partWhole || sp.State != replReplicating || sp.Op != mopNone {
 		return buf
