@@ -399,7 +399,7 @@ func appendActions(cfg *Config, s *State, buf []Action, withFaults bool) []Actio
 	c := &s.Coord
 	if c.Op == copNone && c.Repl == replAbsent && !c.RetryWait && running(c) && !c.Booting {
 		for i := uint8(0); i < uint8(cfg.Nodes); i++ {
-			if s.NodeSt[i] == nodeAlive {
+			if s.schedulable(i) {
 				buf = append(buf, Action{Kind: ACoordSchedule, Node: i})
 			}
 		}
@@ -434,7 +434,7 @@ func appendActions(cfg *Config, s *State, buf []Action, withFaults bool) []Actio
 				continue
 			}
 			for d := uint8(0); d < uint8(cfg.Nodes); d++ {
-				if s.NodeSt[d] != nodeAlive {
+				if !s.schedulable(d) {
 					continue
 				}
 				if sp.State == replAbsent {

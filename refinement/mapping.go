@@ -233,11 +233,6 @@ func (t *Tracker) mapFault(st sim.Step, what *string) (filter, bool, string, boo
 		if !ok {
 			return nil, false, "a capture joined and no model slot is free", true
 		}
-		if t.maintainerRuns() {
-			// HEAD's maintainer bootstraps a joining node
-			// (bootstrapper.HandleNewNodes); the model's does not.
-			return nil, false, "a capture joined while a maintainer runs: the model's maintainer does not bootstrap joining nodes", true
-		}
 		t.inc[sl]++
 		t.slot[st.Node], t.ident[st.Node] = sl, model.IdentOf(sl, t.inc[sl])
 		t.detected[sl] = false

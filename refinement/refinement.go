@@ -68,8 +68,8 @@
 // Config.Merges or after a split (the model merges only a table split at
 // creation), remove-table-dispatchers, the failpoint block-create-dispatcher,
 // a crash of the coordinator's capture (coordinator failover), more captures
-// or tables than the model's slots, a capture joining while a maintainer
-// runs (the model's maintainer does not bootstrap joining nodes), CREATE
+// or tables than the model's slots, a capture joining with no slot free
+// (the model restarts a slot whose capture was seen leaving), CREATE
 // TABLE while the upstream is stalled (the model's DDLs need a live
 // upstream), a second CREATE TABLE (the model's trigger holds one pending
 // CREATE TABLE), a blocking DDL or syncpoint (the model commits the one
@@ -156,17 +156,6 @@ type Tracker struct {
 }
 
 func (t *Tracker) current(sl uint8) uint8 { return model.IdentOf(sl, t.inc[sl]) }
-
-// maintainerRuns reports whether the implementation runs a maintainer of
-// the followed changefeed.
-func (t *Tracker) maintainerRuns() bool {
-	for _, m := range t.implView().Maint {
-		if m != "" {
-			return true
-		}
-	}
-	return false
-}
 
 // restartSlot is the slot a joining capture takes: the lowest one whose
 // capture was seen leaving, as the model's restart.
