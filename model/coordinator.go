@@ -94,6 +94,12 @@ func coordOnNodeRemoved(cfg *Config, s *State, id uint8, e *emitter) {
 	case c.Op == copMove:
 		coordMoveOnNodeRemoved(s, id, e)
 	case c.Op == copAdd && c.OpNode == id:
+		if e != nil {
+			// AddMaintainerOperator.OnNodeRemove (operator_add.go:95-100 at
+			// b813e76f9): finished and canceled, so the controller's poll
+			// logs "operator finished".
+			e.add(spec.Event{Kind: spec.MaintainerOpFinished, Op: spec.OpAdd, Node: NodeName(id), Epoch: uint64(c.OpEpoch), Reason: "canceled"})
+		}
 		c.Op, c.OpNode = copNone, none
 		c.Repl, c.Node = replAbsent, none
 	case c.Op == copStop && c.OpNode == id:

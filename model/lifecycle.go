@@ -436,8 +436,11 @@ func maybeFinishCoordBootstrap(cfg *Config, s *State, e *emitter) {
 	c.Booting, c.Prog, c.BootHas = false, progNone, 0
 	c.BootEp, c.BootCk = [MaxNodes]uint8{}, [MaxNodes]uint8{}
 	if e != nil {
-		// finishBootstrap logs it last; no event below depends on the order.
-		defer e.add(spec.Event{Kind: spec.CoordinatorBootstrapped, Node: NodeName(s.Ident(0))})
+		// finishBootstrap logs it last (controller.go:810 at b813e76f9);
+		// the model emits it before the stop operators the bootstrap
+		// starts, so that maintainer-operators-finish can tell the old
+		// coordinator's operators (gone) from the new one's.
+		e.add(spec.Event{Kind: spec.CoordinatorBootstrapped, Node: NodeName(s.Ident(0))})
 	}
 	switch {
 	case prog == progDeleted:

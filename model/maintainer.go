@@ -142,8 +142,8 @@ func maintTick(cfg *Config, s *State, slot uint8, e *emitter) {
 	if !mt.Removed {
 		st.A = 1
 	}
-	if mt.Bootstrapped {
-		st.C = 1
+	if mt.Bootstrapped && !cfg.mut(MutStatusBootstrapDone) {
+		st.C = 1 // BootstrapDone: m.initialized (maintainer.go:397 at b813e76f9)
 	}
 	if mt.Err != 0 && mt.ErrFast {
 		st.E = 1

@@ -61,6 +61,7 @@ const (
 	MutMergeJournalRestore
 	MutErrorStuckGiveUp
 	MutStopClearsNode
+	MutStatusBootstrapDone
 	mutLimit
 )
 
@@ -128,6 +129,7 @@ var guards = []MutationInfo{
 	{Name: "node-removed-operators", M: MutNodeRemovedOperators, Cites: "C.9 (dispatcher operators' OnNodeRemove)", Where: "maintOnNodeRemoved: operators whose node left", Configs: []string{"default", "move-failover"}},
 	{Name: "coord-node-removed", M: MutCoordNodeRemoved, Cites: "C.7 (coordinator OnNodeRemoved: add cancelled, stop re-targeted)", Where: "coordOnNodeRemoved", Configs: []string{"default"}},
 	{Name: "stop-clears-node", M: MutStopClearsNode, Cites: "C.2 step 3 (StopByChangefeedID clears the node: changefeed_db.go:129; validateMaintainerNode then drops the stopped maintainer's statuses)", Where: "stopChangefeed: a stopped changefeed is bound to no node", Configs: []string{"lifecycle"}},
+	{Name: "status-bootstrap-done", M: MutStatusBootstrapDone, Cites: "#3952 (fixed by #3976: AddMaintainerOperator.Check waits for BootstrapDone, operator_add.go:74-77; the maintainer reports it, maintainer.go:397)", Where: "maintTick: a bootstrapped maintainer's status says BootstrapDone", Configs: []string{"default"}},
 	{Name: "error-stuck-give-up", M: MutErrorStuckGiveUp, Cites: "A.2 step 6 (Backoff.HandleError: changefeed-error-stuck-duration)", Where: "handleErrorBudget: a streak that spent the budget fails the changefeed", Configs: []string{"error-stuck"}},
 	{Name: "restarting-ignores-error", M: MutRestartingIgnoresError, Cites: "A.2 step 6 (Backoff: isRestarting)", Where: "updateStatus: an error while the restart is under way starts no second restart",
 		Redundant: "status-epoch-check and the node check make it unreachable: a restart bumps the epoch and unbinds the changefeed, so every report of the old generation is dropped before UpdateStatus; the new maintainer takes errors only once bootstrapped, and its first bootstrapped report finishes the add (StartFinished clears restarting) before UpdateStatus runs; a pause unbinds it too, and resume and a coordinator failover clear it"},

@@ -207,6 +207,7 @@ var modelProps = []modelProp{
 	{name: spec.TableSetFollowsDDLs, goal: func(cfg *Config, s *State, _ uint8) string { return goalTableSetFollowsDDLs(cfg, s) }},
 	{name: spec.CheckpointAdvancesAfterHeal, goal: goalCheckpointAdvancesAfterHeal},
 	{name: spec.StopClosesDispatchers, goal: func(cfg *Config, s *State, _ uint8) string { return goalStopClosesDispatchers(cfg, s) }},
+	{name: spec.MaintainerOperatorsFinish, goal: func(cfg *Config, s *State, _ uint8) string { return goalMaintainerOperatorsFinish(cfg, s) }},
 }
 
 type safetyProp struct {

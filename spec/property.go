@@ -167,6 +167,12 @@ var propertyTable = []PropertyDef{
 		Logs: LogNeeds{Kinds: []Kind{Quiesced}, Blind: "needs a quiescence marker; production logs never quiesce"},
 	},
 	{
+		Info:  Info{MaintainerOperatorsFinish, Liveness, "once faults stop, every maintainer operator the coordinator runs (add, move, stop) finishes", "A.2, C.6; coordinator/operator/operator_controller.go (an operator holds its changefeed until IsFinished)"},
+		New:   func(Config) Monitor { return NewMaintainerOperatorsFinish() },
+		Kinds: opFinishKinds,
+		Logs:  LogNeeds{Kinds: []Kind{Quiesced}, Also: []Kind{MaintainerOpStarted}, Blind: "needs a quiescence marker; production logs never quiesce (see operator-stuck instead)"},
+	},
+	{
 		Info:  Info{TableSetFollowsDDLs, Liveness, "after a drop or truncate no dispatcher of the old table remains; after a create, recover or truncate the new table's span is covered exactly once", "A.7; #3443, #6202"},
 		New:   func(Config) Monitor { return NewTableSetFollowsDDLs() },
 		Kinds: kindSet(dispatcherKinds, feedKinds, []Kind{ChangefeedRemoved, DDLCommitted, FaultsHealed, Quiesced}),

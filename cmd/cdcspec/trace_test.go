@@ -262,14 +262,14 @@ func TestTraceVerdict(t *testing.T) {
 		code  int
 		first string
 	}{
-		{[]string{fixtures + "seed000_5709.log"}, exitOK, "verdict: SUSPECT: 0 violations, 1 suspect; 2 of 20 properties judged; 9 of 9 records recognised"},
+		{[]string{fixtures + "seed000_5709.log"}, exitOK, "verdict: SUSPECT: 0 violations, 1 suspect; 2 of 21 properties judged; 9 of 9 records recognised"},
 		{[]string{"--fail-on", "suspect", fixtures + "seed000_5709.log"}, exitViolation, "verdict: SUSPECT:"},
 		{[]string{"--fail-on", "violation", fixtures + "seed000_5709.log"}, exitOK, "verdict: SUSPECT:"},
 		{[]string{fixtures + "planted_error_resends.log"}, exitViolation, "verdict: VIOLATION: 1 violation"},
 		{[]string{fixtures + "healthy"}, exitOK, "verdict: PASS: 0 violations, 0 suspects;"},
 		{[]string{badTS}, exitIncomplete, "verdict: NOTHING-CHECKED:"},
 		{[]string{"--fail-on", "suspect", badTS}, exitIncomplete, "verdict: NOTHING-CHECKED:"},
-		{[]string{trunc}, exitIncomplete, "verdict: NOTHING-CHECKED: 0 violations, 0 suspects; 0 of 20 properties judged; 0 of 1 records recognised"},
+		{[]string{trunc}, exitIncomplete, "verdict: NOTHING-CHECKED: 0 violations, 0 suspects; 0 of 21 properties judged; 0 of 1 records recognised"},
 	}
 	for _, c := range cases {
 		code, out, errOut := runTraceCmd(t, "", c.args...)
