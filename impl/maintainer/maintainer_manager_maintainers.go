@@ -47,7 +47,10 @@ type Manager struct {
 	// AddMaintainerRequest can overtake the Remove sent after it and
 	// recreate a closed generation, which can still bootstrap while the
 	// next generation bootstraps elsewhere (found by the soak test with long
-	// delays). HEAD keeps no such tombstone (registerMaintainerForAdd
+	// delays). A Remove that finds no maintainer closes its epoch too: the
+	// Add it follows may arrive after it and create a maintainer of a
+	// removed changefeed (stopped-stays-stopped, TestProtocolStaleCopies
+	// at seed 20261129). HEAD keeps no such tombstone (registerMaintainerForAdd
 	// compares with a registered maintainer only), and its message center
 	// cannot make that delivery: Add and Remove to one node leave the
 	// coordinator on one command stream (pkg/messaging
@@ -244,6 +247,11 @@ func (mm *Manager) handleRemoveMaintainer(from core.NodeID, req *core.RemoveMain
 		m = nil
 	}
 	if m == nil {
+		// No maintainer of the changefeed here: under a stronger delivery
+		// the Add of this epoch may still be on its way (an Add and the
+		// later Remove travel in different streams), so the Remove's epoch
+		// is closed now as well; see closedEpochs.
+		mm.recordClosedEpoch(req.Changefeed, req.Epoch)
 		if !req.Cascade && !req.Removed {
 			mm.lg.Warn("maintainer_manager_maintainers.go", 333, "ignore remove maintainer request, since the maintainer not found",
 				logging.CF(req.Changefeed))
@@ -288,12 +296,20 @@ func (mm *Manager) OnTick(now int64, out *core.Effects) {
 		m := mm.maintainers[id]
 		if m.removed {
 			delete(mm.maintainers, id)
-			if !m.removalOnly && m.epoch > mm.closedEpochs[id] {
-				mm.closedEpochs[id] = m.epoch
+			if !m.removalOnly {
+				mm.recordClosedEpoch(id, m.epoch)
 			}
 			mm.lg.Info("maintainer_manager_maintainers.go", 414, "maintainer removed, remove it from dynamic stream", logging.CF(id),
 				zap.Uint64("checkpointTs", m.committedCheckpointTs))
 		}
+	}
+}
+
+// recordClosedEpoch raises the changefeed's closed-epoch tombstone to
+// epoch (0: no epochs, nothing to keep).
+func (mm *Manager) recordClosedEpoch(id core.ChangefeedID, epoch uint64) {
+	if epoch != 0 && epoch > mm.closedEpochs[id] {
+		mm.closedEpochs[id] = epoch
 	}
 }
 
