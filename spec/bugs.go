@@ -39,6 +39,7 @@ const (
 	BugStopCloseDroppedAfterFailover
 	BugRestoredBarrierTableWriter
 	BugNewTableScheduledAtSelection
+	BugFinishedMoveBindsDeadNode
 	bugLimit
 )
 
@@ -309,6 +310,14 @@ var catalogue = [...]Bug{
 		Property: DDLOrderedWithRows, Delivery: DeliveryMessageCenter,
 		Where: "maintainer/barrier_event.go onAllDispatcherReportedBlockEvent: the block event's table changes (scheduleBlockEvent: the truncated or created table's new span added at the DDL's commitTs) were scheduled when the writer was selected, before the Write action reached it; the fix schedules them on the writer's DONE (maintainer/barrier.go:398-404 handleEventDone, event.needSchedule then tryScheduleEvent :579, at " + HeadCommit + ")",
 		Story: "a TRUNCATE TABLE blocks the table and the table trigger; both report WAITING, the maintainer selects the trigger to write and at once adds the new table's span; the new table's dispatcher is created at the DDL's commitTs and flushes its first rows above it while the trigger has not yet received (or executed) its Write action; downstream, the new table's rows precede the TRUNCATE, which then wipes them: data loss",
+	},
+	{
+		ID: BugFinishedMoveBindsDeadNode, Name: "finished-move-binds-dead-node", Kind: KindHead,
+		Issue:    "none found",
+		Property: CheckpointNotPastUnflushed, Delivery: DeliveryMessageCenter,
+		ModelGap: "the model finishes a move's Check and PostFinish in one step (spec/SPEC.md section 7.1), so no node can leave in between",
+		Where:    "maintainer/operator/operator_move.go:171-181 MoveDispatcherOperator.OnNodeRemove returns for a finished move (moveStateDoneSuccess), and operator_controller.go:284-303 OnNodeRemoved does not mark absent a span that still has an operator; PostFinish (operator_move.go:270-282), at the operator's next poll (operator_controller.go:368-392, up to NotifyAt, 500 ms after its last send), marks the span replicating on the node that left",
+		Story:    "a table moves to a new node; its dispatcher there reports Working and the move operator is done, and before the operator controller's next poll finalises it the destination's session expires: the maintainer deletes the node's watermark, leaves the span to its operator, and the operator ignores the node removal; PostFinish marks the span replicating on the dead node, nothing re-creates its dispatcher, and the global checkpoint passes the table's rows that nobody flushes (proptest TestProtocolStaleCopies corpus, found under per-type-streams; it replays under the message center)",
 	},
 }
 

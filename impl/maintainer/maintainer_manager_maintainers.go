@@ -56,7 +56,11 @@ type Manager struct {
 	// coordinator on one command stream (pkg/messaging
 	// remoteMessageTarget.sendCommand, FIFO, no duplicates) and the manager
 	// handles both from its one queue msgCh (maintainer_manager.go
-	// recvMessages, Run) in send order, at b813e76f9.
+	// recvMessages, Run) in send order, at b813e76f9. A removal-only
+	// maintainer's epoch counts too: a stop's Remove that overtook the Add
+	// of its own epoch creates one, and the Add arriving after it would
+	// otherwise start a maintainer of a stopped changefeed
+	// (stopped-stays-stopped; TestProtocolStaleCopies corpus).
 	closedEpochs map[core.ChangefeedID]uint64
 	alive        []core.NodeID
 	// stopping: liveness STOPPING (the node fenced itself); Add is rejected.
@@ -296,9 +300,7 @@ func (mm *Manager) OnTick(now int64, out *core.Effects) {
 		m := mm.maintainers[id]
 		if m.removed {
 			delete(mm.maintainers, id)
-			if !m.removalOnly {
-				mm.recordClosedEpoch(id, m.epoch)
-			}
+			mm.recordClosedEpoch(id, m.epoch)
 			mm.lg.Info("maintainer_manager_maintainers.go", 414, "maintainer removed, remove it from dynamic stream", logging.CF(id),
 				zap.Uint64("checkpointTs", m.committedCheckpointTs))
 		}

@@ -549,6 +549,27 @@ func (o *MoveDispatcherOperator) OnNodeRemove(n core.NodeID) {
 				zap.String("changefeed", string(o.m.id)), zap.String("replicaSet", string(o.span.ID)))
 			o.finished, o.absent = true, true
 		}
+	case moveDone:
+		// The destination reported Working and the move is finished, but
+		// the next poll has not post-finished it yet. HEAD's OnNodeRemove
+		// returns for a finished move ("move dispatcher operator is
+		// finished, no need to handle node remove", operator_move.go:175-181
+		// at b813e76f9), and OnNodeRemoved skips the span because it still
+		// has an operator (operator_controller.go:291-298), so PostFinish
+		// marks it replicating on the dead node (:270-282), whose watermark
+		// was deleted (maintainer.go:627-630): the checkpoint passes the
+		// span's unflushed rows and no dispatcher is re-created (catalogue
+		// entry finished-move-binds-dead-node). cdcspec's rule does as
+		// HEAD's AddDispatcherOperator does for its finished add
+		// (operator_add.go:117-121, 150-160): the span goes absent.
+		if n == o.dest && o.m.opts.Bugs.Has(spec.BugFinishedMoveBindsDeadNode) {
+			o.m.lg.Info("operator_move.go", 176, "move dispatcher operator is finished, no need to handle node remove",
+				zap.String("replicaSet", string(o.span.ID)), zap.String("origin", string(o.origin)), zap.String("dest", string(o.dest)))
+		} else if n == o.dest {
+			o.m.lg.Info("operator_move.go", 92, "move dispatcher operator aborted, mark span absent for rescheduling",
+				zap.String("changefeed", string(o.m.id)), zap.String("replicaSet", string(o.span.ID)))
+			o.absent = true
+		}
 	}
 }
 
