@@ -162,7 +162,7 @@ var gateProfiles = []gateProfile{
 	// after the move starts: every step but advance-time lasts 100 ms, and
 	// dropped coordinator heartbeats are the harmless steps in between.
 	{Bug: "finished-move-binds-dead-node",
-		Ops:      []Op{OpAddCapture, OpMoveTable, OpExpireSession, OpDropMessages, OpAdvanceTime},
+		Ops:      []drive.Op{drive.OpAddCapture, drive.OpMoveTable, drive.OpExpireSession, drive.OpDropMessages, drive.OpAdvanceTime},
 		MsgTypes: []string{"MaintainerHeartbeat"},
 		Seed:     1, Checks: 300, MaxShrunk: 14,
 		NotFoundYet: "the window is the ~110 ms between the destination's Working report and the next poll, some 700 ms after the move starts; from seed 1 the search first finds it after 398 checks and its wall-clock shrink stops at 104 actions; the scenario finished_move_dead_node and the TestProtocolStaleCopies corpus show it"},
