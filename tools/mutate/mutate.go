@@ -153,7 +153,7 @@ type Exclusion struct {
 var ModelScope = []Exclusion{
 	{Files: []string{"story.go", "view.go", "action.go"}, Funcs: []string{"String", "Describe", "Actor", "NodeName", "Names",
 		"nodeName", "barrierDispName", "stageName", "barrierString"},
-		Conds:  []string{"dispClosed: d.St != dMergeClosed", "coordFinishStop: s.Coord.OpRemove"},
+		Conds: []string{"dispClosed: d.St != dMergeClosed", "coordFinishStop: s.Coord.OpRemove"},
 		Reason: "rendering: stories, views, action and state names, and the conditions beside the emitter's nil check " +
 			"(e != nil && ...) that choose a story's event: the search runs without the emitter"},
 	{Files: []string{"canon.go", "symmetry.go", "census.go", "check.go", "schedule.go", "fingerprint.go"},
