@@ -91,12 +91,16 @@ func parseKillers(list string, states, walks int) ([]killer, error) {
 // standard configurations within 20,000 states killed none of the mutants
 // these left (5.2 s of one core a survivor), and the rows to 3 delays with
 // the standard configurations to 5 killed none of the survivors re-run.
+// The matrix rows of deepRows are searched to 4 delays as well.
 func defaultKillers() string {
 	var ks []string
 	for _, r := range model.Matrix() {
 		ks = append(ks, r.Name+"@d2")
 	}
 	for _, n := range model.StandardNames() {
+		ks = append(ks, n+"@d4")
+	}
+	for _, n := range deepRows {
 		ks = append(ks, n+"@d4")
 	}
 	for _, n := range model.StandardNames() {
@@ -106,6 +110,12 @@ func defaultKillers() string {
 	}
 	return strings.Join(ks, ",")
 }
+
+// deepRows are the matrix rows added for the mutants (SPEC.md 10.1) whose
+// kills need 4 delays: the third node's crash comes after the move or the
+// barrier started (maintainer-move-3-nodes killed
+// movemaintainer:coordMoveOnNodeRemoved:negate:5833d3f8 at 4 delays, not at 2).
+var deepRows = []string{"maintainer-move-3-nodes", "barrier-3-nodes"}
 
 // runKiller runs one killer with one worker (the runner's parallelism is
 // across mutants) and reports whether the active mutant infected it.
