@@ -64,6 +64,8 @@ import (
 //	block-queue on=N enqueue to=T | dequeue | sent=rK          node N's BlockStatusRequestQueue: Enqueue of the
 //	                                                           input's requests (named r1, r2, ... in order), Dequeue,
 //	                                                           OnSendComplete of request rK
+//	spans OP ...                                               one maintainer span controller (unit tests of
+//	                                                           maintainer/span; see cmdSpans)
 //
 // COMP is coordinator, manager@NODE or orchestrator@NODE. Every command
 // prints the effects its handlers returned: persisted keys, sends, sink
@@ -98,6 +100,9 @@ type harness struct {
 	// with the requests enqueued so far (rK is blockReqs[K-1]).
 	blockQueues map[core.NodeID]*dispatcher.BlockStatusRequestQueue
 	blockReqs   []*dispatcher.BlockStatusRequestWithTarget
+
+	// spans: the standalone span controller of the spans command.
+	spans *spanControllerRun
 }
 
 // eventQueueKey names one maintainer's event queue (Maintainer.eventCh).
@@ -143,6 +148,7 @@ func (h *harness) reset(opts core.Options, now int64) {
 	h.events = map[eventQueueKey]*eventQueue{}
 	h.blockQueues = map[core.NodeID]*dispatcher.BlockStatusRequestQueue{}
 	h.blockReqs = nil
+	h.spans = nil
 }
 
 // NowMs is the logger's clock.
@@ -881,6 +887,8 @@ func (h *harness) command(b *strings.Builder, d *datadriven.TestData) error {
 		return h.cmdEventQueue(b, d)
 	case "block-queue":
 		return h.cmdBlockQueue(b, d)
+	case "spans":
+		return h.cmdSpans(b, d)
 	case "model", "model-do", "model-state":
 		return h.modelCommand(b, d)
 	case "state":

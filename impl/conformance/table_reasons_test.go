@@ -108,6 +108,11 @@ var implementedFeatures = []implementedFeature{
 		phrases: []string{"blockstatusrequestqueue (a request equal", "the dm side also dedupes", "sending queue's de-duplication is not implemented"},
 	},
 	{
+		name: "the span controller's API for its unit tests (add, bind, mark, UpdateStatus, replace, RemoveByTableIDs, the non-replicating minimum, lookups by ID and table)",
+		file: "../maintainer/conformance_access.go", decl: "func NewSpanControllerForConformance(",
+		phrases: []string{"impl's span controller is internal", "span-controller bookkeeping (task indexes by id/table"},
+	},
+	{
 		name: "maintainer move (coordinator move operator, non-cascade remove)",
 		file: "../coordinator/operator_controller.go", decl: "type MoveMaintainerOperator struct",
 		phrases: []string{"maintainer move is not implemented", "move maintainer is not implemented"},

@@ -400,9 +400,7 @@ func (m *Maintainer) calculateNewCheckpointTs() {
 			minTs = s.checkpointTs
 		}
 	}
-	if v := m.spans.minNonReplicatingCheckpoint(); v < minTs {
-		minTs = v
-	}
+	minTs = m.spans.GetMinCheckpointTsForNonReplicatingSpans(minTs)
 	withTasks := map[core.NodeID]bool{m.self: true}
 	for _, s := range m.spans.spans {
 		if s.nodeID != "" {

@@ -131,10 +131,7 @@ func (m *Maintainer) handleStatus(from core.NodeID, st *core.TableSpanStatus, ou
 	// UpdateStatus (replication_span.go:183-185): a status whose checkpoint
 	// is lower than the stored one is dropped whole, its state included;
 	// the fallback below still reads the status as reported.
-	if st.CheckpointTs >= span.checkpointTs {
-		span.checkpointTs = st.CheckpointTs
-		span.status = st.State
-	}
+	m.spans.UpdateStatus(span, st)
 	if (st.State == core.ComponentStopped || st.State == core.ComponentRemoved) && !hadOp && m.ops.GetOperator(st.ID) == nil &&
 		!m.removing && !m.opts.Bugs.Has(spec.BugInflightOperatorsLostOnFailover) {
 		m.lg.Warn("maintainer_controller.go", 295, "dispatcher becomes non-working without operator, mark span absent for rescheduling",

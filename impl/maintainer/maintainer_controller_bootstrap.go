@@ -33,7 +33,7 @@ func (m *Maintainer) FinishBootstrap(out *core.Effects) {
 		// #4518: an error, not a panic; responses are kept and the own node
 		// is asked again.
 		m.lg.Event(out, spec.Event{Kind: spec.MaintainerBootstrapFailed, Changefeed: string(m.id), Node: string(m.self),
-			Err: "[CDC:ErrChangefeedInitTableTriggerDispatcherFailed]table trigger checkpoint not found in bootstrap responses"})
+			Err: "[CDC:ErrChangefeedInitTableTriggerDispatcherFailed]all bootstrap responses reported empty checkpointTs"})
 		if b := m.bootstrapper[m.self]; b != nil {
 			b.answered, b.resp, b.lastSent = false, nil, 0
 		}

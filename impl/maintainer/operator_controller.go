@@ -302,11 +302,7 @@ func (oc *OperatorController) RemoveTasksByTableIDs(tables []int64, out *core.Ef
 			oc.removeReplicaSet(&RemoveDispatcherOperator{m: m, span: s, node: s.nodeID, opType: core.OpTypeRemove}, out)
 		}
 	}
-	for _, t := range tables {
-		for _, s := range m.spans.tableSpans(t) {
-			m.spans.RemoveSpan(s)
-		}
-	}
+	m.spans.RemoveByTableIDs(tables...)
 }
 
 // removeReplicaSet replaces the span's operator, if any, with op.

@@ -153,6 +153,27 @@ func (sc *SpanController) MarkSpanReplicating(s *SpanReplication) {
 	s.state = SpanReplicating
 }
 
+// MarkSpanScheduling marks the span scheduling on its node
+// (span_controller.go:406 at b813e76f9).
+func (sc *SpanController) MarkSpanScheduling(s *SpanReplication) {
+	sc.m.lg.Debug("replication_group.go", 1, "scheduler: marking replica scheduling", zap.String("changefeedID", string(sc.m.id)),
+		zap.String("replica", string(s.ID)), zap.String("node", string(s.nodeID)))
+	s.state = SpanScheduling
+}
+
+// UpdateStatus stores a dispatcher's status on its span unless its
+// checkpoint is lower than the stored one: such a status is dropped whole,
+// its state included (replication_span.go:183-185 at b813e76f9). It
+// reports whether the status was stored.
+func (sc *SpanController) UpdateStatus(s *SpanReplication, st *core.TableSpanStatus) bool {
+	if st.CheckpointTs < s.checkpointTs {
+		return false
+	}
+	s.checkpointTs = st.CheckpointTs
+	s.status = st.State
+	return true
+}
+
 // MarkSpanAbsent clears the node.
 func (sc *SpanController) MarkSpanAbsent(s *SpanReplication) {
 	sc.m.lg.Info("replication_group.go", 1, "scheduler: marking replica absent", zap.String("changefeedID", string(sc.m.id)),
@@ -173,6 +194,19 @@ func (sc *SpanController) RemoveSpan(s *SpanReplication) {
 		}
 	}
 }
+
+// RemoveByTableIDs untracks every span of the tables, placed or not
+// (span_controller.go:569 at b813e76f9).
+func (sc *SpanController) RemoveByTableIDs(tables ...int64) {
+	for _, t := range tables {
+		for _, s := range sc.tableSpans(t) {
+			sc.RemoveSpan(s)
+		}
+	}
+}
+
+// GetTasksByTableID returns a table's spans ordered by start key.
+func (sc *SpanController) GetTasksByTableID(t int64) []*SpanReplication { return sc.tableSpans(t) }
 
 // ReplaceReplicaSet (split): the old span out, new spans in with
 // checkpoint min(old checkpoint, final). With as many target nodes as new
@@ -247,6 +281,16 @@ func (sc *SpanController) overlapping(span spec.Span, skip core.DispatcherID) *S
 		}
 	}
 	return nil
+}
+
+// GetMinCheckpointTsForNonReplicatingSpans is bound lowered to the
+// checkpoint of any span that is not replicating (span_controller.go:235
+// at b813e76f9).
+func (sc *SpanController) GetMinCheckpointTsForNonReplicatingSpans(bound uint64) uint64 {
+	if v := sc.minNonReplicatingCheckpoint(); v < bound {
+		return v
+	}
+	return bound
 }
 
 // minNonReplicatingCheckpoint is nonReplicatingCheckpointTs: the min over
