@@ -132,7 +132,7 @@ func TestCheckDefaultSmall(t *testing.T) {
 	assert.NotContains(t, out.String(), `"infected"`, "no mutant on")
 }
 
-// TestDefaultKillersParse: every default killer names a row (deepRows
+// TestDefaultKillersParse: every default killer names a row (deepKillers
 // included) and parses.
 func TestDefaultKillersParse(t *testing.T) {
 	ks, err := parseKillers(defaultKillers(), 20000, 200)
@@ -141,7 +141,7 @@ func TestDefaultKillersParse(t *testing.T) {
 	for _, k := range ks {
 		seen[k.String()] = true
 	}
-	for _, n := range deepRows {
-		require.True(t, seen[n+"@d4"], "deep row %s@d4 is not a default killer", n)
+	for _, k := range deepKillers {
+		require.True(t, seen[k], "deep killer %s is not a default killer", k)
 	}
 }
