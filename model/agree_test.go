@@ -480,8 +480,8 @@ func TestPredicatesAgreeWithMonitors(t *testing.T) {
 	// Both directions are exercised: each property a catalogued bug breaks
 	// has walks in which the model and the monitor both saw it violated.
 	for _, b := range modelBugs() {
-		i := propIndex[b.Property]
-		assert.GreaterOrEqual(t, st.violating[i], total/900, "%s (broken by %s): too few violating walks", b.Property, b.Name)
+		i := propIndex[b.PropertyInModel()]
+		assert.GreaterOrEqual(t, st.violating[i], total/900, "%s (broken by %s): too few violating walks", b.PropertyInModel(), b.Name)
 	}
 	assert.LessOrEqual(t, st.errUnjudged*10, st.violating[propIndex[spec.ErrorNeverDropped]], "too many drops the monitor could not judge")
 	assert.LessOrEqual(t, st.noQuiesce*100, walks, "too many fair schedules hit their bound")
@@ -542,9 +542,9 @@ func TestPredicatesAgreeOnCounterexamples(t *testing.T) {
 				if bug.Name == "" {
 					continue
 				}
-				i := propIndex[bug.Property]
+				i := propIndex[bug.PropertyInModel()]
 				if run.cfg.Bugs != 0 {
-					if j.stopped && j.modelAt[i] == 0 && livenessClass(bug.Property) {
+					if j.stopped && j.modelAt[i] == 0 && livenessClass(bug.PropertyInModel()) {
 						// A safety property broke on the way to
 						// quiescence and ended the judged run before the
 						// liveness goal could be judged; the checker
@@ -559,10 +559,10 @@ func TestPredicatesAgreeOnCounterexamples(t *testing.T) {
 						assert.True(t, both, "%s with the bug: the judged run stopped, but no safety property fired on both sides", path)
 						continue
 					}
-					assert.NotZero(t, j.modelAt[i], "%s with the bug: the model's %s did not fire", path, bug.Property)
-					assert.NotZero(t, j.monitorAt[i], "%s with the bug: the monitor did not report %s", path, bug.Property)
+					assert.NotZero(t, j.modelAt[i], "%s with the bug: the model's %s did not fire", path, bug.PropertyInModel())
+					assert.NotZero(t, j.monitorAt[i], "%s with the bug: the monitor did not report %s", path, bug.PropertyInModel())
 				} else {
-					assert.Zero(t, j.modelAt[i]+j.monitorAt[i], "%s with the fix: %s broke", path, bug.Property)
+					assert.Zero(t, j.modelAt[i]+j.monitorAt[i], "%s with the fix: %s broke", path, bug.PropertyInModel())
 				}
 			}
 		})

@@ -723,6 +723,18 @@ func invDDLOrderedWithRows(cfg *Config, prev, s *State) string {
 			return fmt.Sprintf("no row above a blocking DDL may be written before the DDL, but the sink holds the rows of table %d up to ts %d while %s was not written: changefeed %s, span %s, ts %d",
 				t, s.Flushed[t], what, Changefeed, spec.WholeTable(int64(t)), T)
 		}
+		// A dispatcher that started at or above the DDL flushes only rows
+		// above it; the ghost above does not move for it when its start
+		// leaves a gap (the DDL's own ts has no row), so it is judged here,
+		// as the monitor judges each flushed row.
+		if s.DDLWrit == 0 && !dropped(s, t) {
+			for i := range s.Disp {
+				if d := &s.Disp[i]; d.ID != 0 && d.Table == t && d.StartTs >= T && d.Ckpt > d.StartTs {
+					return fmt.Sprintf("no row above a blocking DDL may be written before the DDL, but dispatcher %s flushed the rows of table %d up to ts %d while %s was not written: changefeed %s, span %s, ts %d",
+						dispName(d.ID), t, d.Ckpt, what, Changefeed, spec.WholeTable(int64(t)), T)
+				}
+			}
+		}
 		if prev != nil && prev.DDLWrit == 0 && s.DDLWrit > 0 && s.Flushed[t]+1 < T {
 			return fmt.Sprintf("a blocking DDL must be written only after every row below it, but %s was written while the sink holds the rows of table %d only up to ts %d (row at commitTs %d not flushed): changefeed %s, span %s, ts %d",
 				what, t, s.Flushed[t], s.Flushed[t]+1, Changefeed, spec.WholeTable(int64(t)), T)

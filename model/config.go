@@ -540,6 +540,7 @@ var bugConfig = map[spec.BugID]string{
 	spec.BugStopCloseDroppedAfterFailover:    "stop-failover",
 	spec.BugRestoredBarrierTableWriter:       "barrier-drop-failover",
 	spec.BugNewTableScheduledAtSelection:     "barrier-truncate",
+	spec.BugStopReplacesPendingStop:          "lifecycle",
 }
 
 // BugConfig names the standard configuration that exposes a catalogue entry,

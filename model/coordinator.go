@@ -197,6 +197,8 @@ func coordHandleStatus(cfg *Config, s *State, m Msg, e *emitter) {
 // handleStateChange for a warning. It also maintains the
 // error-never-dropped ghost: an error whose checkpoint did not move that
 // reaches neither the backoff nor the BootstrapDone rule was dropped.
+//
+// Long: mirrors HEAD's Changefeed.UpdateStatus (coordinator/changefeed/changefeed.go:163-207) steps 1-6.
 func updateStatus(cfg *Config, s *State, m Msg, e *emitter) {
 	c := &s.Coord
 	ckpt, bootDone, hasErr := m.B, m.C == 1, m.D != 0

@@ -88,7 +88,7 @@ func TestGenerateScenarioSkeletons(t *testing.T) {
 				if st.Action.Kind == aNone {
 					continue
 				}
-				if livenessClass(b.Property) {
+				if livenessClass(b.PropertyInModel()) {
 					continue
 				}
 			}
@@ -96,7 +96,7 @@ func TestGenerateScenarioSkeletons(t *testing.T) {
 			step(&cfg, &s, st.Action, nil)
 		}
 		var f strings.Builder
-		fmt.Fprintf(&f, "# %s (%s): %s\n#\n# %s\n\n", b.Name, b.Issue, b.Property, b.Story)
+		fmt.Fprintf(&f, "# %s (%s): %s\n#\n# %s\n\n", b.Name, b.Issue, b.PropertyInModel(), b.Story)
 		for _, mode := range []string{"bug", "fixed"} {
 			if mode == "bug" {
 				fmt.Fprintf(&f, "# With the bug switched on.\nnew config=%s bug=%s\n----\n\ndo\n%s\n----\n\n", cfg.Name, b.Name, strings.Join(lines, "\n"))
@@ -122,7 +122,7 @@ func TestGenerateScenarioSkeletons(t *testing.T) {
 				}
 				fmt.Fprintf(&f, "# %s\nnew config=%s\n----\n\ndo\n%s\n----\n\n", what, cfg.Name, strings.Join(lines[:n], "\n"))
 			}
-			if fair && livenessClass(b.Property) {
+			if fair && livenessClass(b.PropertyInModel()) {
 				f.WriteString("fair\n----\n\n")
 			}
 		}

@@ -263,13 +263,13 @@ func TestLogChecksAgreeWithMonitors(t *testing.T) {
 	// log can show.
 	for _, b := range modelBugs() {
 		for _, lvl := range []zapcore.Level{zapcore.DebugLevel, zapcore.InfoLevel} {
-			if _, hidden := debugOnly[b.Property]; hidden && lvl != zapcore.DebugLevel {
+			if _, hidden := debugOnly[b.PropertyInModel()]; hidden && lvl != zapcore.DebugLevel {
 				continue
 			}
-			if b.Property == spec.CheckpointAdvancesAfterHeal && lvl != zapcore.DebugLevel {
+			if b.PropertyInModel() == spec.CheckpointAdvancesAfterHeal && lvl != zapcore.DebugLevel {
 				continue
 			}
-			assert.NotZero(t, st.violated[lvl.String()+" "+string(b.Property)], "%s log: no walk showed a %s violation (broken by %s)", lvl, b.Property, b.Name)
+			assert.NotZero(t, st.violated[lvl.String()+" "+string(b.PropertyInModel())], "%s log: no walk showed a %s violation (broken by %s)", lvl, b.PropertyInModel(), b.Name)
 		}
 	}
 }

@@ -457,6 +457,8 @@ func tableInSnapshot(s *State, t, startTs uint8) bool {
 }
 
 // finishBootstrap is FinishBootstrap (A.4 phase 3) over the cached responses.
+//
+// Long: mirrors HEAD's FinishBootstrap (maintainer_controller_bootstrap.go:77-172) step by step.
 func finishBootstrap(cfg *Config, s *State, slot uint8, e *emitter) {
 	mt := &s.Maint[slot]
 	startTs := uint8(0)

@@ -112,11 +112,11 @@ func TestBugsFound(t *testing.T) {
 				require.FileExists(t, filepath.Join("testdata", "bug_"+b.Name+".txt"), "bug %s: a search over %d states needs its counterexample replayed in the default tier", b.Name, quickStates)
 				t.Skipf("bug %s needs more than %d states: its search runs with -long (make test-long); TestScenarios replays testdata/bug_%s.txt", b.Name, quickStates, b.Name)
 			}
-			require.Equal(t, search.Violation, r.Outcome, "bug %s in config %s (%s): want a violation of %s", b.Name, cfg.Name, r.Reason, b.Property)
+			require.Equal(t, search.Violation, r.Outcome, "bug %s in config %s (%s): want a violation of %s", b.Name, cfg.Name, r.Reason, b.PropertyInModel())
 			require.NotNil(t, r.Violation)
 			ce := r.Violation
-			if ce.Property != b.Property {
-				t.Fatalf("bug %s: violated %s, want %s\n%s", b.Name, ce.Property, b.Property, ce.Story())
+			if ce.Property != b.PropertyInModel() {
+				t.Fatalf("bug %s: violated %s, want %s\n%s", b.Name, ce.Property, b.PropertyInModel(), ce.Story())
 			}
 			// The actions replay to the same final state, also through JSON.
 			data, err := json.Marshal(ce.Actions())
@@ -137,13 +137,13 @@ func TestBugsFound(t *testing.T) {
 			// The spec monitors see the same violation in the events. The
 			// error-never-dropped monitor judges a dropped error only at the
 			// next accepted status, which the counterexample does not reach.
-			if b.Property != spec.ErrorNeverDropped {
+			if b.PropertyInModel() != spec.ErrorNeverDropped {
 				found := false
 				for _, v := range monitorsAgree(&cfg, ce) {
-					found = found || v.Property == b.Property
+					found = found || v.Property == b.PropertyInModel()
 				}
 				if !found {
-					t.Errorf("bug %s: the spec monitors do not report %s on the counterexample's events\n%s", b.Name, b.Property, ce.Story())
+					t.Errorf("bug %s: the spec monitors do not report %s on the counterexample's events\n%s", b.Name, b.PropertyInModel(), ce.Story())
 				}
 			}
 			t.Logf("%s: %s in %d steps (%d before faults heal), %d states, %.2fs", b.Name, ce.Property, len(ce.Steps), prefixLen(ce), r.Distinct, r.Seconds)

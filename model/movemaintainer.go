@@ -10,7 +10,7 @@ import (
 // (coordinator/operator/operator_move.go at b813e76f9; impl/coordinator
 // operator_controller.go). A balance or drain decision (the action
 // move-maintainer, bounded by Config.MaintMoves) moves the maintainer of a
-// replicating changefeed to another live node:
+// replicating changefeed to another node NodeManager lists (schedulable):
 //
 //  1. the operator is created with the origin's epoch, then AddOperator
 //     bumps and persists the changefeed's epoch (requiresNewMaintainerOwnership)
@@ -215,14 +215,15 @@ func managerNonCascadeRemove(cfg *Config, s *State, slot uint8, e *emitter) {
 }
 
 // appendMoveActions lists the enabled move-maintainer actions: a
-// replicating changefeed with no operator may move to any other live node.
+// replicating changefeed with no operator may move to any other node
+// NodeManager lists (schedulable).
 func appendMoveActions(cfg *Config, s *State, buf []Action) []Action {
 	c := &s.Coord
 	if int(s.MaintMoves) >= cfg.MaintMoves || c.Op != copNone || c.Repl != replReplicating || !running(c) {
 		return buf
 	}
 	for i := uint8(0); i < uint8(cfg.Nodes); i++ {
-		if s.NodeSt[i] == nodeAlive && s.Ident(i) != c.Node {
+		if s.schedulable(i) && s.Ident(i) != c.Node {
 			buf = append(buf, Action{Kind: ACoordMove, Node: i})
 		}
 	}

@@ -185,17 +185,17 @@ func opFinishedOp(e *emitter, op spec.Op, sp *SpanRep, node uint8) {
 
 // appendSplitActions lists the split operators a maintainer may start on
 // span sp: no target nodes, or target nodes (aligned with the split result
-// or not) whose right half goes to each other live node.
+// or not) whose right half goes to each other node NodeManager lists.
 func appendSplitActions(cfg *Config, s *State, slot uint8, sp *SpanRep, buf []Action) []Action {
 	if int(s.Splits) >= cfg.Splits || sp.Part != partWhole || sp.State != replReplicating || sp.Op != mopNone {
 		return buf
 	}
 	buf = append(buf, Action{Kind: ASplit, Node: slot, Arg: sp.key(), Arg2: splitNoTargets})
 	for d := uint8(0); d < uint8(cfg.Nodes); d++ {
-		// the right half goes to another live node (a target equal to the
-		// origin is a split in place, which the no-targets mode covers
-		// up to the scheduler's choice)
-		if s.NodeSt[d] == nodeAlive && s.Ident(d) != sp.Node {
+		// the right half goes to another node NodeManager lists (a target
+		// equal to the origin is a split in place, which the no-targets
+		// mode covers up to the scheduler's choice)
+		if s.schedulable(d) && s.Ident(d) != sp.Node {
 			buf = append(buf, Action{Kind: ASplit, Node: slot, Arg: sp.key(), Arg2: splitAligned | d<<2},
 				Action{Kind: ASplit, Node: slot, Arg: sp.key(), Arg2: splitMismatch | d<<2})
 		}

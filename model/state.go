@@ -424,6 +424,20 @@ func (s *State) member(id uint8) bool {
 	return s.NodeSt[sl] != nodeDetected && s.NodeSt[sl] != nodeUnused && s.Inc[sl] == id>>2
 }
 
+// schedulable reports whether a scheduler may pick slot as a target. The
+// coordinator's and the maintainer's schedulers choose among NodeManager's
+// alive nodes (at b813e76f9: coordinator/scheduler/basic.go:81,
+// balance.go:98, drain.go:86; maintainer/scheduler/basic.go:141,
+// maintainer/replica/split_span_checker.go:327), the captures whose etcd
+// key exists (server/watcher/module_node_manager.go:108-118, 144-146): a
+// crashed capture stays a target until its key expires (ADetect). The
+// coordinator's liveness filter marks a silent node unknown only after 30 s
+// (coordinator/drain/controller.go:29, 444), longer than the session TTL.
+// Scheduling onto such a node reaches no new state: crash purges what was
+// sent to it, so crash-then-schedule ends where schedule-then-crash does
+// (TestPinnedStateCounts keeps its counts).
+func (s *State) schedulable(slot uint8) bool { return s.member(s.Ident(slot)) }
+
 // NodeName renders an identity as TiCDC would show a node: "n1" for the
 // first incarnation of slot 1, "n1#2" after a restart.
 func NodeName(id uint8) string { return nodeNames[id] }

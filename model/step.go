@@ -81,6 +81,8 @@ func Step(cfg Config, s State, a Action) (State, []spec.Event) {
 }
 
 // step applies a in place; the result is canonical (see canonicalize).
+//
+// Long: one case per action kind (Kind's list), each a handler call or a few lines of state update.
 func step(cfg *Config, s *State, a Action, e *emitter) {
 	switch a.Kind {
 	case AUpstreamAdvance:
@@ -339,6 +341,8 @@ func Actions(cfg Config, s State) []Action {
 }
 
 // appendActions lists the enabled actions; faults only if withFaults.
+//
+// Long: one guarded append per action kind, in the fixed order Actions promises; read top to bottom.
 func appendActions(cfg *Config, s *State, buf []Action, withFaults bool) []Action {
 	if s.Overflow {
 		return buf
@@ -395,7 +399,7 @@ func appendActions(cfg *Config, s *State, buf []Action, withFaults bool) []Actio
 	c := &s.Coord
 	if c.Op == copNone && c.Repl == replAbsent && !c.RetryWait && running(c) && !c.Booting {
 		for i := uint8(0); i < uint8(cfg.Nodes); i++ {
-			if s.NodeSt[i] == nodeAlive {
+			if s.schedulable(i) {
 				buf = append(buf, Action{Kind: ACoordSchedule, Node: i})
 			}
 		}
@@ -430,7 +434,7 @@ func appendActions(cfg *Config, s *State, buf []Action, withFaults bool) []Actio
 				continue
 			}
 			for d := uint8(0); d < uint8(cfg.Nodes); d++ {
-				if s.NodeSt[d] != nodeAlive {
+				if !s.schedulable(d) {
 					continue
 				}
 				if sp.State == replAbsent {

@@ -275,7 +275,7 @@ func TestSymmetryKeepsBugVerdicts(t *testing.T) {
 				r, err := Check(cfg, search.Bounds{NoSymmetry: nosym, MaxStates: 3000000}, nil)
 				require.NoError(t, err)
 				require.Equal(t, search.Violation, r.Outcome, "symmetry off=%v: %s", nosym, r.Reason)
-				require.Equal(t, b.Property, r.Violation.Property)
+				require.Equal(t, b.PropertyInModel(), r.Violation.Property)
 				states, _, err := Replay(cfg, r.Violation.Actions())
 				require.NoError(t, err, "the story replays on the unreduced model")
 				require.Equal(t, r.Violation.Final, states[len(states)-1])

@@ -216,6 +216,31 @@ func IdentOf(slot, inc uint8) uint8 { return ident(slot, inc) }
 // FromCoordinator reports whether m was sent by the coordinator.
 func (m Msg) FromCoordinator() bool { return isCoord(m.Src) }
 
+// SrcSlot is the node slot m was sent from (meaningless when
+// FromCoordinator).
+func (m Msg) SrcSlot() uint8 { return slotOf(m.Src) }
+
+// SpanTable is the table of the span that a, a maintainer-move or
+// maintainer-split, names (its Arg is a span key: the table and the part).
+func (a Action) SpanTable() uint8 { return keyTable(a.Arg) }
+
+// SplitHasTargets reports whether a, a maintainer-split, names target nodes
+// (aligned with the split result or not) rather than none.
+func (a Action) SplitHasTargets() bool { return a.Arg2&3 != splitNoTargets }
+
+// InFlight lists the messages in flight, grouped by channel, in send order
+// within a channel. The slice aliases s: read it, do not keep it past a
+// change to s.
+func (s *State) InFlight() []Msg { return s.Net[:s.nmsgs()] }
+
+// StatusReport is the channel of the periodic MaintainerStatus that the
+// maintainer on slot sends to the current coordinator, as a Msg without
+// payload (Kind, Src, Dst): the maintainer sends one at its next tick
+// whether or not one is in flight now.
+func (s *State) StatusReport(slot uint8) Msg {
+	return Msg{Kind: mStatus, Src: s.Ident(slot), Dst: s.coordID()}
+}
+
 // IsCreate reports whether m is a ScheduleDispatcherRequest that creates a
 // dispatcher (and not one that removes it).
 func (m Msg) IsCreate() bool { return m.Kind == mSchedule && m.A == schedCreate }

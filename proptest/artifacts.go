@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"cdcspec/model"
+	"cdcspec/refinement"
+	"cdcspec/refinement/drive"
 )
 
 // ArtifactsEnv overrides the artifact root: folders go to
@@ -56,13 +58,14 @@ func safeName(s string) string {
 //	model.txt      the shadow model's trace, when the shadow followed the run
 //
 // It returns the folder.
-func WriteArtifacts(name string, story Story, replay string) (string, error) {
+func WriteArtifacts(name string, story drive.Story, replay string) (string, error) {
 	dir := filepath.Join(ArtifactRoot(), safeName(name)+"-"+time.Now().UTC().Format("20060102-150405.000"))
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return "", err
 	}
 	var log bytes.Buffer
-	d, f, err := Run(story, &log, true)
+	sh := refinement.NewShadow(story.Setup)
+	d, f, err := drive.Run(story, &log, sh)
 	write := func(file string, b []byte) {
 		if err == nil {
 			err = os.WriteFile(filepath.Join(dir, file), b, 0o644)
@@ -84,7 +87,7 @@ func WriteArtifacts(name string, story Story, replay string) (string, error) {
 		fmt.Fprintf(&v, "the replay found no violation (a failure that depends on the rapid engine, not the story?)\n")
 	}
 	fmt.Fprintf(&v, "\nreplay: %s\n", replay)
-	write("story.json", MarshalStory(story))
+	write("story.json", drive.MarshalStory(story))
 	var acts strings.Builder
 	fmt.Fprintf(&acts, "setup: seed=%d captures=%d tables=%d bugs=%v raw-watermark=%v delivery=%s\n", story.Setup.Seed, story.Setup.Nodes, story.Setup.Tables, story.Setup.Bugs, story.Setup.RawWatermark, story.Setup.Delivery.OrDefault())
 	for i, st := range story.Steps {
@@ -99,16 +102,14 @@ func WriteArtifacts(name string, story Story, replay string) (string, error) {
 			fmt.Fprintf(&evs, "%d %s\n", e.Time, e)
 		}
 		write("events.txt", []byte(evs.String()))
-		if sh := d.Shadow; sh != nil {
-			var m strings.Builder
-			fmt.Fprintf(&m, "model config: %s\nstopped following: %q\nfinal model state:\n%s\nmodel actions (settle steps included):\n", sh.Cfg.String(), sh.Stopped, sh.State.String())
-			for i, a := range sh.Trace {
-				fmt.Fprintf(&m, "%4d. %s\n", i+1, a)
-			}
-			write("model.txt", []byte(m.String()))
-			if b, jerr := json.Marshal(sh.Trace); jerr == nil {
-				write("model-actions.json", b)
-			}
+		var m strings.Builder
+		fmt.Fprintf(&m, "model config: %s\nstopped following: %q\nfinal model state:\n%s\nmodel actions (settle steps included):\n", sh.Cfg.String(), sh.Stopped, sh.State.String())
+		for i, a := range sh.Trace {
+			fmt.Fprintf(&m, "%4d. %s\n", i+1, a)
+		}
+		write("model.txt", []byte(m.String()))
+		if b, jerr := json.Marshal(sh.Trace); jerr == nil {
+			write("model-actions.json", b)
 		}
 	}
 	return dir, err

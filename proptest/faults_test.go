@@ -7,6 +7,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"cdcspec/impl/sim"
+	"cdcspec/refinement/drive"
 	"cdcspec/spec"
 )
 
@@ -15,19 +16,19 @@ import (
 // reason, and the rapid machine has an action for every Op.
 func TestOpsAreTheVocabulary(t *testing.T) {
 	require.NoError(t, spec.CheckUnsupported("proptest", UnsupportedFaults))
-	isOp := map[Op]bool{}
-	for _, o := range Ops {
+	isOp := map[drive.Op]bool{}
+	for _, o := range drive.Ops {
 		isOp[o] = true
 		assert.True(t, spec.Fault(o).Known() || spec.Action(o).Known(), "op %s is neither a fault nor a domain action", o)
 	}
 	for _, f := range spec.Faults() {
 		_, unsupported := UnsupportedFaults[f]
-		assert.NotEqual(t, isOp[Op(f)], unsupported, "%s must be exactly one of: an Op, listed in UnsupportedFaults", f)
+		assert.NotEqual(t, isOp[drive.Op(f)], unsupported, "%s must be exactly one of: an Op, listed in UnsupportedFaults", f)
 	}
-	d, err := NewDriver(Setup{Seed: 1, Nodes: 3, Tables: 2}, nil)
+	d, err := drive.NewDriver(drive.Setup{Seed: 1, Nodes: 3, Tables: 2}, nil)
 	require.NoError(t, err)
-	acts := (&machine{ops: Ops}).actions(d) // every Op has an action (the default menu leaves fast-fail-error out)
-	for _, o := range Ops {
+	acts := (&machine{ops: drive.Ops}).actions(d) // every Op has an action (the default menu leaves fast-fail-error out)
+	for _, o := range drive.Ops {
 		assert.Contains(t, acts, string(o), "no rapid action for %s", o)
 	}
 }
@@ -35,31 +36,31 @@ func TestOpsAreTheVocabulary(t *testing.T) {
 // TestDriverAppliesEveryFault: Driver.Do carries out each fault Op (after
 // the steps that make its precondition hold) and the simulation reports it.
 func TestDriverAppliesEveryFault(t *testing.T) {
-	before := map[Op][]Step{
-		OpRestartCapture: {{Op: OpKillCapture, Node: 3}},
-		OpResumeUpstream: {{Op: OpStallUpstream}},
+	before := map[drive.Op][]drive.Step{
+		drive.OpRestartCapture: {{Op: drive.OpKillCapture, Node: 3}},
+		drive.OpResumeUpstream: {{Op: drive.OpStallUpstream}},
 	}
-	example := map[Op]Step{
-		OpKillCapture:    {Op: OpKillCapture, Node: 3},
-		OpKillMaintainer: {Op: OpKillMaintainer, Feed: "cf1"},
-		OpRestartCapture: {Op: OpRestartCapture},
-		OpAddCapture:     {Op: OpAddCapture},
-		OpExpireSession:  {Op: OpExpireSession, Node: 3},
-		OpDropMessages:   {Op: OpDropMessages, MsgType: "HeartBeatRequest", To: -1, Count: 5},
-		OpDupMessages:    {Op: OpDupMessages, MsgType: "HeartBeatRequest", To: 0, Count: 1, DelayMs: 1000},
-		OpDelayMessages:  {Op: OpDelayMessages, MsgType: "HeartBeatRequest", To: -1, Count: 5, DelayMs: 1000},
-		OpRandomFaults:   {Op: OpRandomFaults, Prob: 5, DelayMs: 100},
-		OpPartition:      {Op: OpPartition, Node: 2},
-		OpHealNetwork:    {Op: OpHealNetwork},
-		OpSinkError:      {Op: OpSinkError, Feed: "cf1", Node: 1},
-		OpFastFail:       {Op: OpFastFail, Feed: "cf1", Node: 1},
-		OpStallUpstream:  {Op: OpStallUpstream},
-		OpResumeUpstream: {Op: OpResumeUpstream},
-		OpBlockCreate:    {Op: OpBlockCreate, Node: 1, On: true},
-		OpSlowClose:      {Op: OpSlowClose, Node: 1, On: true},
+	example := map[drive.Op]drive.Step{
+		drive.OpKillCapture:    {Op: drive.OpKillCapture, Node: 3},
+		drive.OpKillMaintainer: {Op: drive.OpKillMaintainer, Feed: "cf1"},
+		drive.OpRestartCapture: {Op: drive.OpRestartCapture},
+		drive.OpAddCapture:     {Op: drive.OpAddCapture},
+		drive.OpExpireSession:  {Op: drive.OpExpireSession, Node: 3},
+		drive.OpDropMessages:   {Op: drive.OpDropMessages, MsgType: "HeartBeatRequest", To: -1, Count: 5},
+		drive.OpDupMessages:    {Op: drive.OpDupMessages, MsgType: "HeartBeatRequest", To: 0, Count: 1, DelayMs: 1000},
+		drive.OpDelayMessages:  {Op: drive.OpDelayMessages, MsgType: "HeartBeatRequest", To: -1, Count: 5, DelayMs: 1000},
+		drive.OpRandomFaults:   {Op: drive.OpRandomFaults, Prob: 5, DelayMs: 100},
+		drive.OpPartition:      {Op: drive.OpPartition, Node: 2},
+		drive.OpHealNetwork:    {Op: drive.OpHealNetwork},
+		drive.OpSinkError:      {Op: drive.OpSinkError, Feed: "cf1", Node: 1},
+		drive.OpFastFail:       {Op: drive.OpFastFail, Feed: "cf1", Node: 1},
+		drive.OpStallUpstream:  {Op: drive.OpStallUpstream},
+		drive.OpResumeUpstream: {Op: drive.OpResumeUpstream},
+		drive.OpBlockCreate:    {Op: drive.OpBlockCreate, Node: 1, On: true},
+		drive.OpSlowClose:      {Op: drive.OpSlowClose, Node: 1, On: true},
 	}
-	observedAs := map[Op]spec.Fault{OpKillMaintainer: spec.FaultKillCapture, OpRestartCapture: spec.FaultAddCapture}
-	for _, o := range Ops {
+	observedAs := map[drive.Op]spec.Fault{drive.OpKillMaintainer: spec.FaultKillCapture, drive.OpRestartCapture: spec.FaultAddCapture}
+	for _, o := range drive.Ops {
 		f := spec.Fault(o)
 		if !f.Known() {
 			continue
@@ -67,9 +68,9 @@ func TestDriverAppliesEveryFault(t *testing.T) {
 		t.Run(string(o), func(t *testing.T) {
 			st, ok := example[o]
 			require.True(t, ok, "no example step for %s", o)
-			d, err := NewDriver(Setup{Seed: 1, Nodes: 4, Tables: 2}, nil)
+			d, err := drive.NewDriver(drive.Setup{Seed: 1, Nodes: 4, Tables: 2}, nil)
 			require.NoError(t, err)
-			require.NoError(t, d.Do(Step{Op: OpCreateChangefeed, Feed: "cf1", Ms: 5000}))
+			require.NoError(t, d.Do(drive.Step{Op: drive.OpCreateChangefeed, Feed: "cf1", Ms: 5000}))
 			for _, b := range before[o] {
 				require.NoError(t, d.Do(b))
 			}
@@ -80,7 +81,7 @@ func TestDriverAppliesEveryFault(t *testing.T) {
 				}
 			})
 			err = d.Do(st)
-			if o == OpDupMessages {
+			if o == drive.OpDupMessages {
 				// TiCDC's message center never duplicates: the step
 				// happens and the simulation refuses the rule.
 				require.ErrorContains(t, err, "message-center")

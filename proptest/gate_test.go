@@ -13,6 +13,7 @@ import (
 
 	"pgregory.net/rapid"
 
+	"cdcspec/refinement/drive"
 	"cdcspec/spec"
 )
 
@@ -39,7 +40,7 @@ import (
 // capture, which message type, how long) are drawn and shrunk by rapid.
 type gateProfile struct {
 	Bug          string
-	Ops          []Op
+	Ops          []drive.Op
 	MsgTypes     []string // message types targeted rules draw from (nil: all)
 	DDLKinds     []string // blocking DDL kinds blocking-ddl draws from (nil: all)
 	RawWatermark bool     // core.Legacy.RawWatermarkCheckpoint, before #4548 (the seed's version)
@@ -58,60 +59,60 @@ type gateProfile struct {
 
 var gateProfiles = []gateProfile{
 	{Bug: "regressed-checkpoint-drops-error", RawWatermark: true,
-		Ops:  []Op{OpKillCapture, OpSinkError, OpAdvanceTime},
+		Ops:  []drive.Op{drive.OpKillCapture, drive.OpSinkError, drive.OpAdvanceTime},
 		Seed: 1, Checks: 50, MaxShrunk: 10},
 	{Bug: "add-accepts-unbootstrapped-maintainer",
-		Ops:      []Op{OpDelayMessages, OpSinkError, OpAdvanceTime},
+		Ops:      []drive.Op{drive.OpDelayMessages, drive.OpSinkError, drive.OpAdvanceTime},
 		MsgTypes: []string{"RemoveMaintainerRequest", "MaintainerCloseResponse", "AddMaintainerRequest"},
 		Seed:     1, Checks: 50, MaxShrunk: 6},
 	{Bug: "restored-create-ignored-for-new-table",
-		Ops:      []Op{OpDropMessages, OpCreateTable, OpKillMaintainer, OpAdvanceTime},
+		Ops:      []drive.Op{drive.OpDropMessages, drive.OpCreateTable, drive.OpKillMaintainer, drive.OpAdvanceTime},
 		MsgTypes: []string{"MaintainerHeartbeat", "BlockStatusRequest", "HeartBeatRequest"},
 		Seed:     1, Checks: 50, MaxShrunk: 14},
 	{Bug: "inflight-operators-lost-on-failover",
-		Ops:  []Op{OpBlockCreate, OpSlowClose, OpMoveTable, OpRemoveTable, OpKillMaintainer, OpAdvanceTime},
+		Ops:  []drive.Op{drive.OpBlockCreate, drive.OpSlowClose, drive.OpMoveTable, drive.OpRemoveTable, drive.OpKillMaintainer, drive.OpAdvanceTime},
 		Seed: 1, Checks: 500, MaxShrunk: 10},
 	{Bug: "stuck-after-upstream-failure",
-		Ops:  []Op{OpStallUpstream, OpResumeUpstream, OpAdvanceTime},
+		Ops:  []drive.Op{drive.OpStallUpstream, drive.OpResumeUpstream, drive.OpAdvanceTime},
 		Seed: 1, Checks: 50, MaxShrunk: 6},
 	{Bug: "no-epoch-fencing",
-		Ops:      []Op{OpDelayMessages, OpMoveTable, OpKillMaintainer, OpAdvanceTime},
+		Ops:      []drive.Op{drive.OpDelayMessages, drive.OpMoveTable, drive.OpKillMaintainer, drive.OpAdvanceTime},
 		MsgTypes: []string{"ScheduleDispatcherRequest", "HeartBeatRequest"},
 		Seed:     1, Checks: 50, MaxShrunk: 30},
 	{Bug: "trigger-passes-add-table-ddl",
-		Ops:      []Op{OpDelayMessages, OpCreateTable, OpAdvanceTime},
+		Ops:      []drive.Op{drive.OpDelayMessages, drive.OpCreateTable, drive.OpAdvanceTime},
 		MsgTypes: []string{"BlockStatusRequest", "HeartBeatRequest"},
 		Seed:     1, Checks: 50, MaxShrunk: 8},
 	{Bug: "unchanged-warning-not-acted-on",
-		Ops:  []Op{OpSinkError, OpKillMaintainer, OpAdvanceTime},
+		Ops:  []drive.Op{drive.OpSinkError, drive.OpKillMaintainer, drive.OpAdvanceTime},
 		Seed: 1, Checks: 50, MaxShrunk: 20},
 	{Bug: "toggle-keeps-baseline",
-		Ops:  []Op{OpSinkError, OpExpireSession, OpRestartCapture, OpAdvanceTime},
+		Ops:  []drive.Op{drive.OpSinkError, drive.OpExpireSession, drive.OpRestartCapture, drive.OpAdvanceTime},
 		Seed: 1, Checks: 250, MaxShrunk: 10},
 	{Bug: "stop-replaces-pending-stop",
-		Ops:  []Op{OpSinkError, OpPauseChangefeed, OpResumeChangefeed, OpDropMessages, OpAdvanceTime},
+		Ops:  []drive.Op{drive.OpSinkError, drive.OpPauseChangefeed, drive.OpResumeChangefeed, drive.OpDropMessages, drive.OpAdvanceTime},
 		Seed: 1, Checks: 200, MaxShrunk: 8},
 	{Bug: "remove-during-move-leaks-dispatchers",
-		Ops:  []Op{OpMoveMaintainer, OpRemoveChangefeed, OpCreateChangefeed, OpAdvanceTime},
+		Ops:  []drive.Op{drive.OpMoveMaintainer, drive.OpRemoveChangefeed, drive.OpCreateChangefeed, drive.OpAdvanceTime},
 		Seed: 1, Checks: 200, MaxShrunk: 10,
 		NotFoundYet: "since the maintainer reports a move's Stopped only once its table trigger stopped (as HEAD's tryCloseChangefeed), the window is a few hundred milliseconds, out of this menu's reach in 1,500 checks; the scenario remove_during_move hits it"},
 	{Bug: "stopped-changefeed-left-on-node",
-		Ops:  []Op{OpPauseChangefeed, OpKillCapture, OpAdvanceTime},
+		Ops:  []drive.Op{drive.OpPauseChangefeed, drive.OpKillCapture, drive.OpAdvanceTime},
 		Seed: 1, Checks: 50, MaxShrunk: 6},
 	{Bug: "fast-fail-ignored-with-progress",
-		Ops:  []Op{OpFastFail, OpAdvanceTime},
+		Ops:  []drive.Op{drive.OpFastFail, drive.OpAdvanceTime},
 		Seed: 1, Checks: 100, MaxShrunk: 6},
 	{Bug: "failover-loses-retrying",
-		Ops:  []Op{OpSinkError, OpKillCapture, OpRestartCapture, OpAdvanceTime},
+		Ops:  []drive.Op{drive.OpSinkError, drive.OpKillCapture, drive.OpRestartCapture, drive.OpAdvanceTime},
 		Seed: 1, Checks: 100, MaxShrunk: 10,
 		NotFoundYet: "masked by the BootstrapDone toggle: the new coordinator builds the changefeed with BootstrapDone false, so the maintainer's first bootstrapped status reports it normal; and the give-up by budget cannot tell it either, since NewBackoff restarts the error-stuck clock at the bootstrap with retrying restored or not (spec.Bug.ModelGap)"},
 	{Bug: "watermark-seq-rejects-lower-checkpoint",
-		Ops:      []Op{OpMoveTable, OpDelayMessages, OpAdvanceTime},
+		Ops:      []drive.Op{drive.OpMoveTable, drive.OpDelayMessages, drive.OpAdvanceTime},
 		MsgTypes: []string{"HeartBeatRequest", "ScheduleDispatcherRequest"},
 		Seed:     1, Checks: 300, MaxShrunk: 20,
 		NotFoundYet: "operators are finalised at the operator controller's next poll (HEAD's pollQueueingOperator, once NotifyAt, 500 ms after the operator's last send, has passed), so a finished move keeps bounding the checkpoint by its span's stored checkpoint, which follows the new dispatcher's statuses; by the time it is finalised the new dispatcher is past its node's stale watermark, and 1,500 checks from seed 1 find no violation; impl/conformance/testdata/maint_checkpoint.txt stories 5 and 6 show the rule"},
 	{Bug: "operator-done-before-watermark",
-		Ops:      []Op{OpMoveTable, OpDelayMessages, OpAdvanceTime},
+		Ops:      []drive.Op{drive.OpMoveTable, drive.OpDelayMessages, drive.OpAdvanceTime},
 		MsgTypes: []string{"HeartBeatRequest", "ScheduleDispatcherRequest"},
 		Seed:     1, Checks: 300, MaxShrunk: 20,
 		NotFoundYet: "operators are finalised at the operator controller's next poll (HEAD's pollQueueingOperator, once NotifyAt, 500 ms after the operator's last send, has passed), so a finished move keeps bounding the checkpoint by its span's stored checkpoint, which follows the new dispatcher's statuses; by the time it is finalised the new dispatcher is past its node's stale watermark, and 1,500 checks from seed 1 find no violation; impl/conformance/testdata/maint_checkpoint.txt stories 5 and 6 show the rule"},
@@ -123,41 +124,41 @@ var gateProfiles = []gateProfile{
 	// rule), seed 1's 100 checks miss the window; seeds 2 and 3 find it
 	// after 85 and 48 checks.
 	{Bug: "db-ddl-before-table-ddls-acked",
-		Ops:      []Op{OpDropMessages, OpCreateTable, OpBlockingDDL, OpAdvanceTime},
+		Ops:      []drive.Op{drive.OpDropMessages, drive.OpCreateTable, drive.OpBlockingDDL, drive.OpAdvanceTime},
 		MsgTypes: []string{"BlockStatusRequest", "HeartBeatRequest"},
 		Seed:     3, Checks: 100, MaxShrunk: 10},
 	// MaxShrunk 11: with Pass sent at the barrier's next resend (HEAD's
 	// rule) the shortest story seed 1 finds has 11 actions.
 	{Bug: "writer-not-passed-after-move",
-		Ops: []Op{OpBlockingDDL, OpMoveTable}, DDLKinds: []string{"normal"},
+		Ops: []drive.Op{drive.OpBlockingDDL, drive.OpMoveTable}, DDLKinds: []string{"normal"},
 		Seed: 1, Checks: 100, MaxShrunk: 11},
 	{Bug: "split-double-add",
-		Ops:  []Op{OpSplitTable, OpAdvanceTime},
+		Ops:  []drive.Op{drive.OpSplitTable, drive.OpAdvanceTime},
 		Seed: 1, Checks: 50, MaxShrunk: 6},
 	// A merge needs adjacent spans on one capture (a split first) and a
 	// source whose removal is slow, so that its Stopped comes after the
 	// merged dispatcher's Working.
 	{Bug: "merge-occupy-finishes-early",
-		Ops:  []Op{OpSplitTable, OpMoveTable, OpMergeTable, OpSlowClose, OpAdvanceTime},
+		Ops:  []drive.Op{drive.OpSplitTable, drive.OpMoveTable, drive.OpMergeTable, drive.OpSlowClose, drive.OpAdvanceTime},
 		Seed: 1, Checks: 100, MaxShrunk: 25},
 	{Bug: "move-final-stopped-rejected",
-		Ops:  []Op{OpMoveMaintainer, OpAdvanceTime},
+		Ops:  []drive.Op{drive.OpMoveMaintainer, drive.OpAdvanceTime},
 		Seed: 1, Checks: 50, MaxShrunk: 6},
 	// Found through cdcspec's remove-table-dispatchers, which has no TiCDC
 	// counterpart; TiCDC's path (a remove restored from the journal) is not
 	// reached by this menu.
 	{Bug: "remove-operator-passes-checkpoint",
-		Ops:  []Op{OpRemoveTable, OpDropMessages, OpAdvanceTime},
+		Ops:  []drive.Op{drive.OpRemoveTable, drive.OpDropMessages, drive.OpAdvanceTime},
 		Seed: 1, Checks: 50, MaxShrunk: 45},
 	// A TRUNCATE whose Write to the trigger is lost a few times: with the
 	// new table scheduled at the writer's selection, its dispatcher
 	// flushes rows above the DDL first.
 	{Bug: "new-table-scheduled-at-selection",
-		Ops: []Op{OpBlockingDDL, OpDropMessages, OpAdvanceTime}, DDLKinds: []string{"truncate"},
+		Ops: []drive.Op{drive.OpBlockingDDL, drive.OpDropMessages, drive.OpAdvanceTime}, DDLKinds: []string{"truncate"},
 		MsgTypes: []string{"HeartBeatResponse"},
 		Seed:     1, Checks: 100, MaxShrunk: 6},
 	{Bug: "checkpoint-advances-while-removing",
-		Ops:  []Op{OpCreateTable, OpMoveMaintainer, OpAdvanceTime},
+		Ops:  []drive.Op{drive.OpCreateTable, drive.OpMoveMaintainer, drive.OpAdvanceTime},
 		Seed: 1, Checks: 100, MaxShrunk: 10},
 }
 
@@ -237,7 +238,7 @@ type gateResult struct {
 	Shrunk   int // actions in the minimized story
 	Property spec.Property
 	Message  string
-	Story    Story
+	Story    drive.Story
 	Elapsed  time.Duration
 	Errs     string
 	Logs     []string
@@ -364,7 +365,7 @@ func profileFor(bug string) (gateProfile, bool) {
 	return gateProfile{}, false
 }
 
-func storyText(s Story) string {
+func storyText(s drive.Story) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "  setup: seed=%d captures=%d tables=%d bugs=%v delivery=%s\n", s.Setup.Seed, s.Setup.Nodes, s.Setup.Tables, s.Setup.Bugs, s.Setup.Delivery.OrDefault())
 	for i, st := range s.Steps {

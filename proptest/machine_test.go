@@ -15,6 +15,7 @@ import (
 
 	"cdcspec/impl/upstream"
 	"cdcspec/refinement"
+	"cdcspec/refinement/drive"
 	"cdcspec/spec"
 )
 
@@ -23,7 +24,7 @@ import (
 // most recent check (after rapid's final replay: the minimized one).
 type machine struct {
 	// ops is the action menu (a profile); nil = every action.
-	ops []Op
+	ops []drive.Op
 	// msgTypes are the message types a targeted rule draws from; nil = all.
 	msgTypes []string
 	// ddlKinds are the blocking DDL kinds blocking-ddl draws from; nil = all.
@@ -51,8 +52,8 @@ type machine struct {
 	// center); failures under a stronger one are labelled with it.
 	delivery spec.Delivery
 
-	last     Story
-	lastFail *Failure
+	last     drive.Story
+	lastFail *drive.Failure
 	runs     int
 	// countSteps, if set, counts applied steps (the benchmark).
 	countSteps *int
@@ -70,10 +71,10 @@ type machine struct {
 // writer-not-passed-after-move and db-ddl-before-table-ddls-acked, and
 // merge-occupy-finishes-early for merge-table) and the scenarios exercise
 // them.
-var allOps = func() []Op {
-	var out []Op
-	for _, o := range Ops {
-		if o != OpFastFail && o != OpBlockingDDL && o != OpMergeTable {
+var allOps = func() []drive.Op {
+	var out []drive.Op
+	for _, o := range drive.Ops {
+		if o != drive.OpFastFail && o != drive.OpBlockingDDL && o != drive.OpMergeTable {
 			out = append(out, o)
 		}
 	}
@@ -97,7 +98,7 @@ var (
 )
 
 // actions builds rapid's action map over d for the menu.
-func (m *machine) actions(d *Driver) map[string]func(*rapid.T) {
+func (m *machine) actions(d *drive.Driver) map[string]func(*rapid.T) {
 	ops := m.ops
 	if ops == nil {
 		ops = allOps
@@ -119,9 +120,9 @@ func (m *machine) actions(d *Driver) map[string]func(*rapid.T) {
 		return rapid.SampledFrom(fs).Draw(t, "changefeed")
 	}
 	table := func(t *rapid.T) int64 { return rapid.SampledFrom(d.Sim.Upstream().Tables()).Draw(t, "table") }
-	do := func(t *rapid.T, st Step) {
+	do := func(t *rapid.T, st drive.Step) {
 		if err := d.Do(st); err != nil {
-			if sk, ok := err.(ErrSkip); ok {
+			if sk, ok := err.(drive.ErrSkip); ok {
 				t.Skip(sk.Why)
 			}
 			t.Logf("api: %v", err)
@@ -132,50 +133,52 @@ func (m *machine) actions(d *Driver) map[string]func(*rapid.T) {
 		op := op
 		var f func(*rapid.T)
 		switch op {
-		case OpCreateChangefeed:
-			f = func(t *rapid.T) { do(t, Step{Op: op, Feed: newFeed(t)}) }
-		case OpPauseChangefeed, OpResumeChangefeed, OpRemoveChangefeed, OpKillMaintainer:
-			f = func(t *rapid.T) { do(t, Step{Op: op, Feed: feed(t)}) }
-		case OpMoveMaintainer:
-			f = func(t *rapid.T) { do(t, Step{Op: op, Feed: feed(t), Node: node(t, "to-capture")}) }
-		case OpCreateTable, OpRestartCapture, OpAddCapture, OpHealNetwork, OpStallUpstream, OpResumeUpstream:
-			f = func(t *rapid.T) { do(t, Step{Op: op}) }
-		case OpMoveTable:
-			f = func(t *rapid.T) { do(t, Step{Op: op, Feed: feed(t), Table: table(t), Node: node(t, "to-capture")}) }
-		case OpBlockingDDL:
+		case drive.OpCreateChangefeed:
+			f = func(t *rapid.T) { do(t, drive.Step{Op: op, Feed: newFeed(t)}) }
+		case drive.OpPauseChangefeed, drive.OpResumeChangefeed, drive.OpRemoveChangefeed, drive.OpKillMaintainer:
+			f = func(t *rapid.T) { do(t, drive.Step{Op: op, Feed: feed(t)}) }
+		case drive.OpMoveMaintainer:
+			f = func(t *rapid.T) { do(t, drive.Step{Op: op, Feed: feed(t), Node: node(t, "to-capture")}) }
+		case drive.OpCreateTable, drive.OpRestartCapture, drive.OpAddCapture, drive.OpHealNetwork, drive.OpStallUpstream, drive.OpResumeUpstream:
+			f = func(t *rapid.T) { do(t, drive.Step{Op: op}) }
+		case drive.OpMoveTable:
+			f = func(t *rapid.T) {
+				do(t, drive.Step{Op: op, Feed: feed(t), Table: table(t), Node: node(t, "to-capture")})
+			}
+		case drive.OpBlockingDDL:
 			f = func(t *rapid.T) {
 				kinds := m.ddlKinds
 				if kinds == nil {
 					kinds = blockDDLKinds
 				}
-				do(t, Step{Op: op, DDL: rapid.SampledFrom(kinds).Draw(t, "ddl"), Table: table(t)})
+				do(t, drive.Step{Op: op, DDL: rapid.SampledFrom(kinds).Draw(t, "ddl"), Table: table(t)})
 			}
-		case OpSplitTable, OpMergeTable, OpRemoveTable:
-			f = func(t *rapid.T) { do(t, Step{Op: op, Feed: feed(t), Table: table(t)}) }
-		case OpKillCapture, OpExpireSession, OpPartition:
-			f = func(t *rapid.T) { do(t, Step{Op: op, Node: node(t, "capture")}) }
-		case OpSinkError, OpFastFail:
-			f = func(t *rapid.T) { do(t, Step{Op: op, Feed: feed(t), Node: node(t, "capture")}) }
-		case OpBlockCreate, OpSlowClose:
+		case drive.OpSplitTable, drive.OpMergeTable, drive.OpRemoveTable:
+			f = func(t *rapid.T) { do(t, drive.Step{Op: op, Feed: feed(t), Table: table(t)}) }
+		case drive.OpKillCapture, drive.OpExpireSession, drive.OpPartition:
+			f = func(t *rapid.T) { do(t, drive.Step{Op: op, Node: node(t, "capture")}) }
+		case drive.OpSinkError, drive.OpFastFail:
+			f = func(t *rapid.T) { do(t, drive.Step{Op: op, Feed: feed(t), Node: node(t, "capture")}) }
+		case drive.OpBlockCreate, drive.OpSlowClose:
 			f = func(t *rapid.T) {
-				do(t, Step{Op: op, Node: node(t, "capture"), On: !rapid.Bool().Draw(t, "failpoint-off")})
+				do(t, drive.Step{Op: op, Node: node(t, "capture"), On: !rapid.Bool().Draw(t, "failpoint-off")})
 			}
-		case OpDropMessages, OpDupMessages, OpDelayMessages:
+		case drive.OpDropMessages, drive.OpDupMessages, drive.OpDelayMessages:
 			f = func(t *rapid.T) {
-				st := Step{Op: op, MsgType: rapid.SampledFrom(msgTypes).Draw(t, "message-type")}
+				st := drive.Step{Op: op, MsgType: rapid.SampledFrom(msgTypes).Draw(t, "message-type")}
 				st.To = rapid.IntRange(-1, len(d.Sim.Captures())-1).Draw(t, "to-capture")
 				st.Count = rapid.SampledFrom(counts).Draw(t, "messages")
-				if op != OpDropMessages {
+				if op != drive.OpDropMessages {
 					st.DelayMs = rapid.SampledFrom(delayMs).Draw(t, "delay-ms")
 				}
 				do(t, st)
 			}
-		case OpRandomFaults:
+		case drive.OpRandomFaults:
 			f = func(t *rapid.T) {
-				do(t, Step{Op: op, Prob: rapid.IntRange(0, 10).Draw(t, "drop-pct"), DelayMs: rapid.SampledFrom([]int64{5, 100, 500}).Draw(t, "max-delay-ms")})
+				do(t, drive.Step{Op: op, Prob: rapid.IntRange(0, 10).Draw(t, "drop-pct"), DelayMs: rapid.SampledFrom([]int64{5, 100, 500}).Draw(t, "max-delay-ms")})
 			}
-		case OpAdvanceTime:
-			f = func(t *rapid.T) { do(t, Step{Op: op, Ms: rapid.SampledFrom(advanceMs).Draw(t, "ms")}) }
+		case drive.OpAdvanceTime:
+			f = func(t *rapid.T) { do(t, drive.Step{Op: op, Ms: rapid.SampledFrom(advanceMs).Draw(t, "ms")}) }
 		default:
 			panic("no rapid action for " + op)
 		}
@@ -187,7 +190,7 @@ func (m *machine) actions(d *Driver) map[string]func(*rapid.T) {
 
 // check is rapid's invariant: every spec property over the new events and
 // the abstract state invariants.
-func (m *machine) check(t *rapid.T, d *Driver) {
+func (m *machine) check(t *rapid.T, d *drive.Driver) {
 	d.Check()
 	m.judge(t, d)
 	m.judgeStep(t)
@@ -199,7 +202,7 @@ func (m *machine) judgeStep(t *rapid.T) {
 	if m.tracker == nil || m.tracker.Divergence == nil {
 		return
 	}
-	f := &Failure{Property: Conformance, Message: m.tracker.Divergence.Error(), Step: -1}
+	f := &drive.Failure{Property: drive.Conformance, Message: m.tracker.Divergence.Error(), Step: -1}
 	m.lastFail = f
 	fail(t, f)
 }
@@ -211,9 +214,9 @@ func (m *machine) countStopped(why string) {
 	m.perStepStopped[shortReason(why)]++
 }
 
-func (m *machine) judge(t *rapid.T, d *Driver) {
-	m.last = Story{Setup: d.Setup, Steps: append([]Step(nil), d.Steps...)}
-	var f *Failure
+func (m *machine) judge(t *rapid.T, d *drive.Driver) {
+	m.last = drive.Story{Setup: d.Setup, Steps: append([]drive.Step(nil), d.Steps...)}
+	var f *drive.Failure
 	if m.target != "" {
 		f = d.Violated(m.target)
 	} else if len(d.Failures) > 0 {
@@ -229,7 +232,7 @@ func (m *machine) judge(t *rapid.T, d *Driver) {
 // fail stops the check with one call site per property, so rapid's shrinker
 // (which keeps a smaller input only if it fails at the same place) keeps the
 // violated property while it minimizes.
-func fail(t *rapid.T, f *Failure) {
+func fail(t *rapid.T, f *drive.Failure) {
 	t.Logf("%s", f.Message)
 	if !f.Delivery.TiCDC() {
 		t.Logf("found under delivery %s: TiCDC's transport cannot make every delivery this run made", f.Delivery.Label())
@@ -255,11 +258,11 @@ func fail(t *rapid.T, f *Failure) {
 		t.Fatalf("violated %s", f.Property)
 	case spec.CheckpointAdvancesAfterHeal:
 		t.Fatalf("violated %s", f.Property)
-	case StateInvariant:
+	case drive.StateInvariant:
 		t.Fatalf("violated %s", f.Property)
-	case Quiescence:
+	case drive.Quiescence:
 		t.Fatalf("violated %s", f.Property)
-	case Conformance:
+	case drive.Conformance:
 		t.Fatalf("violated %s", f.Property)
 	default:
 		t.Fatalf("violated %s", f.Property)
@@ -274,7 +277,7 @@ func (m *machine) prop(t *rapid.T) {
 	if m.modelShape {
 		nodes, tables = [2]int{3, 3}, [2]int{1, 3}
 	}
-	su := Setup{
+	su := drive.Setup{
 		Seed:         rapid.Uint64Range(0, 1<<20).Draw(t, "sim-seed"),
 		Nodes:        rapid.IntRange(nodes[0], nodes[1]).Draw(t, "captures"),
 		Tables:       rapid.IntRange(tables[0], tables[1]).Draw(t, "tables"),
@@ -282,17 +285,19 @@ func (m *machine) prop(t *rapid.T) {
 		RawWatermark: m.rawWatermark,
 		Delivery:     m.delivery,
 	}
-	d, err := NewDriver(su, nil)
+	d, err := drive.NewDriver(su, nil)
 	if err != nil {
 		t.Fatalf("setup: %v", err)
 	}
+	var sh *refinement.Shadow
 	if m.shadow {
-		d.Shadow = NewShadow(su)
+		sh = refinement.NewShadow(su)
+		d.Shadow = sh
 	}
-	m.last, m.lastFail = Story{Setup: su}, nil
+	m.last, m.lastFail = drive.Story{Setup: su}, nil
 	m.tracker = nil
 	if m.perStep {
-		if err := d.Do(Step{Op: OpCreateChangefeed, Feed: "cf1"}); err != nil {
+		if err := d.Do(drive.Step{Op: drive.OpCreateChangefeed, Feed: "cf1"}); err != nil {
 			t.Fatalf("create cf1: %v", err)
 		}
 		bugs, _ := spec.ParseBugs(su.Bugs)
@@ -301,10 +306,10 @@ func (m *machine) prop(t *rapid.T) {
 		} else {
 			m.countStopped(why)
 		}
-		if err := d.Do(Step{Op: OpAdvanceTime, Ms: 3000}); err != nil {
+		if err := d.Do(drive.Step{Op: drive.OpAdvanceTime, Ms: 3000}); err != nil {
 			t.Fatalf("advance: %v", err)
 		}
-	} else if err := d.Do(Step{Op: OpCreateChangefeed, Feed: "cf1", Ms: 3000}); err != nil {
+	} else if err := d.Do(drive.Step{Op: drive.OpCreateChangefeed, Feed: "cf1", Ms: 3000}); err != nil {
 		t.Fatalf("create cf1: %v", err)
 	}
 	t.Repeat(m.actions(d))
@@ -321,14 +326,14 @@ func (m *machine) prop(t *rapid.T) {
 			m.followed++
 		}
 	}
-	if sh := d.Shadow; sh != nil {
+	if sh != nil {
 		if m.stopped == nil {
 			m.stopped = map[string]int{}
 		}
 		switch {
 		case sh.Stopped != "":
 			m.stopped[shortReason(sh.Stopped)]++
-		case d.FeedState(ShadowFeed) != feedRunning:
+		case d.FeedState(refinement.ShadowFeed) != drive.FeedRunning:
 			m.stopped["cf1 not running at the end"]++
 		default:
 			m.compared++
@@ -367,8 +372,8 @@ func TestProtocol(t *testing.T) {
 //   - kill-capture and expire-session are drawn, but the rescheduling after
 //     them grows the candidate set too: such runs often stop early (the test
 //     logs the count).
-var modeledOps = []Op{OpCreateTable, OpKillCapture, OpExpireSession, OpRestartCapture,
-	OpStallUpstream, OpResumeUpstream, OpAdvanceTime}
+var modeledOps = []drive.Op{drive.OpCreateTable, drive.OpKillCapture, drive.OpExpireSession, drive.OpRestartCapture,
+	drive.OpStallUpstream, drive.OpResumeUpstream, drive.OpAdvanceTime}
 
 // TestProtocolPerStep: the state machine over the actions the model has, on
 // clusters the model can hold, with every fix on; after every simulation
@@ -443,11 +448,11 @@ func TestReplayStory(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	story, err := UnmarshalStory(b)
+	story, err := drive.UnmarshalStory(b)
 	if err != nil {
 		t.Fatalf("%s: %v", path, err)
 	}
-	_, f, err := Run(story, nil, true)
+	_, f, err := drive.Run(story, nil, refinement.NewShadow(story.Setup))
 	if err != nil {
 		t.Fatalf("%s: %v", path, err)
 	}

@@ -6,6 +6,9 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
+
+	"cdcspec/refinement"
+	"cdcspec/refinement/drive"
 )
 
 // TestRegressionStories replays every story in testdata/stories, each a
@@ -27,9 +30,9 @@ func TestRegressionStories(t *testing.T) {
 		t.Run(filepath.Base(path), func(t *testing.T) {
 			b, err := os.ReadFile(path)
 			require.NoError(t, err)
-			story, err := UnmarshalStory(b)
+			story, err := drive.UnmarshalStory(b)
 			require.NoError(t, err)
-			_, f, err := Run(story, nil, true)
+			_, f, err := drive.Run(story, nil, refinement.NewShadow(story.Setup))
 			require.NoError(t, err)
 			require.Nil(t, f, "%s: %v", path, f)
 		})

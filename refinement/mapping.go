@@ -233,11 +233,6 @@ func (t *Tracker) mapFault(st sim.Step, what *string) (filter, bool, string, boo
 		if !ok {
 			return nil, false, "a capture joined and no model slot is free", true
 		}
-		if t.maintainerRuns() {
-			// HEAD's maintainer bootstraps a joining node
-			// (bootstrapper.HandleNewNodes); the model's does not.
-			return nil, false, "a capture joined while a maintainer runs: the model's maintainer does not bootstrap joining nodes", true
-		}
 		t.inc[sl]++
 		t.slot[st.Node], t.ident[st.Node] = sl, model.IdentOf(sl, t.inc[sl])
 		t.detected[sl] = false
@@ -545,7 +540,7 @@ func (t *Tracker) mapSplit(st sim.Step, what string) (string, filter, bool, stri
 	t.splitTables[st.Arg] = true
 	table := uint8(st.Arg)
 	return what, func(a model.Action, _ *model.State, depth int) bool {
-		return depth == 0 && a.Kind == model.ASplit && a.Node == sl && a.Arg == table && a.Arg2&3 != 0
+		return depth == 0 && a.Kind == model.ASplit && a.Node == sl && a.Arg == table && a.SplitHasTargets()
 	}, false, ""
 }
 
@@ -584,7 +579,7 @@ func (t *Tracker) mapMoveTable(st sim.Step, what string) (string, filter, bool, 
 	}
 	table := uint8(st.Arg)
 	return what, func(a model.Action, _ *model.State, depth int) bool {
-		return depth < 2 && a.Kind == model.AMaintMove && a.Node == sl && a.Arg&3 == table
+		return depth < 2 && a.Kind == model.AMaintMove && a.Node == sl && a.SpanTable() == table
 	}, false, ""
 }
 

@@ -11,8 +11,8 @@ import (
 )
 
 // Quiescence is the comparable part of one changefeed after the faults
-// heal and both sides settle: what proptest's shadow compares at the end of
-// a run, where the Tracker compares a model.View after every step. The
+// heal and both sides settle: what the Shadow compares at the end of a
+// driver's run, where the Tracker compares a model.View after every step. The
 // model's side is read from its model.View (ModelQuiescence); the
 // implementation's from the simulation over every capture, mapped to a
 // model slot or not (ImplQuiescence), since a capture that joined beyond

@@ -53,6 +53,9 @@
 // as the state before: a move's origin closing its table trigger (item 16;
 // the remove is taken at the step that closes the origin's maintainer), a
 // merge journaled but not committed (item 14; taken at the commit's tick).
+// The other way round, the model finalises a coordinator operator in the
+// step that finishes it, the implementation at its operator controller's
+// next poll: implView shows a finished operator as already post-finished.
 // A coordinator tick that binds a moved changefeed to its target is a
 // choice of the tick, not a periodic action: the implementation's operator
 // controller schedules at its own pace.
@@ -65,8 +68,8 @@
 // Config.Merges or after a split (the model merges only a table split at
 // creation), remove-table-dispatchers, the failpoint block-create-dispatcher,
 // a crash of the coordinator's capture (coordinator failover), more captures
-// or tables than the model's slots, a capture joining while a maintainer
-// runs (the model's maintainer does not bootstrap joining nodes), CREATE
+// or tables than the model's slots, a capture joining with no slot free
+// (the model restarts a slot whose capture was seen leaving), CREATE
 // TABLE while the upstream is stalled (the model's DDLs need a live
 // upstream), a second CREATE TABLE (the model's trigger holds one pending
 // CREATE TABLE), a blocking DDL or syncpoint (the model commits the one
@@ -79,6 +82,14 @@
 // model states.
 // The View leaves out timestamps (but for the order View.Handoff compares),
 // dispatcher IDs, epochs and messages in flight (see model.View).
+//
+// The package is the one place where the model and the implementation are
+// mapped onto each other, at three grains, each read from model.View and
+// the model's accessors: the Tracker above, per simulation step; the
+// Shadow (shadow.go), a bounded model following a drive.Driver's domain
+// steps and compared at quiescence (Quiescence); and ReplayModel
+// (replay.go), a model counterexample translated into drive.Steps and
+// replayed on the simulation (`cdcspec check --replay-impl`).
 package refinement
 
 import (
@@ -145,17 +156,6 @@ type Tracker struct {
 }
 
 func (t *Tracker) current(sl uint8) uint8 { return model.IdentOf(sl, t.inc[sl]) }
-
-// maintainerRuns reports whether the implementation runs a maintainer of
-// the followed changefeed.
-func (t *Tracker) maintainerRuns() bool {
-	for _, m := range t.implView().Maint {
-		if m != "" {
-			return true
-		}
-	}
-	return false
-}
 
 // restartSlot is the slot a joining capture takes: the lowest one whose
 // capture was seen leaving, as the model's restart.
@@ -508,6 +508,20 @@ func (t *Tracker) implView() model.View {
 		}
 		if cf.Node != "" {
 			v.Bound = t.name(cf.Node)
+		}
+		if cf.OpFinished {
+			// A finished coordinator operator waits for the operator
+			// controller's next poll to be post-finished (HEAD's
+			// pollQueueingOperator); the model finalises it in the step
+			// that finished it, so the view shows what PostFinish will
+			// leave.
+			if cf.PostFinishSched != "" {
+				v.Sched = cf.PostFinishSched
+			}
+			if v.Sched == "absent" {
+				v.Bound = ""
+			}
+			continue
 		}
 		switch {
 		case strings.HasPrefix(cf.Operator, "add "):

@@ -72,7 +72,7 @@ const HeadCommit = "b813e76f9"
 // Bug is one catalogue entry: a behaviour of TiCDC, historical or at HEAD,
 // that breaks Property. It can be switched on by name in model/ and impl/,
 // where it restores that behaviour at the decision point Where names; the
-// checkers must then find a violation of Property.
+// checkers must then find a violation of Property (the model: PropertyInModel).
 type Bug struct {
 	ID   BugID
 	Name string // stable interface: CLI flags, scenario files, artifacts
@@ -83,6 +83,11 @@ type Bug struct {
 	// The report's log excerpt, where it had one, is traces/testdata/seedNNN_*.log.
 	Seed     string
 	Property Property
+	// ModelProperty, when set, is the property the model's search reports
+	// instead of Property: the model notices the bug at an earlier step
+	// than the implementation's checkers can (ModelPropertyWhy says how).
+	ModelProperty    Property
+	ModelPropertyWhy string
 	// Where names TiCDC's decision point that the switch restores.
 	Where string
 	// Story is the failure in one paragraph, in TiCDC's terms.
@@ -100,6 +105,15 @@ type Bug struct {
 	// simulation's scenarios, the proptest gate and the replay of model
 	// counterexamples skip such an entry, saying why.
 	ImplGap string
+}
+
+// PropertyInModel is the property the model's search reports for the entry:
+// ModelProperty when set, else Property.
+func (b Bug) PropertyInModel() Property {
+	if b.ModelProperty != "" {
+		return b.ModelProperty
+	}
+	return b.Property
 }
 
 // catalogue is the one declaration of every entry, in ID order.
@@ -173,9 +187,10 @@ var catalogue = [...]Bug{
 		ID: BugStopReplacesPendingStop, Name: "stop-replaces-pending-stop", Kind: KindFixedUpstream,
 		Issue:    "pingcap/ticdc#6134 (fixed by #6135, after " + HeadCommit + ")",
 		Property: CheckpointAdvancesAfterHeal, Delivery: DeliveryMessageCenter,
-		ModelGap: "pause, resume and remove of a changefeed",
-		Where:    "coordinator/operator/operator_controller.go stopChangefeed and pushStopChangefeedOperator: a pause or remove replaces a pending warning stop with a stop aimed at the coordinator's node and the new epoch",
-		Story:    "a sink error puts the changefeed in warning: the epoch is bumped and a stop of the old generation is queued; a pause arrives before that stop was delivered and replaces it with a stop of the new epoch sent to the coordinator's node, where a removal-only maintainer closes nothing; the old-generation maintainer keeps running, and after resume its manager rejects every add (\"reject add maintainer request because existing maintainer is still running\")",
+		ModelProperty:    StoppedStaysStopped,
+		ModelPropertyWhy: "the model's lifecycle configuration removes the changefeed while the pause's stop is pending: the remove's stop goes to the coordinator's node, so the Add still in flight to the maintainer's node arrives after the removal and creates a maintainer that schedules, which stopped-stays-stopped reports before any resume; the simulation's scenario resumes, and only the stuck checkpoint shows",
+		Where:            "coordinator/operator/operator_controller.go stopChangefeed and pushStopChangefeedOperator: a pause or remove replaces a pending warning stop with a stop aimed at the coordinator's node and the new epoch",
+		Story:            "a sink error puts the changefeed in warning: the epoch is bumped and a stop of the old generation is queued; a pause arrives before that stop was delivered and replaces it with a stop of the new epoch sent to the coordinator's node, where a removal-only maintainer closes nothing; the old-generation maintainer keeps running, and after resume its manager rejects every add (\"reject add maintainer request because existing maintainer is still running\")",
 	},
 	{
 		ID: BugRemoveDuringMoveLeaksDispatchers, Name: "remove-during-move-leaks-dispatchers", Kind: KindHead,

@@ -5,12 +5,18 @@ import "strings"
 // fastFailCodes are the RFC error codes that fail a changefeed at once,
 // whatever its checkpoint does: the GC errors
 // (IsChangefeedGCFastFailErrorCode) and changefeedUnRetryableErrors
-// (pkg/errors at b813e76f9). Backoff.checkFailedStatus looks for them in
-// every accepted status before the BootstrapDone toggle and before
-// checkpoint progress (#5424, ref #5246).
+// (pkg/errors/helper.go:104-127 at b813e76f9, by their RFC codes).
+// Backoff.checkFailedStatus looks for them in every accepted status before
+// the BootstrapDone toggle and before checkpoint progress (#5424, ref
+// #5246).
 var fastFailCodes = []string{
 	"CDC:ErrGCTTLExceeded", "CDC:ErrSnapshotLostByGC", "CDC:ErrStartTsBeforeGC",
-	"CDC:ErrExpressionColumnNotFound", "CDC:ErrSchemaSnapshotNotFound", "CDC:ErrSyncRenameTableFailed",
+	"CDC:ErrExpressionColumnNotFound", "CDC:ErrInvalidFilterExpression", "CDC:ErrSchemaSnapshotNotFound",
+	"CDC:ErrSyncRenameTableFailed", "CDC:ErrChangefeedUnretryable", "CDC:ErrCorruptedDataMutation",
+	"CDC:ErrDispatcherFailed", "CDC:ErrColumnSelectorFailed", "CDC:ErrSinkURIInvalid",
+	"CDC:ErrKafkaInvalidConfig", "CDC:ErrMySQLInvalidConfig", "CDC:ErrStorageSinkInvalidConfig",
+	"CDC:ErrInvalidTableRoutingRule", "CDC:ErrTableRoutingFailed", "CDC:ErrTableRouteConflict",
+	"CDC:ErrTableAfterNotSplitable",
 }
 
 // IsFastFailCode reports whether an RFC error code fails a changefeed at once.

@@ -402,6 +402,9 @@ func recordItems(rec *Record, e *entry, name string, idx int, out []Item, st *Pa
 	return out
 }
 
+// run reads the input in chunks (chunkReader), parses them on parseWorkers
+// workers (parseWorker) and hands them on in input order (deliver); it
+// sends the first item's time on s.first, noItems if there is none.
 func (s *source) run() {
 	defer close(s.ch)
 	defer close(s.done)
@@ -422,99 +425,140 @@ func (s *source) run() {
 		return
 	}
 	defer closeFn()
-	r := newFullWidthReader(dr)
+	cr := &chunkReader{s: s, r: newFullWidthReader(dr), size: s.chunkSize}
+	if cr.size == 0 {
+		cr.size = chunkSize
+	}
 
 	// reader -> workers (any order) and -> this goroutine (input order)
-	csize := s.chunkSize
-	if csize == 0 {
-		csize = chunkSize
-	}
 	work := make(chan *chunk, parseWorkers)
 	ordered := make(chan *chunk, 2*parseWorkers)
-	var readErr error
-	var skipped int64      // bytes of cut lines that were never parsed
 	s.tokens <- struct{}{} // the first chunk
-	go func() {
-		defer close(work)
-		defer close(ordered)
-		var carry []byte
-		eof := false
-		skipRest := false // discarding the rest of a line cut at maxBuf
-		token := false    // a token for the next chunk is held
-		for !eof {
-			if !token {
-				<-s.tokens
-				token = true
-			}
-			buf := getDataBuf(csize + csize/4)
-			buf = append(buf[:0], carry...)
-			// read at least a chunk's worth beyond a carried, still unsplit,
-			// huge record, but never more than maxBuf in all (reads are
-			// bounded by need, so where a huge line is cut does not depend
-			// on which recycled buffer was used)
-			need := min(max(csize, len(carry)+csize/4), maxBuf)
-			if cap(buf) < need {
-				buf = slices.Grow(buf, need-len(buf))
-			}
-			for len(buf) < need && !eof {
-				newStart := len(buf)
-				n, err := r.Read(buf[len(buf):need])
-				buf = buf[:len(buf)+n]
-				if skipRest {
-					if i := bytes.IndexByte(buf[newStart:], '\n'); i >= 0 {
-						skipped += int64(i + 1)
-						buf = append(buf[:newStart], buf[newStart+i+1:]...)
-						skipRest = false
-					} else {
-						skipped += int64(len(buf) - newStart)
-						buf = buf[:newStart]
-					}
-				}
-				if err != nil {
-					eof = true
-					if err != io.EOF {
-						readErr = err
-					}
-				}
-			}
-			cut := len(buf)
-			if !eof {
-				cut = splitPoint(buf)
-				if cut == 0 {
-					if len(buf) < maxBuf {
-						carry = append(carry[:0], buf...)
-						putDataBuf(buf)
-						continue
-					}
-					// a huge line: parse its first maxBuf bytes, skip the rest
-					cut = len(buf)
-					skipRest = true
-				}
-			}
-			carry = append(carry[:0], buf[cut:]...)
-			var c *chunk
-			select {
-			case c = <-s.free:
-			default:
-				c = &chunk{}
-			}
-			c.data, c.done = buf[:cut], make(chan struct{})
-			token = false
-			ordered <- c
-			work <- c
-		}
-	}()
+	go cr.read(work, ordered)
 	for w := 0; w < parseWorkers; w++ {
-		go func() {
-			for c := range work {
-				pc := parseCaches.Get().(*parseCache)
-				parseChunk(c, s.name, s.idx, pc)
-				parseCaches.Put(pc)
-				close(c.done)
-			}
-		}()
+		go s.parseWorker(work)
 	}
+	firstSent = s.deliver(ordered)
+	// ordered is closed: the reader is done with its fields
+	s.stats.Bytes += cr.skipped
+	s.stats.FullWidth = cr.r.Lines
+	s.stats.Bytes += cr.r.Removed
+	if cr.err != nil {
+		s.err = cr.err
+	}
+}
 
+// chunkReader cuts one input into chunks at line ends, on its own
+// goroutine; a chunk is read only with a token from s.tokens. Its fields
+// other than s, r and size are the reader goroutine's until it closes
+// ordered.
+type chunkReader struct {
+	s    *source
+	r    *fullWidthReader
+	size int // bytes per chunk
+
+	carry    []byte // the start of a line cut by the last chunk's end
+	eof      bool
+	skipRest bool  // discarding the rest of a line cut at maxBuf
+	skipped  int64 // bytes of cut lines that were never parsed
+	err      error // the read error, io.EOF aside
+}
+
+// read sends each chunk to ordered (input order) and to work (a worker
+// parses it), and closes both at the input's end.
+func (cr *chunkReader) read(work, ordered chan<- *chunk) {
+	defer close(work)
+	defer close(ordered)
+	token := false // a token for the next chunk is held
+	for !cr.eof {
+		if !token {
+			<-cr.s.tokens
+			token = true
+		}
+		buf := cr.fill()
+		cut := len(buf)
+		if !cr.eof {
+			cut = splitPoint(buf)
+			if cut == 0 {
+				if len(buf) < maxBuf {
+					cr.carry = append(cr.carry[:0], buf...)
+					putDataBuf(buf)
+					continue
+				}
+				// a huge line: parse its first maxBuf bytes, skip the rest
+				cut = len(buf)
+				cr.skipRest = true
+			}
+		}
+		cr.carry = append(cr.carry[:0], buf[cut:]...)
+		var c *chunk
+		select {
+		case c = <-cr.s.free:
+		default:
+			c = &chunk{}
+		}
+		c.data, c.done = buf[:cut], make(chan struct{})
+		token = false
+		ordered <- c
+		work <- c
+	}
+}
+
+// fill returns a buffer with the carried bytes and what follows them in
+// the input: at least a chunk's worth beyond a carried, still unsplit, huge
+// record, but never more than maxBuf in all (reads are bounded by need, so
+// where a huge line is cut does not depend on which recycled buffer was
+// used). The rest of a line cut at maxBuf is dropped as it is read.
+func (cr *chunkReader) fill() []byte {
+	csize := cr.size
+	buf := getDataBuf(csize + csize/4)
+	buf = append(buf[:0], cr.carry...)
+	need := min(max(csize, len(cr.carry)+csize/4), maxBuf)
+	if cap(buf) < need {
+		buf = slices.Grow(buf, need-len(buf))
+	}
+	for len(buf) < need && !cr.eof {
+		newStart := len(buf)
+		n, err := cr.r.Read(buf[len(buf):need])
+		buf = buf[:len(buf)+n]
+		if cr.skipRest {
+			if i := bytes.IndexByte(buf[newStart:], '\n'); i >= 0 {
+				cr.skipped += int64(i + 1)
+				buf = append(buf[:newStart], buf[newStart+i+1:]...)
+				cr.skipRest = false
+			} else {
+				cr.skipped += int64(len(buf) - newStart)
+				buf = buf[:newStart]
+			}
+		}
+		if err != nil {
+			cr.eof = true
+			if err != io.EOF {
+				cr.err = err
+			}
+		}
+	}
+	return buf
+}
+
+// parseWorker parses the chunks it takes from work, in any order, and
+// closes each one's done.
+func (s *source) parseWorker(work <-chan *chunk) {
+	for c := range work {
+		pc := parseCaches.Get().(*parseCache)
+		parseChunk(c, s.name, s.idx, pc)
+		parseCaches.Put(pc)
+		close(c.done)
+	}
+}
+
+// deliver takes the chunks in input order as they are parsed: it makes
+// their line numbers input-wide, gives an untimed item the time before it,
+// adds their statistics, and sends on s.ch a chunk with items (recycling
+// one without). It sends the first item's time on s.first and says whether
+// it did; then it waits for the merge to activate the input before reading
+// ahead.
+func (s *source) deliver(ordered <-chan *chunk) (firstSent bool) {
 	var lastTime, lineBase int64
 	active := false
 	for c := range ordered {
@@ -566,10 +610,5 @@ func (s *source) run() {
 		}
 		s.tokens <- struct{}{}
 	}
-	s.stats.Bytes += skipped
-	s.stats.FullWidth = r.Lines
-	s.stats.Bytes += r.Removed
-	if readErr != nil {
-		s.err = readErr
-	}
+	return firstSent
 }

@@ -20,12 +20,14 @@ type bugJSON struct {
 	Issue    string `json:"issue"`
 	Seed     string `json:"seed,omitempty"`
 	Property string `json:"property"`
-	Delivery string `json:"delivery"` // the weakest delivery assumption under which it is found (SPEC.md section 8)
-	Config   string `json:"config,omitempty"`
-	ModelGap string `json:"model_gap,omitempty"`
-	Command  string `json:"command"`
-	Where    string `json:"where"`
-	Story    string `json:"story"`
+	// ModelProperty: the property the model reports instead, when it differs.
+	ModelProperty string `json:"model_property,omitempty"`
+	Delivery      string `json:"delivery"` // the weakest delivery assumption under which it is found (SPEC.md section 8)
+	Config        string `json:"config,omitempty"`
+	ModelGap      string `json:"model_gap,omitempty"`
+	Command       string `json:"command"`
+	Where         string `json:"where"`
+	Story         string `json:"story"`
 }
 
 // bugsHelp is `cdcspec bugs -h`.
@@ -57,7 +59,8 @@ func runBugs(args []string, stdout, stderr io.Writer) int {
 		}
 		out = append(out, bugJSON{
 			Name: b.Name, Kind: b.Kind.String(), Issue: b.Issue, Seed: b.Seed, Property: string(b.Property),
-			Delivery: string(b.Delivery), Config: cfg, ModelGap: b.ModelGap, Command: cmd,
+			ModelProperty: string(b.ModelProperty),
+			Delivery:      string(b.Delivery), Config: cfg, ModelGap: b.ModelGap, Command: cmd,
 			Where: b.Where, Story: b.Story,
 		})
 	}
@@ -77,7 +80,11 @@ func runBugs(args []string, stdout, stderr io.Writer) int {
 		if cfg == "" {
 			cfg = "not expressible yet: " + b.ModelGap
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", b.Name, b.Kind, b.Issue, dash(b.Seed), b.Property, b.Delivery, cfg)
+		prop := b.Property
+		if b.ModelProperty != "" {
+			prop += " (model: " + b.ModelProperty + ")"
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", b.Name, b.Kind, b.Issue, dash(b.Seed), prop, b.Delivery, cfg)
 	}
 	tw.Flush()
 	fmt.Fprintln(stdout)

@@ -20,6 +20,7 @@ func TestBugsJSON(t *testing.T) {
 	for i, b := range spec.Bugs() {
 		assert.Equal(t, b.Name, bs[i].Name)
 		assert.Equal(t, string(b.Property), bs[i].Property)
+		assert.Equal(t, string(b.ModelProperty), bs[i].ModelProperty)
 		assert.Equal(t, b.Kind.String(), bs[i].Kind)
 		assert.Equal(t, string(b.Delivery), bs[i].Delivery)
 		if b.ModelGap != "" {

@@ -146,9 +146,23 @@ type stepJSON struct {
 	Fair   bool         `json:"after_heal,omitempty"`
 }
 
-func runCheck(args []string, stdout, stderr io.Writer) int {
-	fs := newFlags("check", checkHelp, stdout, stderr)
-	var mf checkModelFlags
+// checkFlags are check's flags: the model configuration's (model), the
+// search's, the output's, and --matrix's.
+type checkFlags struct {
+	model                                           checkModelFlags
+	liveness, symmetry, simulate, replayImpl        *bool
+	matrix, matrixList, rowDeepen                   *bool
+	workers, maxStates, maxDepth, delayBound        *int
+	walks, walkDepth                                *int
+	memory, spillDir, format, artifacts, matrixRows *string
+	budget, delayBudget, rowTime                    *time.Duration
+	seed                                            *uint64
+}
+
+// defineCheckFlags defines check's flags on fs.
+func defineCheckFlags(fs *cmdFlags) *checkFlags {
+	f := &checkFlags{}
+	mf := &f.model
 	mf.config = fs.String("config", "default", "standard configuration `name`: "+strings.Join(model.StandardNames(), ", "))
 	mf.nodes = fs.Int("nodes", 0, "node slots (2..3)")
 	mf.tables = fs.Int("tables", 0, "tables at changefeed creation")
@@ -172,234 +186,312 @@ func runCheck(args []string, stdout, stderr io.Writer) int {
 	mf.moves = fs.Bool("moves", false, "the maintainer may move spans (balance)")
 	mf.maxMoves = fs.Int("max-moves", 0, "bound the span moves of --moves (0: unbounded)")
 	mf.puller = fs.Bool("puller", false, "model the upstream kv client (seed 004)")
-	liveness := fs.Bool("liveness", true, "check the liveness properties")
+	f.liveness = fs.Bool("liveness", true, "check the liveness properties")
 	fs.Var(&mf.bugs, "bug", "switch a catalogued bug back on by `name` (repeatable); see 'cdcspec bugs'")
 	fs.Var(&mf.without, "without", "switch a protocol `feature` off (repeatable): "+strings.Join(model.FeatureNames(), ", "))
 	fs.Var(&mf.mutate, "mutate", "switch a `guard` of the model off (repeatable; make mutate lists them)")
-	workers := fs.Int("workers", 0, fmt.Sprintf("parallel workers, 1..%d (default GOMAXPROCS)", maxWorkers))
-	maxStates := fs.Int("max-states", 0, "stop at exactly this many distinct states (exit 3)")
-	memory := fs.String("memory", "", "memory `budget`, e.g. 2GB or 512MB: past it the frontier spills to disk, and the check stops (exit 3) when the visited set would not fit (default: half of the machine's memory, at most 8 GB)")
-	spillDir := fs.String("spill-dir", "", "`directory` for the spill files of the memory budget (default: the system's temporary directory)")
-	symmetry := fs.Bool("symmetry", true, "reduce by symmetry over interchangeable node slots (3 nodes)")
-	budget := fs.Duration("time", 0, "swarm mode: parallel random walks and bounded searches for this long (e.g. 10m), then a coverage report (exit 3 without a violation)")
-	maxDepth := fs.Int("max-depth", 0, "do not expand states deeper than this (exit 3 if it cut)")
-	delayBound := fs.Int("delay-bound", 0, fmt.Sprintf("explore only the schedules within `K` delays (1..%d) of the default scheduler "+
+	f.workers = fs.Int("workers", 0, fmt.Sprintf("parallel workers, 1..%d (default GOMAXPROCS)", maxWorkers))
+	f.maxStates = fs.Int("max-states", 0, "stop at exactly this many distinct states (exit 3)")
+	f.memory = fs.String("memory", "", "memory `budget`, e.g. 2GB or 512MB: past it the frontier spills to disk, and the check stops (exit 3) when the visited set would not fit (default: half of the machine's memory, at most 8 GB)")
+	f.spillDir = fs.String("spill-dir", "", "`directory` for the spill files of the memory budget (default: the system's temporary directory)")
+	f.symmetry = fs.Bool("symmetry", true, "reduce by symmetry over interchangeable node slots (3 nodes)")
+	f.budget = fs.Duration("time", 0, "swarm mode: parallel random walks and bounded searches for this long (e.g. 10m), then a coverage report (exit 3 without a violation)")
+	f.maxDepth = fs.Int("max-depth", 0, "do not expand states deeper than this (exit 3 if it cut)")
+	f.delayBound = fs.Int("delay-bound", 0, fmt.Sprintf("explore only the schedules within `K` delays (1..%d) of the default scheduler "+
 		"(docs/reduction.md); the result is \"complete up to K delays\" (exit 0), or a violation; 0: every schedule "+
 		"(default: the configuration's stated bound; 'cdcspec check --matrix --list' shows them)", search.MaxDelayBound))
-	delayBudget := fs.Duration("delay-budget", 0, "run delay-bounded searches for K = --delay-bound (default: the stated bound, or 0), K+1, ... "+
+	f.delayBudget = fs.Duration("delay-budget", 0, "run delay-bounded searches for K = --delay-bound (default: the stated bound, or 0), K+1, ... "+
 		"for this long (e.g. 10m) and report the largest K that completed, or the first violation")
-	format := fs.String("format", "text", "output `format`: text or json")
-	simulate := fs.Bool("simulate", false, "random walks instead of exhaustive search")
-	seed := fs.Uint64("seed", 1, "random-walk seed")
-	walks := fs.Int("walks", 1000, "random walks")
-	walkDepth := fs.Int("walk-depth", 60, "steps per random walk")
-	artifacts := fs.String("artifacts", "", "`directory` for the counterexample files (default: a new temporary directory)")
-	replayImplFlag := fs.Bool("replay-impl", false, "replay the model's counterexample on the implementation's simulation (impl/sim) and report whether it shows the same violation")
-	matrix := fs.Bool("matrix", false, "run every row of the configuration matrix (features x faults, docs/matrix.md), each within its stated delay bound, one after the other; --memory defaults to 3GB")
-	matrixRows := fs.String("matrix-rows", "", "with --matrix: run only the rows whose names match this regular expression")
-	rowTime := fs.Duration("row-time", 10*time.Minute, "with --matrix: each row's wall-clock budget (a row it stops is incomplete)")
-	matrixList := fs.Bool("list", false, "with --matrix: list the rows and which rows cover each feature x fault pair, and run nothing")
-	rowDeepen := fs.Bool("row-deepen", false, "with --matrix: after a row completes up to its stated delay bound K, search K+1, K+2, ... until --row-time, and report the largest K that completed")
+	f.format = fs.String("format", "text", "output `format`: text or json")
+	f.simulate = fs.Bool("simulate", false, "random walks instead of exhaustive search")
+	f.seed = fs.Uint64("seed", 1, "random-walk seed")
+	f.walks = fs.Int("walks", 1000, "random walks")
+	f.walkDepth = fs.Int("walk-depth", 60, "steps per random walk")
+	f.artifacts = fs.String("artifacts", "", "`directory` for the counterexample files (default: a new temporary directory)")
+	f.replayImpl = fs.Bool("replay-impl", false, "replay the model's counterexample on the implementation's simulation (impl/sim) and report whether it shows the same violation")
+	f.matrix = fs.Bool("matrix", false, "run every row of the configuration matrix (features x faults, docs/matrix.md), each within its stated delay bound, one after the other; --memory defaults to 3GB")
+	f.matrixRows = fs.String("matrix-rows", "", "with --matrix: run only the rows whose names match this regular expression")
+	f.rowTime = fs.Duration("row-time", 10*time.Minute, "with --matrix: each row's wall-clock budget (a row it stops is incomplete)")
+	f.matrixList = fs.Bool("list", false, "with --matrix: list the rows and which rows cover each feature x fault pair, and run nothing")
+	f.rowDeepen = fs.Bool("row-deepen", false, "with --matrix: after a row completes up to its stated delay bound K, search K+1, K+2, ... until --row-time, and report the largest K that completed")
+	return f
+}
+
+// bounds are the search bounds the flags give, before the delay bound and
+// the memory budget.
+func (f *checkFlags) bounds() search.Bounds {
+	return search.Bounds{Workers: *f.workers, MaxStates: *f.maxStates, MaxDepth: *f.maxDepth, SafetyOnly: !*f.liveness,
+		NoSymmetry: !*f.symmetry, SpillDir: *f.spillDir}
+}
+
+// runCheck is `cdcspec check`: the flags, then --matrix or one search, its
+// counterexample's artifacts, and the report (checkPlan's steps).
+func runCheck(args []string, stdout, stderr io.Writer) int {
+	fs := newFlags("check", checkHelp, stdout, stderr)
+	f := defineCheckFlags(fs)
 	if code, ok := fs.parse(args, false); !ok {
 		return code
 	}
 	set := map[string]bool{}
-	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
-	if err := firstErr(
-		oneOf("--format", *format, "text", "json"),
-		intIn("--max-states", *maxStates, 0, math.MaxInt32),
-		intIn("--max-depth", *maxDepth, 0, math.MaxInt32),
-		intIn("--walks", *walks, 1, math.MaxInt32),
-		intIn("--walk-depth", *walkDepth, 1, 1_000_000),
-	); err != nil {
+	fs.Visit(func(fl *flag.Flag) { set[fl.Name] = true })
+	if err := f.validateCommon(set); err != nil {
 		return fs.usageError("%v", err)
 	}
-	if set["workers"] {
-		if err := intIn("--workers", *workers, 1, maxWorkers); err != nil {
-			return fs.usageError("%v", err)
-		}
+	if *f.matrix {
+		return f.runMatrix(fs, set, args, stdout, stderr)
 	}
-	for _, b := range mf.bugs {
-		if _, ok := spec.LookupBug(b); !ok {
-			return fs.usageError("unknown --bug %q (known: %s)", b, strings.Join(spec.BugNames(), ", "))
-		}
-	}
-	if *matrix {
-		o := matrixOpts{rows: *matrixRows, rowTime: *rowTime, format: *format, artifacts: *artifacts, list: *matrixList, deepen: *rowDeepen,
-			bounds: search.Bounds{Workers: *workers, MaxStates: *maxStates, MaxDepth: *maxDepth, SafetyOnly: !*liveness,
-				NoSymmetry: !*symmetry, SpillDir: *spillDir}}
-		if set["delay-bound"] {
-			if err := intIn("--delay-bound", *delayBound, 0, search.MaxDelayBound); err != nil {
-				return fs.usageError("%v", err)
-			}
-			o.delayBound = delayBound
-		}
-		return checkMatrix(set, o, *memory, args, stdout, stderr)
-	}
-	for _, f := range []string{"matrix-rows", "row-time", "list", "row-deepen"} {
-		if set[f] {
-			fmt.Fprintf(stderr, "cdcspec check: --%s needs --matrix\n", f)
+	for _, name := range []string{"matrix-rows", "row-time", "list", "row-deepen"} {
+		if set[name] {
+			fmt.Fprintf(stderr, "cdcspec check: --%s needs --matrix\n", name)
 			return exitUsage
 		}
 	}
-	cfg, usage, ok := mf.build(fs, set, stderr)
+	p, code, ok := f.plan(fs, set, stderr)
 	if !ok {
-		return usage
-	}
-	// A configuration too big for exhaustive search names its random walks,
-	// unless a delay bound makes the search small enough.
-	if cfg.Walks > 0 && cfg.DelayBound == 0 && !set["simulate"] && !set["delay-bound"] && !set["delay-budget"] {
-		*simulate = true
-		if !set["walks"] {
-			*walks = cfg.Walks
-		}
-		if !set["walk-depth"] && cfg.WalkDepth > 0 {
-			*walkDepth = cfg.WalkDepth
-		}
-	}
-	// The delay bound: --delay-bound K (0: every schedule), else the
-	// configuration's stated bound (Config.DelayBound), which random walks
-	// and swarms do not take.
-	bounds := search.Bounds{Workers: *workers, MaxStates: *maxStates, MaxDepth: *maxDepth, SafetyOnly: !*liveness,
-		NoSymmetry: !*symmetry, SpillDir: *spillDir}
-	if set["delay-bound"] && (*delayBound < 0 || *delayBound > search.MaxDelayBound) {
-		fmt.Fprintf(stderr, "cdcspec check: --delay-bound must be in 0..%d, got %d\n", search.MaxDelayBound, *delayBound)
-		return exitUsage
-	}
-	delayOrigin := "" // why the search is delay-bounded: the stated bound or a flag
-	switch {
-	case set["delay-bound"]:
-		bounds.DelayBounded, bounds.DelayBound = *delayBound > 0, *delayBound
-		delayOrigin = "--delay-bound"
-	case !*simulate && !set["time"] && cfg.DelayBound > 0:
-		bounds = cfg.StatedBounds(bounds)
-		delayOrigin = "stated bound of configuration " + *mf.config
-	}
-	if (set["delay-bound"] || set["delay-budget"]) && (*simulate || set["time"]) {
-		fmt.Fprintln(stderr, "cdcspec check: --delay-bound and --delay-budget bound the exhaustive search; they do not apply to --simulate or --time")
-		return exitUsage
-	}
-	if set["delay-budget"] && *delayBudget <= 0 {
-		fmt.Fprintf(stderr, "cdcspec check: --delay-budget must be > 0, got %s\n", *delayBudget)
-		return exitUsage
-	}
-	var memBytes int64
-	memDefault := !set["memory"]
-	if memDefault {
-		memBytes = defaultMemoryBudget()
-	} else {
-		var err error
-		if memBytes, err = parseBytes(*memory); err != nil {
-			return fs.usageError("--memory: %v", err)
-		}
+		return code
 	}
 	// The search's own accounting (tables, frontier, trail) gets half of
-	// the budget; the rest is the Go runtime's (garbage not yet collected,
-	// fragmentation, stacks, the workers' scratch). The runtime's soft
-	// limit makes the collector work harder near the budget.
-	bounds.Memory = memBytes / 2
-	defer debug.SetMemoryLimit(debug.SetMemoryLimit(memBytes / 20 * 17))
-	if set["time"] && *budget <= 0 {
-		fmt.Fprintf(stderr, "cdcspec check: --time must be > 0, got %s\n", *budget)
-		return exitUsage
-	}
-	if set["time"] && *simulate {
-		fmt.Fprintln(stderr, "cdcspec check: --time (swarm) and --simulate (random walks) are two modes; choose one")
-		return exitUsage
-	}
-	walk := search.Walks{Seed: *seed, Count: *walks, Depth: *walkDepth}
-	if err := bounds.Validate(); err != nil {
-		fmt.Fprintf(stderr, "cdcspec check: %v\n", err)
-		return exitUsage
-	}
-	if err := walk.Validate(); err != nil {
-		fmt.Fprintf(stderr, "cdcspec check: %v\n", err)
-		return exitUsage
-	}
-
+	// the budget (plan); the rest is the Go runtime's (garbage not yet
+	// collected, fragmentation, stacks, the workers' scratch). The runtime's
+	// soft limit makes the collector work harder near the budget.
+	defer debug.SetMemoryLimit(debug.SetMemoryLimit(p.memBytes / 20 * 17))
 	// An interrupt (Ctrl-C, SIGTERM) stops the search: it reports how far
 	// it got, exits 3 and removes its spill files.
 	ctx, cancel := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer cancel()
-	bounds.Stop = ctx.Done()
-	var res model.Result
-	var tries []search.Stats
-	var err error
-	mode := "exhaustive"
-	progress, clear := progressWriter(stderr, memBytes)
-	switch {
-	case *simulate:
-		mode = "simulate"
-		res, err = model.Simulate(cfg, bounds, walk)
-	case set["time"]:
-		mode = "swarm"
-		res, err = model.Swarm(cfg, bounds, search.Swarm{Seed: *seed, Time: *budget}, progress)
-	case set["delay-budget"]:
-		res, tries, err = model.CheckDelays(cfg, bounds, *delayBudget, progress)
-		delayOrigin = "--delay-budget " + delayBudget.String() + ": the largest bound that completed"
-	default:
-		res, err = model.Check(cfg, bounds, progress)
-	}
-	clear()
+	p.bounds.Stop = ctx.Done()
+	res, tries, err := p.search(stderr)
 	if err != nil {
 		fmt.Fprintf(stderr, "cdcspec check: %v\n", err)
 		return exitUsage
 	}
+	dir := p.counterexample(&res, args, stdout, stderr)
+	code = checkExit(&res, tries)
+	if p.format == "json" {
+		p.writeJSON(stdout, stderr, &res, tries, dir)
+		return code
+	}
+	printCheck(stdout, checkReport{cfg: &p.cfg, res: &res, mode: p.mode, tries: tries, memBytes: p.memBytes, memDefault: p.memDefault,
+		searchMemory: p.bounds.Memory, dir: dir, delayOrigin: p.delayOrigin})
+	return code
+}
 
-	dir := ""
-	if res.Violation != nil {
-		var err error
-		dir, err = writeArtifacts(*artifacts, &res, args)
-		if err != nil {
-			fmt.Fprintf(stderr, "cdcspec check: writing the counterexample: %v\n", err)
-		}
-		if *replayImplFlag {
-			w := stdout
-			if *format == "json" {
-				w = stderr
-			}
-			if _, err := replayImpl(cfg, res.Violation, []string(mf.bugs), dir, w); err != nil {
-				fmt.Fprintf(stderr, "cdcspec check: replaying on the implementation: %v\n", err)
-			}
+// validateCommon checks the flags both --matrix and one search take.
+func (f *checkFlags) validateCommon(set map[string]bool) error {
+	if err := firstErr(
+		oneOf("--format", *f.format, "text", "json"),
+		intIn("--max-states", *f.maxStates, 0, math.MaxInt32),
+		intIn("--max-depth", *f.maxDepth, 0, math.MaxInt32),
+		intIn("--walks", *f.walks, 1, math.MaxInt32),
+		intIn("--walk-depth", *f.walkDepth, 1, 1_000_000),
+	); err != nil {
+		return err
+	}
+	if set["workers"] {
+		if err := intIn("--workers", *f.workers, 1, maxWorkers); err != nil {
+			return err
 		}
 	}
-	code := exitIncomplete
+	for _, b := range f.model.bugs {
+		if _, ok := spec.LookupBug(b); !ok {
+			return fmt.Errorf("unknown --bug %q (known: %s)", b, strings.Join(spec.BugNames(), ", "))
+		}
+	}
+	return nil
+}
+
+// runMatrix is `check --matrix`.
+func (f *checkFlags) runMatrix(fs *cmdFlags, set map[string]bool, args []string, stdout, stderr io.Writer) int {
+	o := matrixOpts{rows: *f.matrixRows, rowTime: *f.rowTime, format: *f.format, artifacts: *f.artifacts, list: *f.matrixList, deepen: *f.rowDeepen,
+		bounds: f.bounds()}
+	if set["delay-bound"] {
+		if err := intIn("--delay-bound", *f.delayBound, 0, search.MaxDelayBound); err != nil {
+			return fs.usageError("%v", err)
+		}
+		o.delayBound = f.delayBound
+	}
+	return checkMatrix(set, o, *f.memory, args, stdout, stderr)
+}
+
+// checkPlan is one search as the flags ask for it: the configuration, the
+// mode, the bounds (with the delay bound and the memory budget), the walks,
+// and what the report needs to say.
+type checkPlan struct {
+	cfg         model.Config
+	mode        string // exhaustive | simulate | swarm
+	bounds      search.Bounds
+	walk        search.Walks
+	swarmTime   time.Duration // swarm: --time
+	delayBudget time.Duration // exhaustive with --delay-budget, else 0
+	delayOrigin string        // why the search is delay-bounded: the stated bound or a flag
+	memBytes    int64
+	memDefault  bool // no --memory
+	format      string
+	artifacts   string
+	replayImpl  bool
+	bugs        []string
+}
+
+// plan builds the configuration and checks the flags of one search against
+// each other; ok is false with the exit code after a usage error.
+func (f *checkFlags) plan(fs *cmdFlags, set map[string]bool, stderr io.Writer) (p checkPlan, code int, ok bool) {
+	cfg, usage, ok := f.model.build(fs, set, stderr)
+	if !ok {
+		return p, usage, false
+	}
+	simulate, walks, walkDepth := *f.simulate, *f.walks, *f.walkDepth
+	// A configuration too big for exhaustive search names its random walks,
+	// unless a delay bound makes the search small enough.
+	if cfg.Walks > 0 && cfg.DelayBound == 0 && !set["simulate"] && !set["delay-bound"] && !set["delay-budget"] {
+		simulate = true
+		if !set["walks"] {
+			walks = cfg.Walks
+		}
+		if !set["walk-depth"] && cfg.WalkDepth > 0 {
+			walkDepth = cfg.WalkDepth
+		}
+	}
+	p = checkPlan{cfg: cfg, mode: "exhaustive", bounds: f.bounds(), format: *f.format, artifacts: *f.artifacts,
+		replayImpl: *f.replayImpl, bugs: []string(f.model.bugs)}
+	switch {
+	case simulate:
+		p.mode = "simulate"
+	case set["time"]:
+		p.mode, p.swarmTime = "swarm", *f.budget
+	case set["delay-budget"]:
+		p.delayBudget = *f.delayBudget
+	}
+	// The delay bound: --delay-bound K (0: every schedule), else the
+	// configuration's stated bound (Config.DelayBound), which random walks
+	// and swarms do not take.
+	if set["delay-bound"] && (*f.delayBound < 0 || *f.delayBound > search.MaxDelayBound) {
+		fmt.Fprintf(stderr, "cdcspec check: --delay-bound must be in 0..%d, got %d\n", search.MaxDelayBound, *f.delayBound)
+		return p, exitUsage, false
+	}
+	switch {
+	case set["delay-bound"]:
+		p.bounds.DelayBounded, p.bounds.DelayBound = *f.delayBound > 0, *f.delayBound
+		p.delayOrigin = "--delay-bound"
+	case !simulate && !set["time"] && cfg.DelayBound > 0:
+		p.bounds = cfg.StatedBounds(p.bounds)
+		p.delayOrigin = "stated bound of configuration " + *f.model.config
+	}
+	if (set["delay-bound"] || set["delay-budget"]) && (simulate || set["time"]) {
+		fmt.Fprintln(stderr, "cdcspec check: --delay-bound and --delay-budget bound the exhaustive search; they do not apply to --simulate or --time")
+		return p, exitUsage, false
+	}
+	if set["delay-budget"] && *f.delayBudget <= 0 {
+		fmt.Fprintf(stderr, "cdcspec check: --delay-budget must be > 0, got %s\n", *f.delayBudget)
+		return p, exitUsage, false
+	}
+	p.memDefault = !set["memory"]
+	if p.memDefault {
+		p.memBytes = defaultMemoryBudget()
+	} else {
+		var err error
+		if p.memBytes, err = parseBytes(*f.memory); err != nil {
+			return p, fs.usageError("--memory: %v", err), false
+		}
+	}
+	// The search's own accounting gets half of the budget (runCheck).
+	p.bounds.Memory = p.memBytes / 2
+	if set["time"] && *f.budget <= 0 {
+		fmt.Fprintf(stderr, "cdcspec check: --time must be > 0, got %s\n", *f.budget)
+		return p, exitUsage, false
+	}
+	if set["time"] && simulate {
+		fmt.Fprintln(stderr, "cdcspec check: --time (swarm) and --simulate (random walks) are two modes; choose one")
+		return p, exitUsage, false
+	}
+	p.walk = search.Walks{Seed: *f.seed, Count: walks, Depth: walkDepth}
+	for _, err := range []error{p.bounds.Validate(), p.walk.Validate()} {
+		if err != nil {
+			fmt.Fprintf(stderr, "cdcspec check: %v\n", err)
+			return p, exitUsage, false
+		}
+	}
+	return p, 0, true
+}
+
+// search runs the plan's search, with a progress line on a terminal; tries
+// are --delay-budget's searches.
+func (p *checkPlan) search(stderr io.Writer) (res model.Result, tries []search.Stats, err error) {
+	progress, clear := progressWriter(stderr, p.memBytes)
+	defer clear()
+	switch {
+	case p.mode == "simulate":
+		res, err = model.Simulate(p.cfg, p.bounds, p.walk)
+	case p.mode == "swarm":
+		res, err = model.Swarm(p.cfg, p.bounds, search.Swarm{Seed: p.walk.Seed, Time: p.swarmTime}, progress)
+	case p.delayBudget > 0:
+		res, tries, err = model.CheckDelays(p.cfg, p.bounds, p.delayBudget, progress)
+		p.delayOrigin = "--delay-budget " + p.delayBudget.String() + ": the largest bound that completed"
+	default:
+		res, err = model.Check(p.cfg, p.bounds, progress)
+	}
+	return res, tries, err
+}
+
+// counterexample writes a violation's artifacts and, with --replay-impl,
+// replays it on the implementation's simulation; it returns the artifacts'
+// directory ("" without a violation).
+func (p *checkPlan) counterexample(res *model.Result, args []string, stdout, stderr io.Writer) string {
+	if res.Violation == nil {
+		return ""
+	}
+	dir, err := writeArtifacts(p.artifacts, res, args)
+	if err != nil {
+		fmt.Fprintf(stderr, "cdcspec check: writing the counterexample: %v\n", err)
+	}
+	if p.replayImpl {
+		w := stdout
+		if p.format == "json" {
+			w = stderr
+		}
+		if _, err := replayImpl(p.cfg, res.Violation, p.bugs, dir, w); err != nil {
+			fmt.Fprintf(stderr, "cdcspec check: replaying on the implementation: %v\n", err)
+		}
+	}
+	return dir
+}
+
+// checkExit is check's exit code for a search's result (checkHelp.exits).
+func checkExit(res *model.Result, tries []search.Stats) int {
 	upTo, boundedOK := res.CompleteUpToDelays()
 	switch {
 	case res.Outcome == search.OK:
-		code = exitOK
+		return exitOK
 	case res.Outcome == search.Violation:
-		code = exitViolation
+		return exitViolation
 	case boundedOK && (len(tries) == 0 || upTo >= tries[0].DelayBound):
 		// Complete up to the bound asked for (stated, --delay-bound, or the
 		// first of --delay-budget's): what the check was asked to do.
-		code = exitOK
+		return exitOK
 	}
-	if *format == "json" {
-		out := toJSON(&res, mode, *seed, *walks)
-		if boundedOK {
-			out.Result, out.DelayOrigin = "complete-up-to-delays", delayOrigin
-		}
-		for _, st := range tries {
-			out.DelayTries = append(out.DelayTries, delayTryJSON{K: st.DelayBound, Result: resultName(st.Outcome), Reason: st.Reason,
-				DistinctStates: st.Distinct, Depth: st.Depth, Seconds: st.Seconds})
-		}
-		out.Artifacts = dir
-		out.Config.Memory = memBytes
-		out.Config.MemoryDefault = memDefault
-		if set["time"] {
-			out.Config.Time = budget.String()
-		}
-		enc := json.NewEncoder(stdout)
-		enc.SetIndent("", "  ")
-		if err := enc.Encode(out); err != nil {
-			fmt.Fprintf(stderr, "cdcspec check: %v\n", err)
-		}
-		return code
+	return exitIncomplete
+}
+
+// writeJSON writes the --format json report.
+func (p *checkPlan) writeJSON(stdout, stderr io.Writer, res *model.Result, tries []search.Stats, dir string) {
+	out := toJSON(res, p.mode, p.walk.Seed, p.walk.Count)
+	if _, boundedOK := res.CompleteUpToDelays(); boundedOK {
+		out.Result, out.DelayOrigin = "complete-up-to-delays", p.delayOrigin
 	}
-	printCheck(stdout, checkReport{cfg: &cfg, res: &res, mode: mode, tries: tries, memBytes: memBytes, memDefault: memDefault,
-		searchMemory: bounds.Memory, dir: dir, delayOrigin: delayOrigin})
-	return code
+	for _, st := range tries {
+		out.DelayTries = append(out.DelayTries, delayTryJSON{K: st.DelayBound, Result: resultName(st.Outcome), Reason: st.Reason,
+			DistinctStates: st.Distinct, Depth: st.Depth, Seconds: st.Seconds})
+	}
+	out.Artifacts = dir
+	out.Config.Memory = p.memBytes
+	out.Config.MemoryDefault = p.memDefault
+	if p.mode == "swarm" {
+		out.Config.Time = p.swarmTime.String()
+	}
+	enc := json.NewEncoder(stdout)
+	enc.SetIndent("", "  ")
+	if err := enc.Encode(out); err != nil {
+		fmt.Fprintf(stderr, "cdcspec check: %v\n", err)
+	}
 }
 
 // checkModelFlags are check's flags that shape the model configuration.

@@ -152,64 +152,101 @@ const maxCLITimeout = 10 * time.Minute
 
 func isHelp(a string) bool { return a == "-h" || a == "--help" || a == "-help" || a == "help" }
 
+// runCLI is `cdcspec cli TARGET VERB [ID] [flags]`: the command, its
+// arguments, then the admin API call and its JSON.
 func runCLI(args []string, stdout, stderr io.Writer) int {
+	cmd, code, ok := cliCommandOf(args, stdout, stderr)
+	if !ok {
+		return code
+	}
+	a, code, ok := cmd.parse(args[2:], stdout, stderr)
+	if !ok {
+		return code
+	}
+	return cmd.call(a, stdout, stderr)
+}
+
+// cliCommandOf finds the command args[0] args[1] names; ok is false with
+// the exit code after help or a usage error.
+func cliCommandOf(args []string, stdout, stderr io.Writer) (cmd cliCommand, code int, ok bool) {
 	if len(args) > 0 && isHelp(args[0]) {
 		cliUsage(stdout)
-		return exitOK
+		return cmd, exitOK, false
 	}
 	if len(args) == 0 {
 		fmt.Fprintln(stderr, "cdcspec cli: missing target (known: capture, changefeed)")
 		cliUsage(stderr)
-		return exitUsage
+		return cmd, exitUsage, false
 	}
 	target := args[0]
 	if !contains(cliTargets(), target) {
 		fmt.Fprintf(stderr, "cdcspec cli: unknown target %q (known: capture, changefeed)\n", target)
-		return exitUsage
+		return cmd, exitUsage, false
 	}
 	if len(args) < 2 || strings.HasPrefix(args[1], "-") || args[1] == "help" {
 		if len(args) >= 2 && isHelp(args[1]) {
 			cliUsage(stdout)
-			return exitOK
+			return cmd, exitOK, false
 		}
 		fmt.Fprintf(stderr, "cdcspec cli %s: missing command (known: %s)\n", target, verbsOf(target))
-		return exitUsage
+		return cmd, exitUsage, false
 	}
-	cmd, ok := lookupCLI(target, args[1])
+	cmd, ok = lookupCLI(target, args[1])
 	if !ok {
 		fmt.Fprintf(stderr, "cdcspec cli %s: unknown command %q (known: %s)\n", target, args[1], verbsOf(target))
-		return exitUsage
+		return cmd, exitUsage, false
 	}
-	name := "cli " + cmd.target + " " + cmd.verb
-	fl := flag.NewFlagSet(name, flag.ContinueOnError)
+	return cmd, 0, true
+}
+
+// name is the command as its messages name it: "cli changefeed query".
+func (c cliCommand) name() string { return "cli " + c.target + " " + c.verb }
+
+// cliArgs are one command's arguments, parsed; a flag the command does not
+// have keeps its zero value.
+type cliArgs struct {
+	srv                string
+	timeout            time.Duration
+	id                 string // the changefeed, from the argument or --changefeed-id
+	startTs, overwrite uint64
+	table              int64
+	targetNode         string
+}
+
+// flagSet defines the command's flags into a.
+func (c cliCommand) flagSet(a *cliArgs, stderr io.Writer) *flag.FlagSet {
+	fl := flag.NewFlagSet(c.name(), flag.ContinueOnError)
 	fl.SetOutput(stderr)
-	fl.Usage = func() {} // -h prints cmd.usage on stdout below; a bad flag names itself
-	srv := fl.String("server", "http://127.0.0.1:8300", "a capture's admin API address (cdcspec run prints them)")
-	timeout := fl.Duration("timeout", 15*time.Second, "request timeout, 1ms..10m")
-	var id string
-	if cmd.needID {
-		fl.StringVar(&id, "changefeed-id", "", "Replication task (changefeed) ID (or the first argument)")
-		fl.StringVar(&id, "c", "", "shorthand for --changefeed-id")
+	fl.Usage = func() {} // -h prints c.usage on stdout (parse); a bad flag names itself
+	fl.StringVar(&a.srv, "server", "http://127.0.0.1:8300", "a capture's admin API address (cdcspec run prints them)")
+	fl.DurationVar(&a.timeout, "timeout", 15*time.Second, "request timeout, 1ms..10m")
+	if c.needID {
+		fl.StringVar(&a.id, "changefeed-id", "", "Replication task (changefeed) ID (or the first argument)")
+		fl.StringVar(&a.id, "c", "", "shorthand for --changefeed-id")
 	}
-	var startTs, overwrite uint64
-	var table int64
-	var targetNode string
-	for _, f := range cmd.flags {
+	for _, f := range c.flags {
 		switch f {
 		case "start-ts":
-			fl.Uint64Var(&startTs, f, 0, "Start ts of changefeed, a TSO (0: now; above the current TSO is refused)")
+			fl.Uint64Var(&a.startTs, f, 0, "Start ts of changefeed, a TSO (0: now; above the current TSO is refused)")
 		case "overwrite-checkpoint-ts":
-			fl.Uint64Var(&overwrite, f, 0, "Overwrite the changefeed's checkpoint ts with this TSO (0: keep)")
+			fl.Uint64Var(&a.overwrite, f, 0, "Overwrite the changefeed's checkpoint ts with this TSO (0: keep)")
 		case "table-id":
-			fl.Int64Var(&table, f, 0, "the id of the table (> 0)")
+			fl.Int64Var(&a.table, f, 0, "the id of the table (> 0)")
 		case "target-node-id":
-			fl.StringVar(&targetNode, f, "", "the capture the table moves to (cdcspec cli capture list)")
+			fl.StringVar(&a.targetNode, f, "", "the capture the table moves to (cdcspec cli capture list)")
 		}
 	}
-	rest := args[2:]
+	return fl
+}
+
+// parse parses the command's arguments after TARGET VERB and checks them;
+// ok is false with the exit code after -h or a usage error.
+func (c cliCommand) parse(rest []string, stdout, stderr io.Writer) (a cliArgs, code int, ok bool) {
+	name := c.name()
+	fl := c.flagSet(&a, stderr)
 	if msg := foreignFlag(fl, rest); msg != "" {
 		fmt.Fprintf(stderr, "cdcspec %s: %s ('cdcspec %s -h' lists its flags)\n", name, msg, name)
-		return exitUsage
+		return a, exitUsage, false
 	}
 	var positional []string
 	// Flags may come before or after the positional ID.
@@ -217,11 +254,11 @@ func runCLI(args []string, stdout, stderr io.Writer) int {
 		code, ok := parseFlags(fl, rest, true, stderr)
 		if !ok {
 			if code == exitOK {
-				cmd.usage(stdout, fl)
+				c.usage(stdout, fl)
 			} else {
 				fmt.Fprintf(stderr, "'cdcspec %s -h' lists its flags\n", name)
 			}
-			return code
+			return a, code, false
 		}
 		if fl.NArg() == 0 {
 			break
@@ -229,76 +266,88 @@ func runCLI(args []string, stdout, stderr io.Writer) int {
 		positional = append(positional, fl.Arg(0))
 		rest = fl.Args()[1:]
 	}
-	if !cmd.needID && len(positional) > 0 {
+	if !c.needID && len(positional) > 0 {
 		fmt.Fprintf(stderr, "cdcspec %s: unexpected argument %q\n", name, positional[0])
-		return exitUsage
+		return a, exitUsage, false
 	}
 	if len(positional) > 1 {
 		fmt.Fprintf(stderr, "cdcspec %s: one changefeed ID expected, got %q\n", name, positional)
-		return exitUsage
+		return a, exitUsage, false
 	}
 	if len(positional) == 1 {
-		if id != "" && id != positional[0] {
-			fmt.Fprintf(stderr, "cdcspec %s: the argument %q and --changefeed-id %q name different changefeeds\n", name, positional[0], id)
-			return exitUsage
+		if a.id != "" && a.id != positional[0] {
+			fmt.Fprintf(stderr, "cdcspec %s: the argument %q and --changefeed-id %q name different changefeeds\n", name, positional[0], a.id)
+			return a, exitUsage, false
 		}
-		id = positional[0]
+		a.id = positional[0]
 	}
-	now := time.Now()
-	errs := []error{durationIn("--timeout", *timeout, time.Millisecond, maxCLITimeout), serverURL(*srv),
-		checkTSOFlag("--start-ts", startTs, now), checkTSOFlag("--overwrite-checkpoint-ts", overwrite, now)}
-	if cmd.needID && id == "" {
-		errs = append(errs, fmt.Errorf("changefeed %s needs a changefeed ID: cdcspec cli changefeed %s ID (or --changefeed-id ID)", cmd.verb, cmd.verb))
+	if err := c.validate(a, time.Now()); err != nil {
+		fmt.Fprintf(stderr, "cdcspec %s: %v\n", name, err)
+		return a, exitUsage, false
 	}
-	switch cmd.verb {
+	return a, 0, true
+}
+
+// validate checks the values of a's flags, and that the command has what
+// it needs; the first error in flag order.
+func (c cliCommand) validate(a cliArgs, now time.Time) error {
+	errs := []error{durationIn("--timeout", a.timeout, time.Millisecond, maxCLITimeout), serverURL(a.srv),
+		checkTSOFlag("--start-ts", a.startTs, now), checkTSOFlag("--overwrite-checkpoint-ts", a.overwrite, now)}
+	if c.needID && a.id == "" {
+		errs = append(errs, fmt.Errorf("changefeed %s needs a changefeed ID: cdcspec cli changefeed %s ID (or --changefeed-id ID)", c.verb, c.verb))
+	}
+	switch c.verb {
 	case "move-table":
-		if table <= 0 || targetNode == "" {
-			errs = append(errs, fmt.Errorf("move-table needs --table-id (> 0, got %d) and --target-node-id", table))
+		if a.table <= 0 || a.targetNode == "" {
+			errs = append(errs, fmt.Errorf("move-table needs --table-id (> 0, got %d) and --target-node-id", a.table))
 		}
 	case "split-table":
-		if table <= 0 {
-			errs = append(errs, fmt.Errorf("split-table needs --table-id (> 0, got %d)", table))
+		if a.table <= 0 {
+			errs = append(errs, fmt.Errorf("split-table needs --table-id (> 0, got %d)", a.table))
 		}
 	}
-	if err := firstErr(errs...); err != nil {
-		fmt.Fprintf(stderr, "cdcspec %s: %v\n", name, err)
-		return exitUsage
-	}
-	c := adminapi.NewClient(*srv)
-	c.HTTP.Timeout = *timeout
-	ctx, cancel := context.WithTimeout(context.Background(), *timeout)
+	return firstErr(errs...)
+}
+
+// call calls the admin API and prints its answer as JSON; exit 1 when the
+// server refused, failed or did not answer within --timeout.
+func (c cliCommand) call(a cliArgs, stdout, stderr io.Writer) int {
+	cl := adminapi.NewClient(a.srv)
+	cl.HTTP.Timeout = a.timeout
+	ctx, cancel := context.WithTimeout(context.Background(), a.timeout)
 	defer cancel()
 	var out any
 	var err error
-	switch cmd.target + " " + cmd.verb {
+	id := a.id
+	switch c.target + " " + c.verb {
 	case "capture list":
-		out, err = c.Captures(ctx)
+		out, err = cl.Captures(ctx)
 	case "changefeed create":
-		out, err = c.Create(ctx, adminapi.CreateRequest{ChangefeedID: id, StartTs: startTs})
+		out, err = cl.Create(ctx, adminapi.CreateRequest{ChangefeedID: id, StartTs: a.startTs})
 	case "changefeed list":
-		out, err = c.List(ctx)
+		out, err = cl.List(ctx)
 	case "changefeed query":
-		out, err = c.Get(ctx, id)
+		out, err = cl.Get(ctx, id)
 	case "changefeed pause":
-		err = c.Pause(ctx, id)
+		err = cl.Pause(ctx, id)
 	case "changefeed resume":
-		err = c.Resume(ctx, id, overwrite)
+		err = cl.Resume(ctx, id, a.overwrite)
 	case "changefeed remove":
-		err = c.Remove(ctx, id)
+		err = cl.Remove(ctx, id)
 	case "changefeed move-table":
 		var n int
-		n, err = c.MoveTable(ctx, id, table, targetNode)
+		n, err = cl.MoveTable(ctx, id, a.table, a.targetNode)
 		out = map[string]int{"moved": n}
 	case "changefeed split-table":
 		var n int
-		n, err = c.SplitTable(ctx, id, table)
+		n, err = cl.SplitTable(ctx, id, a.table)
 		out = map[string]int{"split": n}
 	}
 	if err != nil {
 		if ctx.Err() != nil {
-			err = fmt.Errorf("no answer from %s within --timeout %s", *srv, *timeout)
+			err = fmt.Errorf("no answer from %s within --timeout %s", a.srv, a.timeout)
 		}
-		fmt.Fprintf(stderr, "cdcspec %s: %v\n", name, err)
+		fmt.Fprintf(stderr, "cdcspec %s: %v\n", c.name(), err)
 		return exitViolation
 	}
 	if out == nil {

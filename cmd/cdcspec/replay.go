@@ -8,6 +8,7 @@ import (
 
 	"cdcspec/model"
 	"cdcspec/proptest"
+	"cdcspec/refinement"
 )
 
 // replayImpl is `cdcspec check ... --replay-impl`: it takes the model's
@@ -15,7 +16,7 @@ import (
 // through the same environment (DDLs, upstream stall and resume, crashes,
 // sink errors; message-level steps approximated with targeted drop, dup and
 // delay rules, the rest left to the simulation's scheduler over a few seeds;
-// see proptest/replay.go for the mapping) and reports whether the
+// see refinement/replay.go for the mapping) and reports whether the
 // implementation shows the same property violation. bugs are switched on in
 // the implementation (pass the ones the model had on). It writes the report
 // to w and returns whether the violation reproduced.
@@ -33,7 +34,7 @@ func replayImpl(cfg model.Config, ce *model.Counterexample, bugs []string, dir s
 	if ce == nil {
 		return false, fmt.Errorf("replay-impl: the model found no counterexample to replay")
 	}
-	res, err := proptest.ReplayModel(cfg, ce.Actions(), ce.Property, bugs, proptest.ReplayOptions{})
+	res, err := refinement.ReplayModel(cfg, ce.Actions(), ce.Property, bugs, refinement.ReplayOptions{})
 	if err != nil {
 		return false, fmt.Errorf("replay-impl: %v", err)
 	}

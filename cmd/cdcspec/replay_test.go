@@ -8,19 +8,19 @@ import (
 	"testing"
 
 	"cdcspec/model"
-	"cdcspec/proptest"
+	"cdcspec/refinement"
 )
 
 // TestReplayImpl replays the recorded model counterexample of
-// stuck-after-upstream-failure (proptest/testdata/model) through replayImpl
+// stuck-after-upstream-failure (refinement/testdata/model) through replayImpl
 // and expects the implementation to show the same violation.
 func TestReplayImpl(t *testing.T) {
 	t.Setenv("CDCSPEC_ARTIFACTS", t.TempDir())
-	raw, err := os.ReadFile("../../proptest/testdata/model/stuck-after-upstream-failure.json")
+	raw, err := os.ReadFile("../../refinement/testdata/model/stuck-after-upstream-failure.json")
 	if err != nil {
 		t.Fatal(err)
 	}
-	cfg, acts, prop, bugs, err := proptest.ParseCounterexample(raw)
+	cfg, acts, prop, bugs, err := refinement.ParseCounterexample(raw)
 	if err != nil {
 		t.Fatal(err)
 	}

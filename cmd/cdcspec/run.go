@@ -89,12 +89,23 @@ func runRun(args []string, stdout, stderr io.Writer) int {
 	rc := cluster.RunConfig{Duration: *duration, SettleTimeout: *settle, DDLEvery: *ddlEvery, Cluster: cluster.Config{
 		Nodes: *nodes, Tables: *tables, Rate: *rate, Seed: *seed, Bugs: bugs, Etcd: etcd, Kafka: kafka,
 		KafkaListen: *kafkaListen, LogDir: *logDir, SessionTTL: *ttl, KafkaTimeout: *kto}}
+	if code, ok := runSchedule(fl, &rc, faults, *scenario, *seed, stderr); !ok {
+		return code
+	}
+	return executeRun(rc, *format, stdout, stderr)
+}
+
+// runSchedule sets rc's fault schedule: a scenario's (with its captures and
+// a duration that covers it unless --nodes or --duration say otherwise), none,
+// random:N drawn with the seed, or the --faults list spread over
+// rc.Duration; ok is false with the exit code after a usage error.
+func runSchedule(fl *flag.FlagSet, rc *cluster.RunConfig, faults listFlag, scenario string, seed uint64, stderr io.Writer) (code int, ok bool) {
 	switch {
-	case *scenario != "":
-		sc, err := cluster.LoadScenario(*scenario)
+	case scenario != "":
+		sc, err := cluster.LoadScenario(scenario)
 		if err != nil {
 			fmt.Fprintf(stderr, "cdcspec run: --scenario: %v\n", err)
-			return exitUsage
+			return exitUsage, false
 		}
 		steps := sc.Steps
 		rc.Steps = steps
@@ -119,23 +130,30 @@ func runRun(args []string, stdout, stderr io.Writer) int {
 		}
 		if err != nil {
 			fmt.Fprintf(stderr, "cdcspec run: --faults %s: want random:N with N in [1, %d] (%v)\n", faults[0], maxRandomFaults, err)
-			return exitUsage
+			return exitUsage, false
 		}
-		steps, names, err := cluster.RandomSchedule(n, *seed, *duration)
+		steps, names, err := cluster.RandomSchedule(n, seed, rc.Duration)
 		if err != nil {
 			fmt.Fprintf(stderr, "cdcspec run: --faults: %v\n", err)
-			return exitUsage
+			return exitUsage, false
 		}
-		fmt.Fprintf(stderr, "cdcspec run: --faults %s with --seed %d drew: %s\n", faults[0], *seed, strings.Join(names, ","))
+		fmt.Fprintf(stderr, "cdcspec run: --faults %s with --seed %d drew: %s\n", faults[0], seed, strings.Join(names, ","))
 		rc.Steps = steps
 	case len(faults) > 0:
-		steps, err := cluster.Schedule(faults, *duration)
+		steps, err := cluster.Schedule(faults, rc.Duration)
 		if err != nil {
 			fmt.Fprintf(stderr, "cdcspec run: --faults: %v\n", err)
-			return exitUsage
+			return exitUsage, false
 		}
 		rc.Steps = steps
 	}
+	return 0, true
+}
+
+// executeRun runs the cluster (progress on stderr, one rewritten line on a
+// terminal; SIGINT or SIGTERM stop it) and prints its report; the exit code
+// is runUsage's.
+func executeRun(rc cluster.RunConfig, format string, stdout, stderr io.Writer) int {
 	var sw *statusWriter
 	if f, ok := stderr.(*os.File); ok && term.IsTerminal(int(f.Fd())) {
 		sw = &statusWriter{w: stderr}
@@ -163,7 +181,7 @@ func runRun(args []string, stdout, stderr io.Writer) int {
 	if res.Interrupted != "" {
 		fmt.Fprintf(stderr, "cdcspec run: interrupted (%s) during %s; partial report on stdout\n", res.Interrupted, res.InterruptedIn)
 	}
-	if *format == "json" {
+	if format == "json" {
 		var buf bytes.Buffer
 		enc := json.NewEncoder(&buf)
 		enc.SetIndent("", "  ")

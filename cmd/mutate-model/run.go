@@ -311,11 +311,11 @@ func build(dir, out string) error {
 	return nil
 }
 
+// runMutants runs the selected mutants: the checker built once with every
+// mutant behind a switch (the schema; with --copy, a copy of the module per
+// worker), the baseline with no mutant on, f.parallel workers over sel, and
+// the tally.
 func runMutants(root string, all, sel []mutate.Mutant, killers, complete []killer, equiv map[string]string, f runFlags, stderr io.Writer) (*report, error) {
-	index := map[string]int{}
-	for i, m := range all {
-		index[m.ID] = i
-	}
 	scratch, err := os.MkdirTemp("", "mutate-model-")
 	if err != nil {
 		return nil, err
@@ -329,40 +329,86 @@ func runMutants(root string, all, sel []mutate.Mutant, killers, complete []kille
 	if err := copyModule(root, mod); err != nil {
 		return nil, fmt.Errorf("copying the module: %v", err)
 	}
+	t0 := time.Now()
+	bin, err := buildChecker(mod, scratch, all, f)
+	if err != nil {
+		return nil, err
+	}
+	fmt.Fprintf(stderr, "%d mutants in %s, %d selected; checker built in %.1f s\n", len(all), f.pkg, len(sel), time.Since(t0).Seconds())
+	p := &mutantPool{f: f, sel: sel, index: map[string]int{}, equiv: equiv, scratch: scratch, mod: mod, bin: bin,
+		killers: killers, complete: complete, stderr: stderr,
+		checkArgs: []string{"check", "--max-states", strconv.Itoa(f.maxStates), "--walks", strconv.Itoa(f.walks),
+			"--time-per-config", f.perConfig.String(), "--liveness=" + strconv.FormatBool(f.liveness)}}
+	for i, m := range all {
+		p.index[m.ID] = i
+	}
+	if err := p.baseline(len(all)); err != nil {
+		return nil, err
+	}
+	p.run()
+	p.rep.tally()
+	return p.rep, nil
+}
+
+// buildChecker writes the mutant schema into the module copy's package
+// (unless --copy) and builds the checker under scratch; it returns the
+// checker's path.
+func buildChecker(mod, scratch string, all []mutate.Mutant, f runFlags) (string, error) {
 	pkgDir := filepath.Join(mod, f.pkg)
 	bin := filepath.Join(scratch, "checker")
-	t0 := time.Now()
 	if !f.copyMode {
 		files, err := mutate.Schema(pkgDir, filepath.Base(f.pkg), all)
 		if err != nil {
-			return nil, fmt.Errorf("mutant schema: %v", err)
+			return "", fmt.Errorf("mutant schema: %v", err)
 		}
 		for name, b := range files {
 			if err := os.WriteFile(filepath.Join(pkgDir, name), b, 0o644); err != nil {
-				return nil, err
+				return "", err
 			}
 		}
 	}
 	if err := build(mod, bin); err != nil {
-		return nil, fmt.Errorf("building the checker (mutant schema) failed, a bug of the mutator: %v", err)
+		return "", fmt.Errorf("building the checker (mutant schema) failed, a bug of the mutator: %v", err)
 	}
-	fmt.Fprintf(stderr, "%d mutants in %s, %d selected; checker built in %.1f s\n", len(all), f.pkg, len(sel), time.Since(t0).Seconds())
+	return bin, nil
+}
 
-	checkArgs := []string{"check", "--max-states", strconv.Itoa(f.maxStates), "--walks", strconv.Itoa(f.walks),
-		"--time-per-config", f.perConfig.String(), "--liveness=" + strconv.FormatBool(f.liveness)}
-	// The baseline: the same build with no mutant switched on, every
-	// search. A search violated there cannot kill a mutant.
-	t0 = time.Now()
-	base, _, err := runChecker(bin, -1, append(checkArgs, "--all", "--killers", killerList(append(append([]killer(nil), killers...), complete...))), 0)
+// mutantPool runs the selected mutants on parallel workers; the report's
+// KillsBy, results and done are guarded by mu.
+type mutantPool struct {
+	f                 runFlags
+	sel               []mutate.Mutant
+	index             map[string]int // a mutant's index in the package's whole list
+	equiv             map[string]string
+	scratch, mod, bin string
+	checkArgs         []string
+	killers, complete []killer // less those the baseline violates
+	baseBy            map[string]checkLine
+	stderr            io.Writer
+	t0                time.Time // the baseline's start: progress lines count from it
+
+	mu      sync.Mutex
+	rep     *report
+	results []result
+	done    int
+}
+
+// baseline runs every search on the same build with no mutant switched on.
+// A search violated there cannot kill a mutant: it is dropped from the
+// killers and the complete searches, and reported.
+func (p *mutantPool) baseline(mutants int) error {
+	f := p.f
+	p.t0 = time.Now()
+	base, _, err := runChecker(p.bin, -1, append(p.checkArgs, "--all", "--killers", killerList(append(append([]killer(nil), p.killers...), p.complete...))), 0)
 	if err != nil {
-		return nil, fmt.Errorf("baseline: %v", err)
+		return fmt.Errorf("baseline: %v", err)
 	}
-	rep := &report{Package: f.pkg, Mutants: len(all), Shard: f.shard, Selected: len(sel), MaxStates: f.maxStates, Walks: f.walks,
+	rep := &report{Package: f.pkg, Mutants: mutants, Shard: f.shard, Selected: len(p.sel), MaxStates: f.maxStates, Walks: f.walks,
 		Baseline: base, KillsBy: map[string]int{}}
-	baseBy := map[string]checkLine{}
+	p.rep, p.baseBy = rep, map[string]checkLine{}
 	violated := map[string]bool{}
 	for _, l := range base {
-		baseBy[l.Killer] = l
+		p.baseBy[l.Killer] = l
 		if l.Outcome == "violation" {
 			rep.Dropped = append(rep.Dropped, l)
 			violated[l.Killer] = true
@@ -377,95 +423,119 @@ func runMutants(root string, all, sel []mutate.Mutant, killers, complete []kille
 		}
 		return out, names
 	}
-	killers, rep.Killers = keep(killers)
-	complete, rep.Complete = keep(complete)
-	fmt.Fprintf(stderr, "baseline: %d searches in %.1f s", len(base), time.Since(t0).Seconds())
+	p.killers, rep.Killers = keep(p.killers)
+	p.complete, rep.Complete = keep(p.complete)
+	fmt.Fprintf(p.stderr, "baseline: %d searches in %.1f s", len(base), time.Since(p.t0).Seconds())
 	for _, d := range rep.Dropped {
-		fmt.Fprintf(stderr, "; %s dropped (violated without a mutant: %s)", d.Killer, d.Property)
+		fmt.Fprintf(p.stderr, "; %s dropped (violated without a mutant: %s)", d.Killer, d.Property)
 	}
-	fmt.Fprintln(stderr)
-	if len(killers) == 0 {
-		return nil, errors.New("every killer is violated without a mutant")
+	fmt.Fprintln(p.stderr)
+	if len(p.killers) == 0 {
+		return errors.New("every killer is violated without a mutant")
 	}
+	return nil
+}
 
-	results := make([]result, len(sel))
-	var mu sync.Mutex
+// run runs every selected mutant on f.parallel workers and sets the
+// report's results, in sel's order.
+func (p *mutantPool) run() {
+	p.results = make([]result, len(p.sel))
 	var wg sync.WaitGroup
 	jobs := make(chan int)
-	done := 0
-	// ordered: the killers by kills so far (most first), ties in their
-	// given order: a mutant meets the likeliest killer first.
-	ordered := func() string {
-		mu.Lock()
-		defer mu.Unlock()
-		ks := append([]killer(nil), killers...)
-		sort.SliceStable(ks, func(a, b int) bool { return rep.KillsBy[ks[a].String()] > rep.KillsBy[ks[b].String()] })
-		return killerList(ks)
-	}
-	worker := func(w int) {
-		defer wg.Done()
-		wbin, wmod := bin, mod
-		if f.copyMode {
-			wmod = filepath.Join(scratch, fmt.Sprintf("mod%d", w))
-			if w > 0 {
-				if err := copyModule(mod, wmod); err != nil {
-					fmt.Fprintf(stderr, "worker %d: copying the module: %v\n", w, err)
-					return
-				}
-			} else {
-				wmod = mod
-			}
-			wbin = filepath.Join(scratch, fmt.Sprintf("checker%d", w))
-		}
-		for k := range jobs {
-			m := sel[k]
-			r := result{Mutant: m, Index: index[m.ID]}
-			t := time.Now()
-			args := append(append([]string(nil), checkArgs...), "--killers", ordered())
-			if f.copyMode {
-				r = runCopy(r, wmod, wbin, f, args)
-			} else {
-				r = classify(r, wbin, r.Index, args, f.timeout)
-			}
-			// A survivor that changed some step and reached the original's
-			// states wherever it did meets the complete searches: a kill,
-			// or the evidence of equivalence. (One that reached other
-			// states within a delay bound is no candidate.)
-			pre := r
-			finish(&pre, baseBy, nil)
-			if pre.Status == stSurvived && pre.SameAsBaseline && len(complete) > 0 && !f.copyMode {
-				more := classify(result{Mutant: m, Index: r.Index}, wbin, r.Index,
-					append(append([]string(nil), checkArgs...), "--killers", killerList(complete)), f.timeout)
-				more.Checks = append(r.Checks, more.Checks...)
-				r = more
-			}
-			r.Seconds = time.Since(t).Seconds()
-			finish(&r, baseBy, equiv)
-			mu.Lock()
-			if r.Status == stKilled && r.Config != "" {
-				rep.KillsBy[r.Killer]++
-			}
-			results[k] = r
-			done++
-			if f.verbose {
-				fmt.Fprintf(stderr, "[%d/%d] %s %s %s %s (%.1f s)\n", done, len(sel), r.ID, r.Status, r.Killer, r.Property, r.Seconds)
-			} else if done%25 == 0 {
-				fmt.Fprintf(stderr, "%d/%d mutants, %.0f s\n", done, len(sel), time.Since(t0).Seconds())
-			}
-			mu.Unlock()
-		}
-	}
-	for w := 0; w < f.parallel; w++ {
+	for w := 0; w < p.f.parallel; w++ {
 		wg.Add(1)
-		go worker(w)
+		go p.worker(w, jobs, &wg)
 	}
-	for k := range sel {
+	for k := range p.sel {
 		jobs <- k
 	}
 	close(jobs)
 	wg.Wait()
-	rep.Results = results
-	for _, r := range results {
+	p.rep.Results = p.results
+}
+
+// ordered lists the killers by kills so far (most first), ties in their
+// given order: a mutant meets the likeliest killer first.
+func (p *mutantPool) ordered() string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	ks := append([]killer(nil), p.killers...)
+	sort.SliceStable(ks, func(a, b int) bool { return p.rep.KillsBy[ks[a].String()] > p.rep.KillsBy[ks[b].String()] })
+	return killerList(ks)
+}
+
+// worker w runs the mutants whose indexes in sel it takes from jobs: on the
+// shared checker, or with --copy on its own copy of the module.
+func (p *mutantPool) worker(w int, jobs <-chan int, wg *sync.WaitGroup) {
+	defer wg.Done()
+	f := p.f
+	wbin, wmod := p.bin, p.mod
+	if f.copyMode {
+		wmod = filepath.Join(p.scratch, fmt.Sprintf("mod%d", w))
+		if w > 0 {
+			if err := copyModule(p.mod, wmod); err != nil {
+				fmt.Fprintf(p.stderr, "worker %d: copying the module: %v\n", w, err)
+				return
+			}
+		} else {
+			wmod = p.mod
+		}
+		wbin = filepath.Join(p.scratch, fmt.Sprintf("checker%d", w))
+	}
+	for k := range jobs {
+		p.record(k, p.runOne(p.sel[k], wmod, wbin))
+	}
+}
+
+// runOne runs mutant m against the killers, and a survivor that reached
+// the original's states against the complete searches.
+func (p *mutantPool) runOne(m mutate.Mutant, wmod, wbin string) result {
+	f := p.f
+	r := result{Mutant: m, Index: p.index[m.ID]}
+	t := time.Now()
+	args := append(append([]string(nil), p.checkArgs...), "--killers", p.ordered())
+	if f.copyMode {
+		r = runCopy(r, wmod, wbin, f, args)
+	} else {
+		r = classify(r, wbin, r.Index, args, f.timeout)
+	}
+	// A survivor that changed some step and reached the original's
+	// states wherever it did meets the complete searches: a kill,
+	// or the evidence of equivalence. (One that reached other
+	// states within a delay bound is no candidate.)
+	pre := r
+	finish(&pre, p.baseBy, nil)
+	if pre.Status == stSurvived && pre.SameAsBaseline && len(p.complete) > 0 && !f.copyMode {
+		more := classify(result{Mutant: m, Index: r.Index}, wbin, r.Index,
+			append(append([]string(nil), p.checkArgs...), "--killers", killerList(p.complete)), f.timeout)
+		more.Checks = append(r.Checks, more.Checks...)
+		r = more
+	}
+	r.Seconds = time.Since(t).Seconds()
+	finish(&r, p.baseBy, p.equiv)
+	return r
+}
+
+// record stores the result of sel[k], counts its kill and prints progress.
+func (p *mutantPool) record(k int, r result) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if r.Status == stKilled && r.Config != "" {
+		p.rep.KillsBy[r.Killer]++
+	}
+	p.results[k] = r
+	p.done++
+	if p.f.verbose {
+		fmt.Fprintf(p.stderr, "[%d/%d] %s %s %s %s (%.1f s)\n", p.done, len(p.sel), r.ID, r.Status, r.Killer, r.Property, r.Seconds)
+	} else if p.done%25 == 0 {
+		fmt.Fprintf(p.stderr, "%d/%d mutants, %.0f s\n", p.done, len(p.sel), time.Since(p.t0).Seconds())
+	}
+}
+
+// tally counts the results by status and sets the score: killed over
+// killed, survived and timed out.
+func (rep *report) tally() {
+	for _, r := range rep.Results {
 		switch r.Status {
 		case stKilled:
 			rep.Killed++
@@ -485,7 +555,6 @@ func runMutants(root string, all, sel []mutate.Mutant, killers, complete []kille
 	if n := rep.Killed + rep.Survived + rep.Timeouts; n > 0 {
 		rep.Score = 100 * float64(rep.Killed) / float64(n)
 	}
-	return rep, nil
 }
 
 func killerList(ks []killer) string {

@@ -22,6 +22,8 @@ import (
 // Commands (one component kind per story is usual, several may coexist):
 //
 //	new [bugs=NAME,...] [raw-watermark] [now=MS] [stuck=DUR]   reset; time starts at now (default 1000)
+//	    [enable-table-across-nodes]                            the changefeed's scheduler config
+//	                                                           enable-table-across-nodes (new tables split in two)
 //	    [delivery=NAME]                                        the delivery assumption (default TiCDC's message
 //	                                                           center); a stronger one switches on cdcspec's guards
 //	                                                           against deliveries TiCDC cannot make
@@ -30,7 +32,8 @@ import (
 //	                                                           "changefeed cf=.. state=.. epoch=.. checkpoint=.. [progress=..]"
 //	                                                           per line; unless manual, every node answers the
 //	                                                           bootstrap with no maintainer
-//	manager node=n1 nodes=n1,n2 [coordinator=n0]               a maintainer manager that knows its coordinator
+//	manager node=n1 nodes=n1,n2 [coordinator=n0]               a maintainer manager that knows its coordinator;
+//	    [add-table-batch-size=N]                               N: the scheduler config's add-table-batch-size
 //	orchestrator node=n1                                       a dispatcher orchestrator
 //	changefeed cf=cf1 checkpoint=TS [bootstrapped]             one coordinator Changefeed (unit tests of coordinator/changefeed)
 //	recv to=COMP from=NODE                                     deliver the messages of the input (see msgs_test.go)
@@ -41,6 +44,8 @@ import (
 //	nodes alive=n0,n1                                          node-set change for the coordinator and managers
 //	create|pause|resume|remove|move-changefeed cf=.. ...      coordinator API
 //	move-table|split-table|remove-table on=n1 cf=.. table=T [to=N]   maintainer API
+//	split-span on=n1 cf=.. id=D at=K,.. [targets=N,..]        split span D at the keys, with those target
+//	                                                           nodes (HEAD's split operator inputs; "-": no node)
 //	execute on=n1 cf=.. [advance=D]                          one operator-controller poll (Controller.Execute)
 //	update-status                                              Changefeed.UpdateStatus with the input's "status ..." line
 //	start-finished | reset-err-retry                           the add operator's PostFinish / Backoff.resetErrRetry
@@ -569,6 +574,9 @@ func (h *harness) command(b *strings.Builder, d *datadriven.TestData) error {
 		if _, ok := arg(d, "raw-watermark"); ok {
 			opts.Legacy.RawWatermarkCheckpoint = true
 		}
+		if _, ok := arg(d, "enable-table-across-nodes"); ok {
+			opts.EnableTableAcrossNodes = true
+		}
 		if v, ok := arg(d, "delivery"); ok {
 			dl, err := spec.ParseDelivery(v)
 			if err != nil {
@@ -631,6 +639,13 @@ func (h *harness) command(b *strings.Builder, d *datadriven.TestData) error {
 		v, _ := arg(d, "node")
 		self := core.NodeID(v)
 		mm := maintainer.NewManager(self, &h.opts, h.rnd, h.up, h.lg)
+		if _, ok := arg(d, "add-table-batch-size"); ok {
+			n, err := argU64(d, "add-table-batch-size")
+			if err != nil {
+				return err
+			}
+			mm.SetAddTableBatchSize(int(n))
+		}
 		h.mgrs[self] = mm
 		var out core.Effects
 		nv, _ := arg(d, "nodes")
@@ -731,9 +746,18 @@ func (h *harness) command(b *strings.Builder, d *datadriven.TestData) error {
 		return nil
 	case "create", "pause", "resume", "remove", "move-changefeed":
 		return h.cmdAPI(b, d)
-	case "move-table", "split-table", "remove-table", "merge-table", "execute":
+	case "execute":
+		if v, _ := arg(d, "to"); v == "coordinator" {
+			return h.cmdCoordinatorExecute(b, d)
+		}
 		return h.cmdTableAPI(b, d)
-	case "update-status":
+	case "split-span":
+		return h.cmdSplitSpan(b, d)
+	case "move-table", "split-table", "remove-table", "merge-table":
+		return h.cmdTableAPI(b, d)
+	case "update-status", "check-status":
+		// update-status: Changefeed.UpdateStatus; check-status: the
+		// backoff's CheckStatus alone, as TiCDC's backoff tests call it.
 		if h.cf == nil {
 			return fmt.Errorf("no changefeed")
 		}
@@ -757,7 +781,11 @@ func (h *harness) command(b *strings.Builder, d *datadriven.TestData) error {
 			}
 			s.Changefeed = h.cf.ID
 			var out core.Effects
-			changed, state, rerr := h.cf.UpdateStatus(h.now, s, &out)
+			update := h.cf.UpdateStatus
+			if d.Cmd == "check-status" {
+				update = h.cf.BackoffCheckStatusForConformance
+			}
+			changed, state, rerr := update(h.now, s, &out)
 			if state == "" {
 				state = "(none)"
 			}
@@ -769,6 +797,39 @@ func (h *harness) command(b *strings.Builder, d *datadriven.TestData) error {
 			h.emit(b, &out)
 		}
 		h.printChangefeed(b)
+		return nil
+	case "state-change":
+		// state-change cf=C, input "event state=S [err=...] [node=N]": the
+		// coordinator's handleStateChange with that event, as TiCDC's
+		// TestHandleStateChange* tests call it.
+		if h.coord == nil {
+			return fmt.Errorf("no coordinator")
+		}
+		name, _ := arg(d, "cf")
+		f, err := parseFields(d.Input)
+		if err != nil {
+			return err
+		}
+		if f.word != "event" || !f.has("state") {
+			return fmt.Errorf("state-change: want an input line \"event state=S [err=...] [node=N]\"")
+		}
+		state := f.str("state")
+		var rerr *core.RunningError
+		if f.has("err") {
+			node := "n1"
+			if f.has("node") {
+				node = f.str("node")
+			}
+			rerr = parseRunningError(f.str("err"), core.NodeID(node))
+		}
+		if err := f.unused(); err != nil {
+			return err
+		}
+		var out core.Effects
+		if err := h.coord.HandleStateChangeForConformance(h.now, cfID(name), state, rerr, &out); err != nil {
+			return err
+		}
+		h.emit(b, &out)
 		return nil
 	case "db":
 		return h.cmdDB(b, d)
@@ -1047,11 +1108,23 @@ func (h *harness) cmdAPI(b *strings.Builder, d *datadriven.TestData) error {
 	case "pause":
 		err = h.coord.PauseChangefeed(h.now, id, &out)
 	case "resume":
+		// overwrite=TS: HEAD's (TS, true); checkpoint=TS: HEAD's (TS, false).
 		ow, e := argU64(d, "overwrite")
 		if e != nil {
 			return e
 		}
-		err = h.coord.ResumeChangefeed(h.now, id, ow, &out)
+		cp, e := argU64(d, "checkpoint")
+		if e != nil {
+			return e
+		}
+		if ow != 0 && cp != 0 {
+			return fmt.Errorf("resume: overwrite= and checkpoint= exclude each other")
+		}
+		if ow != 0 {
+			err = h.coord.ResumeChangefeedAt(h.now, id, ow, true, &out)
+		} else {
+			err = h.coord.ResumeChangefeedAt(h.now, id, cp, false, &out)
+		}
 	case "remove":
 		err = h.coord.RemoveChangefeed(h.now, id, &out)
 	case "move-changefeed":
@@ -1078,6 +1151,59 @@ func (h *harness) maintainerArg(d *datadriven.TestData) (*maintainer.Maintainer,
 		return nil, fmt.Errorf("no maintainer of %s on %s", name, on)
 	}
 	return m, nil
+}
+
+// cmdSplitSpan is split-span: Maintainer.SplitSpan of span id at the keys
+// of at= with the target nodes of targets= (none when absent; "-" is an
+// empty node ID, as HEAD's tests pass).
+func (h *harness) cmdSplitSpan(b *strings.Builder, d *datadriven.TestData) error {
+	m, err := h.maintainerArg(d)
+	if err != nil {
+		return err
+	}
+	v, _ := arg(d, "id")
+	id, err := h.ids.resolve(v)
+	if err != nil {
+		return err
+	}
+	at, ok := arg(d, "at")
+	if !ok || at == "" {
+		return fmt.Errorf("split-span needs at=KEY,...")
+	}
+	var targets []core.NodeID
+	if tv, ok := arg(d, "targets"); ok {
+		for _, n := range strings.Split(tv, ",") {
+			if n == "-" {
+				n = ""
+			}
+			targets = append(targets, core.NodeID(n))
+		}
+	}
+	var out core.Effects
+	n := m.SplitSpan(id, strings.Split(at, ","), targets, &out)
+	fmt.Fprintf(b, "operators=%d\n", n)
+	h.emit(b, &out)
+	return nil
+}
+
+// cmdCoordinatorExecute is "execute to=coordinator [advance=D]": one poll
+// of the coordinator's operator controller (operator.Controller.Execute),
+// after advance (default 0), and nothing else of the coordinator's tick.
+func (h *harness) cmdCoordinatorExecute(b *strings.Builder, d *datadriven.TestData) error {
+	if h.coord == nil {
+		return fmt.Errorf("no coordinator")
+	}
+	if _, ok := arg(d, "advance"); ok {
+		adv, _, err := argDur(d, "advance")
+		if err != nil {
+			return err
+		}
+		h.now += adv
+	}
+	var out core.Effects
+	h.coord.ExecuteOperators(h.now, &out)
+	h.emit(b, &out)
+	return nil
 }
 
 func (h *harness) cmdTableAPI(b *strings.Builder, d *datadriven.TestData) error {
@@ -1149,6 +1275,7 @@ func (h *harness) printState(b *strings.Builder, comp string) error {
 			if c.MoveState != "" {
 				l.kv("move-state", c.MoveState)
 			}
+			l.flag("op-finished", c.OpFinished)
 			b.WriteString(l.String() + "\n")
 		}
 		if len(h.coord.Changefeeds()) == 0 {

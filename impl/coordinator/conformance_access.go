@@ -1,8 +1,11 @@
 package coordinator
 
 import (
+	"fmt"
+
 	"cdcspec/impl/core"
 	"cdcspec/impl/logging"
+	"cdcspec/spec"
 )
 
 // Accessors for impl/conformance, which replays TiCDC's unit tests of
@@ -56,4 +59,32 @@ func NewChangefeedDBForConformance(lg *logging.Logger) *ChangefeedDB { return ne
 // failed and the restarting marker.
 func (c *Changefeed) SetBackoffForConformance(baseline uint64, failed, restarting bool) {
 	c.backoff.checkpointTs, c.backoff.failed, c.backoff.isRestarting = baseline, failed, restarting
+}
+
+// HandleStateChangeForConformance is coordinator.handleStateChange called
+// with a ChangefeedStateChangeEvent, as TiCDC's coordinator tests
+// (coordinator/coordinator_test.go TestHandleStateChange*) call it: the
+// state and error arrive directly, not through a maintainer status and
+// Changefeed.UpdateStatus.
+func (c *Coordinator) HandleStateChangeForConformance(now int64, id core.ChangefeedID, state string, err *core.RunningError, out *core.Effects) error {
+	c.now = now
+	cf := c.db.Get(id)
+	if cf == nil {
+		return fmt.Errorf("changefeed %s not found", id)
+	}
+	c.handleStateChange(now, cf, state, err, out)
+	return nil
+}
+
+// BackoffCheckStatusForConformance is TiCDC's Backoff.CheckStatus
+// (coordinator/changefeed/backoff.go:147-196 at b813e76f9), which the
+// backoff tests call directly: checkFailedStatus, then the progress and
+// error handling. impl splits it between Changefeed.UpdateStatus (steps 3
+// and 6); the regressed-checkpoint and BootstrapDone steps are skipped, and
+// the changefeed's status is left alone.
+func (c *Changefeed) BackoffCheckStatusForConformance(now int64, s core.MaintainerStatus, out *core.Effects) (bool, string, *core.RunningError) {
+	if changed, state, err := c.checkFailedStatus(&s, out); state == spec.StateFailed {
+		return changed, state, err
+	}
+	return c.backoff.CheckStatus(now, &s, c.opts.Bugs.Has(spec.BugFastFailIgnoredWithProgress), out)
 }

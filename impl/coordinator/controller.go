@@ -53,6 +53,9 @@ type Coordinator struct {
 
 	lastBasic   int64
 	lastBalance int64
+	// now is the time of the input being handled (the latest seen: an API
+	// write's commit runs in OnMetaResult, which has no clock).
+	now int64
 	// exited: an etcd write failed; TiCDC's coordinator returns from run and
 	// the capture resigns ownership. A failed API write does not exit.
 	exited bool
@@ -67,7 +70,7 @@ func New(self core.NodeID, version int64, snapshot []core.KV, opts *core.Options
 	c := &Coordinator{self: self, version: version, opts: opts, lg: lg, rnd: rnd,
 		db: newChangefeedDB(lg, opts.Bugs), nodes: map[core.NodeID]*nodeState{}, responses: map[core.NodeID][]core.MaintainerStatus{},
 		snapshot: snapshot}
-	c.oc = &operatorController{c: c, ops: map[core.ChangefeedID]operator{}}
+	c.oc = &operatorController{c: c, ops: map[core.ChangefeedID]*opEntry{}}
 	return c
 }
 
@@ -96,6 +99,7 @@ func unixMs(ms int64) time.Time { return time.UnixMilli(ms).UTC() }
 
 // OnNodesChanged is NodeManager's capture-set callback.
 func (c *Coordinator) OnNodesChanged(now int64, alive []core.NodeID, out *core.Effects) {
+	c.now = now
 	set := map[core.NodeID]bool{}
 	var added, removed []string
 	for _, n := range alive {
@@ -124,20 +128,21 @@ func (c *Coordinator) OnNodesChanged(now int64, alive []core.NodeID, out *core.E
 		// GetByNodeID lists without an operator is marked absent.
 		for _, cf := range c.db.GetByNodeID(n) {
 			switch {
-			case c.oc.ops[cf.ID] != nil:
+			case c.oc.op(cf.ID) != nil:
 			case c.db.IsStopped(cf.ID):
 				c.db.MarkStoppedAbsent(cf)
 			default:
 				c.db.MarkMaintainerAbsent(cf)
 			}
 		}
-		c.oc.onNodeRemoved(n, out)
+		c.oc.onNodeRemoved(n)
 	}
 	c.maybeInitialize(now, out)
 }
 
 // OnTick runs the bootstrap re-sends, operators and schedulers.
 func (c *Coordinator) OnTick(now int64, out *core.Effects) {
+	c.now = now
 	if c.exited {
 		return
 	}
@@ -179,6 +184,7 @@ func sortedNodes(m map[core.NodeID]*nodeState) []core.NodeID {
 
 // OnMessage handles CoordinatorBootstrapResponse and MaintainerHeartbeat.
 func (c *Coordinator) OnMessage(now int64, from core.NodeID, msg core.Message, out *core.Effects) {
+	c.now = now
 	if c.exited {
 		return
 	}
@@ -245,6 +251,12 @@ func (c *Coordinator) OnMetaResult(r core.MetaResult, out *core.Effects) {
 
 // --- bootstrap ---
 
+// maybeInitialize bootstraps the coordinator once every node answered: the
+// changefeeds from the etcd snapshot, then the running maintainers the nodes
+// reported, adopted, stopped or removed (handleBootstrapResponses and
+// finishBootstrap, coordinator/controller.go:552-811 at b813e76f9).
+//
+// Long: mirrors HEAD's finishBootstrap (coordinator/controller.go:711-811) case by case.
 func (c *Coordinator) maybeInitialize(now int64, out *core.Effects) {
 	if c.initialized || len(c.nodes) == 0 {
 		return
@@ -354,7 +366,7 @@ func (c *Coordinator) maybeInitialize(now int64, out *core.Effects) {
 			// cascade remove.
 			c.lg.Warn("controller.go", 868, "ignore running maintainer with stale epoch when bootstrapping",
 				zap.String("changefeed", string(id)), zap.String("node", string(r.node)), zap.Uint64("statusMaintainerEpoch", r.s.Epoch))
-			if c.oc.ops[id] == nil {
+			if c.oc.op(id) == nil {
 				c.oc.AddOperator(&StopChangefeedOperator{c: c, id: id, node: r.node, removed: false, epoch: r.s.Epoch}, out)
 				continue
 			}
@@ -403,11 +415,11 @@ func (c *Coordinator) handleMaintainerStatus(now int64, from core.NodeID, s core
 	if len(s.Err) > 0 {
 		received.Err = s.Err[len(s.Err)-1].Message
 	}
-	hadOp := c.oc.onStatus(from, &s, out)
+	hadOp := c.oc.onStatus(from, &s)
 	cf := c.db.Get(s.Changefeed)
 	if cf == nil {
 		c.lg.Event(out, received)
-		if s.State == core.ComponentWorking && !hadOp && c.oc.ops[s.Changefeed] == nil {
+		if s.State == core.ComponentWorking && !hadOp && c.oc.op(s.Changefeed) == nil {
 			c.lg.Warn("controller.go", 641, "no changefeed found and no operator for it, removing from maintainer",
 				zap.String("changefeed", string(s.Changefeed)), zap.String("sourceNode", string(from)))
 			out.SendTo(c.self, from, &core.RemoveMaintainerRequest{Changefeed: s.Changefeed, Cascade: true, Removed: true, Epoch: s.Epoch})
@@ -464,7 +476,7 @@ func (c *Coordinator) handleMaintainerStatus(now int64, from core.NodeID, s core
 // dropped. HEAD drops it as stale (catalogue entry
 // move-final-stopped-rejected, #6283).
 func (c *Coordinator) moveFinalReport(cf *Changefeed, from core.NodeID, s *core.MaintainerStatus) bool {
-	op, ok := c.oc.ops[cf.ID].(*MoveMaintainerOperator)
+	op, ok := c.oc.op(cf.ID).(*MoveMaintainerOperator)
 	return ok && op.state == moveOriginStopped && from == op.origin && s.Epoch == op.originEpoch &&
 		s.State != core.ComponentWorking && !c.opts.Bugs.Has(spec.BugMoveFinalStoppedRejected)
 }
@@ -473,7 +485,7 @@ func (c *Coordinator) moveFinalReport(cf *Changefeed, from core.NodeID, s *core.
 // removes it; everything else reporting Working with an older epoch is a
 // leftover generation.
 func (c *Coordinator) shouldStopStale(cf *Changefeed, from core.NodeID, epoch uint64) bool {
-	switch op := c.oc.ops[cf.ID].(type) {
+	switch op := c.oc.op(cf.ID).(type) {
 	case *MoveMaintainerOperator:
 		return !(from == op.origin && epoch == op.originEpoch)
 	case *StopChangefeedOperator:
@@ -558,8 +570,13 @@ func (c *Coordinator) handleStateChange(now int64, cf *Changefeed, state string,
 		c.db.StopByChangefeedID(cf.ID, false)
 		c.oc.replaceWithStop(&StopChangefeedOperator{c: c, id: cf.ID, node: node, removed: false, epoch: cf.Info.Epoch}, out)
 	case spec.StateNormal:
+		// UpdateChangefeed (coordinator.go:288-303, etcd_backend.go:178-208
+		// at b813e76f9): the info key and the status key with the
+		// in-memory checkpoint and progress None, in one txn.
 		cf.Info.State, cf.Info.Error = spec.StateNormal, nil
-		c.be.add(out, cf.ID, "info", putOp(InfoKey(cf.ID), cf.Info, -1))
+		cf.progress = ProgressNone
+		c.be.add(out, cf.ID, "info", putOp(InfoKey(cf.ID), cf.Info, -1),
+			putOp(StatusKey(cf.ID), ChangefeedStatus{CheckpointTs: cf.status.CheckpointTs, Progress: ProgressNone}, -1))
 		c.be.markInfo()
 		c.lg.Event(out, spec.Event{Kind: spec.StateChanged, Changefeed: string(cf.ID), State: state})
 	}
@@ -601,7 +618,7 @@ func (c *Coordinator) basicSchedule(now int64, out *core.Effects) {
 	}
 	counts := c.db.GetTaskSizePerNode()
 	for _, cf := range c.db.GetAbsent(now) {
-		if c.oc.ops[cf.ID] != nil {
+		if c.oc.op(cf.ID) != nil {
 			continue
 		}
 		delete(c.db.absentStopped, cf.ID)
@@ -657,11 +674,12 @@ func (c *Coordinator) balanceSchedule(now int64, out *core.Effects) {
 
 // MoveChangefeed starts a MoveMaintainerOperator (balance, drain or API).
 func (c *Coordinator) MoveChangefeed(now int64, id core.ChangefeedID, dest core.NodeID, out *core.Effects) error {
+	c.now = now
 	cf := c.db.Get(id)
 	if cf == nil || c.db.IsStopped(id) || cf.state != Replicating {
 		return fmt.Errorf("changefeed %s is not replicating", id)
 	}
-	if c.oc.ops[id] != nil {
+	if c.oc.op(id) != nil {
 		return fmt.Errorf("changefeed %s has an operator", id)
 	}
 	if st, ok := c.nodes[dest]; !ok || !st.answered || dest == cf.nodeID {
@@ -681,6 +699,7 @@ var ErrNotInitialized = errors.New("coordinator is not initialized")
 // CreateChangefeed creates a changefeed at startTs over the given initial
 // tables (C.1).
 func (c *Coordinator) CreateChangefeed(now int64, id core.ChangefeedID, startTs uint64, tables []int64, out *core.Effects) error {
+	c.now = now
 	if !c.initialized {
 		return ErrNotInitialized
 	}
@@ -715,6 +734,7 @@ func (c *Coordinator) apiChangefeed(id core.ChangefeedID) (*Changefeed, error) {
 
 // PauseChangefeed stops a running changefeed (C.2).
 func (c *Coordinator) PauseChangefeed(now int64, id core.ChangefeedID, out *core.Effects) error {
+	c.now = now
 	cf, err := c.apiChangefeed(id)
 	if err != nil {
 		return err
@@ -743,6 +763,17 @@ func (c *Coordinator) PauseChangefeed(now int64, id core.ChangefeedID, out *core
 // ResumeChangefeed resumes a stopped, failed or finished changefeed (C.3).
 // overwriteCheckpoint 0 keeps the in-memory checkpoint.
 func (c *Coordinator) ResumeChangefeed(now int64, id core.ChangefeedID, overwriteCheckpoint uint64, out *core.Effects) error {
+	return c.ResumeChangefeedAt(now, id, overwriteCheckpoint, overwriteCheckpoint != 0, out)
+}
+
+// ResumeChangefeedAt is HEAD's Controller.ResumeChangefeed(newCheckpointTs,
+// overwriteCheckpointTs) (coordinator/controller.go:1017-1066 at
+// b813e76f9): a non-zero newCheckpointTs is the resumed checkpoint whatever
+// the flag; the flag makes the changefeed new again (MoveToSchedulingQueue
+// sets isNew to it). impl's last saved checkpoint is the one the resume's
+// txn writes; HEAD moves its in-memory copy only with the flag.
+func (c *Coordinator) ResumeChangefeedAt(now int64, id core.ChangefeedID, newCheckpointTs uint64, overwriteCheckpointTs bool, out *core.Effects) error {
+	c.now = now
 	cf, err := c.apiChangefeed(id)
 	if err != nil {
 		return err
@@ -756,8 +787,8 @@ func (c *Coordinator) ResumeChangefeed(now int64, id core.ChangefeedID, overwrit
 		return fmt.Errorf("changefeed %s is still being stopped", id)
 	}
 	checkpoint := cf.status.CheckpointTs
-	if overwriteCheckpoint != 0 {
-		checkpoint = overwriteCheckpoint
+	if newCheckpointTs != 0 {
+		checkpoint = newCheckpointTs
 	}
 	// ResumeChangefeed = BumpChangefeedEpoch (CAS) with state, error and status.
 	e := uint64(now)
@@ -767,9 +798,7 @@ func (c *Coordinator) ResumeChangefeed(now int64, id core.ChangefeedID, overwrit
 	info := cf.Info
 	info.State, info.Error, info.Epoch = spec.StateNormal, nil, e
 	c.be.addAPI(out, id, "resume", func(out *core.Effects) {
-		if overwriteCheckpoint != 0 {
-			cf.isNew = true
-		}
+		cf.isNew = overwriteCheckpointTs
 		cf.Info = info
 		c.lg.Event(out, spec.Event{Kind: spec.EpochBumped, Changefeed: string(id), Epoch: e})
 		c.lg.Event(out, spec.Event{Kind: spec.ChangefeedResumed, Changefeed: string(id), Checkpoint: checkpoint})
@@ -790,6 +819,7 @@ func (c *Coordinator) ResumeChangefeed(now int64, id core.ChangefeedID, overwrit
 
 // RemoveChangefeed deletes a changefeed (C.4).
 func (c *Coordinator) RemoveChangefeed(now int64, id core.ChangefeedID, out *core.Effects) error {
+	c.now = now
 	cf, err := c.apiChangefeed(id)
 	if err != nil {
 		return err
@@ -822,6 +852,11 @@ type ChangefeedState struct {
 	MoveState     string // a move operator's state (operator_move.go:33-37), else ""
 	NextRetry     int64
 	Retrying      bool
+	// OpFinished: the operator is finished but not yet post-finished (it
+	// leaves the controller at the next poll). PostFinishSched is then the
+	// Sched its PostFinish will set ("" when it leaves Sched alone).
+	OpFinished      bool
+	PostFinishSched string
 }
 
 // Changefeeds returns every changefeed's abstract state, sorted by ID, plus
@@ -835,8 +870,11 @@ func (c *Coordinator) Changefeeds() []ChangefeedState {
 		if !c.db.IsStopped(id) {
 			st.Sched = cf.state.String()
 		}
-		if op := c.oc.ops[id]; op != nil {
-			st.Operator = op.String()
+		if op := c.oc.op(id); op != nil {
+			st.Operator, st.OpFinished = op.String(), op.IsFinished()
+			if sched, ok := op.postFinishSched(); st.OpFinished && ok {
+				st.PostFinishSched = sched.String()
+			}
 			if m, ok := op.(*MoveMaintainerOperator); ok {
 				st.MoveState = m.state.String()
 			}
@@ -845,7 +883,8 @@ func (c *Coordinator) Changefeeds() []ChangefeedState {
 	}
 	for _, id := range c.oc.sortedIDs() {
 		if c.db.Get(id) == nil {
-			out = append(out, ChangefeedState{ID: id, State: spec.StateRemoved, Operator: c.oc.ops[id].String()})
+			op := c.oc.op(id)
+			out = append(out, ChangefeedState{ID: id, State: spec.StateRemoved, Operator: op.String(), OpFinished: op.IsFinished()})
 		}
 	}
 	return out
@@ -855,7 +894,7 @@ func (c *Coordinator) Changefeeds() []ChangefeedState {
 func (c *Coordinator) Operators() []string {
 	var out []string
 	for _, id := range c.oc.sortedIDs() {
-		out = append(out, c.oc.ops[id].String())
+		out = append(out, c.oc.op(id).String())
 	}
 	return out
 }

@@ -1,7 +1,9 @@
 package coordinator
 
 import (
+	"cmp"
 	"fmt"
+	"slices"
 
 	"go.uber.org/zap"
 
@@ -11,8 +13,7 @@ import (
 )
 
 // operator is a coordinator/operator maintainer operator. At most one per
-// changefeed. Schedule is called about every 500 ms and its message is sent
-// every time (no throttle).
+// changefeed.
 type operator interface {
 	ID() core.ChangefeedID
 	Type() spec.Op
@@ -26,17 +27,55 @@ type operator interface {
 	AffectedNodes() []core.NodeID
 	IsFinished() bool
 	PostFinish(out *core.Effects)
+	// postFinishSched is the replica state PostFinish will leave the
+	// changefeed in; ok is false when PostFinish leaves it alone.
+	postFinishSched() (st SchedState, ok bool)
 	String() string
 	event(kind spec.Kind) spec.Event
 }
 
-const operatorPeriodMs = 500
+// Periods of coordinator/operator/operator_controller.go at b813e76f9:
+// Execute runs again 200 ms after a poll that emptied its due operators
+// (line 90; 50 ms after a full batch, line 115, which one handler call does
+// not distinguish), and an operator it scheduled is due again NotifyAt =
+// now + 500 ms later (pollQueueingOperator, line 529). Schedule's message is
+// sent every time it is due (no send throttle).
+const (
+	operatorPollMs   = 200
+	operatorNotifyMs = 500
+)
+
+// opEntry is operator.OperatorWithTime (pkg/scheduler/operator/
+// operator_queue.go): the operator, when it is next due (NotifyAt) and the
+// push order that breaks NotifyAt ties.
+type opEntry struct {
+	op       operator
+	notifyAt int64
+	seq      uint64
+}
 
 // operatorController is coordinator/operator/operator_controller.go.
+//
+// Contract (HEAD's, at b813e76f9): a status only calls the operator's Check
+// (UpdateOperatorStatus, lines 382-392) and a node leaving only calls
+// OnNodeRemove (OnNodeRemoved, lines 397-410). A finished operator stays in
+// the controller, still occupying the changefeed's operator slot, until the
+// next poll pops it: then it is post-finished and deleted
+// (pollQueueingOperator, lines 510-521). An unfinished operator sends its
+// message from the poll once its NotifyAt has passed, never from a handler.
 type operatorController struct {
-	c       *Coordinator
-	ops     map[core.ChangefeedID]operator
-	lastRun int64
+	c        *Coordinator
+	ops      map[core.ChangefeedID]*opEntry
+	lastPoll int64
+	pushSeq  uint64
+}
+
+// op returns the changefeed's operator, or nil.
+func (oc *operatorController) op(id core.ChangefeedID) operator {
+	if e := oc.ops[id]; e != nil {
+		return e.op
+	}
+	return nil
 }
 
 // AddOperator starts op unless one exists for the changefeed. For Add and
@@ -44,15 +83,23 @@ type operatorController struct {
 // any send) the changefeed epoch first.
 func (oc *operatorController) AddOperator(op operator, out *core.Effects) bool {
 	if _, ok := oc.ops[op.ID()]; ok {
-		oc.c.lg.Info("operator_controller.go", 246, "add operator failed, operator already exists",
+		oc.c.lg.Info("operator_controller.go", 167, "add operator failed, operator already exists",
 			logging.Role("coordinator"), zap.String("operator", op.String()))
 		return false
 	}
+	oc.pushOperator(op, out)
+	return true
+}
+
+// pushOperator is operator_controller.go:535-545: the affected-node check,
+// then the operator enters the controller and the running queue, due at
+// once, and Start runs. Its first message goes out at the next poll.
+func (oc *operatorController) pushOperator(op operator, out *core.Effects) {
 	oc.checkAffectedNodes(op)
-	oc.ops[op.ID()] = op
+	oc.pushSeq++
+	oc.ops[op.ID()] = &opEntry{op: op, notifyAt: oc.c.now, seq: oc.pushSeq}
 	op.Start()
 	oc.c.lg.Event(out, op.event(spec.MaintainerOpStarted), logging.Role("coordinator"), zap.String("operator", op.String()))
-	return true
 }
 
 // checkAffectedNodes is HEAD's pushOperator check: an operator that names a
@@ -69,9 +116,11 @@ func (oc *operatorController) checkAffectedNodes(op operator) {
 }
 
 // replaceWithStop installs a stop operator: "a new stop replaces any
-// operator except a pending remove-stop".
+// operator except a pending remove-stop" (pushStopChangefeedOperator,
+// operator_controller.go:351-380). The replaced operator leaves the
+// controller at once, finished or not.
 func (oc *operatorController) replaceWithStop(stop *StopChangefeedOperator, out *core.Effects) {
-	if old, ok := oc.ops[stop.ID()]; ok {
+	if old := oc.op(stop.ID()); old != nil {
 		if s, isStop := old.(*StopChangefeedOperator); isStop {
 			if s.removed && !stop.removed {
 				return
@@ -110,58 +159,85 @@ func (oc *operatorController) replaceWithStop(stop *StopChangefeedOperator, out 
 
 func (oc *operatorController) sortedIDs() []core.ChangefeedID { return core.SortedKeys(oc.ops) }
 
-// poll runs every 500 ms: finished operators are post-finished and deleted,
-// the others re-send their message.
+// queue lists the running queue in pop order (NotifyAt, then push order).
+func (oc *operatorController) queue() []*opEntry {
+	q := make([]*opEntry, 0, len(oc.ops))
+	for _, e := range oc.ops {
+		q = append(q, e)
+	}
+	slices.SortFunc(q, func(a, b *opEntry) int {
+		if a.notifyAt != b.notifyAt {
+			return cmp.Compare(a.notifyAt, b.notifyAt)
+		}
+		return cmp.Compare(a.seq, b.seq)
+	})
+	return q
+}
+
+// poll is Execute over pollQueueingOperator (operator_controller.go:85-118,
+// 497-532), every operatorPollMs: pop by NotifyAt; a finished operator is
+// post-finished and deleted; the first one not yet due ends the poll; a due
+// one is due again 500 ms later and sends its message.
 func (oc *operatorController) poll(now int64, out *core.Effects) {
-	if now-oc.lastRun < operatorPeriodMs {
+	if now-oc.lastPoll < operatorPollMs {
 		return
 	}
-	oc.lastRun = now
-	for _, id := range oc.sortedIDs() {
-		op := oc.ops[id]
-		if oc.maybeFinish(op, out) {
+	oc.lastPoll = now
+	for _, e := range oc.queue() {
+		if oc.ops[e.op.ID()] != e {
+			continue // replaced by an earlier entry's PostFinish
+		}
+		if e.op.IsFinished() {
+			oc.finalizeOperator(e, out)
 			continue
 		}
-		if to, msg := op.Schedule(); msg != nil {
-			oc.c.lg.Debug("operator_controller.go", 108, "send command to maintainer", logging.Role("coordinator"),
-				zap.String("operator", op.String()), zap.String("to", string(to)))
+		if now < e.notifyAt {
+			return
+		}
+		e.notifyAt = now + operatorNotifyMs
+		if to, msg := e.op.Schedule(); msg != nil {
+			oc.c.lg.Info("operator_controller.go", 108, "send command to maintainer", logging.Role("coordinator"),
+				zap.String("operator", e.op.String()))
 			out.SendTo(oc.c.self, to, msg)
 		}
-		oc.maybeFinish(op, out)
 	}
 }
 
-func (oc *operatorController) maybeFinish(op operator, out *core.Effects) bool {
-	if !op.IsFinished() {
-		return false
-	}
-	if oc.ops[op.ID()] != op {
-		return true
-	}
-	delete(oc.ops, op.ID())
-	op.PostFinish(out)
-	oc.c.lg.Event(out, op.event(spec.MaintainerOpFinished), logging.Role("coordinator"),
-		zap.String("operator", op.String()))
-	return true
+// finalizeOperator is pollQueueingOperator's finished branch
+// (operator_controller.go:510-521): PostFinish, then the operator leaves the
+// controller.
+func (oc *operatorController) finalizeOperator(e *opEntry, out *core.Effects) {
+	delete(oc.ops, e.op.ID())
+	e.op.PostFinish(out)
+	oc.c.lg.Event(out, e.op.event(spec.MaintainerOpFinished), logging.Role("coordinator"),
+		zap.String("operator", e.op.String()))
+}
+
+// ExecuteOperators runs one poll of the operator controller now, as a TiCDC
+// unit test calls Controller.Execute: finished operators are post-finished,
+// due ones scheduled.
+func (c *Coordinator) ExecuteOperators(now int64, out *core.Effects) {
+	c.now = now
+	c.oc.lastPoll = now - operatorPollMs
+	c.oc.poll(now, out)
 }
 
 // onStatus hands a status to the changefeed's operator (step 1 of
-// handleMaintainerStatus).
-func (oc *operatorController) onStatus(from core.NodeID, s *core.MaintainerStatus, out *core.Effects) bool {
-	op, ok := oc.ops[s.Changefeed]
-	if !ok {
+// handleMaintainerStatus; UpdateOperatorStatus checks it, nothing more).
+func (oc *operatorController) onStatus(from core.NodeID, s *core.MaintainerStatus) bool {
+	op := oc.op(s.Changefeed)
+	if op == nil {
 		return false
 	}
 	op.Check(from, s)
-	oc.maybeFinish(op, out)
 	return true
 }
 
-func (oc *operatorController) onNodeRemoved(n core.NodeID, out *core.Effects) {
+// onNodeRemoved tells every operator that n left (OnNodeRemoved's second
+// loop); a finished one is post-finished at the next poll.
+func (oc *operatorController) onNodeRemoved(n core.NodeID) {
 	for _, id := range oc.sortedIDs() {
-		op := oc.ops[id]
-		op.OnNodeRemove(n)
-		oc.maybeFinish(op, out)
+		oc.ops[id].op.OnNodeRemove(n)
 	}
 }
 
@@ -206,22 +282,39 @@ func (o *AddMaintainerOperator) Check(from core.NodeID, s *core.MaintainerStatus
 }
 func (o *AddMaintainerOperator) AffectedNodes() []core.NodeID { return []core.NodeID{o.dest} }
 
+// OnNodeRemove cancels the add when its destination leaves, even one that
+// finished but was not yet post-finished (operator_add.go:95-100): its
+// PostFinish then marks the changefeed absent, not replicating.
 func (o *AddMaintainerOperator) OnNodeRemove(n core.NodeID) {
-	if n == o.dest && !o.finished {
+	if n == o.dest {
 		o.finished, o.removed = true, true
 	}
 }
 func (o *AddMaintainerOperator) IsFinished() bool { return o.finished }
+
+// PostFinish (operator_add.go:129-138) marks the changefeed replicating, or
+// absent when the destination left.
 func (o *AddMaintainerOperator) PostFinish(out *core.Effects) {
-	if o.c.db.Get(o.cf.ID) != o.cf || o.c.db.IsStopped(o.cf.ID) {
-		return
-	}
-	if o.removed {
+	switch st, ok := o.postFinishSched(); {
+	case !ok:
+	case st == Absent:
 		o.c.db.MarkMaintainerAbsent(o.cf)
-		return
+	default:
+		o.c.db.MarkMaintainerReplicating(o.cf)
+		o.cf.isNew = false
 	}
-	o.c.db.MarkMaintainerReplicating(o.cf)
-	o.cf.isNew = false
+}
+
+// postFinishSched: absent when the destination left, replicating
+// otherwise; nothing for a changefeed gone or stopped meanwhile.
+func (o *AddMaintainerOperator) postFinishSched() (SchedState, bool) {
+	switch {
+	case o.c.db.Get(o.cf.ID) != o.cf || o.c.db.IsStopped(o.cf.ID):
+		return 0, false
+	case o.removed:
+		return Absent, true
+	}
+	return Replicating, true
 }
 func (o *AddMaintainerOperator) String() string {
 	return fmt.Sprintf("add maintainer operator: %s, dest:%s", o.cf.ID, o.dest)
@@ -317,9 +410,11 @@ func (o *MoveMaintainerOperator) OnNodeRemove(n core.NodeID) {
 		o.onTargetNodeRemoved()
 		return
 	}
-	if n == o.origin && o.state == moveRemoveOrigin {
-		o.c.lg.Info("operator_move.go", 148, "origin node is stopped", zap.String("origin", string(o.origin)), zap.String("changefeed", string(o.cf.ID)))
-		o.state = moveOriginStopped
+	if n == o.origin {
+		o.c.lg.Info("operator_move.go", 149, "origin node is stopped", zap.String("origin", string(o.origin)), zap.String("changefeed", string(o.cf.ID)))
+		if o.state == moveRemoveOrigin {
+			o.state = moveOriginStopped
+		}
 	}
 }
 
@@ -365,12 +460,24 @@ func (o *MoveMaintainerOperator) abort() {
 func (o *MoveMaintainerOperator) IsFinished() bool {
 	return o.state == moveDoneSuccess || o.state == moveDoneNoPostFinish
 }
+
+// PostFinish (operator_move.go:287-298) marks a moved changefeed
+// replicating; an aborted move already marked it absent.
 func (o *MoveMaintainerOperator) PostFinish(out *core.Effects) {
-	if o.state != moveDoneSuccess || o.c.db.Get(o.cf.ID) != o.cf || o.c.db.IsStopped(o.cf.ID) {
+	if _, ok := o.postFinishSched(); !ok {
 		return
 	}
 	o.c.lg.Info("operator_move.go", 295, "move changefeed operator finished", zap.String("changefeed", string(o.cf.ID)))
 	o.c.db.MarkMaintainerReplicating(o.cf)
+}
+
+// postFinishSched: replicating after a successful move; an aborted move
+// already marked the changefeed absent.
+func (o *MoveMaintainerOperator) postFinishSched() (SchedState, bool) {
+	if o.state != moveDoneSuccess || o.c.db.Get(o.cf.ID) != o.cf || o.c.db.IsStopped(o.cf.ID) {
+		return 0, false
+	}
+	return Replicating, true
 }
 func (o *MoveMaintainerOperator) String() string {
 	return fmt.Sprintf("move maintainer operator: %s, origin:%s, dest:%s", o.cf.ID, o.origin, o.dest)
@@ -436,6 +543,10 @@ func (o *StopChangefeedOperator) OnNodeRemove(n core.NodeID) {
 }
 func (o *StopChangefeedOperator) AffectedNodes() []core.NodeID { return []core.NodeID{o.node} }
 func (o *StopChangefeedOperator) IsFinished() bool             { return o.finished }
+
+// postFinishSched: a stop's PostFinish writes etcd, not the replica state.
+func (o *StopChangefeedOperator) postFinishSched() (SchedState, bool) { return 0, false }
+
 func (o *StopChangefeedOperator) PostFinish(out *core.Effects) {
 	o.c.lg.Info("operator_stop.go", 135, "stop maintainer operator finished", zap.String("changefeed", string(o.id)))
 	if o.removed {

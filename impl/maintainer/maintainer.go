@@ -17,7 +17,6 @@ const (
 	closeResendMs      = 100
 	checkpointCalcMs   = 100
 	basicSchedulerMs   = 500
-	maxAddPerSchedule  = 64
 	invalidCheckpoint  = math.MaxUint64
 	removalOnlyStartTs = 1
 )
@@ -461,7 +460,7 @@ func (m *Maintainer) basicSchedule(out *core.Effects) {
 		}
 		count[dest]++
 		m.ops.AddOperator(&AddDispatcherOperator{m: m, span: s, dest: dest, opType: core.OpTypeAdd}, out)
-		if added++; added >= maxAddPerSchedule {
+		if added++; added >= m.mgr.addTableBatchSize() {
 			return
 		}
 	}

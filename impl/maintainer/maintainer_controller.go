@@ -267,6 +267,36 @@ func (m *Maintainer) SplitTable(t int64, out *core.Effects) int {
 	return n
 }
 
+// SplitSpan splits the replicating span id at keys (in order, each inside
+// the span) and hands targets to the split as its target nodes: the inputs
+// HEAD's NewSplitDispatcherOperator takes from its caller, the split-balance
+// scheduler or a unit test (maintainer/operator/operator_split.go at
+// b813e76f9). It returns the number of operators added (0 or 1); a span
+// that is not replicating, has an operator, or keys outside it add none.
+func (m *Maintainer) SplitSpan(id core.DispatcherID, keys []string, targets []core.NodeID, out *core.Effects) int {
+	if !m.initialized || m.removing {
+		return 0
+	}
+	s := m.spans.GetTaskByID(id)
+	if s == nil || s.state != SpanReplicating || m.ops.GetOperator(id) != nil || len(keys) == 0 {
+		return 0
+	}
+	var parts []spec.Span
+	start := s.Span.Start
+	for _, k := range keys {
+		if k <= start || (s.Span.End != "" && k >= s.Span.End) {
+			return 0
+		}
+		parts = append(parts, spec.Span{Table: s.Span.Table, Start: start, End: k})
+		start = k
+	}
+	parts = append(parts, spec.Span{Table: s.Span.Table, Start: start, End: s.Span.End})
+	if !m.ops.AddOperator(&SplitDispatcherOperator{m: m, span: s, origin: s.nodeID, parts: parts, targets: targets}, out) {
+		return 0
+	}
+	return 1
+}
+
 // RemoveTableSpan removes one span's dispatcher (the span stays tracked and
 // becomes absent afterwards, so it is recreated: used to exercise removes).
 func (m *Maintainer) removeSpan(s *SpanReplication, t core.OperatorType, postFinish func(), out *core.Effects) bool {

@@ -18,6 +18,8 @@ type workingSpan struct {
 // FinishBootstrap is maintainer_controller_bootstrap.go: determineStartTs,
 // loadTables, buildTaskInfo (restoreCurrentWorkingOperators, working spans,
 // holes), handleRemainingWorkingTasks, then BootstrapDone.
+//
+// Long: mirrors HEAD's FinishBootstrap (maintainer_controller_bootstrap.go:77-172) step by step, numbered 1-7.
 func (m *Maintainer) FinishBootstrap(out *core.Effects) {
 	nodes := m.sortedBootstrapper()
 	m.lg.Info("maintainer_controller_bootstrap.go", 88, "all nodes have sent bootstrap response, start to handle them",
@@ -178,16 +180,27 @@ func (m *Maintainer) FinishBootstrap(out *core.Effects) {
 	for _, t := range tables {
 		addWorking(t)
 	}
-	// Restored removes: the dispatcher is tracked while it closes; coverage
-	// is repaired afterwards. A standalone remove of a table that is not in
-	// the schema at startTs (dropped) keeps its operator, so the dispatcher
-	// is cleaned up, but the span is untracked at once and nothing refills
-	// the table (restoreCurrentWorkingRemoveAction and
-	// handleCurrentWorkingRemove at b813e76f9).
+	// Restored removes: the dispatcher is tracked while it closes. A
+	// standalone remove (O_Remove) repairs the table's coverage afterwards;
+	// the remove phase of a move or split (O_Move, O_Split) marks the span
+	// absent, if still tracked, for the basic scheduler to place again. A
+	// standalone remove of a table that is not in the schema at startTs
+	// (dropped) keeps its operator, so the dispatcher is cleaned up, but
+	// the span is untracked at once and nothing refills the table
+	// (restoreCurrentWorkingRemoveAction and handleCurrentWorkingRemove,
+	// maintainer_controller_bootstrap.go:1143-1152, 1220-1264 at b813e76f9).
 	for _, j := range pendingRemoves {
 		w := byID[j.req.Config.ID]
 		s := m.spans.AddWorkingSpan(w.ts.ID, w.ts.Span, w.node, w.ts.CheckpointTs, w.ts.State)
 		table := s.Span.Table
+		if j.req.OpType == core.OpTypeMove || j.req.OpType == core.OpTypeSplit {
+			m.removeSpan(s, j.req.OpType, func() {
+				if m.spans.GetTaskByID(s.ID) == s {
+					m.spans.MarkSpanAbsent(s)
+				}
+			}, out)
+			continue
+		}
 		if j.req.OpType == core.OpTypeRemove && !inSnapshot[table] {
 			m.removeSpan(s, j.req.OpType, nil, out)
 			m.spans.RemoveSpan(s)

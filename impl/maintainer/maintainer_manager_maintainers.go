@@ -37,6 +37,9 @@ type Manager struct {
 	coordinatorVersion int64
 
 	maintainers map[core.ChangefeedID]*Maintainer
+	// addTableBatch: the scheduler config's add-table-batch-size (0: the
+	// default, defaultAddTableBatchSize).
+	addTableBatch int
 	// closedEpochs: the epoch of the last maintainer of a changefeed this
 	// manager closed and dropped; an Add of that epoch or older is ignored.
 	// Active only under a delivery stronger than TiCDC's message center
@@ -56,6 +59,23 @@ type Manager struct {
 	// stopping: liveness STOPPING (the node fenced itself); Add is rejected.
 	stopping      bool
 	lastHeartbeat int64
+}
+
+// defaultAddTableBatchSize is the scheduler config's add-table-batch-size
+// default (pkg/config/scheduler_config.go:173-200 at b813e76f9).
+const defaultAddTableBatchSize = 10000
+
+// SetAddTableBatchSize sets the scheduler config's add-table-batch-size,
+// the most add operators the basic scheduler creates in one round
+// (NewController's batchSize, maintainer.go:211 at b813e76f9), for every
+// maintainer of this manager; n <= 0 keeps the default.
+func (mm *Manager) SetAddTableBatchSize(n int) { mm.addTableBatch = n }
+
+func (mm *Manager) addTableBatchSize() int {
+	if mm.addTableBatch <= 0 {
+		return defaultAddTableBatchSize
+	}
+	return mm.addTableBatch
 }
 
 // NewManager returns a node's maintainer manager.

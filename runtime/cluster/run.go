@@ -528,6 +528,34 @@ func (c *Cluster) finish(ctx context.Context, res *Result, rs *runState, begin t
 	if interrupted() {
 		c.healLocal()
 	}
+	s := c.finalFigures(res, rs, begin, interrupted)
+	// Stop the captures so the topic is complete and still: every row
+	// change written is then in the source below (rows up to now).
+	if !interrupted() {
+		rs.setPhase(PhaseCheck)
+	}
+	c.stopCaptures(ctx)
+	c.progress("final checkpoint %s; checking topic %s", TsText(s.Checkpoint), c.Topic())
+	if err := c.checkData(cctx, res, s, begin, interrupted); err != nil {
+		return nil, err
+	}
+	if err := c.checkTrace(cctx, res, interrupted); err != nil {
+		return nil, err
+	}
+	if interrupted() {
+		res.Interrupted = context.Cause(ctx).Error()
+		res.InterruptedIn, _ = signalPhase.Load().(string)
+		c.progress("interrupted (%s) during %s: stopped the captures; partial report of what was checked", res.Interrupted, res.InterruptedIn)
+	}
+	res.judge()
+	return res, nil
+}
+
+// finalFigures sets the run's figures that need no check: the checkpoint
+// lag since begin, the store heals, the captures' API addresses, the final
+// checkpoint (the stored one, or after a signal the last sampled),
+// recoveries and restarts. It returns the final checkpoint's sample.
+func (c *Cluster) finalFigures(res *Result, rs *runState, begin time.Time, interrupted func() bool) Sample {
 	recs, _ := rs.snapshot()
 	tl := c.Timeline()
 	var lagSum, lagN int64
@@ -562,21 +590,20 @@ func (c *Cluster) finish(ctx context.Context, res *Result, rs *runState, begin t
 	for _, n := range c.Starts() {
 		res.Restarts += n - 1
 	}
-	// Stop the captures so the topic is complete and still: every row
-	// change written is then in the source below (rows up to now).
-	if !interrupted() {
-		rs.setPhase(PhaseCheck)
-	}
-	c.stopCaptures(ctx)
-	c.progress("final checkpoint %s; checking topic %s", TsText(s.Checkpoint), c.Topic())
+	return s
+}
+
+// checkData reads the topic and checks it against the upstream's rows up
+// to now (datacheck), up to the final checkpoint s. It runs on its own
+// goroutine: after a signal it is cut when cctx ends even in the middle of
+// a batch (the goroutine then fails against the closed broker), and the
+// cut is reported in res.Unchecked rather than as an error.
+func (c *Cluster) checkData(cctx context.Context, res *Result, s Sample, begin time.Time, interrupted func() bool) error {
 	// Reading the topic takes about 10 s per million messages on a busy
 	// machine: allow 2 min plus 30 s per million rows of the run.
 	rows := c.cfg.Rate * float64(time.Since(begin)+30*time.Second) / float64(time.Second)
 	readTimeout := 2*time.Minute + time.Duration(rows/1e6*30)*time.Second
 	res.BlockingDDLs = len(c.Up.BlockEvents())
-	// The data check runs on its own goroutine: after a signal Run stops
-	// waiting for it at the budget even if the read is in the middle of a
-	// batch (the goroutine then fails against the closed broker).
 	type dataOut struct {
 		rep datacheck.Report
 		err error
@@ -598,7 +625,7 @@ func (c *Cluster) finish(ctx context.Context, res *Result, rs *runState, begin t
 	case d.err != nil && interrupted():
 		res.Unchecked = append(res.Unchecked, fmt.Sprintf("data: the topic read was cut %s after the signal (%v)", InterruptBudget, d.err))
 	case d.err != nil:
-		return nil, fmt.Errorf("data check: %w", d.err)
+		return fmt.Errorf("data check: %w", d.err)
 	default:
 		rep := d.rep
 		res.DataChecked = true
@@ -609,6 +636,13 @@ func (c *Cluster) finish(ctx context.Context, res *Result, rs *runState, begin t
 			res.RowsPerSec = float64(rep.Produced) / secs
 		}
 	}
+	return nil
+}
+
+// checkTrace runs the trace check over the captures' logs and records the
+// panics; like checkData it is cut when cctx ends, and after a signal a
+// failure is reported in res.Unchecked rather than as an error.
+func (c *Cluster) checkTrace(cctx context.Context, res *Result, interrupted func() bool) error {
 	files := c.LogFiles()
 	res.Panics = append([]string{}, c.Panics()...)
 	res.Findings = []traces.Finding{}
@@ -633,7 +667,7 @@ func (c *Cluster) finish(ctx context.Context, res *Result, rs *runState, begin t
 		case out.err != nil && interrupted():
 			res.Unchecked = append(res.Unchecked, fmt.Sprintf("trace: %v", out.err))
 		case out.err != nil:
-			return nil, fmt.Errorf("trace: %w", out.err)
+			return fmt.Errorf("trace: %w", out.err)
 		default:
 			res.TraceChecked = true
 			if out.rep.Findings != nil {
@@ -644,13 +678,7 @@ func (c *Cluster) finish(ctx context.Context, res *Result, rs *runState, begin t
 	case <-cctx.Done():
 		res.Unchecked = append(res.Unchecked, fmt.Sprintf("trace: the log check was cut %s after the signal", InterruptBudget))
 	}
-	if interrupted() {
-		res.Interrupted = context.Cause(ctx).Error()
-		res.InterruptedIn, _ = signalPhase.Load().(string)
-		c.progress("interrupted (%s) during %s: stopped the captures; partial report of what was checked", res.Interrupted, res.InterruptedIn)
-	}
-	res.judge()
-	return res, nil
+	return nil
 }
 
 // ddlTraffic commits a blocking DDL every `every` until `until` or ctx

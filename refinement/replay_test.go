@@ -1,10 +1,14 @@
-package proptest
+package refinement
 
 import (
 	"os"
 	"path/filepath"
 	"testing"
 
+	"github.com/stretchr/testify/assert"
+
+	"cdcspec/impl/core"
+	"cdcspec/model"
 	"cdcspec/spec"
 )
 
@@ -33,8 +37,11 @@ var replayExpect = map[string]bool{
 	// never opens that window (the gate's profile drops HeartBeatResponses).
 	"new-table-scheduled-at-selection": false,
 	// The replay maps no model split (maintainer-split) to the
-	// implementation's split-table (proptest/mapping.go).
-	"split-double-add":            false,
+	// implementation's split-table (the table in replay.go).
+	"split-double-add": false,
+	// The replay maps no client pause or remove of the model's lifecycle
+	// configuration: the script keeps only the create and the time.
+	"stop-replaces-pending-stop":  false,
 	"move-final-stopped-rejected": true,
 }
 
@@ -80,4 +87,29 @@ func TestReplayModelCounterexamples(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestParseCounterexampleBadInput: a check result without a violation, or
+// broken JSON, is an error.
+func TestParseCounterexampleBadInput(t *testing.T) {
+	if _, _, _, _, err := ParseCounterexample([]byte(`{"result":"ok","config":{}}`)); err == nil {
+		t.Fatal("a result without violation must be an error")
+	}
+	if _, _, _, _, err := ParseCounterexample([]byte(`{`)); err == nil {
+		t.Fatal("broken json must be an error")
+	}
+}
+
+// TestImplMsgType: every model message kind maps to the implementation's
+// message type that carries it (core.MessageKind.ModelKinds), which the
+// replay's message rules name.
+func TestImplMsgType(t *testing.T) {
+	for _, mk := range model.MessageKindNames() {
+		k, ok := core.KindOfModel(mk)
+		if assert.True(t, ok, "model kind %s has no implementation type", mk) {
+			assert.Equal(t, k.Name, implMsgType(mk), "implMsgType(%s)", mk)
+		}
+	}
+	assert.Equal(t, "MaintainerHeartbeat", implMsgType("MaintainerStatus"))
+	assert.Equal(t, "HeartBeatResponse", implMsgType("HeartBeatResponse(action)"))
 }

@@ -1,4 +1,4 @@
-package proptest
+package refinement
 
 import (
 	"encoding/json"
@@ -8,6 +8,7 @@ import (
 
 	"cdcspec/impl/core"
 	"cdcspec/model"
+	"cdcspec/refinement/drive"
 	"cdcspec/spec"
 )
 
@@ -55,9 +56,9 @@ type ReplayResult struct {
 	Seed       uint64 // simulation seed of the reproducing run
 	Variant    string
 	Message    string
-	Story      Story    // the reproducing run (or the last one tried)
-	Script     []string // the translated script, for the report
-	Tried      []string // one line per run
+	Story      drive.Story // the reproducing run (or the last one tried)
+	Script     []string    // the translated script, for the report
+	Tried      []string    // one line per run
 }
 
 // ReplayOptions tune ReplayModel.
@@ -68,13 +69,13 @@ type ReplayOptions struct {
 type scriptItem struct {
 	at   int // model action index the item belongs to (rules: segment start)
 	rule bool
-	step func(r *replayer) (Step, bool)
+	step func(r *replayer) (drive.Step, bool)
 	post func(r *replayer) // after the step ran (may be nil)
 	text string
 }
 
 type replayer struct {
-	d       *Driver
+	d       *drive.Driver
 	tables  int     // the model's initial tables
 	ddl     []int64 // impl table IDs created by the script's DDLs, in order
 	slotCap [model.MaxNodes]core.NodeID
@@ -110,12 +111,25 @@ func (r *replayer) slotIndex(slot uint8) (int, bool) {
 	return r.index(r.slotCap[slot])
 }
 
-// endpoint resolves a model message endpoint (identity or the coordinator).
-func (r *replayer) endpoint(id uint8) (int, bool) {
-	if id == model.MaxNodes { // the coordinator's endpoint
-		return r.index(r.d.Sim.Owner())
+// bind binds a message rule to m's sender and receiver: the capture of a
+// node's slot, the owner for the coordinator. An endpoint without a capture
+// is left unbound (any sender, any receiver).
+func (r *replayer) bind(st *drive.Step, m model.Msg) {
+	owner := func() (int, bool) { return r.index(r.d.Sim.Owner()) }
+	from, ok := owner()
+	if !m.FromCoordinator() {
+		from, ok = r.slotIndex(m.SrcSlot())
 	}
-	return r.slotIndex(id & 3)
+	if ok {
+		st.From = &from
+	}
+	to, ok := owner()
+	if !m.ToCoordinator() {
+		to, ok = r.slotIndex(m.DstSlot())
+	}
+	if ok {
+		st.To = to
+	}
 }
 
 // implMsgType maps a model message kind name to the impl's message type
@@ -132,7 +146,7 @@ func implMsgType(modelKind string) string {
 // epoch) is in flight. Payloads are not compared: canonicalization may
 // renumber dispatcher IDs between states.
 func netHas(s *model.State, m model.Msg) bool {
-	for _, n := range s.Net {
+	for _, n := range s.InFlight() {
 		if n.Kind == m.Kind && n.Src == m.Src && n.Dst == m.Dst && n.Epoch == m.Epoch {
 			return true
 		}
@@ -179,7 +193,7 @@ func translate(cfg model.Config, actions []model.Action) ([]scriptItem, error) {
 		switch a.Kind {
 		case model.ACreateTable:
 			items = append(items, scriptItem{at: i, text: "create-table",
-				step: func(*replayer) (Step, bool) { return Step{Op: OpCreateTable, Ms: 1000}, true },
+				step: func(*replayer) (drive.Step, bool) { return drive.Step{Op: drive.OpCreateTable, Ms: 1000}, true },
 				post: func(r *replayer) {
 					ts := r.d.Sim.Upstream().Tables()
 					r.ddl = append(r.ddl, ts[len(ts)-1])
@@ -187,37 +201,37 @@ func translate(cfg model.Config, actions []model.Action) ([]scriptItem, error) {
 		case model.ABlockDDL:
 			// The model's barrier kinds name the same tables as the
 			// upstream's: t1 (and t1's successor, t2) where they name any.
-			items = append(items, scriptItem{at: i, text: "blocking-ddl " + cfg.Barrier, step: func(r *replayer) (Step, bool) {
+			items = append(items, scriptItem{at: i, text: "blocking-ddl " + cfg.Barrier, step: func(r *replayer) (drive.Step, bool) {
 				t, ok := r.table(1)
-				return Step{Op: OpBlockingDDL, DDL: cfg.Barrier, Table: t, Ms: 1000}, ok
+				return drive.Step{Op: drive.OpBlockingDDL, DDL: cfg.Barrier, Table: t, Ms: 1000}, ok
 			}})
 		case model.AUpstreamStall:
-			items = append(items, scriptItem{at: i, text: "stall-upstream", step: func(*replayer) (Step, bool) { return Step{Op: OpStallUpstream, Ms: 1000}, true }})
+			items = append(items, scriptItem{at: i, text: "stall-upstream", step: func(*replayer) (drive.Step, bool) { return drive.Step{Op: drive.OpStallUpstream, Ms: 1000}, true }})
 		case model.AUpstreamResume:
-			items = append(items, scriptItem{at: i, text: "resume-upstream", step: func(*replayer) (Step, bool) { return Step{Op: OpResumeUpstream, Ms: 1000}, true }})
+			items = append(items, scriptItem{at: i, text: "resume-upstream", step: func(*replayer) (drive.Step, bool) { return drive.Step{Op: drive.OpResumeUpstream, Ms: 1000}, true }})
 		case model.ACrash:
 			sl := a.Node
-			items = append(items, scriptItem{at: i, text: fmt.Sprintf("kill-capture slot %d", sl), step: func(r *replayer) (Step, bool) {
+			items = append(items, scriptItem{at: i, text: fmt.Sprintf("kill-capture slot %d", sl), step: func(r *replayer) (drive.Step, bool) {
 				n, ok := r.slotIndex(sl)
-				return Step{Op: OpKillCapture, Node: n, Ms: 1000}, ok
+				return drive.Step{Op: drive.OpKillCapture, Node: n, Ms: 1000}, ok
 			}})
 		case model.ADetect:
-			items = append(items, scriptItem{at: i, text: "advance-time past the session TTL", step: func(*replayer) (Step, bool) {
-				return Step{Op: OpAdvanceTime, Ms: 10_500}, true
+			items = append(items, scriptItem{at: i, text: "advance-time past the session TTL", step: func(*replayer) (drive.Step, bool) {
+				return drive.Step{Op: drive.OpAdvanceTime, Ms: 10_500}, true
 			}})
 		case model.ARestart:
 			sl := a.Node
-			items = append(items, scriptItem{at: i, text: fmt.Sprintf("restart-capture slot %d", sl), step: func(r *replayer) (Step, bool) {
-				return Step{Op: OpRestartCapture, Ms: 1000}, true
+			items = append(items, scriptItem{at: i, text: fmt.Sprintf("restart-capture slot %d", sl), step: func(r *replayer) (drive.Step, bool) {
+				return drive.Step{Op: drive.OpRestartCapture, Ms: 1000}, true
 			}})
 		case model.ASinkError:
 			sl, ok := s.DispatcherSlot(a.Arg)
 			if !ok {
 				sl = 0xFF // no capture: the step is skipped
 			}
-			items = append(items, scriptItem{at: i, text: fmt.Sprintf("sink-error on slot %d", sl), step: func(r *replayer) (Step, bool) {
+			items = append(items, scriptItem{at: i, text: fmt.Sprintf("sink-error on slot %d", sl), step: func(r *replayer) (drive.Step, bool) {
 				n, ok := r.slotIndex(sl)
-				return Step{Op: OpSinkError, Feed: ShadowFeed, Node: n, Ms: 1000}, ok
+				return drive.Step{Op: drive.OpSinkError, Feed: ShadowFeed, Node: n, Ms: 1000}, ok
 			}})
 		case model.ACoordSchedule:
 			if !firstSchedule {
@@ -226,8 +240,8 @@ func translate(cfg model.Config, actions []model.Action) ([]scriptItem, error) {
 			firstSchedule = false
 			sl := a.Node
 			items = append(items, scriptItem{at: i, text: fmt.Sprintf("slot %d is the capture the implementation chose for the maintainer", sl),
-				step: func(r *replayer) (Step, bool) {
-					return Step{Op: OpAdvanceTime, Ms: 3000}, true // let the coordinator place the maintainer
+				step: func(r *replayer) (drive.Step, bool) {
+					return drive.Step{Op: drive.OpAdvanceTime, Ms: 3000}, true // let the coordinator place the maintainer
 				},
 				post: func(r *replayer) {
 					m := r.d.Sim.MaintainerNode(ShadowFeed)
@@ -244,16 +258,16 @@ func translate(cfg model.Config, actions []model.Action) ([]scriptItem, error) {
 				}})
 		case model.ACoordMove:
 			sl := a.Node
-			items = append(items, scriptItem{at: i, text: fmt.Sprintf("move the maintainer to slot %d", sl), step: func(r *replayer) (Step, bool) {
+			items = append(items, scriptItem{at: i, text: fmt.Sprintf("move the maintainer to slot %d", sl), step: func(r *replayer) (drive.Step, bool) {
 				n, ok := r.slotIndex(sl)
-				return Step{Op: OpMoveMaintainer, Feed: ShadowFeed, Node: n, Ms: 2000}, ok
+				return drive.Step{Op: drive.OpMoveMaintainer, Feed: ShadowFeed, Node: n, Ms: 2000}, ok
 			}})
 		case model.AMaintSchedule, model.AMaintMove:
 			t, sl := int64(a.Arg), a.Arg2
-			items = append(items, scriptItem{at: i, text: fmt.Sprintf("table %d on slot %d", t, sl), step: func(r *replayer) (Step, bool) {
+			items = append(items, scriptItem{at: i, text: fmt.Sprintf("table %d on slot %d", t, sl), step: func(r *replayer) (drive.Step, bool) {
 				n, ok := r.slotIndex(sl)
 				it, ok2 := r.table(t)
-				return Step{Op: OpMoveTable, Feed: ShadowFeed, Table: it, Node: n, Ms: 2000}, ok && ok2
+				return drive.Step{Op: drive.OpMoveTable, Feed: ShadowFeed, Table: it, Node: n, Ms: 2000}, ok && ok2
 			}})
 		case model.ADeliver, model.ADrop, model.ADuplicate:
 			if it, ok := messageRule(i, actions, states, segOf); ok {
@@ -291,16 +305,16 @@ func messageRule(i int, actions []model.Action, states []model.State, segOf []in
 	if a.Kind == model.ADeliver && !late {
 		return scriptItem{}, false
 	}
-	action := map[model.ActKind]Op{model.ADeliver: OpDelayMessages, model.ADrop: OpDropMessages, model.ADuplicate: OpDupMessages}[a.Kind]
+	action := map[model.ActKind]drive.Op{model.ADeliver: drive.OpDelayMessages, model.ADrop: drive.OpDropMessages, model.ADuplicate: drive.OpDupMessages}[a.Kind]
 	typ := implMsgType(a.Msg.KindName())
-	src, dst := a.Msg.Src, a.Msg.Dst
+	m, src, dst := a.Msg, a.Msg.Src, a.Msg.Dst
 	at := segOf[sent]
 	if isEnv(actions[sent].Kind) {
 		at = sent // sent by a scripted step itself: add the rule just before it
 	}
-	return scriptItem{at: at, rule: true, text: fmt.Sprintf("%s %s %d->%d", action, typ, src, dst), step: func(r *replayer) (Step, bool) {
-		st := Step{Op: action, MsgType: typ, Count: 1, To: -1}
-		if action != OpDropMessages {
+	return scriptItem{at: at, rule: true, text: fmt.Sprintf("%s %s %d->%d", action, typ, src, dst), step: func(r *replayer) (drive.Step, bool) {
+		st := drive.Step{Op: action, MsgType: typ, Count: 1, To: -1}
+		if action != drive.OpDropMessages {
 			st.DelayMs = 30_000
 		}
 		if r.anyNode {
@@ -308,12 +322,7 @@ func messageRule(i int, actions []model.Action, states []model.State, segOf []in
 			// the segment sends (the model's one message is one of them)
 			st.Count = 1
 		} else {
-			if f, ok := r.endpoint(src); ok {
-				st.From = &f
-			}
-			if t, ok := r.endpoint(dst); ok {
-				st.To = t
-			}
+			r.bind(&st, m)
 		}
 		return st, true
 	}}, true
@@ -346,14 +355,14 @@ func silencedChannels(actions []model.Action, states []model.State, segOf []int)
 			}
 		}
 		seen := map[ch]bool{}
-		net := states[c].Net[:]
-		if states[c].Maint[a.Node].Exists {
+		net := states[c].InFlight()
+		if states[c].View().Maint[a.Node] != "" {
 			// the maintainer's periodic status to the coordinator, even if the
 			// model had none in flight
-			net = append(append([]model.Msg(nil), net...), model.Msg{Kind: statusKind(), Src: states[c].Ident(a.Node), Dst: model.MaxNodes})
+			net = append(append([]model.Msg(nil), net...), states[c].StatusReport(a.Node))
 		}
 		for _, m := range net {
-			if m.Kind == 0 || m.Src == model.MaxNodes || m.Src&3 != a.Node {
+			if m.FromCoordinator() || m.SrcSlot() != a.Node {
 				continue
 			}
 			name := m.KindName()
@@ -362,29 +371,18 @@ func silencedChannels(actions []model.Action, states []model.State, segOf []int)
 				continue
 			}
 			seen[key] = true
-			typ, src, dst := implMsgType(name), m.Src, m.Dst
-			items = append(items, scriptItem{at: start, rule: true, text: fmt.Sprintf("drop-messages %s %d->%d (never delivered before the crash)", typ, src, dst),
-				step: func(r *replayer) (Step, bool) {
-					st := Step{Op: OpDropMessages, MsgType: typ, Count: 50, To: -1}
+			m, typ := m, implMsgType(name)
+			items = append(items, scriptItem{at: start, rule: true, text: fmt.Sprintf("drop-messages %s %d->%d (never delivered before the crash)", typ, m.Src, m.Dst),
+				step: func(r *replayer) (drive.Step, bool) {
+					st := drive.Step{Op: drive.OpDropMessages, MsgType: typ, Count: 50, To: -1}
 					if !r.anyNode {
-						if f, ok := r.endpoint(src); ok {
-							st.From = &f
-						}
-						if t, ok := r.endpoint(dst); ok {
-							st.To = t
-						}
+						r.bind(&st, m)
 					}
 					return st, true
 				}})
 		}
 	}
 	return items
-}
-
-// statusKind is the model's MaintainerStatus message kind.
-func statusKind() uint8 {
-	k, _ := model.MsgKind("MaintainerStatus")
-	return k
 }
 
 // ReplayModel drives the simulation through a model counterexample's
@@ -421,8 +419,8 @@ func ReplayModel(cfg model.Config, actions []model.Action, prop spec.Property, b
 	for _, variant := range replayVariants {
 		for seed := uint64(0); seed < uint64(opt.Seeds); seed++ {
 			// MinCaptures 1: the model may crash all but its coordinator's node.
-			su := Setup{Seed: seed, Nodes: nodes, Tables: tables, Bugs: bugs, RawWatermark: raw, MinCaptures: 1}
-			d, err := NewDriver(su, nil)
+			su := drive.Setup{Seed: seed, Nodes: nodes, Tables: tables, Bugs: bugs, RawWatermark: raw, MinCaptures: 1}
+			d, err := drive.NewDriver(su, nil)
 			if err != nil {
 				return res, err
 			}
@@ -431,7 +429,7 @@ func ReplayModel(cfg model.Config, actions []model.Action, prop spec.Property, b
 			for sl := 0; sl < len(caps) && sl < model.MaxNodes; sl++ {
 				r.slotCap[sl] = caps[sl]
 			}
-			_ = d.Do(Step{Op: OpCreateChangefeed, Feed: ShadowFeed})
+			_ = d.Do(drive.Step{Op: drive.OpCreateChangefeed, Feed: ShadowFeed})
 			for _, it := range items {
 				st, ok := it.step(r)
 				if !ok {
@@ -441,7 +439,7 @@ func ReplayModel(cfg model.Config, actions []model.Action, prop spec.Property, b
 				if it.post != nil {
 					it.post(r)
 				}
-				if st.Op == OpRestartCapture {
+				if st.Op == drive.OpRestartCapture {
 					// the lowest dead slot takes the newest capture
 					after := d.Sim.Captures()
 					for sl := 1; sl < model.MaxNodes; sl++ {
@@ -455,9 +453,9 @@ func ReplayModel(cfg model.Config, actions []model.Action, prop spec.Property, b
 			}
 			// let delayed messages land before the heal (Heal drops rules,
 			// not messages already in flight, and quiescence may come first)
-			_ = d.Do(Step{Op: OpAdvanceTime, Ms: 31_000})
+			_ = d.Do(drive.Step{Op: drive.OpAdvanceTime, Ms: 31_000})
 			d.Finish()
-			story := Story{Setup: su, Steps: d.Steps}
+			story := drive.Story{Setup: su, Steps: d.Steps}
 			line := fmt.Sprintf("seed %d, %s: ", seed, variant)
 			if f := d.Violated(prop); f != nil {
 				res.Reproduced, res.Seed, res.Variant, res.Message, res.Story = true, seed, variant, f.Message, story

@@ -1,4 +1,4 @@
-package proptest
+package refinement
 
 import (
 	"fmt"
@@ -7,13 +7,16 @@ import (
 	"cdcspec/impl/core"
 	"cdcspec/impl/sim"
 	"cdcspec/model"
-	"cdcspec/refinement"
+	"cdcspec/refinement/drive"
 	"cdcspec/spec"
 )
 
-// The mapping between the implementation's domain actions and the model.
-//
-// This is the one place where it is written down. The model (model/) is
+// The mapping from the implementation's domain actions (drive.Step) to the
+// model, compared at quiescence. The package's other two mappings work at
+// other grains: the Tracker (refinement.go, mapping.go) maps each of the
+// simulation's own steps (a delivery, a tick) and compares a model.View
+// after each; ReplayModel (replay.go) maps the other way, a model
+// counterexample onto drive.Steps. The model (model/) is
 // deliberately more abstract than the implementation: one changefeed, at
 // most three node slots (slot 0 hosts the coordinator and never crashes), at
 // most three tables, timestamps 1..TsMax, and message-level steps
@@ -24,7 +27,7 @@ import (
 // two domain actions, the implementation is not). The two are compared only
 // at quiescent points: after the faults heal and both settle.
 //
-//	step (proptest Op)              model actions                   notes
+//	step (drive.Op)                 model actions                   notes
 //	------------------------------  ------------------------------  ------------------------------------------
 //	create-changefeed cf1           (none)                          the model's changefeed exists from Init
 //	pause/resume/remove cf1         -- shadow stops --              the model has no pause, resume or remove
@@ -55,14 +58,15 @@ import (
 //	                                  advance to TsMax, settle      liveness check
 //
 // Compared at the end (changefeed cf1 only, both after heal and settle):
-// refinement.Quiescence, the model's side read from its model.View (the
+// Quiescence, the model's side read from its model.View (the
 // abstraction the refinement Tracker compares after every step).
 //
 // Blind spots: the model never sees tables beyond its three, nodes beyond
 // its three slots, split spans, message faults or a second changefeed; a run
 // that pauses, removes or moves cf1's maintainer is not compared at all.
 
-// Shadow is the bounded model stepped alongside a Driver.
+// Shadow is the bounded model stepped alongside a drive.Driver (its
+// drive.Follower).
 type Shadow struct {
 	Cfg     model.Config
 	State   model.State
@@ -77,7 +81,7 @@ const ShadowFeed = "cf1"
 
 // NewShadow builds the model instance for a setup: HEAD's protocol with the
 // setup's bugs switched on in the model too.
-func NewShadow(su Setup) *Shadow {
+func NewShadow(su drive.Setup) *Shadow {
 	cfg := model.Base()
 	cfg.Name = "proptest-shadow"
 	cfg.Nodes = su.Nodes
@@ -165,7 +169,7 @@ func (sh *Shadow) learn(caps []core.NodeID) {
 // Mirror applies the model actions of one domain step (see the table above)
 // and settles the model. before is the list of running captures before the
 // step (Step.Node indexes it).
-func (sh *Shadow) Mirror(d *Driver, st Step, before []core.NodeID) {
+func (sh *Shadow) Mirror(d *drive.Driver, st drive.Step, before []core.NodeID) {
 	if sh.Stopped != "" {
 		return
 	}
@@ -181,11 +185,11 @@ func (sh *Shadow) Mirror(d *Driver, st Step, before []core.NodeID) {
 	}
 	mine := st.Feed == "" || st.Feed == ShadowFeed
 	switch st.Op {
-	case OpPauseChangefeed, OpResumeChangefeed, OpRemoveChangefeed:
+	case drive.OpPauseChangefeed, drive.OpResumeChangefeed, drive.OpRemoveChangefeed:
 		if mine {
 			sh.stop("%s %s: the model has no such action", st.Op, st.Feed)
 		}
-	case OpMoveMaintainer:
+	case drive.OpMoveMaintainer:
 		// Applied when the model can: the end comparison does not look at
 		// the maintainer's node, so a move one side refused is harmless.
 		if n, ok := nodeAt(st.Node); ok && mine {
@@ -193,14 +197,14 @@ func (sh *Shadow) Mirror(d *Driver, st Step, before []core.NodeID) {
 				sh.apply(model.Action{Kind: model.ACoordMove, Node: dst})
 			}
 		}
-	case OpCreateTable:
+	case drive.OpCreateTable:
 		sh.apply(model.Action{Kind: model.ACreateTable})
-	case OpBlockingDDL:
+	case drive.OpBlockingDDL:
 		sh.stop("%s: the model's barrier is one DDL kind per configuration (Config.Barrier), not a drawn action", st.Op)
 		return
-	case OpAdvanceTime:
+	case drive.OpAdvanceTime:
 		sh.apply(model.Action{Kind: model.AUpstreamAdvance})
-	case OpMoveTable:
+	case drive.OpMoveTable:
 		n, ok := nodeAt(st.Node)
 		dst, ok2 := sh.slots[n]
 		if !mine || !ok || !ok2 || st.Table > model.MaxTables {
@@ -211,9 +215,9 @@ func (sh *Shadow) Mirror(d *Driver, st Step, before []core.NodeID) {
 				break
 			}
 		}
-	case OpKillCapture, OpExpireSession, OpKillMaintainer:
+	case drive.OpKillCapture, drive.OpExpireSession, drive.OpKillMaintainer:
 		n, ok := nodeAt(st.Node)
-		if st.Op == OpKillMaintainer {
+		if st.Op == drive.OpKillMaintainer {
 			n, ok = sh.killed(before, d.Sim.Captures())
 		}
 		sl, ok2 := sh.slots[n]
@@ -227,7 +231,7 @@ func (sh *Shadow) Mirror(d *Driver, st Step, before []core.NodeID) {
 		if sh.apply(model.Action{Kind: model.ACrash, Node: sl}) {
 			sh.apply(model.Action{Kind: model.ADetect, Node: sl})
 		}
-	case OpRestartCapture:
+	case drive.OpRestartCapture:
 		caps := d.Sim.Captures()
 		newest := caps[len(caps)-1]
 		for sl := uint8(1); sl < uint8(sh.Cfg.Nodes); sl++ {
@@ -238,14 +242,14 @@ func (sh *Shadow) Mirror(d *Driver, st Step, before []core.NodeID) {
 				break
 			}
 		}
-	case OpSinkError, OpFastFail:
+	case drive.OpSinkError, drive.OpFastFail:
 		n, ok := nodeAt(st.Node)
 		sl, ok2 := sh.slots[n]
 		if !mine || !ok || !ok2 {
 			break
 		}
 		kind := model.ASinkError
-		if st.Op == OpFastFail {
+		if st.Op == drive.OpFastFail {
 			kind = model.AFastFail
 		}
 		for _, a := range model.Actions(sh.Cfg, sh.State) {
@@ -254,9 +258,9 @@ func (sh *Shadow) Mirror(d *Driver, st Step, before []core.NodeID) {
 				break
 			}
 		}
-	case OpStallUpstream:
+	case drive.OpStallUpstream:
 		sh.apply(model.Action{Kind: model.AUpstreamStall})
-	case OpResumeUpstream:
+	case drive.OpResumeUpstream:
 		sh.apply(model.Action{Kind: model.AUpstreamResume})
 	}
 	sh.settle()
@@ -351,34 +355,35 @@ func (sh *Shadow) settle() {
 }
 
 // ModelQuiescence heals and settles the model and abstracts it
-// (refinement.Quiescence: the one abstraction of both sides).
-func (sh *Shadow) ModelQuiescence() refinement.Quiescence {
+// (Quiescence: the one abstraction of both sides).
+func (sh *Shadow) ModelQuiescence() Quiescence {
 	if sh.State.Stalled {
 		sh.apply(model.Action{Kind: model.AUpstreamResume})
 	}
 	for sh.apply(model.Action{Kind: model.AUpstreamAdvance}) {
 	}
 	sh.settle()
-	return refinement.ModelQuiescence(&sh.State)
+	return ModelQuiescence(&sh.State)
 }
 
-// ImplQuiescence abstracts the implementation after Finish.
-func ImplQuiescence(d *Driver) refinement.Quiescence {
-	return refinement.ImplQuiescence(d.Sim, sim.CfID(ShadowFeed), d.HealTarget)
+// ImplQuiescence abstracts the implementation's ShadowFeed after the
+// driver's Finish healed it.
+func (sh *Shadow) ImplQuiescence(d *drive.Driver) Quiescence {
+	return ImplQuiescence(d.Sim, sim.CfID(ShadowFeed), d.HealTarget)
 }
 
 // Compare heals and settles the model and compares it with the
 // implementation (after Finish). "" means they agree or the shadow stopped
 // following (see Stopped).
-func (sh *Shadow) Compare(d *Driver) string {
-	if sh.Stopped != "" || d.FeedState(ShadowFeed) != feedRunning {
+func (sh *Shadow) Compare(d *drive.Driver) string {
+	if sh.Stopped != "" || d.FeedState(ShadowFeed) != drive.FeedRunning {
 		return ""
 	}
 	m := sh.ModelQuiescence()
 	if sh.Stopped != "" {
 		return ""
 	}
-	i := ImplQuiescence(d)
+	i := sh.ImplQuiescence(d)
 	if m.Agrees(i) {
 		return ""
 	}

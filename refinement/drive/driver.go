@@ -1,15 +1,16 @@
-// Package proptest drives the implementation's deterministic simulation
-// (impl/sim) through random domain actions and faults, checks every spec
-// property over its event stream after every action, checks the abstract
-// state's invariants, runs a bounded model (model/) alongside as a shadow,
-// and judges liveness after the faults heal.
+// Package drive applies recorded domain steps (Step: an API call, a DDL, a
+// fault of the vocabulary) to the implementation's deterministic simulation
+// (impl/sim), checks every spec property over its event stream and the
+// abstract state's invariants after every step, and judges liveness after
+// the faults heal (Finish). A Follower runs alongside and is compared at the
+// end: refinement.Shadow, a bounded model.
 //
-// The rapid state machine lives in the tests (machine_test.go); this file
-// holds what a replay needs outside rapid: a Driver that applies recorded
-// Steps to a Sim deterministically. A failing rapid run records its Steps, so
-// its story can be re-run with the TiCDC-format log on (artifacts.go), and a
-// model counterexample can be turned into Steps (replay.go).
-package proptest
+// It is the one driver of the simulation by steps: proptest's rapid state
+// machine draws Steps, a recorded Story re-runs them (proptest's artifacts,
+// its regression stories), and refinement.ReplayModel translates a model
+// counterexample into them. It knows nothing of the model, so that package
+// refinement, which maps the model onto these steps, can import it.
+package drive
 
 import (
 	"bytes"
@@ -78,22 +79,6 @@ var Ops = []Op{
 	OpBlockingDDL,
 }
 
-// UnsupportedFaults are the faults of the vocabulary that are no step, with
-// the reason; every other fault is an Op.
-var UnsupportedFaults = map[spec.Fault]string{
-	spec.FaultKillOwnerCapture:          "kill-capture draws any capture, the owner's among them",
-	spec.FaultKillMoveDestination:       "compound: rapid draws move-table and kill-capture as two steps",
-	spec.FaultKillMaintainerInflight:    "compound: rapid draws its parts (block-create-dispatcher, slow-close-dispatcher, move-table, kill-maintainer-capture)",
-	spec.FaultKillMaintainerStaleCreate: "compound: rapid draws its parts (delay-messages, move-table, kill-maintainer-capture)",
-	spec.FaultKillCaptureDuringDDL:      "compound: rapid draws its parts (blocking-ddl, kill-capture) as two steps",
-	spec.FaultMoveWriterDuringDDL:       "compound: rapid draws its parts (delay-messages, blocking-ddl, move-table) as separate steps",
-	spec.FaultDropAddTableStatus:        "compound: rapid draws its parts (create-table, drop-messages, blocking-ddl) as separate steps",
-	spec.FaultFreezeCapture:             sim.UnsupportedFaults[spec.FaultFreezeCapture],
-	spec.FaultExpireFrozenSession:       sim.UnsupportedFaults[spec.FaultExpireFrozenSession],
-	spec.FaultStore:                     sim.UnsupportedFaults[spec.FaultStore],
-	spec.FaultHeal:                      "Finish heals once, at the end of every run; liveness is judged after it",
-}
-
 func opNames() string {
 	names := make([]string, len(Ops))
 	for i, o := range Ops {
@@ -109,25 +94,6 @@ func knownOp(op Op) bool {
 		}
 	}
 	return false
-}
-
-// MessageTypes are the control messages a targeted rule may match
-// (core.Message TypeName): every registered type (core.MessageKinds) but
-// those in notDrawn. The first ones keep their recorded order, which
-// rapid's draws index, so that the regression corpus and the gate's figures
-// (SPEC.md 8.5) replay; a new type is appended by core.DrawOrder.
-var MessageTypes = core.MustDrawOrder([]string{
-	"ScheduleDispatcherRequest", "HeartBeatRequest", "BlockStatusRequest", "MaintainerHeartbeat",
-	"RemoveMaintainerRequest", "MaintainerCloseResponse", "AddMaintainerRequest",
-	"MaintainerBootstrapRequest", "MaintainerBootstrapResponse", "MaintainerCloseRequest", "HeartBeatResponse",
-}, func(k core.MessageKind) bool { return notDrawn[k.Name] == "" })
-
-// notDrawn: registered message types targeted rules do not draw, with the
-// reason. Drawing one changes every later draw of a recorded run.
-var notDrawn = map[string]string{
-	"CoordinatorBootstrapRequest":  "not drawn since before the registry: adding it re-indexes every recorded draw",
-	"CoordinatorBootstrapResponse": "not drawn since before the registry: adding it re-indexes every recorded draw",
-	"MergeDispatcherRequest":       "not drawn since before the registry: adding it re-indexes every recorded draw",
 }
 
 // Step is one recorded domain action with its drawn parameters. Node is an
@@ -219,6 +185,17 @@ const SettleMs = 100
 // QuiesceMaxMs bounds the run to quiescence after the faults heal.
 const QuiesceMaxMs = 120_000
 
+// Follower runs alongside a Driver (refinement.Shadow, a bounded model):
+// Do hands it every step it applied, before the step's settle time passes,
+// with the running captures as they were before the step (Step.Node indexes
+// them); Finish, after the faults healed and the cluster quiesced with no
+// failure, asks it to compare. Compare returns "" when the two agree or the
+// follower stopped following, else the disagreement (a Conformance failure).
+type Follower interface {
+	Mirror(d *Driver, st Step, before []core.NodeID)
+	Compare(d *Driver) string
+}
+
 // Driver applies Steps to a simulation; the simulation's spec.Checker sees
 // every event as it is emitted, Check collects its new violations and checks
 // the abstract state after every step.
@@ -231,7 +208,7 @@ type Driver struct {
 	MinCaptures int
 	// HealTarget is the upstream resolved ts when Finish healed the faults.
 	HealTarget uint64
-	Shadow     *Shadow // the model run alongside; nil when disabled
+	Shadow     Follower // the model run alongside (refinement.Shadow); nil when disabled
 	// Failures of the run so far, in the order found.
 	Failures    []Failure
 	brokenState bool
@@ -243,8 +220,8 @@ type Driver struct {
 
 // Feed states as the driver tracks them (what the API calls succeeded with).
 const (
-	feedRunning = "running"
-	feedPaused  = "paused"
+	FeedRunning = "running"
+	FeedPaused  = "paused"
 )
 
 // NewDriver builds the simulation. log (may be nil) receives the
@@ -397,21 +374,21 @@ func (d *Driver) applyChangefeed(st Step) (apiErr, err error) {
 			return nil, skip("changefeed %s exists", st.Feed)
 		}
 		if apiErr = s.CreateChangefeed(st.Feed); apiErr == nil {
-			d.feeds[st.Feed] = feedRunning
+			d.feeds[st.Feed] = FeedRunning
 		}
 	case OpPauseChangefeed:
-		if d.feeds[st.Feed] != feedRunning {
+		if d.feeds[st.Feed] != FeedRunning {
 			return nil, skip("changefeed %s is not running", st.Feed)
 		}
 		if apiErr = s.PauseChangefeed(st.Feed); apiErr == nil {
-			d.feeds[st.Feed] = feedPaused
+			d.feeds[st.Feed] = FeedPaused
 		}
 	case OpResumeChangefeed:
-		if d.feeds[st.Feed] != feedPaused {
+		if d.feeds[st.Feed] != FeedPaused {
 			return nil, skip("changefeed %s is not paused", st.Feed)
 		}
 		if apiErr = s.ResumeChangefeed(st.Feed, 0); apiErr == nil {
-			d.feeds[st.Feed] = feedRunning
+			d.feeds[st.Feed] = FeedRunning
 		}
 	case OpRemoveChangefeed:
 		if _, ok := d.feeds[st.Feed]; !ok {
@@ -421,7 +398,7 @@ func (d *Driver) applyChangefeed(st Step) (apiErr, err error) {
 			delete(d.feeds, st.Feed)
 		}
 	case OpMoveMaintainer:
-		if d.feeds[st.Feed] != feedRunning {
+		if d.feeds[st.Feed] != FeedRunning {
 			return nil, skip("changefeed %s is not running", st.Feed)
 		}
 		n, err := d.node(st.Node)
@@ -452,7 +429,7 @@ func (d *Driver) applyTable(st Step) (apiErr, err error) {
 			return nil, skip("%v", err)
 		}
 	case OpMoveTable, OpSplitTable, OpMergeTable, OpRemoveTable:
-		if d.feeds[st.Feed] != feedRunning {
+		if d.feeds[st.Feed] != FeedRunning {
 			return nil, skip("changefeed %s is not running", st.Feed)
 		}
 		if _, ok := s.Upstream().TableCreateTs(st.Table); !ok {
@@ -723,16 +700,15 @@ type Story struct {
 
 // Run replays a story from scratch and returns the driver and the first
 // failure (during the steps or at the end). log (may be nil) receives the
-// TiCDC-format log. Steps that are skipped on replay are an error: a story
-// is replayed exactly or not at all.
-func Run(story Story, log io.Writer, shadow bool) (*Driver, *Failure, error) {
+// TiCDC-format log; shadow (may be nil) follows the run
+// (refinement.NewShadow(story.Setup)). Steps that are skipped on replay are
+// an error: a story is replayed exactly or not at all.
+func Run(story Story, log io.Writer, shadow Follower) (*Driver, *Failure, error) {
 	d, err := NewDriver(story.Setup, log)
 	if err != nil {
 		return nil, nil, err
 	}
-	if shadow {
-		d.Shadow = NewShadow(story.Setup)
-	}
+	d.Shadow = shadow
 	for i, st := range story.Steps {
 		if !knownOp(st.Op) {
 			return d, nil, fmt.Errorf("story step %d: unknown op %q (known: %s)", i+1, st.Op, opNames())
