@@ -209,6 +209,8 @@ var rowDelayBounds = map[string]int{
 	"maintainer-move-crash-loss":   7,
 	"split-crash-loss":             7,
 	"scale":                        5,
+	"maintainer-move-3-nodes":      5,
+	"barrier-3-nodes":              5,
 }
 
 // The fault shapes of the pairwise rows: one of each, the smallest budget.
@@ -304,6 +306,12 @@ var matrixRows = func() []MatrixRow {
 			func(c *Config) { c.Splits = 1; withCrash(c); withLoss(c) }),
 		matrixRow("scale", "three nodes, two tables, span moves and a crash (the scale issue's configuration)",
 			func(c *Config) { c.Nodes, c.Tables, c.SpanMoves, c.Crashes = 3, 2, true, 1 }),
+		// Rows for the mutants of model/ (make mutate-all, SPEC.md 10.1):
+		// a third node that dies while the other two keep their roles.
+		matrixRow("maintainer-move-3-nodes", "a maintainer move while a third node, neither origin nor target, may die",
+			func(c *Config) { c.Nodes, c.MaintMoves, c.Crashes = 3, 1, 1 }),
+		matrixRow("barrier-3-nodes", "a syncpoint barrier on three nodes with a crash: the barrier restored from the survivors' reports",
+			func(c *Config) { c.Nodes, c.Barrier, c.Crashes = 3, "syncpoint", 1 }),
 	)
 }()
 

@@ -91,6 +91,7 @@ func parseKillers(list string, states, walks int) ([]killer, error) {
 // standard configurations within 20,000 states killed none of the mutants
 // these left (5.2 s of one core a survivor), and the rows to 3 delays with
 // the standard configurations to 5 killed none of the survivors re-run.
+// Then deepKillers.
 func defaultKillers() string {
 	var ks []string
 	for _, r := range model.Matrix() {
@@ -99,6 +100,7 @@ func defaultKillers() string {
 	for _, n := range model.StandardNames() {
 		ks = append(ks, n+"@d4")
 	}
+	ks = append(ks, deepKillers...)
 	for _, n := range model.StandardNames() {
 		if cfg, _ := model.Standard(n); cfg.Walks > 0 {
 			ks = append(ks, n) // its walks (--walks)
@@ -106,6 +108,15 @@ func defaultKillers() string {
 	}
 	return strings.Join(ks, ",")
 }
+
+// deepKillers are searches past the default depth that kill mutants the
+// default list only reaches or never reaches (SPEC.md 10.1, measured on
+// SHARD=1/8's never-reached survivors): the rows added for the mutants to 4
+// delays (maintainer-move-3-nodes killed
+// movemaintainer:coordMoveOnNodeRemoved:negate:5833d3f8 at 4 delays, not
+// at 2), and merge to its stated bound 6, where a node dies while the merge
+// runs (three kills in maintOnNodeRemoved and mergeAbort).
+var deepKillers = []string{"maintainer-move-3-nodes@d4", "barrier-3-nodes@d4", "merge@d6"}
 
 // runKiller runs one killer with one worker (the runner's parallelism is
 // across mutants) and reports whether the active mutant infected it.

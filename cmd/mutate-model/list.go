@@ -35,7 +35,7 @@ func runList(args []string, stdout, stderr io.Writer) int {
 			fmt.Fprintf(stdout, "%s\n", x.Reason)
 			for _, l := range [][2]string{{"files", strings.Join(x.Files, ", ")}, {"functions", strings.Join(x.Funcs, ", ")},
 				{"prefixes", strings.Join(x.Prefixes, ", ")}, {"State fields", strings.Join(x.Fields, ", ")},
-				{"switch calls", strings.Join(x.OffSwitches, ", ")}} {
+				{"switch calls", strings.Join(x.OffSwitches, ", ")}, {"conditions", strings.Join(x.Conds, "; ")}} {
 				if l[1] != "" {
 					fmt.Fprintf(stdout, "  %s: %s\n", l[0], l[1])
 				}

@@ -131,3 +131,17 @@ func TestCheckDefaultSmall(t *testing.T) {
 	assert.Contains(t, out.String(), `"states_hash":`)
 	assert.NotContains(t, out.String(), `"infected"`, "no mutant on")
 }
+
+// TestDefaultKillersParse: every default killer names a row (deepKillers
+// included) and parses.
+func TestDefaultKillersParse(t *testing.T) {
+	ks, err := parseKillers(defaultKillers(), 20000, 200)
+	require.NoError(t, err)
+	seen := map[string]bool{}
+	for _, k := range ks {
+		seen[k.String()] = true
+	}
+	for _, k := range deepKillers {
+		require.True(t, seen[k], "deep killer %s is not a default killer", k)
+	}
+}

@@ -119,6 +119,11 @@ type Options struct {
 	// CmpNames matches an identifier or field name that makes a comparison
 	// a timestamp or epoch comparison.
 	CmpNames *regexp.Regexp
+	// ExcludeConds are conditions, "Func: cond", that are not sites: the
+	// negate and drop mutants whose Func and Orig match, and the cmp
+	// mutants whose Func and whole comparison match. They are left out
+	// after the IDs are assigned, so every other ID stays.
+	ExcludeConds []string
 }
 
 // An Exclusion puts code of the package out of the mutator's scope, with
@@ -135,7 +140,12 @@ type Exclusion struct {
 	// OffSwitches: method names of switches that are off in every
 	// standard configuration (Options.OffSwitchCalls).
 	OffSwitches []string
-	Reason      string
+	// Conds: single conditions, "Func: cond" (the function as a mutant
+	// names it, the condition's source text as it reads in the if): its
+	// negate and drop mutants, and a comparison's cmp mutant, are not
+	// sites (Options.ExcludeConds).
+	Conds  []string
+	Reason string
 }
 
 // ModelScope is the one place that says what of model/ is not mutated and
@@ -143,7 +153,9 @@ type Exclusion struct {
 var ModelScope = []Exclusion{
 	{Files: []string{"story.go", "view.go", "action.go"}, Funcs: []string{"String", "Describe", "Actor", "NodeName", "Names",
 		"nodeName", "barrierDispName", "stageName", "barrierString"},
-		Reason: "rendering: stories, views, action and state names"},
+		Conds: []string{"dispClosed: d.St != dMergeClosed", "coordFinishStop: s.Coord.OpRemove"},
+		Reason: "rendering: stories, views, action and state names, and the conditions beside the emitter's nil check " +
+			"(e != nil && ...) that choose a story's event: the search runs without the emitter"},
 	{Files: []string{"canon.go", "symmetry.go", "census.go", "check.go", "schedule.go", "fingerprint.go"},
 		Funcs:  []string{"Bytes", "MarshalJSON", "UnmarshalJSON", "msgKindByName"},
 		Reason: "the search's wiring and encodings: canonical form, symmetry, the census, the delay search's default scheduler, state-set fingerprints"},
@@ -156,6 +168,28 @@ var ModelScope = []Exclusion{
 	{Fields: []string{"Crashes", "Drops", "Dups", "SinkErrs", "Stalls", "DDLs", "Restarts", "Moves", "Splits", "Merges",
 		"FastFails", "ClientOps", "CoordFails", "MaintMoves", "Overflow"},
 		Reason: "the search's budgets: faults and operators used against the configuration's bounds, and the full-network cut (skipping one unbounds the configuration, it changes no protocol rule)"},
+	{Conds: []string{
+		"appendActions: s.Overflow", "appendActions: !s.Stalled", "appendActions: blockDDLEnabled(cfg, s)",
+		"appendActions: s.Stalled", "appendPullActions: !p.Down", "appendPullActions: p.Down",
+		"appendPullActions: s.PullTs < s.UpTs",
+		"appendActions: i > 0", "appendActions: s.Inc[i] < 63",
+		"appendActions: d.Table != 0", "appendActions: !d.SinkErr",
+		"appendLifecycleActions: d.ID != 0", "appendLifecycleActions: d.St == dWorking",
+		"appendLifecycleActions: d.Table != 0", "appendLifecycleActions: !d.SinkErr"},
+		Reason: "the environment's actions, not TiCDC's: when the upstream advances, commits its DDL, stalls and " +
+			"resumes, and the kv client's TiKV is down or ahead (appendActions, appendPullActions), the full-network " +
+			"cut, which slots may crash (slot 0 hosts the coordinator) and restart (the identity's range), and " +
+			"which dispatchers the search gives a sink error or an unretryable error"},
+	{Conds: []string{
+		"appendLifecycleActions: running(c)", "appendLifecycleActions: c.Op == copNone",
+		"appendLifecycleActions: c.Ckpt > 1", "appendLifecycleActions: s.UpTs > c.Ckpt"},
+		Reason: "the client's choices that HEAD does not check: PauseChangefeed takes a changefeed in any state " +
+			"(coordinator/controller.go:978), ResumeChangefeed checks the state only, not a running stop " +
+			"(controller.go:1017; the pause API's caller waits for it, controller.go:1004), and any overwrite " +
+			"checkpoint above the GC safepoint (api/v2/changefeed.go:1119): the model offers pause of a running " +
+			"changefeed, resume after the stop finished, and the overwrite values 1 and the upstream's ts where they " +
+			"differ from the checkpoint. The states and the removal HEAD does check (isInitialized, " +
+			"validateResumeChangefeedState, changefeed not found) stay mutants"},
 	{OffSwitches: []string{"bug", "mut"},
 		Reason: "code that runs only with a catalogue bug or a hand-written mutation switched on (cfg.bug(X) && ..., !cfg.mut(X) || ..., if cfg.bug(X) { ... }): the bug's reproduction, which make mutate and the catalogue test, not a rule of HEAD"},
 }
@@ -177,6 +211,7 @@ func ModelOptions() Options {
 		opt.ExcludeFuncPrefixes = append(opt.ExcludeFuncPrefixes, x.Prefixes...)
 		opt.ExcludeFields = append(opt.ExcludeFields, x.Fields...)
 		opt.OffSwitchCalls = append(opt.OffSwitchCalls, x.OffSwitches...)
+		opt.ExcludeConds = append(opt.ExcludeConds, x.Conds...)
 	}
 	return opt
 }
@@ -246,7 +281,33 @@ func Find(dir string, opt Options) ([]Mutant, error) {
 		}
 	}
 	assignIDs(out)
+	if len(opt.ExcludeConds) > 0 {
+		srcs := map[string][]byte{}
+		for _, p := range files {
+			srcs[p.name] = p.src
+		}
+		kept := out[:0]
+		for _, m := range out {
+			if !contains(opt.ExcludeConds, CondKey(m, srcs[m.File])) {
+				kept = append(kept, m)
+			}
+		}
+		out = kept
+	}
 	return out, nil
+}
+
+// CondKey is the "Func: cond" an exclusion of Options.ExcludeConds names a
+// condition mutant by (src is the mutant's file): its condition for negate
+// and drop, its whole comparison for cmp, "" for skip.
+func CondKey(m Mutant, src []byte) string {
+	switch {
+	case m.Op == OpNegate || m.Op == OpDrop:
+		return m.Func + ": " + strings.Join(strings.Fields(m.Orig), " ")
+	case m.Op == OpCmp && m.ExprEnd > m.ExprStart && m.ExprEnd <= len(src):
+		return m.Func + ": " + strings.Join(strings.Fields(string(src[m.ExprStart:m.ExprEnd])), " ")
+	}
+	return ""
 }
 
 // Apply returns src with m applied; src must still read m.Orig at m's

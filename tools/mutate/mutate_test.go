@@ -290,3 +290,33 @@ func runDigest(t *testing.T, bin string, mutant int) string {
 	require.NotNil(t, m, "%s", out)
 	return string(m[1])
 }
+
+// TestModelScopeCondsMatch: every condition ModelScope puts out of scope
+// names a site of model/ (a stale entry, after an edit of its condition,
+// would silently bring the site back), and Find leaves it out.
+func TestModelScopeCondsMatch(t *testing.T) {
+	dir := filepath.Join("..", "..", "model")
+	opt := ModelOptions()
+	opt.ExcludeConds = nil
+	all, err := Find(dir, opt)
+	require.NoError(t, err)
+	scoped, err := Find(dir, ModelOptions())
+	require.NoError(t, err)
+	srcs := map[string][]byte{}
+	matched := map[string]int{}
+	for _, m := range all {
+		if _, ok := srcs[m.File]; !ok {
+			srcs[m.File], err = os.ReadFile(filepath.Join(dir, m.File))
+			require.NoError(t, err)
+		}
+		matched[CondKey(m, srcs[m.File])]++
+	}
+	n := 0
+	for _, x := range ModelScope {
+		for _, c := range x.Conds {
+			assert.NotZero(t, matched[c], "ModelScope condition %q names no site of model/", c)
+			n += matched[c]
+		}
+	}
+	assert.Equal(t, len(all)-n, len(scoped), "Find with ModelScope leaves out exactly the scoped conditions' mutants")
+}
