@@ -56,14 +56,23 @@ func TestEveryPropertyHasAModelPredicate(t *testing.T) {
 // maintainer's late statuses are accepted), random walks in lifecycle break
 // it; the predicate and the monitor must fire on the same steps.
 func TestStoppedStaysStoppedAgreesUnderMutation(t *testing.T) {
-	base, ok := Standard("lifecycle")
+	agreeUnderMutation(t, "lifecycle", MutStopClearsNode, "stop-clears-node off", spec.StoppedStaysStopped, 300, 0x5709)
+}
+
+// agreeUnderMutation runs walks of the standard configuration cfgName with
+// mutation mut on: the model's predicates and the spec monitors must agree
+// on every walk, and at least 10 walks must see both fire prop (else the
+// comparison is hollow).
+func agreeUnderMutation(t *testing.T, cfgName string, mut Mutation, what string, prop spec.Property, walks int, seed uint64) {
+	t.Helper()
+	base, ok := Standard(cfgName)
 	if !ok {
-		t.Fatal("no standard configuration lifecycle")
+		t.Fatalf("no standard configuration %s", cfgName)
 	}
-	base.Mutations = base.Mutations.With(MutStopClearsNode)
-	i := propIndex[spec.StoppedStaysStopped]
+	base.Mutations = base.Mutations.With(mut)
+	i := propIndex[prop]
 	violating := 0
-	walkCombos([]combo{{cfg: base}}, 300, 0x5709, func(c *combo, w int, j *judge, live bool) {
+	walkCombos([]combo{{cfg: base}}, walks, seed, func(c *combo, w int, j *judge, live bool) {
 		if len(j.problems) > 0 {
 			t.Errorf("walk %d: the model's predicates and the spec monitors disagree:\n%s", w, j.report())
 		}
@@ -71,9 +80,9 @@ func TestStoppedStaysStoppedAgreesUnderMutation(t *testing.T) {
 			violating++
 		}
 	})
-	t.Logf("%d of 300 walks violate %s", violating, spec.StoppedStaysStopped)
+	t.Logf("%d of %d walks violate %s", violating, walks, prop)
 	if violating < 10 {
-		t.Fatalf("only %d of 300 walks violate %s with stop-clears-node off; the comparison is hollow", violating, spec.StoppedStaysStopped)
+		t.Fatalf("only %d of %d walks violate %s with %s; the comparison is hollow", violating, walks, prop, what)
 	}
 }
 
@@ -162,23 +171,5 @@ func TestCreatedTableRowsAgreeUnderMutation(t *testing.T) {
 // so no add finishes) the goal and the monitor must both report it at the
 // quiescence of the walks in default.
 func TestMaintainerOperatorsFinishAgreesUnderMutation(t *testing.T) {
-	base, ok := Standard("default")
-	if !ok {
-		t.Fatal("no standard configuration default")
-	}
-	base.Mutations = base.Mutations.With(MutStatusBootstrapDone)
-	i := propIndex[spec.MaintainerOperatorsFinish]
-	violating := 0
-	walkCombos([]combo{{cfg: base}}, 200, 0x3976, func(c *combo, w int, j *judge, live bool) {
-		if len(j.problems) > 0 {
-			t.Errorf("walk %d: the model's predicates and the spec monitors disagree:\n%s", w, j.report())
-		}
-		if j.modelAt[i] != 0 && j.monitorAt[i] != 0 {
-			violating++
-		}
-	})
-	t.Logf("%d of 200 walks violate %s", violating, spec.MaintainerOperatorsFinish)
-	if violating < 10 {
-		t.Fatalf("only %d of 200 walks violate %s with status-bootstrap-done; the comparison is hollow", violating, spec.MaintainerOperatorsFinish)
-	}
+	agreeUnderMutation(t, "default", MutStatusBootstrapDone, "status-bootstrap-done", spec.MaintainerOperatorsFinish, 200, 0x3976)
 }
