@@ -44,8 +44,10 @@ import (
 //	nodes alive=n0,n1                                          node-set change for the coordinator and managers
 //	create|pause|resume|remove|move-changefeed cf=.. ...      coordinator API
 //	move-table|split-table|remove-table on=n1 cf=.. table=T [to=N]   maintainer API
-//	split-span on=n1 cf=.. id=D at=K,.. [targets=N,..]        split span D at the keys, with those target
-//	                                                           nodes (HEAD's split operator inputs; "-": no node)
+//	split-span on=n1 cf=.. id=D at=K,.. [targets=N,..] [post-finish]   split span D at the keys, or into the
+//	                                                           input's spans (one a line), with those target nodes
+//	                                                           and the scheduler's callback (HEAD's split operator
+//	                                                           inputs; "-": no node; see cmdSplitSpan)
 //	execute on=n1 cf=.. [advance=D]                          one operator-controller poll (Controller.Execute)
 //	update-status                                              Changefeed.UpdateStatus with the input's "status ..." line
 //	start-finished | reset-err-retry                           the add operator's PostFinish / Backoff.resetErrRetry
@@ -1153,9 +1155,12 @@ func (h *harness) maintainerArg(d *datadriven.TestData) (*maintainer.Maintainer,
 	return m, nil
 }
 
-// cmdSplitSpan is split-span: Maintainer.SplitSpan of span id at the keys
-// of at= with the target nodes of targets= (none when absent; "-" is an
-// empty node ID, as HEAD's tests pass).
+// cmdSplitSpan is split-span: Maintainer.SplitSpan of span id into the
+// parts of the input, one span a line (HEAD's splitSpans), or, with at=,
+// at those keys (parts that cover the span); with the target nodes of
+// targets= (none when absent; "-" is an empty node ID, as HEAD's tests
+// pass); post-finish gives the split the scheduler's callback (HEAD's
+// postFinish), none without it.
 func (h *harness) cmdSplitSpan(b *strings.Builder, d *datadriven.TestData) error {
 	m, err := h.maintainerArg(d)
 	if err != nil {
@@ -1166,9 +1171,41 @@ func (h *harness) cmdSplitSpan(b *strings.Builder, d *datadriven.TestData) error
 	if err != nil {
 		return err
 	}
-	at, ok := arg(d, "at")
-	if !ok || at == "" {
-		return fmt.Errorf("split-span needs at=KEY,...")
+	var parts []spec.Span
+	at, byKeys := arg(d, "at")
+	switch input := strings.TrimSpace(d.Input); {
+	case byKeys && input != "":
+		return fmt.Errorf("split-span: at= and parts in the input both given")
+	case byKeys:
+		if at == "" {
+			return fmt.Errorf("split-span: at= needs KEY,...")
+		}
+		s := m.Spans()
+		span, found := spec.Span{}, false
+		for _, si := range s {
+			if si.ID == id {
+				span, found = si.Span, true
+			}
+		}
+		if !found {
+			return fmt.Errorf("split-span: no span %s", v)
+		}
+		start := span.Start
+		for _, k := range strings.Split(at, ",") {
+			parts = append(parts, spec.Span{Table: span.Table, Start: start, End: k})
+			start = k
+		}
+		parts = append(parts, spec.Span{Table: span.Table, Start: start, End: span.End})
+	case input == "":
+		return fmt.Errorf("split-span: want at=KEY,... or the parts in the input, one span a line")
+	default:
+		for _, l := range strings.Split(input, "\n") {
+			p, err := parseSpan(strings.TrimSpace(l))
+			if err != nil {
+				return fmt.Errorf("split-span: %v", err)
+			}
+			parts = append(parts, p)
+		}
 	}
 	var targets []core.NodeID
 	if tv, ok := arg(d, "targets"); ok {
@@ -1179,8 +1216,9 @@ func (h *harness) cmdSplitSpan(b *strings.Builder, d *datadriven.TestData) error
 			targets = append(targets, core.NodeID(n))
 		}
 	}
+	_, postFinish := arg(d, "post-finish")
 	var out core.Effects
-	n := m.SplitSpan(id, strings.Split(at, ","), targets, &out)
+	n := m.SplitSpan(id, parts, targets, postFinish, &out)
 	fmt.Fprintf(b, "operators=%d\n", n)
 	h.emit(b, &out)
 	return nil

@@ -267,31 +267,37 @@ func (m *Maintainer) SplitTable(t int64, out *core.Effects) int {
 	return n
 }
 
-// SplitSpan splits the replicating span id at keys (in order, each inside
-// the span) and hands targets to the split as its target nodes: the inputs
-// HEAD's NewSplitDispatcherOperator takes from its caller, the split-balance
-// scheduler or a unit test (maintainer/operator/operator_split.go at
-// b813e76f9). It returns the number of operators added (0 or 1); a span
-// that is not replicating, has an operator, or keys outside it add none.
-func (m *Maintainer) SplitSpan(id core.DispatcherID, keys []string, targets []core.NodeID, out *core.Effects) int {
+// SplitSpan splits the replicating span id into parts with target nodes
+// targets: the inputs HEAD's NewSplitDispatcherOperator takes from its
+// caller, the split-balance scheduler or a unit test, which need not cover
+// the span (TestSplitOperator_* split table 100's whole span into [a,m) and
+// [m,z); maintainer/operator/operator_split.go:73-99 at b813e76f9). Without
+// postFinish, PostFinish adds no operator for the parts (HEAD's nil
+// callback: the parts stay scheduling on their targets, or absent); with
+// it, each part in scheduling gets an add operator to its target, as the
+// split-balance scheduler's callback does. Each part must lie inside the
+// span, the parts in key order without overlap. It returns the number of
+// operators added (0 or 1); a span that is not replicating, has an
+// operator, or parts that break these rules add none.
+func (m *Maintainer) SplitSpan(id core.DispatcherID, parts []spec.Span, targets []core.NodeID, postFinish bool, out *core.Effects) int {
 	if !m.initialized || m.removing {
 		return 0
 	}
 	s := m.spans.GetTaskByID(id)
-	if s == nil || s.state != SpanReplicating || m.ops.GetOperator(id) != nil || len(keys) == 0 {
+	if s == nil || s.state != SpanReplicating || m.ops.GetOperator(id) != nil || len(parts) == 0 {
 		return 0
 	}
-	var parts []spec.Span
-	start := s.Span.Start
-	for _, k := range keys {
-		if k <= start || (s.Span.End != "" && k >= s.Span.End) {
+	prevEnd := s.Span.Start
+	for i, p := range parts {
+		inside := p.Table == s.Span.Table && p.Start >= prevEnd &&
+			(s.Span.End == "" || (p.End != "" && p.End <= s.Span.End)) && (p.End == "" || p.Start < p.End)
+		if !inside || (p.End == "" && i != len(parts)-1) {
 			return 0
 		}
-		parts = append(parts, spec.Span{Table: s.Span.Table, Start: start, End: k})
-		start = k
+		prevEnd = p.End
 	}
-	parts = append(parts, spec.Span{Table: s.Span.Table, Start: start, End: s.Span.End})
-	if !m.ops.AddOperator(&SplitDispatcherOperator{m: m, span: s, origin: s.nodeID, parts: parts, targets: targets}, out) {
+	op := &SplitDispatcherOperator{m: m, span: s, origin: s.nodeID, parts: parts, targets: targets, noPostFinish: !postFinish}
+	if !m.ops.AddOperator(op, out) {
 		return 0
 	}
 	return 1

@@ -615,14 +615,17 @@ func (o *MoveDispatcherOperator) event(k spec.Kind) spec.Event {
 // postFinish adds each to its target; with target nodes not aligned with
 // the parts they are absent and postFinish is skipped (#4078).
 type SplitDispatcherOperator struct {
-	m          *Maintainer
-	span       *SpanReplication
-	origin     core.NodeID
-	parts      []spec.Span
-	targets    []core.NodeID
-	finished   bool
-	checkpoint uint64
-	absent     bool
+	m       *Maintainer
+	span    *SpanReplication
+	origin  core.NodeID
+	parts   []spec.Span
+	targets []core.NodeID
+	// noPostFinish: HEAD's nil postFinish callback (only some of its unit
+	// tests pass one, through SplitSpan): PostFinish adds no operator.
+	noPostFinish bool
+	finished     bool
+	checkpoint   uint64
+	absent       bool
 }
 
 func (o *SplitDispatcherOperator) ID() core.DispatcherID { return o.span.ID }
@@ -661,6 +664,7 @@ func (o *SplitDispatcherOperator) PostFinish() {
 	news, inScheduling := o.m.spans.ReplaceReplicaSet(o.span, o.parts, o.checkpoint, o.targets)
 	out := o.m.ops.out
 	switch {
+	case o.noPostFinish:
 	case inScheduling:
 		for i, n := range news {
 			if !o.m.ops.AddOperator(&AddDispatcherOperator{m: o.m, span: n, dest: o.targets[i], opType: core.OpTypeAdd}, out) {
