@@ -49,6 +49,11 @@ var implementedFeatures = []implementedFeature{
 		phrases: []string{"split is not implemented", "split operators are not implemented"},
 	},
 	{
+		name: "a split into the parts its caller gives, covering the span or not, with or without the scheduler's callback (Maintainer.SplitSpan)",
+		file: "../maintainer/maintainer_controller.go", decl: "func (m *Maintainer) SplitSpan(id core.DispatcherID, parts []spec.Span,",
+		phrases: []string{"cuts a span at keys", "parts always cover the span", "parts have no impl counterpart"},
+	},
+	{
 		name: "the coordinator's ChangefeedDB with HEAD's API (add/stop/bind/mark, GetAbsent, GetWaitingSchedulingChangefeeds)",
 		file: "../coordinator/changefeed_db.go", decl: "func (db *ChangefeedDB) GetWaitingSchedulingChangefeeds(",
 		phrases: []string{"changefeeddb is internal", "changefeeddb bookkeeping accessor"},
