@@ -73,6 +73,13 @@ import (
 //	                                                           OnSendComplete of request rK
 //	spans OP ...                                               one maintainer span controller (unit tests of
 //	                                                           maintainer/span; see cmdSpans)
+//	setup-test-environment [node=node-a] [nodes=node-a,node-b] HEAD's setupTestEnvironment of maintainer/operator:
+//	    [cf=test-changefeed] [epoch=7]                         manager@node and a bootstrapped maintainer whose
+//	                                                           trigger is on node at 1, no task (see cmdTestEnvironment)
+//	replica-set on=N cf=CF id=D span=tT[a,b) checkpoint=TS     a hand-made span: working on node=, else absent;
+//	    [node=N] | replica-set on=N cf=CF remove id=D          remove: RemoveReplicatingSpan
+//	operator on=N cf=CF op=add|move|remove|occupy id=D [to=N]  an operator built by hand on span D, added to the
+//	    | operator on=N cf=CF cancel id=D                      operator controller; cancel: cancelOperator
 //
 // COMP is coordinator, manager@NODE or orchestrator@NODE. Every command
 // prints the effects its handlers returned: persisted keys, sends, sink
@@ -952,6 +959,8 @@ func (h *harness) command(b *strings.Builder, d *datadriven.TestData) error {
 		return h.cmdBlockQueue(b, d)
 	case "spans":
 		return h.cmdSpans(b, d)
+	case "setup-test-environment", "replica-set", "operator":
+		return h.cmdTestEnvironment(b, d)
 	case "model", "model-do", "model-state":
 		return h.modelCommand(b, d)
 	case "state":

@@ -363,6 +363,9 @@ func (o *AddDispatcherOperator) Check(from core.NodeID, st *core.TableSpanStatus
 		o.m.lg.Info("operator_add.go", 93, "dispatcher report removed status", zap.String("changefeed", string(o.m.id)),
 			zap.String("replicaSet", string(o.span.ID)))
 		o.finished, o.removed = true, true
+	case core.ComponentStopped:
+		o.m.lg.Warn("operator_add.go", 98, "dispatcher report unexpected stopped status, ignore", zap.String("changefeed", string(o.m.id)),
+			zap.String("replicaSet", string(o.span.ID)))
 	}
 }
 func (o *AddDispatcherOperator) AffectedNodes() []core.NodeID { return []core.NodeID{o.dest} }
