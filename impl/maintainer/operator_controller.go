@@ -623,8 +623,9 @@ type SplitDispatcherOperator struct {
 	origin  core.NodeID
 	parts   []spec.Span
 	targets []core.NodeID
-	// noPostFinish: HEAD's nil postFinish callback (only some of its unit
-	// tests pass one, through SplitSpan): PostFinish adds no operator.
+	// noPostFinish: the split has no postFinish callback (HEAD's nil, which
+	// most of its split tests pass; only SplitSpan sets it): PostFinish
+	// adds no operator for the parts and logs no skip.
 	noPostFinish bool
 	finished     bool
 	checkpoint   uint64
