@@ -118,6 +118,12 @@ var implementedFeatures = []implementedFeature{
 		phrases: []string{"impl's span controller is internal", "span-controller bookkeeping (task indexes by id/table"},
 	},
 	{
+		name: "HEAD's operator-test environment (setupTestEnvironment: the trigger on node-a, controllers that outlive node-a; hand-made replica sets and operators)",
+		file: "../maintainer/conformance_access.go", decl: "func NewTestEnvironmentForConformance(",
+		phrases: []string{"a maintainer does not outlive its node", "makes add operators only from its scheduler",
+			"no impl input yields an absent [a,b)"},
+	},
+	{
 		name: "maintainer move (coordinator move operator, non-cascade remove)",
 		file: "../coordinator/operator_controller.go", decl: "type MoveMaintainerOperator struct",
 		phrases: []string{"maintainer move is not implemented", "move maintainer is not implemented"},
