@@ -113,6 +113,11 @@ var implementedFeatures = []implementedFeature{
 		phrases: []string{"impl's span controller is internal", "span-controller bookkeeping (task indexes by id/table"},
 	},
 	{
+		name: "schema IDs on spans and the span controller's schema index (GetTasksBySchemaID, GetTaskSizeBySchemaID, UpdateSchemaID, RemoveBySchemaID)",
+		file: "../maintainer/span_controller.go", decl: "func (sc *SpanController) UpdateSchemaID(",
+		phrases: []string{"schema ids are not modelled", "impl's spans carry no schema id", "has no schema index", "impl has no schema ids"},
+	},
+	{
 		name: "maintainer move (coordinator move operator, non-cascade remove)",
 		file: "../coordinator/operator_controller.go", decl: "type MoveMaintainerOperator struct",
 		phrases: []string{"maintainer move is not implemented", "move maintainer is not implemented"},

@@ -514,7 +514,7 @@ func (b *Barrier) scheduleBlockEvent(ev *BarrierEvent, out *core.Effects) {
 		m.lg.Info("barrier_event.go", 324, "remove table", logging.CF(m.id), zap.Uint64("commitTs", ev.key.commitTs), zap.Int64s("table", ev.dropped))
 	}
 	for _, t := range ev.added {
-		if m.spans.AddNewTable(t, ev.key.commitTs) {
+		if m.spans.AddNewTable(m.spans.tableSchemaID(t), t, ev.key.commitTs) {
 			m.lg.Info("barrier_event.go", 339, "add new table", logging.CF(m.id), zap.Uint64("commitTs", ev.key.commitTs), zap.Int64("table", t))
 		}
 	}

@@ -294,13 +294,8 @@ func (oc *OperatorController) OnNodeRemoved(n core.NodeID, out *core.Effects) {
 // not. The remove operators have no postFinish: their spans are gone.
 func (oc *OperatorController) RemoveTasksByTableIDs(tables []int64, out *core.Effects) {
 	m := oc.m
-	for _, t := range tables {
-		for _, s := range m.spans.tableSpans(t) {
-			if s.nodeID == "" {
-				continue
-			}
-			oc.removeReplicaSet(&RemoveDispatcherOperator{m: m, span: s, node: s.nodeID, opType: core.OpTypeRemove}, out)
-		}
+	for _, s := range m.spans.GetRemoveTasksByTableIDs(tables...) {
+		oc.removeReplicaSet(&RemoveDispatcherOperator{m: m, span: s, node: s.nodeID, opType: core.OpTypeRemove}, out)
 	}
 	m.spans.RemoveByTableIDs(tables...)
 }
