@@ -300,6 +300,17 @@ func (oc *OperatorController) RemoveTasksByTableIDs(tables []int64, out *core.Ef
 	m.spans.RemoveByTableIDs(tables...)
 }
 
+// RemoveTasksBySchemaID removes every span of the schema (a DROP DATABASE),
+// as RemoveTasksByTableIDs does a table's (operator_controller.go:191-204
+// at b813e76f9).
+func (oc *OperatorController) RemoveTasksBySchemaID(schemaID int64, out *core.Effects) {
+	m := oc.m
+	for _, s := range m.spans.GetRemoveTasksBySchemaID(schemaID) {
+		oc.removeReplicaSet(&RemoveDispatcherOperator{m: m, span: s, node: s.nodeID, opType: core.OpTypeRemove}, out)
+	}
+	m.spans.RemoveBySchemaID(schemaID)
+}
+
 // removeReplicaSet replaces the span's operator, if any, with op.
 func (oc *OperatorController) removeReplicaSet(op *RemoveDispatcherOperator, out *core.Effects) {
 	m := oc.m
