@@ -2,6 +2,7 @@ package conformance
 
 import (
 	"fmt"
+	"strconv"
 	"strings"
 
 	"github.com/cockroachdb/datadriven"
@@ -28,14 +29,22 @@ type spanControllerRun struct {
 //	spans add-scheduling table=T checkpoint=TS node=N   AddSchedulingReplicaSet
 //	spans add-replicating id=D table=T checkpoint=TS node=N   AddReplicatingSpan (a Working dispatcher)
 //	spans add-new-table table=T start=TS        AddNewTable
+//	    (each add takes [schema=S], the table's schema ID; default core.DefaultSchemaID)
 //	spans bind id=D node=N | mark-scheduling id=D | mark-replicating id=D | mark-absent id=D
 //	spans update-status id=D state=S checkpoint=TS      UpdateStatus
 //	spans replace id=D tables=T,... checkpoint=TS [targets=N,...]   ReplaceReplicaSet by whole tables
 //	spans remove-tables tables=T,...            RemoveByTableIDs
+//	spans update-schema table=T schema=S        UpdateSchemaID
+//	spans remove-schema schema=S                RemoveBySchemaID
 //	spans min bound=TS                          GetMinCheckpointTsForNonReplicatingSpans
-//	spans get id=D | by-table table=T           GetTaskByID, GetTasksByTableID
+//	spans get id=D | by-table table=T | by-schema schema=S   GetTaskByID, GetTasksByTableID,
+//	                                            GetTasksBySchemaID (with GetTaskSizeBySchemaID)
+//	spans remove-tasks tables=T,... | schema=S  GetRemoveTasksByTableIDs, GetRemoveTasksBySchemaID
+//	spans stats                                 TaskSize, the absent/scheduling/replicating sizes,
+//	                                            GetTaskSizePerNode
 //
-// A mutation prints the controller's tasks after it.
+// A mutation prints the controller's tasks after it. A span line names its
+// schema when it is not core.DefaultSchemaID.
 func (h *harness) cmdSpans(b *strings.Builder, d *datadriven.TestData) error {
 	if len(d.CmdArgs) == 0 {
 		return fmt.Errorf("spans: want an operation")
@@ -79,6 +88,17 @@ func (h *harness) cmdSpans(b *strings.Builder, d *datadriven.TestData) error {
 		v, _ := arg(d, "tables")
 		return int64List(v)
 	}
+	schema := func(def bool) (int64, error) {
+		v, ok := arg(d, "schema")
+		if !ok && def {
+			return core.DefaultSchemaID, nil
+		}
+		ss, err := int64List(v)
+		if err != nil || len(ss) != 1 {
+			return 0, fmt.Errorf("spans %s: schema=%q, want one schema ID", op, v)
+		}
+		return ss[0], nil
+	}
 	table := func() (int64, error) {
 		v, _ := arg(d, "table")
 		ts, err := int64List(v)
@@ -93,18 +113,26 @@ func (h *harness) cmdSpans(b *strings.Builder, d *datadriven.TestData) error {
 		if err != nil {
 			return err
 		}
+		sch, err := schema(true)
+		if err != nil {
+			return err
+		}
 		cp, err := argU64(d, "checkpoint")
 		if err != nil {
 			return err
 		}
 		if op == "add-absent" {
-			sc.AddNewSpan(spec.WholeTable(t), cp)
+			sc.AddNewSpan(sch, spec.WholeTable(t), cp)
 		} else {
 			node, _ := arg(d, "node")
-			sc.AddSchedulingReplicaSet(spec.WholeTable(t), cp, core.NodeID(node))
+			sc.AddSchedulingReplicaSet(sch, spec.WholeTable(t), cp, core.NodeID(node))
 		}
 	case "add-replicating":
 		t, err := table()
+		if err != nil {
+			return err
+		}
+		sch, err := schema(true)
 		if err != nil {
 			return err
 		}
@@ -118,9 +146,13 @@ func (h *harness) cmdSpans(b *strings.Builder, d *datadriven.TestData) error {
 			return err
 		}
 		node, _ := arg(d, "node")
-		sc.AddWorkingSpan(id, spec.WholeTable(t), core.NodeID(node), cp, core.ComponentWorking)
+		sc.AddReplicatingSpan(sch, id, spec.WholeTable(t), core.NodeID(node), cp)
 	case "add-new-table":
 		t, err := table()
+		if err != nil {
+			return err
+		}
+		sch, err := schema(true)
 		if err != nil {
 			return err
 		}
@@ -128,7 +160,7 @@ func (h *harness) cmdSpans(b *strings.Builder, d *datadriven.TestData) error {
 		if err != nil {
 			return err
 		}
-		fmt.Fprintf(b, "added=%v\n", sc.AddNewTable(t, start))
+		fmt.Fprintf(b, "added=%v\n", sc.AddNewTable(sch, t, start))
 	case "bind", "mark-scheduling", "mark-replicating", "mark-absent":
 		s, err := task()
 		if err != nil {
@@ -201,6 +233,58 @@ func (h *harness) cmdSpans(b *strings.Builder, d *datadriven.TestData) error {
 			return err
 		}
 		sc.RemoveByTableIDs(ts...)
+	case "update-schema":
+		t, err := table()
+		if err != nil {
+			return err
+		}
+		sch, err := schema(false)
+		if err != nil {
+			return err
+		}
+		sc.UpdateSchemaID(t, sch)
+	case "remove-schema":
+		sch, err := schema(false)
+		if err != nil {
+			return err
+		}
+		sc.RemoveBySchemaID(sch)
+	case "by-schema":
+		sch, err := schema(false)
+		if err != nil {
+			return err
+		}
+		ss := sc.GetTasksBySchemaID(sch)
+		fmt.Fprintf(b, "%d tasks, size %d\n", len(ss), sc.GetTaskSizeBySchemaID(sch))
+		for _, s := range ss {
+			b.WriteString(h.spanLine(s) + "\n")
+		}
+		return nil
+	case "remove-tasks":
+		var ss []*maintainer.SpanReplication
+		if _, ok := arg(d, "tables"); ok {
+			ts, err := tables()
+			if err != nil {
+				return err
+			}
+			ss = sc.GetRemoveTasksByTableIDs(ts...)
+		} else {
+			sch, err := schema(false)
+			if err != nil {
+				return err
+			}
+			ss = sc.GetRemoveTasksBySchemaID(sch)
+		}
+		fmt.Fprintf(b, "%d tasks to remove\n", len(ss))
+		for _, s := range ss {
+			b.WriteString(h.spanLine(s) + "\n")
+		}
+		return nil
+	case "stats":
+		fmt.Fprintf(b, "tasks=%d absent=%d scheduling=%d replicating=%d per-node=%s\n", sc.TaskSize(),
+			sc.SizeByState(maintainer.SpanAbsent), sc.SizeByState(maintainer.SpanScheduling), sc.SizeByState(maintainer.SpanReplicating),
+			fmtSizes(sc.GetTaskSizePerNode()))
+		return nil
 	case "min":
 		bound, err := argU64(d, "bound")
 		if err != nil {
@@ -252,7 +336,11 @@ func (h *harness) printSpans(b *strings.Builder) {
 }
 
 func (h *harness) spanLine(s *maintainer.SpanReplication) string {
-	l := newLine("span "+h.ids.alias(s.ID)).kv("span", s.Span.String()).kv("state", s.State().String())
+	l := newLine("span "+h.ids.alias(s.ID)).kv("span", s.Span.String())
+	if s.GetSchemaID() != core.DefaultSchemaID {
+		l.kv("schema", strconv.FormatInt(s.GetSchemaID(), 10))
+	}
+	l.kv("state", s.State().String())
 	if s.NodeID() != "" {
 		l.kv("node", string(s.NodeID()))
 	}

@@ -28,6 +28,7 @@ import (
 //	                                                           center); a stronger one switches on cdcspec's guards
 //	                                                           against deliveries TiCDC cannot make
 //	upstream tables=1,2 [created=5@300,...] [resolved=TS]      the maintainer's schema and the pullers' resolved ts
+//	    [schemas=T:S,...]                                      table T is in schema S (default core.DefaultSchemaID)
 //	coordinator self=n0 nodes=n0,n1 [version=V] [manual]       a coordinator; input: its etcd snapshot, one
 //	                                                           "changefeed cf=.. state=.. epoch=.. checkpoint=.. [progress=..]"
 //	                                                           per line; unless manual, every node answers the
@@ -77,7 +78,7 @@ import (
 //	    [cf=test-changefeed] [epoch=7]                         manager@node and a bootstrapped maintainer whose
 //	                                                           trigger is on node at 1, no task (see cmdTestEnvironment)
 //	replica-set on=N cf=CF id=D span=tT[a,b) checkpoint=TS     a hand-made span: working on node=, else absent;
-//	    [node=N] | replica-set on=N cf=CF remove id=D          remove: RemoveReplicatingSpan
+//	    [node=N] [schema=S] | replica-set on=N cf=CF remove id=D  schema default 1; remove: RemoveReplicatingSpan
 //	operator on=N cf=CF op=add|move|remove|occupy id=D [to=N]  an operator built by hand on span D, added to the
 //	    | operator on=N cf=CF cancel id=D                      operator controller; cancel: cancelOperator
 //
@@ -147,7 +148,7 @@ func (h *harness) reset(opts core.Options, now int64) {
 	h.now = now
 	h.opts = opts.WithDefaults()
 	h.rnd = &seqRand{}
-	h.up = &fakeUpstream{created: map[int64]uint64{}}
+	h.up = &fakeUpstream{created: map[int64]uint64{}, schemas: map[int64]int64{}}
 	h.logw = &lineWriter{}
 	h.lg = logging.New(h.logw, h, "warn")
 	h.ids = newIDAliases()
@@ -179,7 +180,16 @@ func (r *seqRand) Float64() float64 { return 0.5 }
 // fakeUpstream is the schema and puller the maintainer and dispatchers read.
 type fakeUpstream struct {
 	created  map[int64]uint64 // table -> CREATE TABLE commit ts (0: from the beginning)
+	schemas  map[int64]int64  // table -> schema ID, where not core.DefaultSchemaID
 	resolved uint64
+}
+
+// TableSchemaID implements core.SchemaSource.
+func (u *fakeUpstream) TableSchemaID(t int64) int64 {
+	if s, ok := u.schemas[t]; ok {
+		return s
+	}
+	return core.DefaultSchemaID
 }
 
 func (u *fakeUpstream) ResolvedTs(span spec.Span, startTs uint64) uint64 {
@@ -631,6 +641,17 @@ func (h *harness) command(b *strings.Builder, d *datadriven.TestData) error {
 					return fmt.Errorf("created=%q: want TABLE@TS,...", v)
 				}
 				h.up.created[tn] = an
+			}
+		}
+		if v, ok := arg(d, "schemas"); ok {
+			for _, p := range strings.Split(v, ",") {
+				t, sch, ok := strings.Cut(p, ":")
+				tn, err1 := strconv.ParseInt(t, 10, 64)
+				sn, err2 := strconv.ParseInt(sch, 10, 64)
+				if !ok || err1 != nil || err2 != nil {
+					return fmt.Errorf("schemas=%q: want TABLE:SCHEMA,...", v)
+				}
+				h.up.schemas[tn] = sn
 			}
 		}
 		if _, ok := arg(d, "resolved"); ok {
@@ -1343,7 +1364,11 @@ func (h *harness) printState(b *strings.Builder, comp string) error {
 			b.WriteString(l.String() + "\n")
 			m := mm.Get(mi.Changefeed)
 			for _, s := range m.Spans() {
-				sl := newLine("  span "+h.ids.alias(s.ID)).kv("span", s.Span.String()).kv("state", s.State)
+				sl := newLine("  span "+h.ids.alias(s.ID)).kv("span", s.Span.String())
+				if s.SchemaID != core.DefaultSchemaID {
+					sl.kv("schema", strconv.FormatInt(s.SchemaID, 10))
+				}
+				sl.kv("state", s.State)
 				if s.Node != "" {
 					sl.kv("node", string(s.Node))
 				}

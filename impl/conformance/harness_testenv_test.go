@@ -104,7 +104,15 @@ func (h *harness) cmdTestEnvironment(b *strings.Builder, d *datadriven.TestData)
 			return err
 		}
 		node, _ := arg(d, "node")
-		if err := m.AddReplicaSetForConformance(id, sp, cp, core.NodeID(node)); err != nil {
+		schema := core.DefaultSchemaID
+		if _, ok := arg(d, "schema"); ok {
+			v, err := argU64(d, "schema")
+			if err != nil {
+				return err
+			}
+			schema = int64(v)
+		}
+		if err := m.AddReplicaSetForConformance(schema, id, sp, cp, core.NodeID(node)); err != nil {
 			return err
 		}
 	case "operator":

@@ -36,6 +36,7 @@ import (
 //	  status id=d3 state=Working checkpoint=100
 //	BlockStatusRequest cf=cf1
 //	  block id=d1 ts=200 stage=None add=5
+//	  block id=d1 ts=300 stage=Waiting influence=db schema=1 drop=1,2 [drop-schema=1] [rename=1:1:2]
 //	HeartBeatResponse cf=cf1 epoch=5
 //	  ack id=d1 ts=200
 //
@@ -595,6 +596,32 @@ func (c msgCodec) build(from core.NodeID, h *fields, items []*fields) (core.Mess
 					bs.Influence = v
 				default:
 					return nil, fmt.Errorf("influence=%q: want %s, %s or %s", v, spec.InfluenceNormal, spec.InfluenceDB, spec.InfluenceAll)
+				}
+			}
+			// Schema IDs: the schema a DB event blocks (schema=S), the
+			// schema a DROP DATABASE drops (drop-schema=S), the tables a
+			// RENAME moves (rename=TABLE:OLD:NEW,...).
+			for key, dst := range map[string]*int64{"schema": &bs.SchemaID, "drop-schema": &bs.DropSchemaID} {
+				if it.has(key) {
+					if *dst, err = strconv.ParseInt(it.str(key), 10, 64); err != nil {
+						return nil, fmt.Errorf("%s=%q: %v", key, it.str(key), err)
+					}
+				}
+			}
+			if it.has("rename") {
+				for _, r := range strings.Split(it.str("rename"), ",") {
+					p := strings.Split(r, ":")
+					var v [3]int64
+					for i := 0; i < len(p) && i < 3; i++ {
+						v[i], err = strconv.ParseInt(p[i], 10, 64)
+						if err != nil {
+							break
+						}
+					}
+					if len(p) != 3 || err != nil {
+						return nil, fmt.Errorf("rename=%q: want TABLE:OLDSCHEMA:NEWSCHEMA,...", it.str("rename"))
+					}
+					bs.UpdatedSchemas = append(bs.UpdatedSchemas, core.SchemaIDChange{TableID: v[0], OldSchemaID: v[1], NewSchemaID: v[2]})
 				}
 			}
 			bs.IsSyncPoint = it.has("syncpoint")

@@ -124,6 +124,16 @@ var implementedFeatures = []implementedFeature{
 			"no impl input yields an absent [a,b)"},
 	},
 	{
+		name: "schema IDs on spans and the span controller's schema index (GetTasksBySchemaID, GetTaskSizeBySchemaID, UpdateSchemaID, RemoveBySchemaID)",
+		file: "../maintainer/span_controller.go", decl: "func (sc *SpanController) UpdateSchemaID(",
+		phrases: []string{"schema ids are not modelled", "impl's spans carry no schema id", "has no schema index", "impl has no schema ids"},
+	},
+	{
+		name: "schema-scoped block statuses (a DB event's schema, drop by schema, UpdatedSchemas)",
+		file: "../maintainer/barrier.go", decl: "m.ops.RemoveTasksBySchemaID(",
+		phrases: []string{"schema-scoped block statuses are not implemented", "a db-influence event covers every table"},
+	},
+	{
 		name: "maintainer move (coordinator move operator, non-cascade remove)",
 		file: "../coordinator/operator_controller.go", decl: "type MoveMaintainerOperator struct",
 		phrases: []string{"maintainer move is not implemented", "move maintainer is not implemented"},

@@ -76,6 +76,30 @@ type Upstream interface {
 	DDLsBetween(from, to uint64) []DDL
 }
 
+// DefaultSchemaID is the schema (database) of every table of an Upstream
+// that is not a SchemaSource: one schema holds every table, which is what a
+// DB-influence block event of such an upstream covers.
+const DefaultSchemaID int64 = 1
+
+// SchemaSource is an Upstream that knows each table's schema (database) ID,
+// the SchemaID of TiCDC's commonEvent.Table: the maintainer's span
+// controller indexes its spans by it (span_controller.go schemaTasks at
+// b813e76f9). An Upstream that is not one puts every table in
+// DefaultSchemaID.
+type SchemaSource interface {
+	// TableSchemaID is the schema the table belongs to.
+	TableSchemaID(table int64) int64
+}
+
+// TableSchemaID is the table's schema in up: up's answer if it is a
+// SchemaSource, DefaultSchemaID otherwise.
+func TableSchemaID(up Upstream, table int64) int64 {
+	if ss, ok := up.(SchemaSource); ok {
+		return ss.TableSchemaID(table)
+	}
+	return DefaultSchemaID
+}
+
 // BlockEventSource is the upstream's history of blocking DDLs and
 // syncpoints (the schema store's DDL events that carry a BlockedTables):
 // an Upstream that has none need not implement it.

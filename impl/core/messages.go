@@ -339,6 +339,24 @@ type BlockStatus struct {
 	BlockTables []int64
 	NeedDropped []int64
 	NeedAdded   []int64
+	// SchemaID is BlockTables.SchemaID: the schema a DB-influence event
+	// blocks; 0 names none, and the event covers every table (an upstream
+	// with one schema).
+	SchemaID int64
+	// DropSchemaID is NeedDroppedTables.SchemaID of a DB-type drop (DROP
+	// DATABASE): every span of the schema is removed; 0: none.
+	DropSchemaID int64
+	// UpdatedSchemas are the tables the DDL moves to another schema (a
+	// RENAME across databases; heartbeatpb.State.UpdatedSchemas).
+	UpdatedSchemas []SchemaIDChange
+}
+
+// SchemaIDChange is heartbeatpb.SchemaIDChange: table TableID moves from
+// schema OldSchemaID to NewSchemaID.
+type SchemaIDChange struct {
+	TableID     int64
+	OldSchemaID int64
+	NewSchemaID int64
 }
 
 // BlockAction is heartbeatpb.Action: what the barrier tells a blocked

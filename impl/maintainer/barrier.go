@@ -37,8 +37,8 @@ import (
 // Where it differs from HEAD: a span's status from a node other than the
 // span's is dropped (HEAD does not look at the sender); a Pass lists the
 // dispatchers that have not reported DONE (HEAD's DB/All Pass is one
-// influence-typed status per node); a table's DB influence is every table
-// (no schema IDs).
+// influence-typed status per node); a DB-influence event that names no
+// schema (impl's dispatchers name none) covers every table.
 //
 // One BlockStatusRequest gets one HeartBeatResponse to its sender: an ACK
 // for every status the barrier took (a WAITING or DONE of the trigger or of
@@ -72,6 +72,12 @@ type BarrierEvent struct {
 	dropped   []int64
 	added     []int64
 	query     string
+	// schemaID: the schema a DB event blocks (0: every table);
+	// dropSchemaID: the schema a DROP DATABASE removes (0: none);
+	// schemaChanges: the tables moved to another schema.
+	schemaID      int64
+	dropSchemaID  int64
+	schemaChanges []core.SchemaIDChange
 
 	// rangeChecker: the tables that must report; nil until built (DB/All:
 	// when the trigger reports).
@@ -190,6 +196,7 @@ func (b *Barrier) newEvent(bs *core.BlockStatus, out *core.Effects) *BarrierEven
 	m := b.m
 	k := eventKey{bs.BlockTs, bs.IsSyncPoint}
 	ev := &BarrierEvent{key: k, influence: bs.Influence, blocked: bs.BlockTables, dropped: bs.NeedDropped, added: bs.NeedAdded,
+		schemaID: bs.SchemaID, dropSchemaID: bs.DropSchemaID, schemaChanges: bs.UpdatedSchemas,
 		reportedDispatchers: map[core.DispatcherID]bool{}, doneTables: map[int64]bool{}, lastWarningLog: m.now}
 	if !ev.allInfluence() {
 		ev.rangeChecker = map[int64]bool{}
@@ -211,13 +218,22 @@ func (b *Barrier) markDispatcherEventDone(ev *BarrierEvent, id core.DispatcherID
 	}
 	ev.reportedDispatchers[id] = true
 	if ev.rangeChecker == nil && id == b.m.ddlSpanID {
-		ev.rangeChecker = b.allTables()
+		ev.rangeChecker = b.allTables(ev)
 	}
 }
 
-// allTables is every table of the span controller, and the trigger.
-func (b *Barrier) allTables() map[int64]bool {
+// allTables is every table of the span controller, and the trigger; for a
+// DB event that names its schema, the tables of that schema's spans, and
+// the trigger (createRangeCheckerForTypeDB, barrier_event.go:232-246 at
+// b813e76f9).
+func (b *Barrier) allTables(ev *BarrierEvent) map[int64]bool {
 	out := map[int64]bool{0: true}
+	if ev.influence == spec.InfluenceDB && ev.schemaID != 0 {
+		for _, s := range b.m.spans.GetTasksBySchemaID(ev.schemaID) {
+			out[s.Span.Table] = true
+		}
+		return out
+	}
 	for t := range b.m.spans.byTable {
 		out[t] = true
 	}
@@ -303,7 +319,7 @@ func (b *Barrier) allDispatcherReported(ev *BarrierEvent) bool {
 		}
 	}
 	if recheck && ev.allInfluence() {
-		ev.rangeChecker = b.allTables()
+		ev.rangeChecker = b.allTables(ev)
 	}
 	if ev.allInfluence() {
 		// A table whose spans are all gone was dropped by an earlier DDL
@@ -436,8 +452,11 @@ func (b *Barrier) handleEventDone(bs *core.BlockStatus, out *core.Effects) bool 
 	return true
 }
 
-// needSchedule: the event changes tables (barrier_event.go needSchedule).
-func (e *BarrierEvent) needSchedule() bool { return len(e.dropped) > 0 || len(e.added) > 0 }
+// needSchedule: the event changes tables or their schemas
+// (barrier_event.go:205-216 at b813e76f9).
+func (e *BarrierEvent) needSchedule() bool {
+	return len(e.dropped) > 0 || e.dropSchemaID != 0 || len(e.added) > 0 || len(e.schemaChanges) > 0
+}
 
 // addPending is pendingScheduleEventMap.add (barrier_helper.go): an event
 // key is queued once; the first event object stays.
@@ -505,18 +524,29 @@ func (b *Barrier) tryScheduleEvent(ev *BarrierEvent, out *core.Effects) bool {
 // done, so that the next Resend sends Pass (HEAD: now - 20 s).
 const passResendDueMs = 20_000
 
-// scheduleBlockEvent removes the dropped tables' spans and adds the new
-// tables' at commitTs.
+// scheduleBlockEvent removes the dropped tables' spans (or the dropped
+// schema's), adds the new tables' at commitTs, and moves the renamed
+// tables to their new schemas (barrier_event.go:310-362 at b813e76f9).
+// A new table's schema is the maintainer's schema info's (HEAD's status
+// carries it with the table; both come from the same DDL).
 func (b *Barrier) scheduleBlockEvent(ev *BarrierEvent, out *core.Effects) {
 	m := b.m
-	if len(ev.dropped) > 0 {
+	if ev.dropSchemaID != 0 {
+		m.ops.RemoveTasksBySchemaID(ev.dropSchemaID, out)
+		m.lg.Info("barrier_event.go", 317, "remove table", logging.CF(m.id), zap.Uint64("commitTs", ev.key.commitTs), zap.Int64("schema", ev.dropSchemaID))
+	} else if len(ev.dropped) > 0 {
 		m.ops.RemoveTasksByTableIDs(ev.dropped, out)
 		m.lg.Info("barrier_event.go", 324, "remove table", logging.CF(m.id), zap.Uint64("commitTs", ev.key.commitTs), zap.Int64s("table", ev.dropped))
 	}
 	for _, t := range ev.added {
-		if m.spans.AddNewTable(t, ev.key.commitTs) {
+		if m.spans.AddNewTable(m.spans.tableSchemaID(t), t, ev.key.commitTs) {
 			m.lg.Info("barrier_event.go", 339, "add new table", logging.CF(m.id), zap.Uint64("commitTs", ev.key.commitTs), zap.Int64("table", t))
 		}
+	}
+	for _, c := range ev.schemaChanges {
+		m.lg.Info("barrier_event.go", 353, "update schemaID for table", logging.CF(m.id), zap.Uint64("commitTs", ev.key.commitTs),
+			zap.Int64("oldSchema", c.OldSchemaID), zap.Int64("newSchema", c.NewSchemaID), zap.Int64("table", c.TableID))
+		m.spans.UpdateSchemaID(c.TableID, c.NewSchemaID)
 	}
 }
 
@@ -574,7 +604,7 @@ func (b *Barrier) checkBlockedDispatchers(ev *BarrierEvent) {
 	m := b.m
 	rel := ev.rangeChecker
 	if rel == nil {
-		rel = b.allTables()
+		rel = b.allTables(ev)
 	}
 	passed := false
 	if rel[0] && b.triggerCheckpointTs >= ev.key.commitTs {
@@ -594,7 +624,7 @@ func (b *Barrier) checkBlockedDispatchers(ev *BarrierEvent) {
 		zap.Uint64("commitTs", ev.key.commitTs))
 	ev.selected, ev.writerDispatcherAdvanced = true, true
 	if ev.rangeChecker == nil {
-		ev.rangeChecker = b.allTables()
+		ev.rangeChecker = b.allTables(ev)
 	}
 	clear(ev.reportedDispatchers)
 }
@@ -712,7 +742,7 @@ func (b *Barrier) sortedKeysOf(evs map[eventKey]*BarrierEvent) []eventKey {
 // status is then ACKed).
 func (b *Barrier) scheduleNonBlocking(bs *core.BlockStatus, out *core.Effects) bool {
 	ev := &BarrierEvent{key: eventKey{bs.BlockTs, bs.IsSyncPoint}, influence: spec.InfluenceNormal, dropped: bs.NeedDropped, added: bs.NeedAdded,
-		writerDispatcher: bs.ID, reportedDispatchers: map[core.DispatcherID]bool{}, doneTables: map[int64]bool{}}
+		dropSchemaID: bs.DropSchemaID, schemaChanges: bs.UpdatedSchemas, writerDispatcher: bs.ID, reportedDispatchers: map[core.DispatcherID]bool{}, doneTables: map[int64]bool{}}
 	if !ev.needSchedule() {
 		return true
 	}

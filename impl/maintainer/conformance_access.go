@@ -29,10 +29,10 @@ func (sc *SpanController) ChangefeedID() core.ChangefeedID { return sc.m.id }
 // (the scheduler config's EnableTableAcrossNodes).
 func (sc *SpanController) EnableTableAcrossNodes() bool { return sc.m.opts.EnableTableAcrossNodes }
 
-// AddSchedulingReplicaSet adds a span with a fresh DispatcherID, scheduling
-// on node (span_controller.go:380 at b813e76f9).
-func (sc *SpanController) AddSchedulingReplicaSet(span spec.Span, checkpoint uint64, node core.NodeID) *SpanReplication {
-	s := sc.AddNewSpan(span, checkpoint)
+// AddSchedulingReplicaSet adds a span of schema schemaID with a fresh
+// DispatcherID, scheduling on node (span_controller.go:380 at b813e76f9).
+func (sc *SpanController) AddSchedulingReplicaSet(schemaID int64, span spec.Span, checkpoint uint64, node core.NodeID) *SpanReplication {
+	s := sc.AddNewSpan(schemaID, span, checkpoint)
 	sc.BindSpanToNode(s, node)
 	return s
 }
@@ -68,20 +68,20 @@ func NewTestEnvironmentForConformance(mgr *Manager, id core.ChangefeedID, epoch 
 	return m
 }
 
-// AddReplicaSetForConformance adds a hand-made span id to the span
-// controller, as HEAD's operator tests do: with node, working there at
-// checkpoint (replica.NewWorkingSpanReplication, AddReplicatingSpan);
+// AddReplicaSetForConformance adds a hand-made span id of schema schemaID
+// to the span controller, as HEAD's operator tests do: with node, working
+// there at checkpoint (replica.NewWorkingSpanReplication, AddReplicatingSpan);
 // without, absent at checkpoint (replica.NewSpanReplication,
 // AddAbsentReplicaSet; newAddTestReplicaSet, operator_add_test.go:26-46).
-func (m *Maintainer) AddReplicaSetForConformance(id core.DispatcherID, span spec.Span, checkpoint uint64, node core.NodeID) error {
+func (m *Maintainer) AddReplicaSetForConformance(schemaID int64, id core.DispatcherID, span spec.Span, checkpoint uint64, node core.NodeID) error {
 	if m.spans.GetTaskByID(id) != nil || id == m.ddlSpanID {
 		return fmt.Errorf("span %s already exists", id)
 	}
 	if node != "" {
-		m.spans.AddWorkingSpan(id, span, node, checkpoint, core.ComponentWorking)
+		m.spans.addWorkingSpan(schemaID, id, span, node, checkpoint, core.ComponentWorking)
 		return nil
 	}
-	m.spans.add(&SpanReplication{ID: id, Span: span, checkpointTs: checkpoint, state: SpanAbsent})
+	m.spans.add(&SpanReplication{ID: id, Span: span, schemaID: schemaID, checkpointTs: checkpoint, state: SpanAbsent})
 	return nil
 }
 
@@ -148,3 +148,38 @@ func (m *Maintainer) CancelOperatorForConformance(id core.DispatcherID, out *cor
 
 // TriggerID is the maintainer's table trigger (its DDL span's dispatcher).
 func (m *Maintainer) TriggerID() core.DispatcherID { return m.ddlSpanID }
+
+// AddReplicatingSpan adds a replicating span of schema schemaID for a
+// Working dispatcher id on node (AddReplicatingSpan of a
+// NewWorkingSpanReplication, span_controller.go:386-395 at b813e76f9).
+func (sc *SpanController) AddReplicatingSpan(schemaID int64, id core.DispatcherID, span spec.Span, node core.NodeID, checkpoint uint64) *SpanReplication {
+	return sc.addWorkingSpan(schemaID, id, span, node, checkpoint, core.ComponentWorking)
+}
+
+// TaskSize is the number of spans (HEAD's also counts its table trigger,
+// which impl keeps apart).
+func (sc *SpanController) TaskSize() int { return len(sc.spans) }
+
+// SizeByState is the number of spans in state st (GetAbsentSize,
+// GetSchedulingSize, GetReplicatingSize of HEAD's ReplicationDB).
+func (sc *SpanController) SizeByState(st ReplicaState) int {
+	n := 0
+	for _, s := range sc.spans {
+		if s.state == st {
+			n++
+		}
+	}
+	return n
+}
+
+// GetTaskSizePerNode is the number of spans placed on each node that has
+// any (HEAD's ReplicationDB.GetTaskSizePerNode).
+func (sc *SpanController) GetTaskSizePerNode() map[core.NodeID]int {
+	out := map[core.NodeID]int{}
+	for _, s := range sc.spans {
+		if s.nodeID != "" {
+			out[s.nodeID]++
+		}
+	}
+	return out
+}

@@ -338,6 +338,7 @@ func (m *Maintainer) RemoveTableDispatchers(t int64, out *core.Effects) int {
 type SpanInfo struct {
 	ID         core.DispatcherID
 	Span       spec.Span
+	SchemaID   int64
 	Node       core.NodeID
 	State      string
 	Checkpoint uint64
@@ -352,7 +353,7 @@ func (m *Maintainer) Spans() []SpanInfo {
 	var out []SpanInfo
 	for _, id := range m.spans.sortedIDs() {
 		s := m.spans.spans[id]
-		si := SpanInfo{ID: s.ID, Span: s.Span, Node: s.nodeID, State: s.state.String(), Checkpoint: s.checkpointTs, Status: s.status}
+		si := SpanInfo{ID: s.ID, Span: s.Span, SchemaID: s.schemaID, Node: s.nodeID, State: s.state.String(), Checkpoint: s.checkpointTs, Status: s.status}
 		if op := m.ops.GetOperator(id); op != nil {
 			si.Operator = op.String()
 		}

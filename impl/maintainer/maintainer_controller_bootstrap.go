@@ -107,7 +107,7 @@ func (m *Maintainer) FinishBootstrap(out *core.Effects) {
 			if m.spans.overlapping(j.req.Config.Span, "") != nil {
 				continue
 			}
-			s := &SpanReplication{ID: j.req.Config.ID, Span: j.req.Config.Span, checkpointTs: j.req.Config.StartTs, state: SpanAbsent}
+			s := &SpanReplication{ID: j.req.Config.ID, Span: j.req.Config.Span, schemaID: m.spans.tableSchemaID(t), checkpointTs: j.req.Config.StartTs, state: SpanAbsent}
 			m.spans.add(s)
 			restoredIDs[s.ID] = true
 			m.ops.AddOperator(&AddDispatcherOperator{m: m, span: s, dest: j.node, opType: j.req.OpType}, out)
@@ -218,7 +218,7 @@ func (m *Maintainer) FinishBootstrap(out *core.Effects) {
 			m.spans.fillHoles(t, startTs)
 			continue
 		}
-		m.spans.AddNewTable(t, startTs)
+		m.spans.AddNewTable(m.spans.tableSchemaID(t), t, startTs)
 	}
 	// 5. handleRemainingWorkingTasks: working tables missing from the snapshot.
 	var rest []int64

@@ -294,15 +294,21 @@ func (oc *OperatorController) OnNodeRemoved(n core.NodeID, out *core.Effects) {
 // not. The remove operators have no postFinish: their spans are gone.
 func (oc *OperatorController) RemoveTasksByTableIDs(tables []int64, out *core.Effects) {
 	m := oc.m
-	for _, t := range tables {
-		for _, s := range m.spans.tableSpans(t) {
-			if s.nodeID == "" {
-				continue
-			}
-			oc.removeReplicaSet(&RemoveDispatcherOperator{m: m, span: s, node: s.nodeID, opType: core.OpTypeRemove}, out)
-		}
+	for _, s := range m.spans.GetRemoveTasksByTableIDs(tables...) {
+		oc.removeReplicaSet(&RemoveDispatcherOperator{m: m, span: s, node: s.nodeID, opType: core.OpTypeRemove}, out)
 	}
 	m.spans.RemoveByTableIDs(tables...)
+}
+
+// RemoveTasksBySchemaID removes every span of the schema (a DROP DATABASE),
+// as RemoveTasksByTableIDs does a table's (operator_controller.go:191-204
+// at b813e76f9).
+func (oc *OperatorController) RemoveTasksBySchemaID(schemaID int64, out *core.Effects) {
+	m := oc.m
+	for _, s := range m.spans.GetRemoveTasksBySchemaID(schemaID) {
+		oc.removeReplicaSet(&RemoveDispatcherOperator{m: m, span: s, node: s.nodeID, opType: core.OpTypeRemove}, out)
+	}
+	m.spans.RemoveBySchemaID(schemaID)
 }
 
 // removeReplicaSet replaces the span's operator, if any, with op.

@@ -232,7 +232,9 @@ func (m *Maintainer) addMergeOperator(srcs []*SpanReplication, out *core.Effects
 	for _, s := range srcs[1:] {
 		cp = min(cp, s.checkpointTs)
 	}
-	merged := m.spans.AddNewSpan(spec.Span{Table: srcs[0].Span.Table, Start: srcs[0].Span.Start, End: srcs[len(srcs)-1].Span.End}, max(cp, 1))
+	// The merged span takes the first source's schema (operator_merge.go:
+	// 151 at b813e76f9).
+	merged := m.spans.AddNewSpan(srcs[0].schemaID, spec.Span{Table: srcs[0].Span.Table, Start: srcs[0].Span.Start, End: srcs[len(srcs)-1].Span.End}, max(cp, 1))
 	m.spans.BindSpanToNode(merged, srcs[0].nodeID)
 	op := &MergeDispatcherOperator{m: m, merged: merged, sources: srcs, occupies: occ, origin: srcs[0].nodeID}
 	if !m.ops.AddOperator(op, out) {

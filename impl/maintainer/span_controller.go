@@ -33,10 +33,15 @@ func (s ReplicaState) String() string {
 // SpanReplication is maintainer/replica/replication_span.go: one span
 // instance, identified by its DispatcherID.
 type SpanReplication struct {
-	ID     core.DispatcherID
-	Span   spec.Span
-	nodeID core.NodeID
-	state  ReplicaState
+	ID   core.DispatcherID
+	Span spec.Span
+	// schemaID is the schema (database) of the span's table, taken from the
+	// table's schema info when the span is created and changed only by
+	// SpanController.UpdateSchemaID (replication_span.go schemaID at
+	// b813e76f9).
+	schemaID int64
+	nodeID   core.NodeID
+	state    ReplicaState
 	// checkpointTs only accepts values that are not lower (UpdateStatus).
 	checkpointTs uint64
 	status       core.ComponentState
@@ -49,6 +54,9 @@ type SpanReplication struct {
 	blockState *core.BlockStatus
 }
 
+// GetSchemaID is the schema of the span's table.
+func (s *SpanReplication) GetSchemaID() int64 { return s.schemaID }
+
 // NodeID is the span's node ("" when absent).
 func (s *SpanReplication) NodeID() core.NodeID { return s.nodeID }
 
@@ -58,11 +66,14 @@ func (s *SpanReplication) State() ReplicaState { return s.state }
 // CheckpointTs is the span's last reported checkpoint.
 func (s *SpanReplication) CheckpointTs() uint64 { return s.checkpointTs }
 
-// SpanController is maintainer/span/span_controller.go.
+// SpanController is maintainer/span/span_controller.go: the spans by ID,
+// by table (tableTasks) and by schema (schemaTasks). The maintainer's table
+// trigger is not one of them (ddlSpanID).
 type SpanController struct {
-	m       *Maintainer
-	spans   map[core.DispatcherID]*SpanReplication
-	byTable map[int64]map[core.DispatcherID]*SpanReplication
+	m        *Maintainer
+	spans    map[core.DispatcherID]*SpanReplication
+	byTable  map[int64]map[core.DispatcherID]*SpanReplication
+	bySchema map[int64]map[core.DispatcherID]*SpanReplication
 	// ghosts: spans removed from the controller but put back into the
 	// scheduler's absent set by a late MarkSpanAbsent
 	// (merge-occupy-finishes-early, operator_merge.go); their checkpoints
@@ -82,7 +93,8 @@ func (sc *SpanController) addGhost(s *SpanReplication) {
 
 func newSpanController(m *Maintainer) *SpanController {
 	return &SpanController{m: m, spans: map[core.DispatcherID]*SpanReplication{}, byTable: map[int64]map[core.DispatcherID]*SpanReplication{},
-		ghosts: map[core.DispatcherID]*SpanReplication{}, pendingAbsent: map[core.DispatcherID]bool{}}
+		bySchema: map[int64]map[core.DispatcherID]*SpanReplication{},
+		ghosts:   map[core.DispatcherID]*SpanReplication{}, pendingAbsent: map[core.DispatcherID]bool{}}
 }
 
 // GetTaskByID returns a span or nil.
@@ -91,49 +103,82 @@ func (sc *SpanController) GetTaskByID(id core.DispatcherID) *SpanReplication { r
 // IsTableExists reports whether any span of the table is tracked.
 func (sc *SpanController) IsTableExists(t int64) bool { return len(sc.byTable[t]) > 0 }
 
+// add indexes s by ID, table and schema (addToSchemaAndTableMap,
+// span_controller.go:621-640 at b813e76f9).
 func (sc *SpanController) add(s *SpanReplication) {
 	sc.spans[s.ID] = s
-	m := sc.byTable[s.Span.Table]
+	indexSpan(sc.byTable, s.Span.Table, s)
+	indexSpan(sc.bySchema, s.schemaID, s)
+}
+
+// indexSpan puts s into idx[k].
+func indexSpan(idx map[int64]map[core.DispatcherID]*SpanReplication, k int64, s *SpanReplication) {
+	m := idx[k]
 	if m == nil {
 		m = map[core.DispatcherID]*SpanReplication{}
-		sc.byTable[s.Span.Table] = m
+		idx[k] = m
 	}
 	m[s.ID] = s
 }
 
-// AddNewSpan adds an absent span with a fresh DispatcherID.
-func (sc *SpanController) AddNewSpan(span spec.Span, checkpoint uint64) *SpanReplication {
-	s := &SpanReplication{ID: sc.m.newDispatcherID(), Span: span, checkpointTs: checkpoint, state: SpanAbsent}
+// unindexSpan takes s out of idx[k], dropping an emptied entry.
+func unindexSpan(idx map[int64]map[core.DispatcherID]*SpanReplication, k int64, s *SpanReplication) {
+	if m := idx[k]; m != nil {
+		delete(m, s.ID)
+		if len(m) == 0 {
+			delete(idx, k)
+		}
+	}
+}
+
+// tableSchemaID is the schema of table t in the maintainer's schema info.
+func (sc *SpanController) tableSchemaID(t int64) int64 { return core.TableSchemaID(sc.m.mgr.up, t) }
+
+// AddNewSpan adds an absent span of schema schemaID with a fresh
+// DispatcherID (NewSpanReplication, replication_span.go:55-79 at b813e76f9).
+func (sc *SpanController) AddNewSpan(schemaID int64, span spec.Span, checkpoint uint64) *SpanReplication {
+	s := &SpanReplication{ID: sc.m.newDispatcherID(), Span: span, schemaID: schemaID, checkpointTs: checkpoint, state: SpanAbsent}
 	sc.add(s)
 	sc.m.lg.Info("replication_span.go", 69, "new span replication created", zap.String("changefeedID", string(sc.m.id)),
-		zap.String("id", string(s.ID)), zap.Int64("tableID", span.Table), zap.Uint64("checkpointTs", checkpoint),
+		zap.String("id", string(s.ID)), zap.Int64("schemaID", schemaID), zap.Int64("tableID", span.Table), zap.Uint64("checkpointTs", checkpoint),
 		zap.String("start", span.Start), zap.String("end", span.End))
 	return s
 }
 
-// AddNewTable adds an absent whole-table span unless the table is tracked
-// ("table already add, ignore"); with EnableTableAcrossNodes, its two
-// halves instead.
-func (sc *SpanController) AddNewTable(t int64, startTs uint64) bool {
+// AddNewTable adds an absent whole-table span of table t of schema
+// schemaID unless the table is tracked ("table already add, ignore"); with
+// EnableTableAcrossNodes, its two halves instead (span_controller.go:182-
+// 209 at b813e76f9).
+func (sc *SpanController) AddNewTable(schemaID, t int64, startTs uint64) bool {
 	if sc.IsTableExists(t) {
-		sc.m.lg.Warn("span_controller.go", 185, "table already add, ignore", zap.String("changefeed", string(sc.m.id)), zap.Int64("table", t))
+		sc.m.lg.Warn("span_controller.go", 185, "table already add, ignore", zap.String("changefeed", string(sc.m.id)),
+			zap.Int64("schema", schemaID), zap.Int64("table", t))
 		return false
 	}
 	if mid, ok := midKey("", ""); ok && sc.m.opts.EnableTableAcrossNodes && t != 0 {
-		sc.AddNewSpan(spec.Span{Table: t, End: mid}, startTs)
-		sc.AddNewSpan(spec.Span{Table: t, Start: mid}, startTs)
+		sc.AddNewSpan(schemaID, spec.Span{Table: t, End: mid}, startTs)
+		sc.AddNewSpan(schemaID, spec.Span{Table: t, Start: mid}, startTs)
 		return true
 	}
-	sc.AddNewSpan(spec.WholeTable(t), startTs)
+	sc.AddNewSpan(schemaID, spec.WholeTable(t), startTs)
 	return true
 }
 
 // AddWorkingSpan adds a span reported working by a dispatcher (bootstrap).
+// HEAD takes its schema from the dispatcher's report (spanInfo.SchemaID,
+// maintainer_controller_bootstrap.go:432 at b813e76f9); impl's reports
+// carry none, so the maintainer's schema info gives it.
 func (sc *SpanController) AddWorkingSpan(id core.DispatcherID, span spec.Span, node core.NodeID, checkpoint uint64, st core.ComponentState) *SpanReplication {
-	s := &SpanReplication{ID: id, Span: span, nodeID: node, checkpointTs: checkpoint, state: SpanReplicating, status: st}
+	return sc.addWorkingSpan(sc.tableSchemaID(span.Table), id, span, node, checkpoint, st)
+}
+
+// addWorkingSpan is AddReplicatingSpan of a NewWorkingSpanReplication of
+// schema schemaID (replication_span.go:81-106 at b813e76f9).
+func (sc *SpanController) addWorkingSpan(schemaID int64, id core.DispatcherID, span spec.Span, node core.NodeID, checkpoint uint64, st core.ComponentState) *SpanReplication {
+	s := &SpanReplication{ID: id, Span: span, schemaID: schemaID, nodeID: node, checkpointTs: checkpoint, state: SpanReplicating, status: st}
 	sc.add(s)
 	sc.m.lg.Info("replication_span.go", 94, "new working span replication created", zap.String("changefeedID", string(sc.m.id)),
-		zap.String("dispatcherID", string(id)), zap.String("nodeID", string(node)), zap.Int64("tableID", span.Table),
+		zap.String("dispatcherID", string(id)), zap.String("nodeID", string(node)), zap.Int64("schemaID", schemaID), zap.Int64("tableID", span.Table),
 		zap.Uint64("checkpointTs", checkpoint), zap.String("start", span.Start), zap.String("end", span.End))
 	return s
 }
@@ -187,12 +232,8 @@ func (sc *SpanController) RemoveSpan(s *SpanReplication) {
 	sc.m.lg.Debug("replication_group.go", 1, "scheduler: remove replica", zap.String("changefeedID", string(sc.m.id)),
 		zap.String("replicaID", string(s.ID)))
 	delete(sc.spans, s.ID)
-	if m := sc.byTable[s.Span.Table]; m != nil {
-		delete(m, s.ID)
-		if len(m) == 0 {
-			delete(sc.byTable, s.Span.Table)
-		}
-	}
+	unindexSpan(sc.byTable, s.Span.Table, s)
+	unindexSpan(sc.bySchema, s.schemaID, s)
 }
 
 // RemoveByTableIDs untracks every span of the tables, placed or not
@@ -208,8 +249,71 @@ func (sc *SpanController) RemoveByTableIDs(tables ...int64) {
 // GetTasksByTableID returns a table's spans ordered by start key.
 func (sc *SpanController) GetTasksByTableID(t int64) []*SpanReplication { return sc.tableSpans(t) }
 
-// ReplaceReplicaSet (split): the old span out, new spans in with
-// checkpoint min(old checkpoint, final). With as many target nodes as new
+// GetTasksBySchemaID returns the schema's spans, sorted by ID
+// (span_controller.go:266-280 at b813e76f9).
+func (sc *SpanController) GetTasksBySchemaID(schemaID int64) []*SpanReplication {
+	m := sc.bySchema[schemaID]
+	out := make([]*SpanReplication, 0, len(m))
+	for _, id := range core.SortedKeys(m) {
+		out = append(out, m[id])
+	}
+	return out
+}
+
+// GetTaskSizeBySchemaID is the number of the schema's spans
+// (span_controller.go:294-304 at b813e76f9).
+func (sc *SpanController) GetTaskSizeBySchemaID(schemaID int64) int {
+	return len(sc.bySchema[schemaID])
+}
+
+// UpdateSchemaID moves every span of the table to schema newSchemaID, as a
+// RENAME TABLE across databases does (span_controller.go:324-352 at
+// b813e76f9).
+func (sc *SpanController) UpdateSchemaID(tableID, newSchemaID int64) {
+	for _, s := range sc.tableSpans(tableID) {
+		unindexSpan(sc.bySchema, s.schemaID, s)
+		s.schemaID = newSchemaID
+		indexSpan(sc.bySchema, newSchemaID, s)
+	}
+}
+
+// GetRemoveTasksByTableIDs returns the tables' spans placed on a node
+// (IsScheduled), in the order the remove operators are made
+// (span_controller.go:541-553 at b813e76f9).
+func (sc *SpanController) GetRemoveTasksByTableIDs(tables ...int64) []*SpanReplication {
+	var out []*SpanReplication
+	for _, t := range tables {
+		for _, s := range sc.tableSpans(t) {
+			if s.nodeID != "" {
+				out = append(out, s)
+			}
+		}
+	}
+	return out
+}
+
+// GetRemoveTasksBySchemaID returns the schema's spans placed on a node
+// (span_controller.go:555-566 at b813e76f9).
+func (sc *SpanController) GetRemoveTasksBySchemaID(schemaID int64) []*SpanReplication {
+	var out []*SpanReplication
+	for _, s := range sc.GetTasksBySchemaID(schemaID) {
+		if s.nodeID != "" {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+// RemoveBySchemaID untracks every span of the schema, placed or not
+// (span_controller.go:580-588 at b813e76f9).
+func (sc *SpanController) RemoveBySchemaID(schemaID int64) {
+	for _, s := range sc.GetTasksBySchemaID(schemaID) {
+		sc.RemoveSpan(s)
+	}
+}
+
+// ReplaceReplicaSet (split): the old span out, new spans of its schema in
+// with checkpoint min(old checkpoint, final). With as many target nodes as new
 // spans, each is bound to its target (scheduling) and inScheduling is
 // true; otherwise they are absent, for the basic scheduler.
 func (sc *SpanController) ReplaceReplicaSet(old *SpanReplication, parts []spec.Span, checkpoint uint64, targets []core.NodeID) (news []*SpanReplication, inScheduling bool) {
@@ -222,7 +326,7 @@ func (sc *SpanController) ReplaceReplicaSet(old *SpanReplication, parts []spec.S
 	}
 	sc.RemoveSpan(old)
 	for _, p := range parts {
-		news = append(news, sc.AddNewSpan(p, cp))
+		news = append(news, sc.AddNewSpan(old.schemaID, p, cp))
 	}
 	inScheduling = len(targets) > 0 && len(targets) == len(news)
 	if inScheduling {
@@ -251,8 +355,11 @@ func (sc *SpanController) tableSpans(t int64) []*SpanReplication {
 	return out
 }
 
-// fillHoles adds absent spans for the parts of table t no span covers.
+// fillHoles adds absent spans for the parts of table t no span covers,
+// of the table's schema in the schema info (maintainer_controller_bootstrap.go:
+// 340 at b813e76f9).
 func (sc *SpanController) fillHoles(t int64, checkpoint uint64) {
+	schemaID := sc.tableSchemaID(t)
 	cur := ""
 	open := true // cur is a start key still to be covered
 	for _, s := range sc.tableSpans(t) {
@@ -260,7 +367,7 @@ func (sc *SpanController) fillHoles(t int64, checkpoint uint64) {
 			break
 		}
 		if s.Span.Start > cur {
-			sc.AddNewSpan(spec.Span{Table: t, Start: cur, End: s.Span.Start}, checkpoint)
+			sc.AddNewSpan(schemaID, spec.Span{Table: t, Start: cur, End: s.Span.Start}, checkpoint)
 		}
 		if s.Span.End == "" {
 			open = false
@@ -269,7 +376,7 @@ func (sc *SpanController) fillHoles(t int64, checkpoint uint64) {
 		}
 	}
 	if open {
-		sc.AddNewSpan(spec.Span{Table: t, Start: cur, End: ""}, checkpoint)
+		sc.AddNewSpan(schemaID, spec.Span{Table: t, Start: cur, End: ""}, checkpoint)
 	}
 }
 
