@@ -60,7 +60,8 @@ import (
 //	fail-persist                                               the coordinator's next etcd txn fails
 //	state [of=COMP] [span-status]                              observable state (span-status: each span's last
 //	                                                           stored dispatcher state too)
-//	barrier on=N cf=CF                                         the maintainer barrier's pending block events
+//	barrier on=N cf=CF [coverage]                              the maintainer barrier's pending block events
+//	                                                           (coverage: each one's range checker Detail too)
 //	push-event on=N cf=CF from=F                               Maintainer.pushEvent of the input's messages: the
 //	                                                           block-status gate (maintainer.BlockStatusPendingSet),
 //	                                                           then the maintainer's event queue
@@ -1550,6 +1551,9 @@ func (h *harness) cmdBarrier(b *strings.Builder, d *datadriven.TestData) error {
 			l.kv("range", strings.Join(ts, ","))
 		}
 		b.WriteString(l.String() + "\n")
+		if _, ok := arg(d, "coverage"); ok && ev.Range != nil {
+			fmt.Fprintf(b, "  coverage: %q\n", ev.Coverage)
+		}
 	}
 	if ks := m.PendingScheduleKeys(); len(ks) > 0 {
 		var ts []string
