@@ -62,6 +62,8 @@ import (
 //	                                                           stored dispatcher state too)
 //	barrier on=N cf=CF [coverage]                              the maintainer barrier's pending block events
 //	                                                           (coverage: each one's range checker Detail too)
+//	range-checker OP ...                                       one barrier coverage checker (unit tests of
+//	                                                           maintainer/range_checker; see cmdRangeChecker)
 //	push-event on=N cf=CF from=F                               Maintainer.pushEvent of the input's messages: the
 //	                                                           block-status gate (maintainer.BlockStatusPendingSet),
 //	                                                           then the maintainer's event queue
@@ -109,6 +111,8 @@ type harness struct {
 
 	// spans: the standalone span controller of the spans command.
 	spans *spanControllerRun
+	// rangeChecker: the checker of the range-checker command.
+	rangeChecker *rangeCheckerRun
 }
 
 // eventQueueKey names one maintainer's event queue (Maintainer.eventCh).
@@ -155,6 +159,7 @@ func (h *harness) reset(opts core.Options, now int64) {
 	h.blockQueues = map[core.NodeID]*dispatcher.BlockStatusRequestQueue{}
 	h.blockReqs = nil
 	h.spans = nil
+	h.rangeChecker = nil
 }
 
 // NowMs is the logger's clock.
@@ -949,6 +954,8 @@ func (h *harness) command(b *strings.Builder, d *datadriven.TestData) error {
 		return h.cmdEventQueue(b, d)
 	case "block-queue":
 		return h.cmdBlockQueue(b, d)
+	case "range-checker":
+		return h.cmdRangeChecker(b, d)
 	case "spans":
 		return h.cmdSpans(b, d)
 	case "model", "model-do", "model-state":
