@@ -63,7 +63,10 @@ import (
 //	fail-persist                                               the coordinator's next etcd txn fails
 //	state [of=COMP] [span-status]                              observable state (span-status: each span's last
 //	                                                           stored dispatcher state too)
-//	barrier on=N cf=CF                                         the maintainer barrier's pending block events
+//	barrier on=N cf=CF [coverage]                              the maintainer barrier's pending block events
+//	                                                           (coverage: each one's range checker Detail too)
+//	range-checker OP ...                                       one barrier coverage checker (unit tests of
+//	                                                           maintainer/range_checker; see cmdRangeChecker)
 //	push-event on=N cf=CF from=F                               Maintainer.pushEvent of the input's messages: the
 //	                                                           block-status gate (maintainer.BlockStatusPendingSet),
 //	                                                           then the maintainer's event queue
@@ -118,6 +121,8 @@ type harness struct {
 
 	// spans: the standalone span controller of the spans command.
 	spans *spanControllerRun
+	// rangeChecker: the checker of the range-checker command.
+	rangeChecker *rangeCheckerRun
 }
 
 // eventQueueKey names one maintainer's event queue (Maintainer.eventCh).
@@ -164,6 +169,7 @@ func (h *harness) reset(opts core.Options, now int64) {
 	h.blockQueues = map[core.NodeID]*dispatcher.BlockStatusRequestQueue{}
 	h.blockReqs = nil
 	h.spans = nil
+	h.rangeChecker = nil
 }
 
 // NowMs is the logger's clock.
@@ -978,6 +984,8 @@ func (h *harness) command(b *strings.Builder, d *datadriven.TestData) error {
 		return h.cmdEventQueue(b, d)
 	case "block-queue":
 		return h.cmdBlockQueue(b, d)
+	case "range-checker":
+		return h.cmdRangeChecker(b, d)
 	case "spans":
 		return h.cmdSpans(b, d)
 	case "setup-test-environment", "replica-set", "operator":
@@ -1622,6 +1630,9 @@ func (h *harness) cmdBarrier(b *strings.Builder, d *datadriven.TestData) error {
 			l.kv("range", strings.Join(ts, ","))
 		}
 		b.WriteString(l.String() + "\n")
+		if _, ok := arg(d, "coverage"); ok && ev.Range != nil {
+			fmt.Fprintf(b, "  coverage: %q\n", ev.Coverage)
+		}
 	}
 	if ks := m.PendingScheduleKeys(); len(ks) > 0 {
 		var ts []string

@@ -134,6 +134,12 @@ var implementedFeatures = []implementedFeature{
 		phrases: []string{"schema-scoped block statuses are not implemented", "a db-influence event covers every table"},
 	},
 	{
+		name: "the barrier's range checker objects (rangechecker: key-range and table-count checkers, AddSubRange, IsFullyCovered, Reset, Detail)",
+		file: "../maintainer/rangechecker/range_checker.go", decl: "type RangeChecker interface",
+		phrases: []string{"keeps no checker object", "no checker object", "range checker is not implemented",
+			"range checkers are not implemented"},
+	},
+	{
 		name: "maintainer move (coordinator move operator, non-cascade remove)",
 		file: "../coordinator/operator_controller.go", decl: "type MoveMaintainerOperator struct",
 		phrases: []string{"maintainer move is not implemented", "move maintainer is not implemented"},

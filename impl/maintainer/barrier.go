@@ -1,12 +1,14 @@
 package maintainer
 
 import (
+	"slices"
 	"sort"
 
 	"go.uber.org/zap"
 
 	"cdcspec/impl/core"
 	"cdcspec/impl/logging"
+	"cdcspec/impl/maintainer/rangechecker"
 	"cdcspec/spec"
 )
 
@@ -14,16 +16,24 @@ import (
 // barrier_event.go and range_checker at b813e76f9), the same rules as the
 // model's (model/barrier.go).
 //
-// A block event is keyed by (commitTs, isSyncPoint). Its range checker is
-// the set of tables that must report: a normal DDL's blocked tables (0 is
-// the table trigger); for DB and All it is built from the span
-// controller's tables when the trigger reports. A table is covered when
-// every one of its spans is replicating and reported. Only reports from
-// replicating spans and the current trigger count. Once covered, a writer
-// is selected: the trigger for DB/All and whenever the trigger reported,
-// else the last reporter; Write is re-sent to it until it reports DONE;
-// then the DDL's table changes are scheduled (drop: remove the table's
-// spans; truncate: also add the new table at commitTs) and Pass is re-sent
+// A block event is keyed by (commitTs, isSyncPoint). Its range checker
+// (rangechecker.RangeChecker, barrier_event.go:150-164, 218-246) is built
+// for the tables that must report: a normal DDL's blocked tables (0 is the
+// table trigger) when the event is created; for DB and All from the span
+// controller's tables when the trigger reports. Every report taken adds
+// the reporter's key range (the trigger's is table 0's); the checker is
+// covered when the reports cover each table's key range (a span checker)
+// or, while no table is split, when each table reported (a count
+// checker). Only reports from replicating spans and the current trigger
+// count: before each coverage check the reports of dispatchers that
+// vanished or stopped replicating are dropped and the checker rebuilt
+// from the others (the double check, barrier_event.go:424-500). Once
+// covered, a writer is selected: the trigger for DB/All and whenever the
+// trigger reported, else the last reporter; the checker is Reset, to count
+// the DONEs (barrier_event.go:284-288). Write is re-sent to the writer
+// until it reports DONE; then the DDL's table changes are scheduled (drop:
+// remove the table's spans; truncate: also add the new table at commitTs)
+// and Pass is re-sent
 // to every influenced dispatcher that has not reported DONE, the writer
 // included (#3970; writer-not-passed-after-move skips it), until all did;
 // the event is then deleted. Reports of dispatchers that vanished or
@@ -35,7 +45,15 @@ import (
 // queue); a DB/All Pass is re-sent only after 1 s without statuses.
 //
 // Where it differs from HEAD: a span's status from a node other than the
-// span's is dropped (HEAD does not look at the sender); a Pass lists the
+// span's is dropped (HEAD does not look at the sender); stale reports are
+// dropped before every coverage check (HEAD: only once the checker is
+// covered; the verdict is the same, dropping can only uncover); HEAD
+// chooses the checker kind once per changefeed (enable-table-across-nodes,
+// barrier.go:58 via maintainer_controller_bootstrap.go:397), impl also
+// checks key ranges once any table is split, since impl's split_table does
+// not require that flag (HEAD's API does, api/v2/changefeed.go:1344); an
+// event advanced by checkBlockedDispatchers counts the DONEs afresh (HEAD
+// keeps the WAITING reports, barrier_event.go:579-600); a Pass lists the
 // dispatchers that have not reported DONE (HEAD's DB/All Pass is one
 // influence-typed status per node); a DB-influence event that names no
 // schema (impl's dispatchers name none) covers every table.
@@ -79,12 +97,22 @@ type BarrierEvent struct {
 	dropSchemaID  int64
 	schemaChanges []core.SchemaIDChange
 
-	// rangeChecker: the tables that must report; nil until built (DB/All:
-	// when the trigger reports).
-	rangeChecker map[int64]bool
-	// reportedDispatchers: WAITING before selection, DONE after.
+	// rangeChecker: the coverage of the reports; nil until built (DB/All:
+	// when the trigger's report is taken). rangeTables are the tables it
+	// was built for, in order (impl reads them where HEAD reads
+	// blockedDispatchers or the span controller's schema); spanChecker:
+	// its kind is the key-range one (else the table count).
+	rangeChecker rangechecker.RangeChecker
+	rangeTables  []int64
+	spanChecker  bool
+	// reportedDispatchers: WAITING before selection, DONE after; each
+	// one's key range is in rangeChecker.
 	reportedDispatchers map[core.DispatcherID]bool
-	// doneTables: blocked tables with no span left (markTableDone).
+	// doneTables: tables of rangeTables marked done in rangeChecker
+	// (markTableDone: a blocked table with no span left, or a DB/All table
+	// dropped after the checker was built). They stay done across a Reset
+	// or a rebuild (HEAD loses the mark there and sendPassAction sets it
+	// again on the next resend; impl's sendPass skips done tables).
 	doneTables                    map[int64]bool
 	selected                      bool
 	writerDispatcher              core.DispatcherID
@@ -199,10 +227,7 @@ func (b *Barrier) newEvent(bs *core.BlockStatus, out *core.Effects) *BarrierEven
 		schemaID: bs.SchemaID, dropSchemaID: bs.DropSchemaID, schemaChanges: bs.UpdatedSchemas,
 		reportedDispatchers: map[core.DispatcherID]bool{}, doneTables: map[int64]bool{}, lastWarningLog: m.now}
 	if !ev.allInfluence() {
-		ev.rangeChecker = map[int64]bool{}
-		for _, t := range ev.blocked {
-			ev.rangeChecker[t] = true
-		}
+		b.newRangeCheck(ev, ev.blocked)
 	}
 	b.blockedEvents[k] = ev
 	m.lg.Event(out, spec.Event{Kind: spec.BlockEventCreated, Changefeed: string(m.id), Node: string(m.self), Dispatcher: string(bs.ID),
@@ -210,34 +235,129 @@ func (b *Barrier) newEvent(bs *core.BlockStatus, out *core.Effects) *BarrierEven
 	return ev
 }
 
-// markDispatcherEventDone records a report; the trigger's report builds a
-// DB/All range checker from the span controller's tables.
+// markDispatcherEventDone records a report and adds its key range to the
+// range checker; the trigger's report builds a DB/All range checker from
+// the span controller's tables, with the reports so far
+// (barrier_event.go:386-422).
 func (b *Barrier) markDispatcherEventDone(ev *BarrierEvent, id core.DispatcherID) {
 	if ev.selected {
 		ev.lastStatusReceived = b.m.now
 	}
 	ev.reportedDispatchers[id] = true
-	if ev.rangeChecker == nil && id == b.m.ddlSpanID {
-		ev.rangeChecker = b.allTables(ev)
+	switch {
+	case ev.rangeChecker != nil:
+		b.addDispatcherToRangeChecker(ev, id)
+	case id == b.m.ddlSpanID:
+		b.newRangeCheck(ev, b.allTables(ev))
+		b.addDispatchersToRangeChecker(ev)
 	}
 }
 
-// allTables is every table of the span controller, and the trigger; for a
-// DB event that names its schema, the tables of that schema's spans, and
-// the trigger (createRangeCheckerForTypeDB, barrier_event.go:232-246 at
-// b813e76f9).
-func (b *Barrier) allTables(ev *BarrierEvent) map[int64]bool {
-	out := map[int64]bool{0: true}
+// allTables is every table of the span controller, and the trigger
+// (createRangeCheckerForTypeAll); for a DB event that names its schema,
+// the tables of that schema's spans, and the trigger
+// (createRangeCheckerForTypeDB, barrier_event.go:232-246 at b813e76f9).
+// impl's dispatchers name no schema: their DB events cover every table.
+func (b *Barrier) allTables(ev *BarrierEvent) []int64 {
+	out := []int64{0}
 	if ev.influence == spec.InfluenceDB && ev.schemaID != 0 {
 		for _, s := range b.m.spans.GetTasksBySchemaID(ev.schemaID) {
-			out[s.Span.Table] = true
+			if !slices.Contains(out, s.Span.Table) {
+				out = append(out, s.Span.Table)
+			}
 		}
 		return out
 	}
 	for t := range b.m.spans.byTable {
-		out[t] = true
+		out = append(out, t)
 	}
 	return out
+}
+
+// dynamicSplitEnabled chooses the checker kind: key ranges when tables may
+// be split (enable-table-across-nodes, HEAD's only condition) or one is.
+func (b *Barrier) dynamicSplitEnabled() bool {
+	if b.m.opts.EnableTableAcrossNodes {
+		return true
+	}
+	for _, s := range b.m.spans.spans {
+		if s.Span.Start != "" || s.Span.End != "" {
+			return true
+		}
+	}
+	return false
+}
+
+// newRangeCheck builds ev's range checker for tables (newRangeCheck,
+// createRangeCheckerForTypeDB/All), with the done tables marked again.
+func (b *Barrier) newRangeCheck(ev *BarrierEvent, tables []int64) {
+	ev.rangeTables = sortedUnique(tables)
+	ev.spanChecker = b.dynamicSplitEnabled()
+	if ev.spanChecker {
+		ev.rangeChecker = rangechecker.NewTableSpanRangeChecker(ev.rangeTables)
+	} else {
+		ev.rangeChecker = rangechecker.NewTableCountChecker(ev.rangeTables)
+	}
+	done := ev.doneTables
+	ev.doneTables = map[int64]bool{}
+	for _, t := range ev.rangeTables {
+		if done[t] {
+			ev.markTableDone(t)
+		}
+	}
+}
+
+// rebuildRangeChecker is the double check's rebuild (barrier_event.go:
+// 474-493): a new checker for the event's tables (DB/All: the span
+// controller's now) with the remaining reports added.
+func (b *Barrier) rebuildRangeChecker(ev *BarrierEvent) {
+	tables := ev.rangeTables
+	if ev.allInfluence() {
+		tables = b.allTables(ev)
+	}
+	b.newRangeCheck(ev, tables)
+	b.addDispatchersToRangeChecker(ev)
+}
+
+// resetRangeChecker is the selection's Reset (barrier_event.go:287): the
+// reports start afresh, the done tables stay done.
+func (ev *BarrierEvent) resetRangeChecker() {
+	clear(ev.reportedDispatchers)
+	ev.rangeChecker.Reset()
+	for _, t := range sortedTables(ev.doneTables) {
+		ev.markTableDone(t)
+	}
+}
+
+// addDispatchersToRangeChecker adds every report's key range
+// (barrier_event.go:372-384).
+func (b *Barrier) addDispatchersToRangeChecker(ev *BarrierEvent) {
+	for _, id := range core.SortedKeys(ev.reportedDispatchers) {
+		b.addDispatcherToRangeChecker(ev, id)
+	}
+}
+
+// addDispatcherToRangeChecker adds dispatcher id's key range: the
+// trigger's is table 0's whole range (common.DDLSpan), a span's its own;
+// a dispatcher the span controller no longer has adds nothing.
+func (b *Barrier) addDispatcherToRangeChecker(ev *BarrierEvent, id core.DispatcherID) {
+	span := spec.WholeTable(0)
+	if id != b.m.ddlSpanID {
+		s := b.m.spans.GetTaskByID(id)
+		if s == nil {
+			return
+		}
+		span = s.Span
+	}
+	start, end := rangechecker.SpanKeys(span)
+	ev.rangeChecker.AddSubRange(span.Table, start, end)
+}
+
+// markTableDone covers table t in ev's range checker for good
+// (barrier_event.go:364-366).
+func (ev *BarrierEvent) markTableDone(t int64) {
+	ev.doneTables[t] = true
+	ev.rangeChecker.AddSubRange(t, nil, nil)
 }
 
 // handleBlockState takes a WAITING (or WRITING) status and reports whether
@@ -257,8 +377,13 @@ func (b *Barrier) handleBlockState(bs *core.BlockStatus, table int64, out *core.
 	if ev.selected {
 		// Already selected: the action is re-sent by Resend. A WAITING
 		// dispatcher has not passed (a new incarnation after a move): it
-		// is owed Pass even if its earlier incarnation reported DONE.
-		delete(ev.reportedDispatchers, bs.ID)
+		// is owed Pass even if its earlier incarnation reported DONE, so
+		// its DONE leaves the checker.
+		if ev.reportedDispatchers[bs.ID] {
+			delete(ev.reportedDispatchers, bs.ID)
+			b.newRangeCheck(ev, ev.rangeTables)
+			b.addDispatchersToRangeChecker(ev)
+		}
 		b.checkEventFinish(ev, out)
 		return true
 	}
@@ -276,7 +401,7 @@ func (b *Barrier) handleBlockState(bs *core.BlockStatus, table int64, out *core.
 		writer = m.ddlSpanID
 	}
 	ev.selected, ev.writerDispatcher, ev.passActionSent = true, writer, false
-	clear(ev.reportedDispatchers)
+	ev.resetRangeChecker()
 	m.lg.Event(out, spec.Event{Kind: spec.BlockWriterSelected, Changefeed: string(m.id), Node: string(m.self), Dispatcher: string(writer),
 		Checkpoint: ev.key.commitTs, Influence: ev.influence})
 	if ev.needSchedule() && m.opts.Bugs.Has(spec.BugNewTableScheduledAtSelection) {
@@ -296,14 +421,16 @@ func (b *Barrier) handleBlockState(bs *core.BlockStatus, table int64, out *core.
 }
 
 // allDispatcherReported is the range checker's IsFullyCovered with its
-// double check: reports of dispatchers that vanished or stopped
-// replicating are dropped (and a DB/All checker rebuilt) first.
+// double check (barrier_event.go:424-500): reports of dispatchers that
+// vanished or stopped replicating are dropped and the checker rebuilt
+// from the others first; a table-count checker is rebuilt as a key-range
+// one once a table is split.
 func (b *Barrier) allDispatcherReported(ev *BarrierEvent) bool {
 	m := b.m
 	if ev.rangeChecker == nil {
 		return false
 	}
-	recheck := false
+	recheck := !ev.spanChecker && b.dynamicSplitEnabled()
 	for _, id := range core.SortedKeys(ev.reportedDispatchers) {
 		if id == m.ddlSpanID {
 			continue
@@ -318,43 +445,19 @@ func (b *Barrier) allDispatcherReported(ev *BarrierEvent) bool {
 			recheck = true
 		}
 	}
-	if recheck && ev.allInfluence() {
-		ev.rangeChecker = b.allTables(ev)
+	if recheck {
+		b.rebuildRangeChecker(ev)
 	}
 	if ev.allInfluence() {
 		// A table whose spans are all gone was dropped by an earlier DDL
 		// after the checker was built; it owes this event nothing.
-		for t := range ev.rangeChecker {
-			if t != 0 && len(m.spans.byTable[t]) == 0 {
-				delete(ev.rangeChecker, t)
+		for _, t := range ev.rangeTables {
+			if t != 0 && !ev.doneTables[t] && len(m.spans.byTable[t]) == 0 {
+				ev.markTableDone(t)
 			}
 		}
 	}
-	for t := range ev.rangeChecker {
-		if !b.tableCovered(ev, t) {
-			return false
-		}
-	}
-	return true
-}
-
-func (b *Barrier) tableCovered(ev *BarrierEvent, t int64) bool {
-	if ev.doneTables[t] {
-		return true
-	}
-	if t == 0 {
-		return ev.reportedDispatchers[b.m.ddlSpanID]
-	}
-	spans := b.m.spans.byTable[t]
-	if len(spans) == 0 {
-		return false
-	}
-	for id, s := range spans {
-		if s.state != SpanReplicating || !ev.reportedDispatchers[id] {
-			return false
-		}
-	}
-	return true
+	return ev.rangeChecker.IsFullyCovered()
 }
 
 func (b *Barrier) action(ev *BarrierEvent, id core.DispatcherID, node core.NodeID, a core.BlockAction, acts map[core.NodeID][]core.DispatcherAction) {
@@ -386,7 +489,7 @@ func (b *Barrier) sendWrite(ev *BarrierEvent, out *core.Effects) {
 	} else {
 		m.lg.Warn("barrier_event.go", 724, "writer dispatcher not found", logging.CF(m.id), zap.String("dispatcher", string(ev.writerDispatcher)),
 			zap.Uint64("commitTs", ev.key.commitTs))
-		for _, t := range sortedTables(ev.rangeChecker) {
+		for _, t := range ev.rangeTables {
 			if ss := m.spans.tableSpans(t); t != 0 && len(ss) > 0 {
 				ev.writerDispatcher = ss[0].ID
 				break
@@ -403,7 +506,7 @@ func (b *Barrier) sendPass(ev *BarrierEvent, out *core.Effects) {
 	m := b.m
 	skipWriter := m.opts.Bugs.Has(spec.BugWriterNotPassedAfterMove)
 	acts := map[core.NodeID][]core.DispatcherAction{}
-	for _, t := range sortedTables(ev.rangeChecker) {
+	for _, t := range ev.rangeTables {
 		if ev.doneTables[t] {
 			continue
 		}
@@ -415,7 +518,7 @@ func (b *Barrier) sendPass(ev *BarrierEvent, out *core.Effects) {
 		}
 		spans := m.spans.tableSpans(t)
 		if len(spans) == 0 {
-			ev.doneTables[t] = true
+			ev.markTableDone(t)
 			continue
 		}
 		for _, s := range spans {
@@ -580,7 +683,7 @@ func (b *Barrier) Resend(out *core.Effects) {
 			ev.lastWarningLog = m.now
 			m.lg.Warn("barrier_event.go", 676, "barrier event is not resolved", zap.String("changefeed", m.id.Name()),
 				zap.Uint64("commitTs", ev.key.commitTs), zap.Bool("isSyncPoint", ev.key.isSyncPoint), zap.Bool("selected", ev.selected),
-				zap.Bool("writerDispatcherAdvanced", ev.writerDispatcherAdvanced))
+				zap.Bool("writerDispatcherAdvanced", ev.writerDispatcherAdvanced), zap.String("coverage", ev.coverage()))
 		}
 		switch {
 		case !ev.selected:
@@ -595,6 +698,15 @@ func (b *Barrier) Resend(out *core.Effects) {
 	}
 }
 
+// coverage is the range checker's Detail for the "not resolved" warning
+// ("" before the checker is built; HEAD then logs no coverage field).
+func (ev *BarrierEvent) coverage() string {
+	if ev.rangeChecker == nil {
+		return ""
+	}
+	return ev.rangeChecker.Detail()
+}
+
 // fanoutPassResendQuietMs is fanoutPassResendQuietInterval.
 const fanoutPassResendQuietMs = 1000
 
@@ -602,15 +714,15 @@ const fanoutPassResendQuietMs = 1000
 // event means the writer already wrote it; the event advances to Pass.
 func (b *Barrier) checkBlockedDispatchers(ev *BarrierEvent) {
 	m := b.m
-	rel := ev.rangeChecker
-	if rel == nil {
-		rel = b.allTables(ev)
+	rel := ev.rangeTables
+	if ev.rangeChecker == nil {
+		rel = sortedUnique(b.allTables(ev))
 	}
 	passed := false
-	if rel[0] && b.triggerCheckpointTs >= ev.key.commitTs {
+	if slices.Contains(rel, 0) && b.triggerCheckpointTs >= ev.key.commitTs {
 		passed = true
 	}
-	for _, t := range sortedTables(rel) {
+	for _, t := range rel {
 		for _, s := range m.spans.tableSpans(t) {
 			if t != 0 && s.checkpointTs >= ev.key.commitTs {
 				passed = true
@@ -623,10 +735,14 @@ func (b *Barrier) checkBlockedDispatchers(ev *BarrierEvent) {
 	m.lg.Info("barrier_event.go", 589, "one related dispatcher has forward checkpointTs, means the block event can be advanced", logging.CF(m.id),
 		zap.Uint64("commitTs", ev.key.commitTs))
 	ev.selected, ev.writerDispatcherAdvanced = true, true
+	// HEAD keeps the WAITING reports and their coverage here; impl counts
+	// the DONEs afresh, as after a selection.
 	if ev.rangeChecker == nil {
-		ev.rangeChecker = b.allTables(ev)
+		clear(ev.reportedDispatchers)
+		b.newRangeCheck(ev, b.allTables(ev))
+	} else {
+		ev.resetRangeChecker()
 	}
-	clear(ev.reportedDispatchers)
 }
 
 // restore is handleBootstrapResponse (barrier.go:193-248): the block
@@ -676,6 +792,15 @@ func (b *Barrier) restore(resps map[core.NodeID]*core.MaintainerBootstrapRespons
 	}
 }
 
+// sortedUnique is tables in order, each once.
+func sortedUnique(tables []int64) []int64 {
+	seen := make(map[int64]bool, len(tables))
+	for _, t := range tables {
+		seen[t] = true
+	}
+	return sortedTables(seen)
+}
+
 func sortedTables(m map[int64]bool) []int64 {
 	out := make([]int64, 0, len(m))
 	for t := range m {
@@ -701,6 +826,8 @@ type BlockEventInfo struct {
 	// until it is built (a DB/All event's, when the trigger's report is
 	// taken).
 	Range []int64
+	// Coverage is the range checker's Detail ("" until it is built).
+	Coverage string
 }
 
 // BlockEvents lists the barrier's pending events in key order.
@@ -711,7 +838,17 @@ func (m *Maintainer) BlockEvents() []BlockEventInfo {
 		info := BlockEventInfo{CommitTs: k.commitTs, IsSyncPoint: k.isSyncPoint, Selected: ev.selected, Writer: ev.writerDispatcher,
 			WriterAdvanced: ev.writerDispatcherAdvanced, Reported: core.SortedKeys(ev.reportedDispatchers)}
 		if ev.rangeChecker != nil {
-			info.Range = sortedTables(ev.rangeChecker)
+			info.Range = ev.rangeTables
+			if ev.allInfluence() {
+				// a DB/All table marked done left the event with its spans
+				info.Range = nil
+				for _, t := range ev.rangeTables {
+					if !ev.doneTables[t] {
+						info.Range = append(info.Range, t)
+					}
+				}
+			}
+			info.Coverage = ev.rangeChecker.Detail()
 		}
 		out = append(out, info)
 	}
