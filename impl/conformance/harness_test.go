@@ -61,8 +61,9 @@ import (
 //	local-fence on=n1 [cf=CF] | set-stopping on=n1 | failpoint on=n1 block-create=B not-ready-to-close=B
 //	                                                           (local-fence with cf fences that DM only)
 //	fail-persist                                               the coordinator's next etcd txn fails
-//	state [of=COMP] [span-status]                              observable state (span-status: each span's last
-//	                                                           stored dispatcher state too)
+//	state [of=COMP] [span-status] [op-finished]                observable state (span-status: each span's last
+//	                                                           stored dispatcher state too; op-finished: whether
+//	                                                           each span's operator IsFinished, not yet finalised)
 //	barrier on=N cf=CF [coverage]                              the maintainer barrier's pending block events
 //	                                                           (coverage: each one's range checker Detail too)
 //	range-checker OP ...                                       one barrier coverage checker (unit tests of
@@ -109,6 +110,7 @@ type harness struct {
 	revision    int64
 	failPersist bool
 	spanStatus  bool // the current state command prints span statuses
+	opFinished  bool // the current state command prints op-finished on spans
 
 	model modelRun
 
@@ -998,6 +1000,8 @@ func (h *harness) command(b *strings.Builder, d *datadriven.TestData) error {
 			comps = strings.Split(v, ",")
 		}
 		_, h.spanStatus = arg(d, "span-status")
+		_, h.opFinished = arg(d, "op-finished")
+		defer func() { h.opFinished = false }()
 		for _, c := range comps {
 			if err := h.printState(b, c); err != nil {
 				return err
@@ -1386,6 +1390,9 @@ func (h *harness) printState(b *strings.Builder, comp string) error {
 				}
 				if s.Operator != "" {
 					sl.kv("op", strconv.Quote(h.ids.scrub(s.Operator)))
+					if h.opFinished {
+						sl.flag("op-finished", s.OpFinished)
+					}
 				}
 				b.WriteString(sl.String() + "\n")
 			}

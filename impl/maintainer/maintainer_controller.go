@@ -343,6 +343,9 @@ type SpanInfo struct {
 	State      string
 	Checkpoint uint64
 	Operator   string
+	// OpFinished: the operator IsFinished (its Check or OnNodeRemove
+	// finished it) and waits for the operator controller's next poll.
+	OpFinished bool
 	// Status is the state of the last stored TableSpanStatus (HEAD's
 	// SpanReplication.status, which IsWorking reads).
 	Status core.ComponentState
@@ -355,7 +358,7 @@ func (m *Maintainer) Spans() []SpanInfo {
 		s := m.spans.spans[id]
 		si := SpanInfo{ID: s.ID, Span: s.Span, SchemaID: s.schemaID, Node: s.nodeID, State: s.state.String(), Checkpoint: s.checkpointTs, Status: s.status}
 		if op := m.ops.GetOperator(id); op != nil {
-			si.Operator = op.String()
+			si.Operator, si.OpFinished = op.String(), op.IsFinished()
 		}
 		out = append(out, si)
 	}
