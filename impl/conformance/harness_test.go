@@ -83,6 +83,7 @@ import (
 //	                                                           trigger is on node at 1, no task (see cmdTestEnvironment)
 //	replica-set on=N cf=CF id=D span=tT[a,b) checkpoint=TS     a hand-made span: working on node=, else absent;
 //	    [node=N] [schema=S] | replica-set on=N cf=CF remove id=D  schema default 1; remove: RemoveReplicatingSpan
+//	replica-set on=N cf=CF mark-absent id=D                    MarkSpanAbsent: the span absent on no node
 //	operator on=N cf=CF op=add|move|remove|occupy id=D [to=N]  an operator built by hand on span D, added to the
 //	    | operator on=N cf=CF cancel id=D                      operator controller; cancel: cancelOperator
 //

@@ -91,6 +91,12 @@ func (h *harness) cmdTestEnvironment(b *strings.Builder, d *datadriven.TestData)
 			}
 			break
 		}
+		if _, ok := arg(d, "mark-absent"); ok {
+			if err := m.MarkReplicaSetAbsentForConformance(id); err != nil {
+				return err
+			}
+			break
+		}
 		sv, _ := arg(d, "span")
 		sp, err := parseSpan(sv)
 		if err != nil {
