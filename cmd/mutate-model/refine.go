@@ -233,9 +233,10 @@ func runRefineStory(i int) (refineRun, error) {
 }
 
 // defaultRefineRuns is the refinement killer's runs in the default list
-// (refine@N): three runs of each profile, a few seconds each under load
-// (SPEC.md 10.1).
-const defaultRefineRuns = 9
+// (refine@N): one run of each profile, 3 to 5 s of one core a mutant on an
+// idle machine, 20 to 40 s at load average 25 (refine@9 took 50 to 90 s
+// there: SPEC.md 10.1).
+const defaultRefineRuns = 3
 
 // maxRefineRuns bounds refine@N.
 const maxRefineRuns = 100_000
