@@ -2,10 +2,14 @@ package main
 
 import (
 	"bytes"
+	"path/filepath"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"cdcspec/tools/mutate"
 )
 
 // TestParseRefineKiller: refine@N parses and prints back; a bare refine,
@@ -71,4 +75,65 @@ func TestRouteScores(t *testing.T) {
 	assert.Contains(t, w.String(), "score, searches (route 1): 1 killed of 4 non-equivalent (25.0 %)")
 	assert.Contains(t, w.String(), "score, searches or refinement (routes 1 and 2): 3 killed of 4 non-equivalent (75.0 %); 2 killed by the refinement only")
 	assert.Contains(t, w.String(), "refinement: refine@30 ")
+}
+
+// TestRefineStops: a closed stop channel ends the runs before the next
+// one starts: outcome bound, no run counted.
+func TestRefineStops(t *testing.T) {
+	stop := make(chan struct{})
+	close(stop)
+	l, err := runRefine(killer{Row: refineKiller, Mode: 'r', N: 5}, stop)
+	require.NoError(t, err)
+	assert.Equal(t, "bound", l.Outcome)
+	assert.Zero(t, l.Distinct)
+	assert.Equal(t, "refine@5", l.Killer)
+}
+
+// plantedID is a mutant of the model that the searches do not kill
+// (SHARD=1/8's survivors, SPEC.md 10.1) and the refinement does: the
+// maintainer's tick no longer re-sends an operator's message, where the
+// implementation's does, so a split's re-sent Remove has no model step.
+const plantedID = "maintainer:resendOp:skip:67074b37"
+
+// TestRefineKillsPlanted builds the checker with one mutant in its schema
+// (as the runner does) and runs refine@3 without the mutant (the baseline:
+// no divergence) and with it (killed at a step of the split run, route 2).
+// About 20 s on an idle machine with a warm build cache; skipped with
+// -short.
+func TestRefineKillsPlanted(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds a mutant schema")
+	}
+	root, err := moduleRoot()
+	require.NoError(t, err)
+	all, err := mutate.Find(filepath.Join(root, "model"), mutate.ModelOptions())
+	require.NoError(t, err)
+	var m mutate.Mutant
+	for _, x := range all {
+		if x.ID == plantedID {
+			m = x
+		}
+	}
+	require.Equal(t, plantedID, m.ID, "the planted mutant is not in the list: pick another survivor the refinement kills")
+	scratch := t.TempDir()
+	mod := filepath.Join(scratch, "mod")
+	require.NoError(t, copyModule(root, mod))
+	bin, err := buildChecker(mod, scratch, []mutate.Mutant{m}, runFlags{pkg: "model"})
+	require.NoError(t, err)
+	args := []string{"check", "--killers", "refine@3"}
+
+	base := classify(result{Mutant: m}, bin, -1, args, 5*time.Minute)
+	require.Equal(t, stSurvived, base.Status, "the original model diverges: %+v", base.Checks)
+	require.Len(t, base.Checks, 1)
+	assert.Equal(t, "inconclusive", base.Checks[0].Outcome)
+	assert.EqualValues(t, 3, base.Checks[0].Distinct)
+	assert.False(t, base.Checks[0].Infected)
+
+	r := classify(result{Mutant: m}, bin, 0, args, 5*time.Minute)
+	require.Equal(t, stKilled, r.Status, "%+v", r.Checks)
+	assert.Equal(t, routeRefinement, r.Route)
+	assert.Equal(t, "refine@3", r.Killer)
+	assert.Equal(t, refineProperty, r.Property)
+	assert.Contains(t, r.Detail, "(split)")
+	assert.True(t, r.Checks[0].Infected)
 }
