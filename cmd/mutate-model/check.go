@@ -59,7 +59,7 @@ func runCheck(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("check", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	configs := fs.String("configs", strings.Join(model.StandardNames(), ","), "configurations to check, in order (comma-separated), each in its own mode (--killers' bare ROW)")
-	killers := fs.String("killers", "", "searches to run, in order: ROW@MODE, MODE dK (delay bound K), sN (N states), wN (N walks) or all (complete); overrides --configs")
+	killers := fs.String("killers", "", "searches to run, in order: ROW@MODE, MODE dK (delay bound K), sN (N states), wN (N walks) or all (complete), or refine@N (N seeded runs of impl/sim followed by the model); overrides --configs")
 	maxStates := fs.Int("max-states", 20000, "state budget of a bare configuration's exhaustive search")
 	walks := fs.Int("walks", 200, "random walks of a bare configuration that names walks (Config.Walks; seed 1)")
 	perConfig := fs.Duration("time-per-config", 0, "stop each search after this long (0: no limit)")

@@ -92,7 +92,7 @@ func runRun(args []string, stdout, stderr io.Writer) int {
 	fs.SetOutput(stderr)
 	var f runFlags
 	fs.StringVar(&f.pkg, "pkg", "model", "package directory to mutate, relative to the module root")
-	fs.StringVar(&f.killers, "killers", defaultKillers(), "searches each mutant must survive, in order until one kills it: ROW@MODE (ROW a standard configuration or matrix row; MODE dK delay bound K, sN N states, wN N walks, all complete; a bare ROW: its own mode)")
+	fs.StringVar(&f.killers, "killers", defaultKillers(), "searches each mutant must survive, in order until one kills it: ROW@MODE (ROW a standard configuration or matrix row; MODE dK delay bound K, sN N states, wN N walks, all complete; a bare ROW: its own mode); refine@N: N seeded runs of impl/sim followed step by step by the model (route 2, met after the searches and scored apart)")
 	fs.StringVar(&f.complete, "complete", "", "complete searches (ROW@all) a survivor that changed some step meets: the same states as the original in each is equivalence evidence")
 	fs.StringVar(&f.shard, "shard", "", "run shard i of n (i/n, 1-based): every n-th mutant in ID order")
 	fs.StringVar(&f.only, "only", "", "run only these mutant IDs (comma-separated)")
