@@ -28,6 +28,8 @@ type checkLine struct {
 	// in hex); empty for walks.
 	States     int64  `json:"states,omitempty"`
 	StatesHash string `json:"states_hash,omitempty"`
+	// Detail: the refinement killer's divergence (run, step, View field).
+	Detail string `json:"detail,omitempty"`
 }
 
 // readyLine is printed once the checker has started (its package
@@ -38,6 +40,9 @@ const readyLine = `{"ready":true}`
 // standard configuration (model.Standard) or a row of the configuration
 // matrix (model.Matrix; every standard configuration is one of its rows).
 func lookupConfig(name string) (model.Config, error) {
+	if name == refineKiller {
+		return model.Config{}, fmt.Errorf("refine is the refinement killer: refine@N, N seeded runs")
+	}
 	if cfg, ok := model.Standard(name); ok {
 		return cfg, nil
 	}
@@ -54,7 +59,7 @@ func runCheck(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("check", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	configs := fs.String("configs", strings.Join(model.StandardNames(), ","), "configurations to check, in order (comma-separated), each in its own mode (--killers' bare ROW)")
-	killers := fs.String("killers", "", "searches to run, in order: ROW@MODE, MODE dK (delay bound K), sN (N states), wN (N walks) or all (complete); overrides --configs")
+	killers := fs.String("killers", "", "searches to run, in order: ROW@MODE, MODE dK (delay bound K), sN (N states), wN (N walks) or all (complete), or refine@N (N seeded runs of impl/sim followed by the model); overrides --configs")
 	maxStates := fs.Int("max-states", 20000, "state budget of a bare configuration's exhaustive search")
 	walks := fs.Int("walks", 200, "random walks of a bare configuration that names walks (Config.Walks; seed 1)")
 	perConfig := fs.Duration("time-per-config", 0, "stop each search after this long (0: no limit)")
@@ -89,6 +94,10 @@ func runCheck(args []string, stdout, stderr io.Writer) int {
 			return exitUsage
 		}
 		for i := range ks {
+			if ks[i].refinement() {
+				fmt.Fprintf(stderr, "mutate-model check: --row: %s follows the implementation with the model's own configurations; a row cannot be switched in it\n", ks[i])
+				return exitUsage
+			}
 			mi.Apply(&ks[i].cfg)
 		}
 	}

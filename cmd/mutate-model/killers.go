@@ -22,17 +22,28 @@ import (
 //
 // A name without @ is the row's own mode: walks when the row names walks
 // (Config.Walks), else the breadth-first search within --max-states.
+//
+// The one killer that is not a search is refine@N (refine.go): N seeded
+// runs of the implementation, each followed step by step by the model
+// (route 2: a divergence from the HEAD-faithful implementation kills). It
+// has no row; it always comes after the searches (ordered), so a mutant
+// it kills survived every search, and the runner scores it apart.
 type killer struct {
 	Row  string
-	Mode byte // 'd', 's', 'w' or 'a'
+	Mode byte // 'd', 's', 'w', 'a', or 'r' (refine@N)
 	N    int
 	cfg  model.Config
 }
+
+// refinement reports whether k is the refinement killer (not a search).
+func (k killer) refinement() bool { return k.Mode == 'r' }
 
 func (k killer) String() string {
 	switch k.Mode {
 	case 'a':
 		return k.Row + "@all"
+	case 'r':
+		return fmt.Sprintf("%s@%d", refineKiller, k.N)
 	default:
 		return fmt.Sprintf("%s@%c%d", k.Row, k.Mode, k.N)
 	}
@@ -42,6 +53,13 @@ func (k killer) String() string {
 // bare row.
 func parseKiller(s string, states, walks int) (killer, error) {
 	row, mode, hasMode := strings.Cut(strings.TrimSpace(s), "@")
+	if row == refineKiller {
+		n, err := strconv.Atoi(mode)
+		if !hasMode || err != nil || n <= 0 || n > maxRefineRuns {
+			return killer{}, fmt.Errorf("killer %q: refine wants @N, the number of seeded runs (1..%d)", s, maxRefineRuns)
+		}
+		return killer{Row: refineKiller, Mode: 'r', N: n}, nil
+	}
 	cfg, err := lookupConfig(row)
 	if err != nil {
 		return killer{}, err
@@ -91,7 +109,8 @@ func parseKillers(list string, states, walks int) ([]killer, error) {
 // standard configurations within 20,000 states killed none of the mutants
 // these left (5.2 s of one core a survivor), and the rows to 3 delays with
 // the standard configurations to 5 killed none of the survivors re-run.
-// Then deepKillers.
+// Then deepKillers, and last the refinement killer (refine@N, route 2),
+// which the runner scores apart.
 func defaultKillers() string {
 	var ks []string
 	for _, r := range model.Matrix() {
@@ -106,6 +125,7 @@ func defaultKillers() string {
 			ks = append(ks, n) // its walks (--walks)
 		}
 	}
+	ks = append(ks, fmt.Sprintf("%s@%d", refineKiller, defaultRefineRuns))
 	return strings.Join(ks, ",")
 }
 
@@ -129,6 +149,9 @@ func runKiller(k killer, limit time.Duration, liveness bool, memory int64) (chec
 		b.Stop = stop
 	}
 	mutant.Reset()
+	if k.refinement() {
+		return runRefine(k, b.Stop)
+	}
 	var r model.Result
 	var set model.StateSet
 	var err error

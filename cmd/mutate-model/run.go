@@ -31,13 +31,21 @@ const (
 	stTimeout    = "timeout"
 )
 
+// Routes of a kill: the searches' properties (route 1) or the per-step
+// refinement against the implementation (route 2, refine@N).
+const (
+	routeSearch     = "search"
+	routeRefinement = "refinement"
+)
+
 // result is one mutant's verdict.
 type result struct {
 	mutate.Mutant
 	Index          int         `json:"index"` // in the package's whole list (the schema's switch)
 	Status         string      `json:"status"`
 	Config         string      `json:"config,omitempty"`           // the row that killed it
-	Killer         string      `json:"killer,omitempty"`           // the search that killed it (ROW@MODE)
+	Killer         string      `json:"killer,omitempty"`           // the search that killed it (ROW@MODE), or refine@N
+	Route          string      `json:"route,omitempty"`            // of a killed one: "search" (a property of a search, or a panic in one) or "refinement" (refine@N)
 	Property       string      `json:"property,omitempty"`         // the violated property, or "panic"
 	Detail         string      `json:"detail,omitempty"`           // a panic's or a build error's first line; an equivalence's reason
 	SameAsBaseline bool        `json:"same_as_baseline,omitempty"` // survived with the baseline's outcome and state set in every exhaustive search it infected (a hint, not a proof)
@@ -48,26 +56,28 @@ type result struct {
 
 // report is the JSON the runner writes.
 type report struct {
-	Package    string         `json:"package"`
-	Mutants    int            `json:"mutants"` // in the package
-	Shard      string         `json:"shard,omitempty"`
-	Selected   int            `json:"selected"`
-	Killers    []string       `json:"killers"`                   // in their first order; each mutant meets them by kills so far
-	Complete   []string       `json:"complete,omitempty"`        // the complete searches a reached survivor meets (equivalence evidence)
-	Dropped    []checkLine    `json:"dropped_killers,omitempty"` // violated without a mutant: they cannot kill
-	MaxStates  int            `json:"max_states"`
-	Walks      int            `json:"walks"`
-	Baseline   []checkLine    `json:"baseline"`
-	Killed     int            `json:"killed"`
-	Survived   int            `json:"survived"`
-	NotReached int            `json:"not_reached"` // of the survivors: no killer's run was infected
-	KillsBy    map[string]int `json:"kills_by"`    // killer -> mutants it killed
-	Timeouts   int            `json:"timeouts"`
-	Equivalent int            `json:"equivalent"`
-	Broken     int            `json:"broken"`
-	Score      float64        `json:"score_percent"` // killed / (selected - equivalent - broken)
-	Seconds    float64        `json:"seconds"`
-	Results    []result       `json:"results"`
+	Package        string         `json:"package"`
+	Mutants        int            `json:"mutants"` // in the package
+	Shard          string         `json:"shard,omitempty"`
+	Selected       int            `json:"selected"`
+	Killers        []string       `json:"killers"`                   // in their first order; each mutant meets them by kills so far
+	Complete       []string       `json:"complete,omitempty"`        // the complete searches a reached survivor meets (equivalence evidence)
+	Dropped        []checkLine    `json:"dropped_killers,omitempty"` // violated without a mutant: they cannot kill
+	MaxStates      int            `json:"max_states"`
+	Walks          int            `json:"walks"`
+	Baseline       []checkLine    `json:"baseline"`
+	Killed         int            `json:"killed"`           // by either route: a search or the refinement killer
+	KilledBySearch int            `json:"killed_by_search"` // route 1: a property of a search (or a panic in one)
+	Survived       int            `json:"survived"`
+	NotReached     int            `json:"not_reached"` // of the survivors: no killer's run was infected
+	KillsBy        map[string]int `json:"kills_by"`    // killer -> mutants it killed
+	Timeouts       int            `json:"timeouts"`
+	Equivalent     int            `json:"equivalent"`
+	Broken         int            `json:"broken"`
+	Score          float64        `json:"score_percent"`        // killed (either route) / (selected - equivalent - broken)
+	ScoreSearch    float64        `json:"score_search_percent"` // killed by a search / (selected - equivalent - broken)
+	Seconds        float64        `json:"seconds"`
+	Results        []result       `json:"results"`
 }
 
 type runFlags struct {
@@ -82,7 +92,7 @@ func runRun(args []string, stdout, stderr io.Writer) int {
 	fs.SetOutput(stderr)
 	var f runFlags
 	fs.StringVar(&f.pkg, "pkg", "model", "package directory to mutate, relative to the module root")
-	fs.StringVar(&f.killers, "killers", defaultKillers(), "searches each mutant must survive, in order until one kills it: ROW@MODE (ROW a standard configuration or matrix row; MODE dK delay bound K, sN N states, wN N walks, all complete; a bare ROW: its own mode)")
+	fs.StringVar(&f.killers, "killers", defaultKillers(), "searches each mutant must survive, in order until one kills it: ROW@MODE (ROW a standard configuration or matrix row; MODE dK delay bound K, sN N states, wN N walks, all complete; a bare ROW: its own mode); refine@N: N seeded runs of impl/sim followed step by step by the model (route 2, met after the searches and scored apart)")
 	fs.StringVar(&f.complete, "complete", "", "complete searches (ROW@all) a survivor that changed some step meets: the same states as the original in each is equivalence evidence")
 	fs.StringVar(&f.shard, "shard", "", "run shard i of n (i/n, 1-based): every n-th mutant in ID order")
 	fs.StringVar(&f.only, "only", "", "run only these mutant IDs (comma-separated)")
@@ -335,8 +345,16 @@ func runMutants(root string, all, sel []mutate.Mutant, killers, complete []kille
 		return nil, err
 	}
 	fmt.Fprintf(stderr, "%d mutants in %s, %d selected; checker built in %.1f s\n", len(all), f.pkg, len(sel), time.Since(t0).Seconds())
+	var searches, refiners []killer
+	for _, k := range killers {
+		if k.refinement() {
+			refiners = append(refiners, k)
+		} else {
+			searches = append(searches, k)
+		}
+	}
 	p := &mutantPool{f: f, sel: sel, index: map[string]int{}, equiv: equiv, scratch: scratch, mod: mod, bin: bin,
-		killers: killers, complete: complete, stderr: stderr,
+		killers: searches, complete: complete, refiners: refiners, stderr: stderr,
 		checkArgs: []string{"check", "--max-states", strconv.Itoa(f.maxStates), "--walks", strconv.Itoa(f.walks),
 			"--time-per-config", f.perConfig.String(), "--liveness=" + strconv.FormatBool(f.liveness)}}
 	for i, m := range all {
@@ -383,6 +401,7 @@ type mutantPool struct {
 	scratch, mod, bin string
 	checkArgs         []string
 	killers, complete []killer // less those the baseline violates
+	refiners          []killer // the refinement killers (route 2), met after the searches
 	baseBy            map[string]checkLine
 	stderr            io.Writer
 	t0                time.Time // the baseline's start: progress lines count from it
@@ -399,7 +418,7 @@ type mutantPool struct {
 func (p *mutantPool) baseline(mutants int) error {
 	f := p.f
 	p.t0 = time.Now()
-	base, _, err := runChecker(p.bin, -1, append(p.checkArgs, "--all", "--killers", killerList(append(append([]killer(nil), p.killers...), p.complete...))), 0)
+	base, _, err := runChecker(p.bin, -1, append(p.checkArgs, "--all", "--killers", killerList(append(append(append([]killer(nil), p.killers...), p.complete...), p.refiners...))), 0)
 	if err != nil {
 		return fmt.Errorf("baseline: %v", err)
 	}
@@ -425,12 +444,15 @@ func (p *mutantPool) baseline(mutants int) error {
 	}
 	p.killers, rep.Killers = keep(p.killers)
 	p.complete, rep.Complete = keep(p.complete)
+	var refiners []string
+	p.refiners, refiners = keep(p.refiners)
+	rep.Killers = append(rep.Killers, refiners...)
 	fmt.Fprintf(p.stderr, "baseline: %d searches in %.1f s", len(base), time.Since(p.t0).Seconds())
 	for _, d := range rep.Dropped {
 		fmt.Fprintf(p.stderr, "; %s dropped (violated without a mutant: %s)", d.Killer, d.Property)
 	}
 	fmt.Fprintln(p.stderr)
-	if len(p.killers) == 0 {
+	if len(p.killers)+len(p.refiners) == 0 {
 		return errors.New("every killer is violated without a mutant")
 	}
 	return nil
@@ -487,17 +509,34 @@ func (p *mutantPool) worker(w int, jobs <-chan int, wg *sync.WaitGroup) {
 	}
 }
 
-// runOne runs mutant m against the killers, and a survivor that reached
-// the original's states against the complete searches.
+// runOne runs mutant m against the searches (route 1), a survivor that
+// reached the original's states against the complete searches, and a
+// survivor of both against the refinement killers (route 2): so a mutant
+// the refinement kills survived every search, and the two scores stay
+// apart.
 func (p *mutantPool) runOne(m mutate.Mutant, wmod, wbin string) result {
 	f := p.f
 	r := result{Mutant: m, Index: p.index[m.ID]}
 	t := time.Now()
-	args := append(append([]string(nil), p.checkArgs...), "--killers", p.ordered())
+	sw := r.Index // the schema's switch; with --copy the build is the mutant
+	if f.copyMode {
+		sw = -1
+	}
+	first, refiners := p.ordered(), p.refiners
+	if first == "" { // only refinement killers
+		first, refiners = killerList(p.refiners), nil
+	}
+	args := append(append([]string(nil), p.checkArgs...), "--killers", first)
 	if f.copyMode {
 		r = runCopy(r, wmod, wbin, f, args)
 	} else {
-		r = classify(r, wbin, r.Index, args, f.timeout)
+		r = classify(r, wbin, sw, args, f.timeout)
+	}
+	more := func(ks []killer) {
+		x := classify(result{Mutant: m, Index: r.Index}, wbin, sw,
+			append(append([]string(nil), p.checkArgs...), "--killers", killerList(ks)), f.timeout)
+		x.Checks = append(r.Checks, x.Checks...)
+		r = x
 	}
 	// A survivor that changed some step and reached the original's
 	// states wherever it did meets the complete searches: a kill,
@@ -506,10 +545,10 @@ func (p *mutantPool) runOne(m mutate.Mutant, wmod, wbin string) result {
 	pre := r
 	finish(&pre, p.baseBy, nil)
 	if pre.Status == stSurvived && pre.SameAsBaseline && len(p.complete) > 0 && !f.copyMode {
-		more := classify(result{Mutant: m, Index: r.Index}, wbin, r.Index,
-			append(append([]string(nil), p.checkArgs...), "--killers", killerList(p.complete)), f.timeout)
-		more.Checks = append(r.Checks, more.Checks...)
-		r = more
+		more(p.complete)
+	}
+	if r.Status == stSurvived && len(refiners) > 0 {
+		more(refiners)
 	}
 	r.Seconds = time.Since(t).Seconds()
 	finish(&r, p.baseBy, p.equiv)
@@ -520,25 +559,29 @@ func (p *mutantPool) runOne(m mutate.Mutant, wmod, wbin string) result {
 func (p *mutantPool) record(k int, r result) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if r.Status == stKilled && r.Config != "" {
+	if r.Status == stKilled && r.Killer != "" {
 		p.rep.KillsBy[r.Killer]++
 	}
 	p.results[k] = r
 	p.done++
 	if p.f.verbose {
-		fmt.Fprintf(p.stderr, "[%d/%d] %s %s %s %s (%.1f s)\n", p.done, len(p.sel), r.ID, r.Status, r.Killer, r.Property, r.Seconds)
+		fmt.Fprintf(p.stderr, "[%d/%d] %s %s %s %s %s (%.1f s)\n", p.done, len(p.sel), r.ID, r.Status, r.Route, r.Killer, r.Property, r.Seconds)
 	} else if p.done%25 == 0 {
 		fmt.Fprintf(p.stderr, "%d/%d mutants, %.0f s\n", p.done, len(p.sel), time.Since(p.t0).Seconds())
 	}
 }
 
-// tally counts the results by status and sets the score: killed over
-// killed, survived and timed out.
+// tally counts the results by status and sets the two scores: killed by a
+// search (route 1), and killed by either route, over killed, survived and
+// timed out.
 func (rep *report) tally() {
 	for _, r := range rep.Results {
 		switch r.Status {
 		case stKilled:
 			rep.Killed++
+			if r.Route == routeSearch {
+				rep.KilledBySearch++
+			}
 		case stSurvived:
 			rep.Survived++
 			if !r.Reached {
@@ -554,6 +597,7 @@ func (rep *report) tally() {
 	}
 	if n := rep.Killed + rep.Survived + rep.Timeouts; n > 0 {
 		rep.Score = 100 * float64(rep.Killed) / float64(n)
+		rep.ScoreSearch = 100 * float64(rep.KilledBySearch) / float64(n)
 	}
 }
 
@@ -598,7 +642,8 @@ func runCopy(r result, mod, bin string, f runFlags, args []string) result {
 	return classify(r, bin, -1, args, f.timeout)
 }
 
-// classify runs the checker on one mutant.
+// classify runs the checker on one mutant. A panic is the kill of the
+// killer that was running (the first with no line yet).
 func classify(r result, bin string, mutant int, args []string, timeout time.Duration) result {
 	lines, crash, err := runChecker(bin, mutant, args, timeout)
 	r.Checks = lines
@@ -609,6 +654,10 @@ func classify(r result, bin string, mutant int, args []string, timeout time.Dura
 		r.Status, r.Detail = stBroken, "panics at start-up"
 	case crash != "":
 		r.Status, r.Property, r.Detail = stKilled, "panic", crash
+		if ks := argKillers(args); len(lines) < len(ks) {
+			r.Killer = ks[len(lines)]
+		}
+		r.Route = routeOf(r.Killer)
 	case err != nil:
 		r.Status, r.Detail = stBroken, err.Error()
 	default:
@@ -616,10 +665,33 @@ func classify(r result, bin string, mutant int, args []string, timeout time.Dura
 		for _, l := range lines {
 			if l.Outcome == "violation" {
 				r.Status, r.Config, r.Killer, r.Property = stKilled, l.Config, l.Killer, l.Property
+				r.Route = routeOf(l.Killer)
+				if l.Detail != "" {
+					r.Detail = l.Detail
+				}
 			}
 		}
 	}
 	return r
+}
+
+// argKillers is the --killers list of a checker's arguments.
+func argKillers(args []string) []string {
+	for i := 0; i+1 < len(args); i++ {
+		if args[i] == "--killers" {
+			return splitList(args[i+1])
+		}
+	}
+	return nil
+}
+
+// routeOf is the route of a kill by killer (ROW@MODE or refine@N; "" for
+// a panic no killer is known for: counted with the searches).
+func routeOf(killer string) string {
+	if strings.HasPrefix(killer, refineKiller+"@") {
+		return routeRefinement
+	}
+	return routeSearch
 }
 
 // finish classes a survivor: reached or not (some run infected), the same
@@ -724,14 +796,18 @@ func printReport(w io.Writer, r *report) {
 	for _, d := range r.Dropped {
 		fmt.Fprintf(w, "  dropped %s: violated without a mutant (%s)\n", d.Killer, d.Property)
 	}
-	fmt.Fprintf(w, "score: %d killed of %d non-equivalent (%.1f %%); %d survived (%d never reached), %d timed out, %d equivalent, %d broken\n",
-		r.Killed, r.Killed+r.Survived+r.Timeouts, r.Score, r.Survived, r.NotReached, r.Timeouts, r.Equivalent, r.Broken)
+	n := r.Killed + r.Survived + r.Timeouts
+	fmt.Fprintf(w, "score, searches (route 1): %d killed of %d non-equivalent (%.1f %%)\n", r.KilledBySearch, n, r.ScoreSearch)
+	fmt.Fprintf(w, "score, searches or refinement (routes 1 and 2): %d killed of %d non-equivalent (%.1f %%); %d killed by the refinement only\n",
+		r.Killed, n, r.Score, r.Killed-r.KilledBySearch)
+	fmt.Fprintf(w, "%d survived (%d never reached), %d timed out, %d equivalent, %d broken\n",
+		r.Survived, r.NotReached, r.Timeouts, r.Equivalent, r.Broken)
 	kills := map[string]int{}
 	for _, x := range r.Results {
 		if x.Status == stKilled {
-			k := x.Killer + " " + x.Property
+			k := x.Route + ": " + x.Killer + " " + x.Property
 			if x.Killer == "" {
-				k = "(a panic of the model)"
+				k = "search: (a panic of the model)"
 			}
 			kills[k]++
 		}
