@@ -184,8 +184,10 @@ mutate:
 # meets its killers until one kills it, ordered by kills so far: every matrix
 # row by the delay-bounded search to 2 delays, the standard configurations to
 # 4, a few deeper searches (deepKillers: the three-node rows to 4, merge to
-# 6), and the walks of the configurations that name walks (200). Prints the
-# score, the survivors (reached or never reached) and the equivalent; writes
+# 6), the walks of the configurations that name walks (200), and last
+# refine@3 (three impl/sim runs followed step by step by the mutant model).
+# Prints two scores (the searches alone; the searches or the refinement),
+# the survivors (reached or never reached) and the equivalent; writes
 # artifacts/mutate-all[-i-of-n].json. SHARD=i/n runs every n-th mutant.
 # MUTATE_ALL_PARALLEL mutants at once; more arguments: MUTATE_ALL_FLAGS
 # (mutate-model run -h), e.g. --complete default@all for equivalence evidence.
