@@ -8,9 +8,13 @@ import (
 // (A.9): create the dispatcher manager, take ownership (a newer or equal
 // epoch), ensure the table trigger on the maintainer's own node, and answer
 // with the snapshot: dispatchers, the trigger checkpoint and the journal.
+// An existing manager whose table trigger does not match the request's
+// answers with an error instead (handleBootstrapRequest,
+// dispatcher_orchestrator.go:182-355 at b813e76f9).
 func dmHandleBootstrap(cfg *Config, s *State, m Msg, e *emitter) {
 	slot := slotOf(m.Dst)
 	dm := &s.DMs[slot]
+	existed := dm.Exists
 	if !dm.Exists {
 		if dm.ClosedEpoch != 0 && m.Epoch <= dm.ClosedEpoch {
 			return // "drop stale maintainer bootstrap request after close"
@@ -20,23 +24,27 @@ func dmHandleBootstrap(cfg *Config, s *State, m Msg, e *emitter) {
 		(m.Epoch < dm.OwnerEpoch || (m.Epoch == dm.OwnerEpoch && m.Src != dm.Owner)) {
 		return // "drop stale maintainer bootstrap request"
 	}
+	var trig *Disp
+	for i := range s.Disp {
+		if d := &s.Disp[i]; d.ID != 0 && d.Node == slot && d.Table == 0 {
+			trig = d
+		}
+	}
+	if existed && trig != nil && trig.ID != m.B {
+		// bootstrapTableTrigger.validate (dispatcher_orchestrator.go:402-425,
+		// 464-496 at b813e76f9), before the owner is updated: a nil
+		// trigger ID while this node still has a trigger ("table trigger
+		// event dispatcher present during nil trigger bootstrap"), or
+		// another trigger ID ("... id mismatch during bootstrap"), fails
+		// the bootstrap; handleDispatcherError (:851-863) answers with
+		// the error and the node stays unanswered.
+		s.send(Msg{Kind: mBootResp, Src: m.Dst, Dst: m.Src, Epoch: m.Epoch, A: bootRespErr})
+		return
+	}
 	dm.Owner, dm.OwnerEpoch = m.Src, m.Epoch
 	var snap Snapshot
 	snap.TrigCkpt = none
 	if m.B != 0 {
-		var trig *Disp
-		for i := range s.Disp {
-			if d := &s.Disp[i]; d.ID != 0 && d.Node == slot && d.Table == 0 {
-				trig = d
-			}
-		}
-		if trig != nil && trig.ID != m.B {
-			if e != nil {
-				e.add(spec.Event{Kind: spec.DispatcherRemoved, Node: NodeName(m.Dst), Dispatcher: dispName(trig.ID), Checkpoint: uint64(trig.Ckpt)})
-			}
-			*trig = Disp{}
-			trig = nil
-		}
 		if trig == nil {
 			trig = s.newDisp()
 			if trig == nil {
@@ -74,6 +82,16 @@ func dmHandleBootstrap(cfg *Config, s *State, m Msg, e *emitter) {
 	}
 	s.send(Msg{Kind: mBootResp, Src: m.Dst, Dst: m.Src, Epoch: m.Epoch})
 }
+
+// bootRespErr marks a MaintainerBootstrapResponse that carries an error
+// (Msg.A), and bootstrapTriggerErrText is its text: the orchestrator refused
+// the request's table trigger (validateBootstrapNoTableTriggerDispatcher and
+// validateBootstrapTableTriggerDispatcherID, dispatcher_orchestrator.go:464-496
+// at b813e76f9).
+const (
+	bootRespErr             = 1
+	bootstrapTriggerErrText = "[CDC:ErrChangefeedInitTableTriggerDispatcherFailed]table trigger event dispatcher present during nil trigger bootstrap or id mismatch during bootstrap"
+)
 
 // dmFenced reports whether a control request passes the owner fence:
 // exactly the owner (maintainer node, epoch) (#5436).

@@ -138,7 +138,16 @@ func maintTick(cfg *Config, s *State, slot uint8, e *emitter) {
 	if mt.Bootstrapped && (!mt.Removing || cfg.bug(spec.BugCheckpointAdvancesWhileRemoving)) {
 		calculateCheckpoint(cfg, s, slot)
 	}
+	if mt.Removed && mt.StopReported {
+		// buildHeartbeat reports a maintainer whose status changed (or
+		// not reported for 1 s), and the manager unregisters a closed
+		// maintainer in the tick that reports it (maintainer_manager.go:
+		// 146-149, maintainer_manager_maintainers.go:372-418 at
+		// b813e76f9): a closed maintainer's Stopped is reported once.
+		return
+	}
 	st := Msg{Kind: mStatus, Src: s.Ident(slot), Dst: s.MgrCoord[slot], Epoch: mt.Epoch, B: mt.Reported, D: mt.Err}
+	mt.StopReported = mt.Removed
 	if !mt.Removed {
 		st.A = 1
 	}
@@ -592,6 +601,22 @@ func finishBootstrap(cfg *Config, s *State, slot uint8, e *emitter) {
 	}
 }
 
+// maintBootstrapError is onMaintainerBootstrapResponse with an Err
+// (maintainer/maintainer.go:1025-1042 at b813e76f9): after the epoch check
+// the error goes to runningErrors (onError) and the node stays unanswered,
+// so the bootstrapper asks it again; the next status carries the error and
+// the coordinator handles it as a retryable one (a warning restart closes
+// the node's dispatcher manager). A closed maintainer handles no event
+// (HandleEvent, :336-343).
+func maintBootstrapError(cfg *Config, mt *Maint, src uint8, m Msg) {
+	if mt.Removed || (cfg.has(FeatEpochs) && m.Epoch != mt.Epoch) {
+		return // "drop stale maintainer response"
+	}
+	if mt.Err == 0 {
+		mt.Err, mt.ErrFast = src+1, false
+	}
+}
+
 // maintHandleDM handles the dispatcher managers' messages to a maintainer.
 func maintHandleDM(cfg *Config, s *State, m Msg, e *emitter) {
 	slot := slotOf(m.Dst)
@@ -603,6 +628,10 @@ func maintHandleDM(cfg *Config, s *State, m Msg, e *emitter) {
 	flushPendingWatermark(cfg, mt, src)
 	switch m.Kind {
 	case mBootResp:
+		if m.A == bootRespErr {
+			maintBootstrapError(cfg, mt, src, m)
+			return
+		}
 		if mt.Bootstrapped && !mt.Removing && m.Epoch == mt.Epoch && s.member(m.Src) {
 			// A node that joined after the bootstrap answered: it has a
 			// dispatcher manager now and is not asked again. Its snapshot

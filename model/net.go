@@ -16,7 +16,7 @@ const (
 	mCloseReq // MaintainerCloseRequest: Epoch
 	mAck      // HeartBeatResponse ACK of a NONE block status: Epoch, A = commitTs
 	// dispatcher manager -> maintainer
-	mBootResp   // MaintainerBootstrapResponse: Epoch (the snapshot is cached in the maintainer when answered)
+	mBootResp   // MaintainerBootstrapResponse: Epoch, A (bootRespErr: Err set); the snapshot is cached in the maintainer when answered
 	mCloseResp  // MaintainerCloseResponse: Epoch, A = success
 	mWatermark  // HeartBeatRequest watermark: A = checkpoint (latest value per channel), B = the trigger's checkpoint (barrier configurations; 0: none)
 	mDispStatus // HeartBeatRequest with a TableSpanStatus: A = ID, B = component status, C = checkpoint, D = watermark
@@ -113,7 +113,12 @@ func (m Msg) String() string {
 		}
 		ot := [...]string{"", "O_Add", "O_Remove", "O_Move", "O_Split"}[m.E]
 		return fmt.Sprintf("%s epoch=%d %s %s %s startTs=%d %s", h, m.Epoch, act, dispName(m.B), keyName(m.C), m.D, ot)
-	case mCloseReq, mBootResp:
+	case mBootResp:
+		if m.A == bootRespErr {
+			return fmt.Sprintf("%s epoch=%d err=%s", h, m.Epoch, bootstrapTriggerErrText)
+		}
+		return fmt.Sprintf("%s epoch=%d", h, m.Epoch)
+	case mCloseReq:
 		return fmt.Sprintf("%s epoch=%d", h, m.Epoch)
 	case mAck:
 		return fmt.Sprintf("%s epoch=%d commitTs=%d", h, m.Epoch, m.A)

@@ -352,9 +352,24 @@ func goalStopClosesDispatchers(cfg *Config, s *State) string {
 // coordinator/changefeed/changefeed_db.go StopByChangefeedID clears the
 // node, so coordinator/controller.go validateMaintainerNode drops the late
 // statuses of the stopped maintainer). The stop finished when the
-// changefeed is stopped and no stop operator runs (a new coordinator's stop
-// reopens the window, as the monitor's MaintainerOpStarted does). A client
-// request (ClientOps) is the only way back to running.
+// changefeed is stopped, no stop operator runs and no new coordinator is
+// still bootstrapping with the stop persisted as pending (a new
+// coordinator's stop reopens the window, as the monitor's
+// MaintainerOpStarted does). A client request (ClientOps) is the only way
+// back to running.
+//
+// A coordinator failover loses the old coordinator's stop operator, but not
+// the stop: PauseChangefeed persisted ProgressStopping with the state
+// (coordinator/changefeed/etcd_backend.go:344-378 at b813e76f9, called by
+// coordinator/controller.go:978-995 before StopChangefeed), and the new
+// coordinator's finishBootstrap stops the changefeed again
+// (coordinator/controller.go:768-781). Until then the old coordinator's
+// AddMaintainerRequest, sent before the pause, may still create its
+// maintainer: the manager takes it while the old coordinator is still the
+// one it knows (maintainer/maintainer_manager_maintainers.go:105-135), and
+// the maintainer is in the bootstrap answer that the re-issued stop closes.
+// The stop has not finished then, as the monitor says (no stop operator's
+// MaintainerOpFinished).
 func invStoppedStaysStopped(cfg *Config, prev, s *State) string {
 	if prev == nil || running(&prev.Coord) {
 		return ""
@@ -364,7 +379,7 @@ func invStoppedStaysStopped(cfg *Config, prev, s *State) string {
 		return fmt.Sprintf("a stopped changefeed must stay stopped until a resume, but after it was %s its state went back to %s without a resume: changefeed %s, epoch %d",
 			cfStateName(prev.Coord.State), cfStateName(c.State), Changefeed, c.Epoch)
 	}
-	if prev.Coord.Op != copNone || s.ClientOps != prev.ClientOps {
+	if prev.Coord.Op != copNone || s.ClientOps != prev.ClientOps || (prev.Coord.Booting && prev.Coord.Prog == progStopping) {
 		return "" // the stop has not finished: what it has not closed yet it will
 	}
 	for i := range s.Disp {

@@ -229,6 +229,12 @@ type Maint struct {
 	Bootstrapped bool // initialized == BootstrapDone
 	Removing     bool
 	Removed      bool // closed: Stopped, deleted by the manager's cleanup
+	// StopReported: the manager's heartbeat carried this closed
+	// maintainer's Stopped status. HEAD reports a closed maintainer in the
+	// tick that unregisters it (maintainer_manager.go:146-149 at
+	// b813e76f9: sendHeartbeat, then cleanupRemovedMaintainers), so at
+	// most once; the model's cleanup is an action of its own.
+	StopReported bool
 	Epoch        uint8
 	StartTs      uint8 // checkpoint of the add request
 	Committed    uint8 // maintainerCommittedCheckpointTs (monotonic, #4548)

@@ -365,7 +365,7 @@ var symmetryRoles = map[string]string{
 
 	"Maint":          roleSlotArray,
 	"Maint[].Exists": roleNone, "Maint[].RemovalOnly": roleNone, "Maint[].Bootstrapped": roleNone,
-	"Maint[].Removing": roleNone, "Maint[].Removed": roleNone, "Maint[].Epoch": roleNone,
+	"Maint[].Removing": roleNone, "Maint[].Removed": roleNone, "Maint[].StopReported": roleNone, "Maint[].Epoch": roleNone,
 	"Maint[].StartTs": roleNone, "Maint[].Committed": roleNone, "Maint[].Reported": roleNone,
 	"Maint[].Bootstrapper": roleSlotMask, "Maint[].Answered": roleSlotMask, "Maint[].CloseAcked": roleSlotMask,
 	"Maint[].Err": roleSlot1, "Maint[].TriggerID": roleNone, "Maint[].WM": roleSlotArray,
