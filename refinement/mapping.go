@@ -402,34 +402,50 @@ func (t *Tracker) deliverMatching(s model.State, st sim.Step, kinds []string) mo
 			}
 			continue
 		}
-		if k == "ScheduleDispatcherRequest" {
-			s = t.dropStaleCreates(s, fromSl, fromOK, toSl, st.From)
+		switch k {
+		case "ScheduleDispatcherRequest":
+			s = t.dropStale(s, fromOK, func(m model.Msg) bool {
+				return m.IsCreate() && !m.ToCoordinator() && m.DstSlot() == toSl && m.Src == t.ident[st.From]
+			})
+		case "RemoveMaintainerRequest":
+			s = t.dropStale(s, fromOK && fromSl == 0, func(m model.Msg) bool {
+				return m.KindName() == "AddMaintainerRequest" && m.FromCoordinator() && !m.ToCoordinator() && m.DstSlot() == toSl
+			})
 		}
 		s, _ = t.deliverOne(s, k, "", toCoord, fromSl, fromOK, toSl, st.From)
 	}
 	return s
 }
 
-// dropStaleCreates delivers, in s, up to maxCoalesced Creates from the
-// sender queued ahead of the Remove the implementation delivers, each one
-// only if the model's dispatcher manager ignores it (the dispatcher exists:
-// an idempotent Create; or the request is fenced), i.e. the View does not
-// change. The model's maintainer re-sends a running operator's request at
-// every tick, the implementation's operator controller every 500 ms: after
-// a move's Create was taken (at the receiver's tick, see mapStep) and
-// before its operator finished, the model may queue a re-sent Create the
+// dropStale delivers, in s, up to maxCoalesced model messages that stale
+// selects and that stand ahead of the request the implementation delivers,
+// each one only if the model's receiver ignores it (the View does not
+// change). ok false leaves s as it is (the sender is not mapped).
+//
+// Two kinds of re-send the model queues where the implementation did not,
+// both from the same sender on the same channel: the model's maintainer
+// re-sends a running operator's request at every tick, the
+// implementation's operator controller every 500 ms, so after a move's
+// Create was taken (at the receiver's tick, see mapStep) and before its
+// operator finished, the model may queue a re-sent Create the
 // implementation never sent, which stays ahead of the next operator's
-// Remove on the channel. A Create the model would act on is left in place,
-// and the Remove then finds no match (the View shows the difference).
-func (t *Tracker) dropStaleCreates(s model.State, fromSl uint8, fromOK bool, toSl uint8, from core.NodeID) model.State {
-	if !fromOK {
+// Remove (ScheduleDispatcherRequest). Likewise the model's coordinator
+// re-sends an add operator's AddMaintainerRequest at every tick until the
+// maintainer's status finishes it: a re-sent Add to a maintainer move's
+// target stays ahead of the next move's RemoveMaintainerRequest to that
+// node, and the maintainer manager rejects it (HEAD at b813e76f9:
+// coordinator/operator/operator_add.go:85 re-sends until the operator
+// finishes; maintainer/maintainer_manager_maintainers.go:202, a duplicate
+// add of the same epoch is not admitted; the model's managerHandleAdd). A request the model would act on is left in place,
+// and the delivery then finds no match (the View shows the difference).
+func (t *Tracker) dropStale(s model.State, ok bool, stale func(model.Msg) bool) model.State {
+	if !ok {
 		return s
 	}
 	for i := 0; i < maxCoalesced; i++ {
 		dropped := false
 		for _, a := range model.Actions(t.Cfg, s) {
-			m := a.Msg
-			if a.Kind != model.ADeliver || !m.IsCreate() || m.ToCoordinator() || m.DstSlot() != toSl || m.Src != t.ident[from] {
+			if a.Kind != model.ADeliver || !stale(a.Msg) {
 				continue
 			}
 			if n, _ := model.Step(t.Cfg, s, a); !n.Overflow && n.View().Diff(s.View()) == "" {

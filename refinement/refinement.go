@@ -17,7 +17,10 @@
 //	                                    may stand for a watermark, an error and one status
 //	                                    message per status it carries (older statuses on the
 //	                                    channel first: the implementation coalesced them); then
-//	                                    N's own follow-up actions
+//	                                    N's own follow-up actions; a Remove (of a dispatcher
+//	                                    or a maintainer) first delivers the re-sent Creates or
+//	                                    AddMaintainerRequests the model queued ahead of it and
+//	                                    the receiver ignores (dropStale)
 //	tick on node N                      N's periodic actions: coordinator-schedule/-tick/
 //	                                    -retry-timer (N hosts the coordinator), maintainer-tick,
 //	                                    manager-cleanup, maintainer-schedule, dm-tick,

@@ -43,6 +43,9 @@ var refineCandidates = refinement.DefaultMaxCandidates
 // refineMoveMs: a maintainer move's time to finish.
 const refineMoveMs = 5000
 
+// refineMaxMoves bounds the maintainer moves of a run.
+const refineMaxMoves = 2
+
 // refineRejoinMs: a crashed capture restarts only after this much virtual
 // time, when its session has expired and the model saw it leave.
 const refineRejoinMs = 20_000
@@ -144,14 +147,18 @@ var refineProfiles = []refineProfile{
 		act: func(r *rand.Rand, s *sim.Sim, st *refineState) {
 			switch r.IntN(4) {
 			case 0, 1:
-				// One move, run to its end before the next action: on the
-				// original model the Tracker diverges at the origin's
-				// re-sent RemoveMaintainerRequest of a second move, or of
-				// a move from the coordinator's capture (mapping gaps of
-				// package refinement, SPEC.md 10.1).
+				// Up to refineMaxMoves moves, each run to its end before
+				// the next action, from any capture (the coordinator's
+				// too): a second move's origin is the first one's target.
+				// Half of them with a table move at the origin while it
+				// closes its table trigger.
 				from := s.MaintainerNode("cf1")
-				if to := anyCapture(r, s); st.moves == 0 && from != "" && from != s.Owner() && to != from && s.MoveMaintainer("cf1", to) == nil {
+				if to := anyCapture(r, s); st.moves < refineMaxMoves && from != "" && to != from && s.MoveMaintainer("cf1", to) == nil {
 					st.moves++
+					if r.IntN(2) == 0 {
+						s.RunFor(refineDelays[r.IntN(2)])
+						_, _ = s.MoveTable("cf1", anyTable(r, s), anyCapture(r, s))
+					}
 					s.RunFor(refineMoveMs)
 				}
 			case 2:
@@ -159,6 +166,8 @@ var refineProfiles = []refineProfile{
 					st.ddls++
 					s.CreateTable()
 				}
+			case 3:
+				_, _ = s.MoveTable("cf1", anyTable(r, s), anyCapture(r, s))
 			}
 		},
 	},
