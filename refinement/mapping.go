@@ -152,7 +152,7 @@ func (t *Tracker) mapTick(st sim.Step) (what string, f filter, mustAct bool, sto
 		return what, nothing, false, ""
 	}
 	return what, func(a model.Action, s *model.State, _ int) bool {
-		if a.Kind == model.ADeliver && !a.Msg.ToCoordinator() && a.Msg.DstSlot() == sl && s.CreateQueuedFor(sl) {
+		if a.Kind == model.ADeliver && !a.Msg.ToCoordinator() && a.Msg.DstSlot() == sl && tickDelivers(s, a.Msg) {
 			// The implementation's dispatcher manager creates a
 			// requested dispatcher at its next tick (the journaled
 			// Create); the model creates it on delivery, after what
@@ -187,6 +187,40 @@ func (t *Tracker) mapTick(st sim.Step) (what string, f filter, mustAct bool, sto
 		}
 		return !periodicKind(a.Kind) && nodeAction(a, s, sl)
 	}, false, ""
+}
+
+// tickDelivers reports whether a tick of m's receiver may deliver m, with
+// a Create queued for the receiver (the Create is taken at the receiver's
+// tick, see mapTick): a schedule request on the channel of such a Create
+// (the Create itself, or a request ahead of it that the model must
+// deliver first), a HeartBeatRequest(watermark) or a
+// RemoveMaintainerRequest. A message of another kind never stands ahead
+// of a Create (model/net.go, recvQueue) and the implementation delivers
+// its own copy at a delivery step of its own (deliverMatching): letting
+// the tick deliver those too (a re-sent AddMaintainerRequest or
+// MaintainerBootstrapRequest, a MaintainerBootstrapResponse) multiplied
+// the candidates by every subset of stale re-sends the tick might have
+// consumed, states whose Views are equal (SPEC.md 10.1, route 2). The
+// two other kinds are what the runs of refine@N need (without them, some
+// of them diverge on the original model): the watermarks the model's
+// dispatcher manager sends at every tick, ahead of its status reports on
+// their channel, and a move origin's remove, taken at the step that
+// closes the implementation's maintainer (closingOrigin). This only
+// narrows the old rule (any message to the receiver while a Create is
+// queued for it), so each candidate set is a subset of the old one and
+// no divergence the old rule reported is lost.
+func tickDelivers(s *model.State, m model.Msg) bool {
+	switch m.KindName() {
+	case "HeartBeatRequest(watermark)", "RemoveMaintainerRequest":
+		return s.CreateQueuedFor(m.DstSlot())
+	case "ScheduleDispatcherRequest":
+		for _, c := range s.InFlight() {
+			if c.IsCreate() && !c.ToCoordinator() && c.DstSlot() == m.DstSlot() && c.Src == m.Src {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // mapMembership maps capture keys expiring: the model detects every
