@@ -73,8 +73,7 @@ func (h *harness) cmdSpans(b *strings.Builder, d *datadriven.TestData) error {
 	}
 	sc := h.spans.sc
 	task := func() (*maintainer.SpanReplication, error) {
-		v, _ := arg(d, "id")
-		id, err := h.ids.resolve(v)
+		v, id, err := h.ids.resolveArg(d)
 		if err != nil {
 			return nil, err
 		}
@@ -140,8 +139,7 @@ func (h *harness) cmdSpans(b *strings.Builder, d *datadriven.TestData) error {
 		if err != nil {
 			return err
 		}
-		v, _ := arg(d, "id")
-		id, err := h.ids.resolve(v)
+		_, id, err := h.ids.resolveArg(d)
 		if err != nil {
 			return err
 		}
@@ -178,8 +176,7 @@ func (h *harness) cmdSpans(b *strings.Builder, d *datadriven.TestData) error {
 			sc.MarkSpanReplicating(s)
 		}
 	case "update-status":
-		v, _ := arg(d, "id")
-		id, err := h.ids.resolve(v)
+		v, id, err := h.ids.resolveArg(d)
 		if err != nil {
 			return err
 		}
@@ -293,8 +290,7 @@ func (h *harness) cmdSpans(b *strings.Builder, d *datadriven.TestData) error {
 		fmt.Fprintf(b, "min=%d\n", sc.GetMinCheckpointTsForNonReplicatingSpans(bound))
 		return nil
 	case "get":
-		v, _ := arg(d, "id")
-		id, err := h.ids.resolve(v)
+		_, id, err := h.ids.resolveArg(d)
 		if err != nil {
 			return err
 		}

@@ -280,6 +280,14 @@ func (a *idAliases) resolve(s string) (core.DispatcherID, error) {
 	return id, nil
 }
 
+// resolveArg resolves the command's id= argument; it returns the text as
+// given too, for messages.
+func (a *idAliases) resolveArg(d *datadriven.TestData) (string, core.DispatcherID, error) {
+	v, _ := arg(d, "id")
+	id, err := a.resolve(v)
+	return v, id, err
+}
+
 // scrub replaces real dispatcher IDs inside free text (operator strings).
 func (a *idAliases) scrub(s string) string {
 	ids := make([]string, 0, len(a.toAlias))
@@ -894,8 +902,7 @@ func (h *harness) command(b *strings.Builder, d *datadriven.TestData) error {
 		if dm == nil {
 			return fmt.Errorf("no dispatcher manager of %s on %s", name, on)
 		}
-		idv, _ := arg(d, "id")
-		id, err := h.ids.resolve(idv)
+		_, id, err := h.ids.resolveArg(d)
 		if err != nil {
 			return err
 		}
@@ -1209,8 +1216,7 @@ func (h *harness) cmdSplitSpan(b *strings.Builder, d *datadriven.TestData) error
 	if err != nil {
 		return err
 	}
-	v, _ := arg(d, "id")
-	id, err := h.ids.resolve(v)
+	v, id, err := h.ids.resolveArg(d)
 	if err != nil {
 		return err
 	}

@@ -74,8 +74,7 @@ func (h *harness) cmdTestEnvironment(b *strings.Builder, d *datadriven.TestData)
 	if err != nil {
 		return err
 	}
-	v, _ := arg(d, "id")
-	id, err := h.ids.resolve(v)
+	_, id, err := h.ids.resolveArg(d)
 	if err != nil {
 		return err
 	}
